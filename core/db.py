@@ -1,0 +1,63 @@
+"""SQLite connections for the project's stores: WAL mode, generous busy timeout, explicit transactions.
+
+Every store (runs, jobs, later the LLM cache and annotations) opens its database through
+:func:`connect`, so readers never block writers and several processes can write at once.
+"""
+from __future__ import annotations
+
+import sqlite3
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+BUSY_TIMEOUT_MS = 60_000
+
+
+def connect(path: str | Path, *, readonly: bool = False) -> sqlite3.Connection:
+    """Open ``path`` in WAL mode with autocommit off-by-default semantics handled by :func:`transaction`.
+
+    ``readonly`` opens the file through a ``mode=ro`` URI (it must exist), which is what the
+    dashboard uses so that a page can never write.
+    """
+    path = Path(path)
+    if readonly:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                               isolation_level=None, check_same_thread=False)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                               check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection, *, retries: int = 20) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on error.
+
+    IMMEDIATE takes the write lock up front, so two writers queue on the busy timeout instead of
+    failing with "database is locked" at commit time; the loop covers the rare busy error that
+    SQLite returns without waiting (lock upgrade deadlock avoidance).
+    """
+    for attempt in range(retries):
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            break
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            time.sleep(min(0.05 * (attempt + 1), 1.0))
+    else:
+        raise sqlite3.OperationalError(f"database stayed locked after {retries} attempts")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")

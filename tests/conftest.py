@@ -1,0 +1,37 @@
+"""Shared test fixtures: an isolated cache per test session and the ../shared data folder."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SHARED = PROJECT_ROOT.parent / "shared"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_cache(tmp_path_factory):
+    """Tests never touch the user's cache/: every test session gets its own cache folder."""
+    path = tmp_path_factory.mktemp("irdash-cache")
+    os.environ["IRDASH_CACHE_DIR"] = str(path)
+    os.environ.pop("IRDASH_CONFIG", None)
+    yield path
+
+
+@pytest.fixture
+def shared_dir() -> Path:
+    """``../shared`` beside the checkout; tests that need it skip cleanly where it is absent."""
+    if not SHARED.is_dir():
+        pytest.skip("../shared is absent (real data for tests lives beside the checkout)")
+    return SHARED
+
+
+@pytest.fixture
+def golden(shared_dir):
+    import json
+
+    path = shared_dir / "fixtures" / "allrank_golden.json"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent")
+    return json.loads(path.read_text())
