@@ -1,0 +1,142 @@
+"""Registry of LETOR data sets and fold loading.
+
+Real data sets are read from the folder configured for them (``core.paths.data_folder(name)``:
+env ``IRDASH_DATA_<NAME>`` or ``[data]`` in ``irdash.toml``), which must hold
+``Fold1/ ... Fold5/``, each with ``train.txt``, ``vali.txt`` and ``test.txt`` - the layout
+MQ2007, MQ2008 and MSLR-WEB10K ship in.
+
+Yahoo LTR set 1 ships a single split (``set1.train.txt``, ``set1.valid.txt``, ``set1.test.txt``);
+the study uses 5-fold cross-validation, so the user prepares ``Fold1..Fold5`` folders in the same
+layout (e.g. pool the three files, split the queries into 5 parts, rotate as LETOR does:
+Fold k trains on parts k, k+1, k+2, validates on k+3, tests on k+4, mod 5). Yahoo files are sparse
+(absent features are 0), so a split may have a smaller largest index than 700; it is padded.
+
+``data`` may also be a synthetic preset (generated once into ``cache/synthetic/``), with options
+``synthetic-web10k:n_queries=2000,seed=1``, or a path to any folder of ``FoldK/`` files (used as is,
+no normalisation; its feature count is the widest of Fold1's three files, narrower files are padded).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from core.paths import cache_subdir, data_folder
+from ltr.data.cache import load_cached
+from ltr.data.letor import RankingDataset
+from ltr.data.synthetic import GENERATOR_VERSION, PRESETS, write_synthetic
+
+SPLITS = ("train", "vali", "test")
+
+
+class DatasetError(ValueError):
+    """A data set that cannot be used as asked; the message is one line saying why."""
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    name: str
+    n_features: int | None  # None: a user folder, the width is taken from its files
+    max_grade: int | None
+    n_folds: int = 5
+    query_normalise: bool = False  # per-query min-max of every feature (raw releases)
+    synthetic: bool = False
+    sparse: bool = False  # absent features are 0, so a file may be narrower than n_features
+    description: str = ""
+
+
+DATASETS: dict[str, DatasetSpec] = {
+    "mq2007": DatasetSpec("mq2007", 46, 2, description="LETOR 4.0 MQ2007 (QueryLevelNorm release)"),
+    "mq2008": DatasetSpec("mq2008", 46, 2, description="LETOR 4.0 MQ2008 (QueryLevelNorm release)"),
+    "web10k": DatasetSpec("web10k", 136, 4, query_normalise=True, description="MSLR-WEB10K (raw features)"),
+    "yahoo": DatasetSpec("yahoo", 700, 4, query_normalise=True, sparse=True,
+                         description="Yahoo LTR set 1 (Fold1..5 prepared by the user)"),
+}
+for _name, _preset in PRESETS.items():
+    _real = DATASETS[_name.removeprefix("synthetic-")]
+    DATASETS[_name] = DatasetSpec(
+        _name, _preset.n_features, _preset.max_grade, query_normalise=_real.query_normalise,
+        synthetic=True, sparse=_real.sparse,
+        description=f"synthetic, shaped like {_real.name} ({_preset.n_queries} queries by default)")
+
+
+def resolve_dataset(data: str) -> tuple[DatasetSpec, Path]:
+    """``(spec, folder holding FoldK/)`` for a registry name, a synthetic preset or a folder path.
+
+    Synthetic presets are generated on first use. Raises :class:`DatasetError`.
+    """
+    name, _, options = str(data).partition(":")
+    spec = DATASETS.get(name.lower())
+    if spec is not None and spec.synthetic:
+        return spec, _synthetic_folder(spec.name, options)
+    if options and spec is not None:
+        raise DatasetError(f"{data!r}: options are only for synthetic presets")
+    if spec is not None:
+        folder = data_folder(spec.name)
+        if folder is None:
+            raise DatasetError(f"dataset {spec.name!r} has no folder configured: set IRDASH_DATA_"
+                               f"{spec.name.upper()} or [data] {spec.name} = \"...\" in irdash.toml")
+        if not folder.is_dir():
+            raise DatasetError(f"dataset {spec.name!r}: configured folder {folder} does not exist")
+        return spec, folder
+    folder = Path(data).expanduser()
+    if folder.is_dir():
+        if not (folder / "Fold1").is_dir():
+            raise DatasetError(f"{folder}: no Fold1/ folder (expected FoldK/{{train,vali,test}}.txt)")
+        n_folds = sum(1 for k in range(1, 100) if (folder / f"Fold{k}").is_dir())
+        widest = max(_load(folder / "Fold1" / f"{s}.txt").n_features for s in SPLITS)
+        # sparse=True: a fold file narrower than Fold1's widest is padded, a wider one is an error
+        return DatasetSpec(folder.name, widest, None, n_folds=n_folds, sparse=True), folder
+    raise DatasetError(f"unknown dataset {data!r}: expected one of {', '.join(DATASETS)} "
+                       f"or a folder holding Fold1/..Fold5/")
+
+
+def load_fold(data: str, fold: int, split: str) -> RankingDataset:
+    """One split of one fold, checked against the spec and query-normalised when the spec says so."""
+    if split not in SPLITS:
+        raise DatasetError(f"unknown split {split!r}: expected one of {', '.join(SPLITS)}")
+    spec, folder = resolve_dataset(data)
+    if not 1 <= int(fold) <= spec.n_folds:
+        raise DatasetError(f"{spec.name}: fold {fold} does not exist (folds 1..{spec.n_folds})")
+    path = folder / f"Fold{int(fold)}" / f"{split}.txt"
+    ds = _load(path, query_normalise=spec.query_normalise)
+    width = spec.n_features
+    if ds.n_features > width or (ds.n_features < width and not spec.sparse):
+        raise DatasetError(f"{path}: {ds.n_features} features, but {spec.name} has {width} "
+                           f"(is the folder of the right dataset?)")
+    if ds.n_features < width:  # sparse: absent trailing features are 0 (0 after normalisation too)
+        padded = np.zeros((ds.n_documents, width), dtype=np.float32)
+        padded[:, :ds.n_features] = ds.features
+        ds = ds.with_features(padded)
+    return ds
+
+
+def _load(path: Path, query_normalise: bool = False) -> RankingDataset:
+    if not path.is_file():
+        raise DatasetError(f"missing fold file {path}")
+    return load_cached(path, query_normalise=query_normalise)
+
+
+def _synthetic_folder(preset: str, options: str) -> Path:
+    """``cache/synthetic/<preset>[-q<N>]-seed<S>/``, generated on first use (or after a generator change)."""
+    seed, n_queries = 0, None
+    for item in filter(None, (o.strip() for o in options.split(","))):
+        key, eq, value = item.partition("=")
+        if key.strip() not in ("seed", "n_queries") or not eq or not value.strip().isdigit():
+            raise DatasetError(f"{preset}: bad option {item!r} (expected seed=<int>, n_queries=<int>)")
+        if key.strip() == "seed":
+            seed = int(value)
+        else:
+            n_queries = int(value)
+    if n_queries is not None and n_queries < 5:
+        raise DatasetError(f"{preset}: n_queries={n_queries}, need at least 5 (one per fold part)")
+    folder = cache_subdir("synthetic") / (preset + (f"-q{n_queries}" if n_queries else "") + f"-seed{seed}")
+    meta = folder / "meta.json"
+    if meta.is_file() and json.loads(meta.read_text()).get("generator_version") != GENERATOR_VERSION:
+        shutil.rmtree(folder, ignore_errors=True)
+    if not meta.is_file():
+        write_synthetic(preset, folder, seed=seed, n_queries=n_queries)
+    return folder

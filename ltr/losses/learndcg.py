@@ -1,0 +1,125 @@
+"""LearnDCG: ApproxNDCG whose gain base, discount base and temperature are learned with the ranker.
+
+    pi(i) = 1 + sum_{j != i} sigmoid(-alpha (s_i - s_j))          (real documents only)
+    g(y)  = b_g^y - 1,         d(r) = ln(1 + r) / ln(b_d)
+    b_g = 1 + softplus(theta_g),  b_d = 1 + softplus(theta_d),  alpha = softplus(theta_alpha)
+    L = - mean over queries of  sum_i g(y_i) / d(pi(i))  /  IDCG_q
+
+(the formula and the eps clamps are those of ``ltr.losses.approxndcg``). Initialised at
+b_g = b_d = 2, alpha = 1 (theta = ln(e - 1)) it is ApproxNDCG(alpha=1), value and gradient.
+
+The ideal DCG is a modelling choice (``normalisation``):
+
+- ``"standard"`` (default): IDCG with the standard 2^y - 1 and log2(1 + r). Then ln(b_d) multiplies
+  the whole loss (and b_g rescales it), so theta_d gets a finite, non-zero gradient and drifts to
+  a value that depends on the data: this is the variant that reproduces the study's observation
+  that theta_d ends at different values on different folds.
+- ``"learned"``: IDCG with the same learned g and d. ln(b_d) cancels exactly (it is removed from
+  the computation), so theta_d gets exactly zero gradient and keeps its initial value; only b_g
+  and alpha shape the loss. The loss stays in [-1, 0] like NDCG.
+
+``learnable=False`` freezes the three parameters at their initial values (``learndcg_fixed``).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from ltr.losses._common import DEFAULT_EPS, RankingLoss, check_batch, mean_over
+from ltr.losses.approxndcg import IDEALS, approx_ndcg_per_query
+
+
+def inverse_softplus(value: float) -> float:
+    """theta with softplus(theta) = value (value > 0)."""
+    if value <= 0:
+        raise ValueError(f"softplus is positive; cannot invert {value}")
+    return math.log(math.expm1(value))
+
+
+class LearnDCG(RankingLoss):
+    def __init__(
+        self,
+        b_g: float = 2.0,
+        b_d: float = 2.0,
+        alpha: float = 1.0,
+        *,
+        normalisation: str = "standard",
+        learnable: bool = True,
+        eps: float = DEFAULT_EPS,
+    ):
+        super().__init__()
+        if normalisation not in IDEALS:
+            raise ValueError(f"normalisation must be one of {IDEALS}, got {normalisation!r}")
+        if b_g <= 1 or b_d <= 1 or alpha <= 0:
+            raise ValueError(f"need b_g > 1, b_d > 1, alpha > 0; got b_g={b_g}, b_d={b_d}, alpha={alpha}")
+        self.normalisation = normalisation
+        self.learnable = bool(learnable)
+        self.eps = float(eps)
+        self._theta_g = nn.Parameter(torch.tensor(inverse_softplus(b_g - 1.0)), requires_grad=learnable)
+        self._theta_d = nn.Parameter(torch.tensor(inverse_softplus(b_d - 1.0)), requires_grad=learnable)
+        self._theta_alpha = nn.Parameter(torch.tensor(inverse_softplus(alpha)), requires_grad=learnable)
+
+    theta_g = property(lambda self: self._theta_g)
+    theta_d = property(lambda self: self._theta_d)
+    theta_alpha = property(lambda self: self._theta_alpha)
+
+    @property
+    def b_g(self) -> Tensor:
+        return 1.0 + F.softplus(self._theta_g)
+
+    @property
+    def b_d(self) -> Tensor:
+        return 1.0 + F.softplus(self._theta_d)
+
+    @property
+    def alpha(self) -> Tensor:
+        return F.softplus(self._theta_alpha)
+
+    def forward(self, scores: Tensor, labels: Tensor) -> Tensor:
+        real = check_batch(scores, labels)
+        dtype = scores.dtype
+        ndcg = approx_ndcg_per_query(
+            scores,
+            labels,
+            alpha=self.alpha.to(dtype),
+            gain_base=self.b_g.to(dtype),
+            discount_base=self.b_d.to(dtype),
+            ideal=self.normalisation,
+            eps=self.eps,
+        )
+        loss = -mean_over(ndcg, real.any(dim=-1))
+        if self.normalisation == "learned" and self.learnable:
+            # keep theta_d in the graph with its exact (zero) gradient, so optimisers and logs see 0
+            loss = loss + 0.0 * self._theta_d.to(dtype)
+        return loss
+
+    def tracked_parameters(self) -> dict[str, float]:
+        if not self.learnable:
+            return {}
+        with torch.no_grad():
+            return {
+                "theta_g": self._theta_g.item(),
+                "theta_d": self._theta_d.item(),
+                "theta_alpha": self._theta_alpha.item(),
+                "b_g": self.b_g.item(),
+                "b_d": self.b_d.item(),
+                "alpha": self.alpha.item(),
+            }
+
+    def theta_gradients(self) -> dict[str, float]:
+        if not self.learnable:
+            return {}
+        return {
+            name: (0.0 if p.grad is None else p.grad.item())
+            for name, p in (("theta_g", self._theta_g), ("theta_d", self._theta_d), ("theta_alpha", self._theta_alpha))
+        }
+
+    def extra_repr(self) -> str:
+        b = self.tracked_parameters() or {"b_g": self.b_g.item(), "b_d": self.b_d.item(), "alpha": self.alpha.item()}
+        return (
+            f"b_g={b['b_g']:.4g}, b_d={b['b_d']:.4g}, alpha={b['alpha']:.4g}, "
+            f"normalisation={self.normalisation!r}, learnable={self.learnable}"
+        )

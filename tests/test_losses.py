@@ -1,0 +1,236 @@
+"""The eleven losses: allRank parity, LearnDCG's equivalences, NeuralLoss, and robustness of all."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+
+from ltr.losses import LOSS_NAMES, make_loss
+
+# fixture key -> (loss name, params); rmse's number of levels is the case's number of grades
+GOLDEN = {
+    "approxNDCG_alpha1": ("approxndcg", {"alpha": 1.0}),
+    "approxNDCG_alpha10": ("approxndcg", {"alpha": 10.0}),
+    "listNet": ("listnet", {}),
+    "rankNet": ("ranknet", {}),
+    "lambdaRank_scheme_sigma1": ("lambdarank", {"sigma": 1.0}),
+    "ndcgLoss2_scheme": ("lambdaloss", {"scheme": "ndcgloss2", "sigma": 1.0}),
+    "ndcgLoss2PP_scheme_mu10": ("lambdaloss", {"scheme": "ndcgloss2pp", "mu": 10.0, "sigma": 1.0}),
+    "neuralNDCG_tau1": ("neuralndcg", {"temperature": 1.0}),
+    "neuralNDCG_tau1_k10": ("neuralndcg", {"temperature": 1.0, "k": 10}),
+    "rmse_3levels_on_sigmoid": ("rmse", {}),
+}
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def value_and_grad(loss, scores, labels):
+    scores = scores.detach().clone().requires_grad_(True)
+    value = loss(scores, labels)
+    (grad,) = torch.autograd.grad(value, scores)
+    return value.detach(), grad
+
+
+@pytest.fixture(scope="module")
+def losses():
+    """One instance of every loss with its defaults (NeuralLoss pre-trains once, ~15 s)."""
+    return {name: make_loss(name) for name in LOSS_NAMES}
+
+
+def test_golden_covers_every_fixture_entry(golden):
+    assert set(golden["cases"][0]["losses"]) == set(GOLDEN)
+
+
+@pytest.mark.parametrize("key", sorted(GOLDEN))
+def test_allrank_parity(golden, key):
+    name, params = GOLDEN[key]
+    for case in golden["cases"]:
+        scores, labels = torch.tensor(case["y_pred"]), torch.tensor(case["y_true"])
+        if name == "rmse":
+            params = {"n_levels": int(labels.max()) + 1}
+        value, grad = value_and_grad(make_loss(name, **params), scores, labels)
+        expected_grad = torch.tensor(case["grads"][key])
+        where = f"{key}, case {case['case']}"
+        assert value.item() == pytest.approx(case["losses"][key], rel=1e-4), where
+        torch.testing.assert_close(grad, expected_grad, rtol=1e-4, atol=1e-4 * expected_grad.abs().max().item(), msg=where)
+
+
+def test_factory():
+    assert LOSS_NAMES == ("ranknet", "listnet", "listmle", "rmse", "lambdarank", "lambdaloss", "approxndcg",
+                          "neuralndcg", "neuralloss", "learndcg", "learndcg_fixed")
+    with pytest.raises(ValueError, match="unknown loss 'hinge'"):
+        make_loss("hinge")
+    with pytest.raises(TypeError, match="ranknet"):
+        make_loss("ranknet", temperature=2.0)
+    assert isinstance(make_loss("ApproxNDCG"), torch.nn.Module)
+
+
+def awkward_batch(device="cpu"):
+    """Padding, an all-zero query, ties, a one-document list, a list with every label equal."""
+    gen = torch.Generator().manual_seed(7)
+    scores = torch.randn(6, 9, generator=gen)
+    labels = torch.randint(0, 5, (6, 9), generator=gen).float()
+    labels[0, 6:] = -1  # padded tail
+    labels[1] = 0.0  # no relevant document
+    labels[1, 7:] = -1
+    scores[2, :4] = 0.5  # tied scores...
+    labels[2, :4] = torch.tensor([2.0, 0.0, 1.0, 2.0])  # ...with different labels
+    labels[3, 1:] = -1  # a list of length 1
+    labels[3, 0] = 3.0
+    labels[4] = 2.0  # every label equal
+    return scores.to(device), labels.to(device)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("device", DEVICES)
+def test_every_loss_is_finite_and_ignores_padding(losses, device):
+    scores, labels = awkward_batch(device)
+    padded = labels == -1
+    for name, loss in losses.items():
+        loss = loss.to(device)
+        torch.manual_seed(0)
+        value, grad = value_and_grad(loss, scores, labels)
+        assert value.dim() == 0 and torch.isfinite(value), name
+        assert torch.isfinite(grad).all(), name
+        assert (grad[padded] == 0).all(), f"{name}: padded documents get gradient"
+        assert grad[~padded].abs().sum() > 0, f"{name}: no gradient reaches the scores"
+        for filler in (1e4, -1e4, float("inf"), float("nan")):
+            changed = torch.where(padded, torch.full_like(scores, filler), scores)
+            torch.manual_seed(0)
+            value2, grad2 = value_and_grad(loss, changed, labels)
+            torch.testing.assert_close(value2, value, rtol=1e-6, atol=1e-7, msg=f"{name}, padding = {filler}")
+            torch.testing.assert_close(grad2, grad, rtol=1e-5, atol=1e-7, msg=f"{name}, padding = {filler}")
+
+
+@pytest.mark.slow
+def test_extra_padding_columns_change_nothing(losses):
+    scores, labels = awkward_batch()
+    wider_scores = torch.cat([scores, torch.randn(6, 5)], dim=1)
+    wider_labels = torch.cat([labels, -torch.ones(6, 5)], dim=1)
+    for name, loss in losses.items():
+        if name == "listmle":
+            continue  # its tie order is a random permutation of the padded width, by design
+        value, grad = value_and_grad(loss, scores, labels)
+        value2, grad2 = value_and_grad(loss, wider_scores, wider_labels)
+        torch.testing.assert_close(value2, value, rtol=1e-5, atol=1e-6, msg=name)
+        torch.testing.assert_close(grad2[:, :9], grad, rtol=1e-5, atol=1e-6, msg=name)
+
+
+@pytest.mark.slow
+def test_every_loss_prefers_the_ideal_ranking(losses):
+    gen = torch.Generator().manual_seed(3)
+    labels = torch.randint(0, 5, (8, 20), generator=gen).float()
+    labels[:, 15:] = -1
+    labels[:, 0] = 4.0  # every query has a relevant document
+    jitter = 0.01 * torch.randn(8, 20, generator=gen)  # no ties in the scores
+    good, bad = labels + jitter, -labels + jitter
+    for name, loss in losses.items():
+        torch.manual_seed(0)
+        assert loss(good, labels) < loss(bad, labels), name
+
+
+def test_no_relevant_document_anywhere_gives_zero_gradient():
+    scores, labels = torch.randn(3, 6), torch.zeros(3, 6)
+    labels[2, 4:] = -1
+    for name in ("approxndcg", "neuralndcg", "learndcg", "lambdarank", "lambdaloss", "ranknet"):
+        value, grad = value_and_grad(make_loss(name), scores, labels)
+        assert torch.isfinite(value) and (grad == 0).all(), name
+
+
+# --- LearnDCG -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("normalisation", ["standard", "learned"])
+def test_learndcg_at_init_is_approxndcg(normalisation):
+    scores, labels = awkward_batch()
+    learn = make_loss("learndcg", normalisation=normalisation)
+    assert learn.b_g.item() == 2.0 and learn.b_d.item() == 2.0 and learn.alpha.item() == 1.0
+    assert learn.theta_g.item() == pytest.approx(math.log(math.e - 1))
+    value, grad = value_and_grad(learn, scores, labels)
+    ref_value, ref_grad = value_and_grad(make_loss("approxndcg", alpha=1.0), scores, labels)
+    if normalisation == "standard":  # the very same computation
+        assert torch.equal(value, ref_value) and torch.equal(grad, ref_grad)
+    else:  # ln(b_d) cancelled analytically: equal up to rounding
+        torch.testing.assert_close(value, ref_value, rtol=1e-6, atol=0)
+        torch.testing.assert_close(grad, ref_grad, rtol=1e-5, atol=1e-7)
+
+
+def test_learndcg_theta_d_gradient_depends_on_normalisation():
+    scores, labels = awkward_batch()
+    grads = {}
+    for normalisation in ("standard", "learned"):
+        learn = make_loss("learndcg", normalisation=normalisation)
+        learn(scores.requires_grad_(True), labels).backward()
+        grads[normalisation] = learn.theta_gradients()
+        assert set(grads[normalisation]) == {"theta_g", "theta_d", "theta_alpha"}
+        assert all(math.isfinite(g) and g != 0 for k, g in grads[normalisation].items() if k != "theta_d")
+    assert grads["learned"]["theta_d"] == 0.0
+    assert math.isfinite(grads["standard"]["theta_d"]) and grads["standard"]["theta_d"] != 0.0
+    # with the learned ideal DCG the value does not depend on b_d at all
+    learn = make_loss("learndcg", normalisation="learned")
+    before = learn(scores, labels).item()
+    with torch.no_grad():
+        learn.theta_d.add_(3.0)
+    assert learn(scores, labels).item() == before
+
+
+def test_learndcg_learns_its_parameters():
+    learn = make_loss("learndcg", b_g=3.0, b_d=1.5, alpha=2.0)
+    tracked = learn.tracked_parameters()
+    assert tracked["b_g"] == pytest.approx(3.0) and tracked["b_d"] == pytest.approx(1.5)
+    assert tracked["alpha"] == pytest.approx(2.0)
+    assert {p.requires_grad for p in learn.parameters()} == {True} and len(list(learn.parameters())) == 3
+    scores, labels = awkward_batch()
+    optimiser = torch.optim.SGD(learn.parameters(), lr=1.0)
+    learn(scores, labels).backward()
+    optimiser.step()
+    assert learn.tracked_parameters()["theta_g"] != tracked["theta_g"]
+
+
+def test_learndcg_fixed_is_frozen_at_configurable_values():
+    fixed = make_loss("learndcg_fixed", b_g=3.0, b_d=2.5, alpha=0.5)
+    assert all(not p.requires_grad for p in fixed.parameters())
+    assert fixed.tracked_parameters() == {} and fixed.theta_gradients() == {}
+    assert fixed.b_g.item() == pytest.approx(3.0) and fixed.b_d.item() == pytest.approx(2.5)
+    assert fixed.alpha.item() == pytest.approx(0.5)
+    scores, labels = awkward_batch()
+    value, grad = value_and_grad(fixed, scores, labels)
+    assert torch.isfinite(grad).all() and grad.abs().sum() > 0
+    default = make_loss("learndcg_fixed")
+    torch.testing.assert_close(default(scores, labels), make_loss("approxndcg")(scores, labels), rtol=0, atol=0)
+
+
+# --- NeuralLoss -----------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_neuralloss_learns_ndcg_and_is_cached(losses, _isolated_cache):
+    neural = losses["neuralloss"]
+    # pre-trained on synthetic lists with uniform labels: it must predict NDCG far better than a constant
+    print(f"NeuralLoss held-out NDCG MAE {neural.heldout_mae:.4f} (constant: {neural.baseline_mae:.4f}), "
+          f"pre-training {neural.pretrain_seconds:.1f} s")
+    assert neural.heldout_mae < 0.25 * neural.baseline_mae
+    assert neural.pretrain_seconds > 0
+    assert all(not p.requires_grad for p in neural.parameters())
+    folder = _isolated_cache / "neuralloss"
+    meta = json.loads(next(folder.glob("*.json")).read_text())
+    assert meta["pretrain_seconds"] == neural.pretrain_seconds and not list(folder.glob("*.tmp"))
+    again = make_loss("neuralloss")
+    assert again.loaded_from_cache and again.pretrain_seconds == neural.pretrain_seconds
+    for a, b in zip(neural.state_dict().values(), again.state_dict().values()):
+        assert torch.equal(a, b)
+    # the surrogate's prediction tracks the true NDCG on lists it never saw
+    from ltr.metrics import ndcg_at_k
+
+    gen = torch.Generator().manual_seed(11)
+    labels = torch.randint(0, 5, (64, 30), generator=gen).float()
+    scores = torch.rand(64, 1, generator=gen) * 3 * labels + torch.randn(64, 30, generator=gen)
+    predicted = neural.surrogate(scores, labels)
+    true = ndcg_at_k(scores, labels, 30)
+    assert torch.corrcoef(torch.stack([predicted, true]))[0, 1] > 0.9
+
+
+def test_neuralloss_rejects_unknown_parameters():
+    with pytest.raises(TypeError, match="known parameters"):
+        make_loss("neuralloss", depth=3)
