@@ -1,0 +1,259 @@
+"""``python -m ltr``: ``train`` one run, run a ``grid``, print/export the ``report``, list ``runs``.
+
+Bad input (unknown names, missing or malformed data, a config clash with a stored run) prints one
+``error: ...`` line on stderr and exits with status 2, having written nothing to the store.
+A run that fails while training exits 1 (the store marks it failed with its error); a cancelled
+one (SIGTERM, Ctrl-C) exits 130.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 1, 2, 130
+
+
+class CliError(Exception):
+    """Reported as ``error: <message>`` and exit status 2."""
+
+
+def parse_param(text: str) -> tuple[str, object]:
+    """``key=value`` with the value read as JSON when it parses (numbers, true/false, lists), else a string."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected key=value, got {text!r}")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key.strip(), value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return value
+
+
+def _add_hyper_parameters(p: argparse.ArgumentParser, *, grid: bool) -> None:
+    """Training flags shared by ``train`` and ``grid`` (in ``grid`` they override the file)."""
+    default = None if grid else argparse.SUPPRESS
+    p.add_argument("--epochs", type=_positive_int, default=default, help="maximum epochs (default 50)")
+    p.add_argument("--lr", type=float, default=default, help="Adam learning rate of the ranker (default 1e-3)")
+    p.add_argument("--loss-lr", type=float, default=default, help="learning rate of the loss parameters (default: --lr)")
+    p.add_argument("--batch-size", type=_positive_int, default=default, help="lists per batch (default 64)")
+    p.add_argument("--slate-length", type=int, default=default,
+                   help="training lists longer than this are sub-sampled (default: whole lists)")
+    p.add_argument("--patience", type=int, default=default,
+                   help="stop after this many epochs without validation NDCG@10 gain; 0 = never (default 10)")
+    p.add_argument("--log-every", type=_positive_int, default=default, help="record step metrics every N steps (default 1)")
+    p.add_argument("--flush-every", type=_positive_int, default=default,
+                   help="write logged steps to the store every N logged steps (default 512; also every 10 s)")
+    if grid:
+        return  # per-loss / per-model parameters of a grid go in its file ([loss_params.<name>])
+    p.add_argument("--loss-param", type=parse_param, action="append", default=[], metavar="K=V",
+                   help="loss keyword argument (repeatable), value as JSON, e.g. normalisation=learned")
+    p.add_argument("--model-param", type=parse_param, action="append", default=[], metavar="K=V",
+                   help="ranker keyword argument (repeatable), e.g. hidden=[256,128]")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m ltr", description="LearnDCG study: training runs, grids, reports.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    t = sub.add_parser("train", help="train (or resume) one run and record it in the run store")
+    t.add_argument("--data", required=True, help="data set name (synthetic-mq2008, mq2008, ...) or a folder of FoldK/")
+    t.add_argument("--fold", required=True, type=int)
+    t.add_argument("--loss", required=True)
+    t.add_argument("--model", required=True)
+    t.add_argument("--seed", type=int, default=argparse.SUPPRESS)
+    _add_hyper_parameters(t, grid=False)
+    t.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda when available)")
+    t.add_argument("--experiment", default=None, help="experiment name recorded with the run")
+    t.add_argument("--store", default=None, help="run store (default cache/runs.sqlite)")
+    t.add_argument("--out", default=None, help="write the run's results as JSON to this file")
+    t.add_argument("--force", action="store_true", help="retrain even if the run completed (replaces it)")
+    t.add_argument("--no-resume", action="store_true", help="ignore a checkpoint and start over")
+    t.add_argument("--quiet", action="store_true", help="no per-epoch progress on stderr")
+
+    g = sub.add_parser("grid", help="run a grid of runs, skipping those already completed")
+    g.add_argument("--config", help="grid file (.toml, .yaml); flags below override its lists and [train]")
+    g.add_argument("--name", help="experiment name (default: the file's name key, else its file name)")
+    g.add_argument("--data", nargs="+")
+    g.add_argument("--folds", nargs="+", type=int)
+    g.add_argument("--losses", nargs="+")
+    g.add_argument("--models", nargs="+")
+    g.add_argument("--seeds", nargs="+", type=int)
+    _add_hyper_parameters(g, grid=True)
+    g.add_argument("--workers", type=_positive_int, default=1, help="runs at once (default 1)")
+    g.add_argument("--devices", nargs="+", help="device per worker slot, round-robin (default: every GPU, else cpu)")
+    g.add_argument("--store", default=None)
+    g.add_argument("--force", action="store_true", help="retrain completed runs too")
+    g.add_argument("--dry-run", action="store_true", help="list the runs to do and exit")
+    g.add_argument("--no-progress", action="store_true")
+
+    r = sub.add_parser("report", help="cross-validation table with paired t-tests against the candidate loss")
+    r.add_argument("--data", nargs="+", required=True)
+    r.add_argument("--model", nargs="+", default=None, help="rankers (default: every ranker with runs)")
+    r.add_argument("--store", default=None)
+    r.add_argument("--experiment", default=None)
+    r.add_argument("--seed", type=int, default=None)
+    r.add_argument("--candidate", default="learndcg", help="the loss tested against every other (default learndcg)")
+    r.add_argument("--alpha", type=float, default=0.05)
+    r.add_argument("--holm", action="store_true", help="Holm-correct p-values across baselines")
+    r.add_argument("--csv", default=None, help="write the full table (means, p-values) as CSV")
+    r.add_argument("--latex", default=None, help="write LaTeX tables")
+    r.add_argument("--json", action="store_true", help="print the table as JSON records instead of text")
+
+    ls = sub.add_parser("runs", help="list runs in the store (marks runs of dead processes failed first)")
+    ls.add_argument("--store", default=None)
+    ls.add_argument("--status", nargs="+")
+    ls.add_argument("--data", nargs="+")
+    ls.add_argument("--experiment", default=None)
+    return parser
+
+
+def config_from_args(args: argparse.Namespace):
+    from ltr.train import RunConfig
+
+    values = {k: getattr(args, k) for k in ("data", "fold", "loss", "model", "seed", "epochs", "lr", "loss_lr",
+                                            "batch_size", "slate_length", "patience", "log_every", "flush_every", "device",
+                                            "experiment") if getattr(args, k, None) is not None}
+    values["loss_params"] = dict(args.loss_param)
+    values["model_params"] = dict(args.model_param)
+    return RunConfig.from_dict(values)
+
+
+def cmd_train(args) -> int:
+    from ltr.store import RunStore
+    from ltr.train import RunCancelled, prepare_run, train_run
+
+    config = config_from_args(args)
+    prepared = prepare_run(config)  # everything validated (data loaded) before the store is touched
+    say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    with RunStore(args.store) as store:
+        try:
+            result = train_run(config, store, resume=not args.no_resume, force=args.force, prepared=prepared,
+                               progress=say)
+        except (RunCancelled, KeyboardInterrupt):
+            print(f"cancelled: {config.run_id} (resume by running the same command)", file=sys.stderr)
+            return EXIT_CANCELLED
+    summary = result.summary
+    if not result.retrained:
+        say(f"{result.run_id} already completed; printing the stored result (--force retrains)")
+    if args.out:
+        _write_json(Path(args.out), summary)
+    test = " ".join(f"{k}={v:.4f}" for k, v in summary["test"].items())
+    print(f"{result.run_id} {summary['status']} {test} train_seconds={summary['train_seconds']:.1f}")
+    return 0
+
+
+def cmd_grid(args) -> int:
+    from ltr.grid import expand_grid, read_grid_file, run_grid, split_done, validate_grid
+    from ltr.store import RunStore, default_store_path
+
+    spec = read_grid_file(args.config) if args.config else {}
+    for key in ("data", "folds", "losses", "models", "seeds"):
+        if getattr(args, key):
+            spec[key] = getattr(args, key)
+    train = dict(spec.get("train", {}))
+    for key in ("epochs", "lr", "loss_lr", "batch_size", "slate_length", "patience", "log_every", "flush_every"):
+        if getattr(args, key) is not None:
+            train[key] = getattr(args, key)
+    spec["train"] = train
+    if args.name:
+        spec["name"] = args.name
+    spec.setdefault("name", Path(args.config).stem if args.config else "cli-grid")
+    grid = expand_grid(spec, source=args.config or "grid flags")
+    validate_grid(grid)
+    store_path = Path(args.store) if args.store else default_store_path()
+    if args.dry_run:
+        with RunStore(store_path) as store:
+            todo, done = split_done(grid, store)
+        for cfg in todo:
+            print(cfg.run_id)
+        print(f"{len(todo)} to run, {len(done)} already completed", file=sys.stderr)
+        return 0
+    outcome = run_grid(grid, store_path, workers=args.workers, devices=args.devices,
+                       progress=not args.no_progress, force=args.force)
+    print(f"{grid.name}: {len(outcome.completed)} completed, {len(outcome.skipped)} already done, "
+          f"{len(outcome.failed)} failed")
+    for run_id, why in outcome.failed.items():
+        print(f"failed {run_id}: {why}", file=sys.stderr)
+    return EXIT_FAILED if outcome.failed else 0
+
+
+def cmd_report(args) -> int:
+    import pandas as pd
+
+    from ltr.report import format_text, significance_table, to_csv, to_latex
+    from ltr.store import RunStore, canonical_data
+
+    tables = []
+    with RunStore(args.store) as store:
+        for data in args.data:
+            models = args.model or sorted(set(store.list_runs(data=canonical_data(data), status="completed")["model"]))
+            if not models:
+                raise CliError(f"no completed runs for data {data!r} in {store.path}")
+            for model in models:
+                tables.append(significance_table(store, data, model, candidate=args.candidate, alpha=args.alpha,
+                                                 holm=args.holm, experiment=args.experiment,
+                                                 seed=args.seed))
+    if args.json:
+        records = pd.concat(tables, ignore_index=True)
+        print(records.to_json(orient="records", indent=1))
+    else:
+        print("\n\n".join(format_text(t) for t in tables))
+    if args.csv:
+        to_csv(pd.concat(tables, ignore_index=True), args.csv)
+    if args.latex:
+        to_latex(tables, args.latex)
+    return 0
+
+
+def cmd_runs(args) -> int:
+    from ltr.store import RunStore
+
+    with RunStore(args.store) as store:
+        store.reap_stale_runs()
+        runs = store.list_runs(status=args.status, data=args.data, experiment=args.experiment)
+    cols = ["run_id", "status", "epochs_done", "best_epoch", "test_ndcg10", "train_seconds", "error"]
+    print(runs[cols].to_string(index=False, max_colwidth=60) if not runs.empty else "no runs")
+    return 0
+
+
+def _write_json(path: Path, payload: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(payload, indent=1, allow_nan=False))
+    os.replace(tmp, path)
+
+
+COMMANDS = {"train": cmd_train, "grid": cmd_grid, "report": cmd_report, "runs": cmd_runs}
+
+
+def _input_errors() -> tuple[type[BaseException], ...]:
+    """Bad-input exception types of the modules this command imported (one not imported raised nothing)."""
+    errors = [CliError]
+    for module, name in (("ltr.train", "RunInputError"), ("ltr.grid", "GridError"), ("ltr.report", "ReportError")):
+        if module in sys.modules:
+            errors.append(getattr(sys.modules[module], name))
+    return tuple(errors)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except KeyboardInterrupt:
+        return EXIT_CANCELLED
+    except Exception as exc:
+        if not isinstance(exc, _input_errors()):
+            raise
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return EXIT_BAD_INPUT

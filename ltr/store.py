@@ -1,0 +1,428 @@
+"""The run store: every LTR training run, its metric series and its per-query test results.
+
+SQLite in WAL mode (``cache/runs.sqlite`` by default) so the dashboard reads while trainers write,
+and several trainer processes can write at once (each write is one short ``BEGIN IMMEDIATE``
+transaction). This module is the dashboard's contract: pages read through the ``list_runs``,
+``step_series``, ``epoch_series``, ``per_query`` and ``counts`` methods and never write SQL.
+
+Tables (long format, so new metrics need no migration):
+
+- ``runs``: one row per run id (a hash of the result-defining config): config JSON, status
+  (``pending | running | completed | failed | cancelled``), device, pid, host, timings, heartbeat,
+  best epoch, test NDCG@{1,3,5,10} means, error text.
+- ``step_metrics(run_id, name, step, epoch, value)``: training loss and loss-parameter trajectories.
+- ``epoch_metrics(run_id, name, epoch, value)``: validation NDCG@k, wall time per epoch.
+- ``query_results(run_id, metric, qid, value)``: per-query test metrics (for paired t-tests).
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from core.db import connect, transaction
+from core.paths import cache_dir
+
+STATUSES = ("pending", "running", "completed", "failed", "cancelled")
+TEST_KS = (1, 3, 5, 10)
+# A running run whose heartbeat is older than this (and whose process is gone) is reaped as failed.
+STALE_AFTER_SECONDS = 120.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS experiments (
+    name TEXT PRIMARY KEY,
+    config_json TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    experiment TEXT,
+    data TEXT NOT NULL,
+    fold INTEGER NOT NULL,
+    loss TEXT NOT NULL,
+    model TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    config_json TEXT NOT NULL,
+    status TEXT NOT NULL,
+    device TEXT,
+    pid INTEGER,
+    host TEXT,
+    created REAL NOT NULL,
+    started REAL,
+    heartbeat REAL,
+    finished REAL,
+    epochs_done INTEGER NOT NULL DEFAULT 0,
+    total_epochs INTEGER,
+    best_epoch INTEGER,
+    train_seconds REAL,
+    pretrain_seconds REAL,
+    test_ndcg1 REAL, test_ndcg3 REAL, test_ndcg5 REAL, test_ndcg10 REAL,
+    error TEXT
+);
+CREATE INDEX IF NOT EXISTS runs_by_grid ON runs (data, model, loss, fold);
+CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status);
+CREATE TABLE IF NOT EXISTS step_metrics (
+    run_id TEXT NOT NULL, name TEXT NOT NULL, step INTEGER NOT NULL, epoch INTEGER NOT NULL,
+    value REAL,
+    PRIMARY KEY (run_id, name, step)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS epoch_metrics (
+    run_id TEXT NOT NULL, name TEXT NOT NULL, epoch INTEGER NOT NULL, value REAL,
+    PRIMARY KEY (run_id, name, epoch)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS query_results (
+    run_id TEXT NOT NULL, metric TEXT NOT NULL, qid TEXT NOT NULL, value REAL,
+    PRIMARY KEY (run_id, metric, qid)
+) WITHOUT ROWID;
+"""
+
+RUN_COLUMNS = (
+    "run_id", "experiment", "data", "fold", "loss", "model", "seed", "status", "device", "pid", "host",
+    "created", "started", "heartbeat", "finished", "epochs_done", "total_epochs", "best_epoch",
+    "train_seconds", "pretrain_seconds", "test_ndcg1", "test_ndcg3", "test_ndcg5", "test_ndcg10", "error",
+)
+
+
+class RunConfigMismatch(ValueError):
+    """A run id already stored with a different configuration."""
+
+
+class RunBusy(RuntimeError):
+    """The run is being trained by another live process."""
+
+
+class UnknownRun(KeyError):
+    """No run with that id in the store."""
+
+
+def canonical_data(data: str) -> str:
+    """A registry name lower-cased (synthetic options sorted), a folder as its absolute path, so that
+    equal runs get equal ids."""
+    from ltr.data.datasets import DATASETS
+
+    name, sep, options = data.partition(":")
+    if name.lower() in DATASETS:
+        items = sorted("=".join(part.strip() for part in o.split("=", 1)) for o in options.split(",") if o.strip())
+        return name.lower() + (":" + ",".join(items) if items else "")
+    path = Path(data).expanduser()
+    return str(path.resolve()) if path.exists() else data
+
+
+def default_store_path() -> Path:
+    return cache_dir() / "runs.sqlite"
+
+
+def _pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie (exited, not yet reaped by its parent) is not alive for our purposes.
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(") ", 1)[1][0] != "Z"
+    except OSError:
+        return True
+
+
+def run_is_live(run: Mapping, *, stale_after: float = STALE_AFTER_SECONDS) -> bool:
+    """Whether a stored run (a :meth:`RunStore.get_run` row) is being trained by a live process now.
+
+    True only for ``running`` rows with a recent heartbeat whose process still exists when it ran
+    on this host (a remote host's process can only be judged by its heartbeat).
+    """
+    if run.get("status") != "running" or run.get("heartbeat") is None:
+        return False
+    if time.time() - run["heartbeat"] > stale_after:
+        return False
+    return run.get("host") != socket.gethostname() or _pid_alive(run.get("pid"))
+
+
+def downsample_indices(n: int, max_points: int) -> np.ndarray:
+    """Evenly spaced indices into a series of ``n`` points, always keeping the first and last."""
+    if n <= max_points:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, max_points).round().astype(np.int64))
+
+
+class RunStore:
+    """Read/write access to the run store at ``path`` (default ``cache/runs.sqlite``)."""
+
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path) if path is not None else default_store_path()
+        self._conn = connect(self.path)
+        self._conn.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> "RunStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ writers
+    def register_experiment(self, name: str, config: Mapping) -> None:
+        """Record an experiment (a grid) by name; re-registering with a new config updates it."""
+        with transaction(self._conn) as c:
+            c.execute(
+                "INSERT INTO experiments (name, config_json, created) VALUES (?, ?, ?) "
+                "ON CONFLICT(name) DO UPDATE SET config_json = excluded.config_json",
+                (name, json.dumps(config, sort_keys=True), time.time()),
+            )
+
+    def register_run(self, run_id: str, config: Mapping, *, experiment: str | None = None,
+                     total_epochs: int | None = None) -> str:
+        """Create the run as ``pending`` unless it exists; returns its current status.
+
+        Raises :class:`RunConfigMismatch` when ``run_id`` is stored with a different config, and
+        writes nothing in that case.
+        """
+        config_json = json.dumps(config, sort_keys=True)
+        with transaction(self._conn) as c:
+            row = c.execute("SELECT config_json, status FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            if row is not None:
+                if row["config_json"] != config_json:
+                    raise RunConfigMismatch(
+                        f"run {run_id} is stored with a different configuration; "
+                        f"stored {row['config_json']} vs new {config_json}")
+                if experiment is not None:
+                    c.execute("UPDATE runs SET experiment = COALESCE(experiment, ?) WHERE run_id = ?",
+                              (experiment, run_id))
+                return row["status"]
+            c.execute(
+                "INSERT INTO runs (run_id, experiment, data, fold, loss, model, seed, config_json, status,"
+                " created, total_epochs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
+                (run_id, experiment, str(config["data"]), int(config["fold"]), str(config["loss"]),
+                 str(config["model"]), int(config.get("seed", 0)), config_json, time.time(), total_epochs),
+            )
+            return "pending"
+
+    def start_run(self, run_id: str, *, device: str, pid: int | None = None) -> None:
+        """Claim the run for process ``pid`` (default: this one) and mark it running.
+
+        A resumed run keeps its first start time. Raises :class:`RunBusy` when another live
+        process holds it (checked in the same write transaction, so two trainers of one run
+        cannot both start).
+        """
+        now = time.time()
+        pid = pid if pid is not None else os.getpid()
+        with transaction(self._conn) as c:
+            row = c.execute("SELECT status, pid, host, heartbeat FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            if row is not None and row["pid"] != pid and run_is_live(dict(row)):
+                raise RunBusy(f"run {run_id} is being trained by pid {row['pid']} on {row['host']}")
+            cur = c.execute(
+                "UPDATE runs SET status = 'running', device = ?, pid = ?, host = ?, heartbeat = ?,"
+                " started = COALESCE(started, ?), finished = NULL, error = NULL WHERE run_id = ?",
+                (device, pid, socket.gethostname(), now, now, run_id),
+            )
+            if cur.rowcount == 0:
+                raise UnknownRun(run_id)
+
+    def heartbeat(self, run_id: str) -> None:
+        with transaction(self._conn) as c:
+            c.execute("UPDATE runs SET heartbeat = ? WHERE run_id = ?", (time.time(), run_id))
+
+    def log_steps(self, run_id: str, rows: Iterable[tuple[int, int, Mapping[str, float]]]) -> None:
+        """Append step metrics: ``rows`` of ``(step, epoch, {name: value})``.
+
+        Re-logging a step (after a resume) replaces its values, so a resumed run's series equals an
+        uninterrupted one's.
+        """
+        flat = [(run_id, name, int(step), int(epoch), _finite_or_none(value))
+                for step, epoch, values in rows for name, value in values.items()]
+        if not flat:
+            return
+        with transaction(self._conn) as c:
+            c.executemany("INSERT OR REPLACE INTO step_metrics (run_id, name, step, epoch, value)"
+                          " VALUES (?, ?, ?, ?, ?)", flat)
+            c.execute("UPDATE runs SET heartbeat = ? WHERE run_id = ?", (time.time(), run_id))
+
+    def log_epoch(self, run_id: str, epoch: int, metrics: Mapping[str, float]) -> None:
+        """Record one finished epoch's metrics (validation NDCG@k, wall seconds, ...)."""
+        with transaction(self._conn) as c:
+            c.executemany("INSERT OR REPLACE INTO epoch_metrics (run_id, name, epoch, value) VALUES (?, ?, ?, ?)",
+                          [(run_id, k, int(epoch), _finite_or_none(v)) for k, v in metrics.items()])
+            c.execute("UPDATE runs SET epochs_done = MAX(epochs_done, ?), heartbeat = ? WHERE run_id = ?",
+                      (int(epoch) + 1, time.time(), run_id))
+
+    def truncate_after(self, run_id: str, *, step: int, epoch: int) -> None:
+        """Forget series points logged after a checkpoint (``step`` and ``epoch`` exclusive).
+
+        Called when a run resumes from a checkpoint, so nothing from the lost part remains.
+        """
+        with transaction(self._conn) as c:
+            c.execute("DELETE FROM step_metrics WHERE run_id = ? AND step >= ?", (run_id, step))
+            c.execute("DELETE FROM epoch_metrics WHERE run_id = ? AND epoch >= ?", (run_id, epoch))
+            c.execute("UPDATE runs SET epochs_done = ? WHERE run_id = ?", (epoch, run_id))
+
+    def finish_run(self, run_id: str, *, test_means: Mapping[str, float],
+                   per_query: Mapping[str, Mapping[str, float]], train_seconds: float,
+                   pretrain_seconds: float | None = None, best_epoch: int | None = None) -> None:
+        """Store test results and mark the run completed, all in one transaction.
+
+        ``test_means`` uses keys ``ndcg@1`` ... ``ndcg@10``; ``per_query`` maps a metric name to
+        ``{qid: value}``.
+        """
+        cols = {f"test_ndcg{k}": _finite_or_none(test_means.get(f"ndcg@{k}")) for k in TEST_KS}
+        rows = [(run_id, metric, str(qid), _finite_or_none(v))
+                for metric, values in per_query.items() for qid, v in values.items()]
+        with transaction(self._conn) as c:
+            c.execute("DELETE FROM query_results WHERE run_id = ?", (run_id,))
+            c.executemany("INSERT INTO query_results (run_id, metric, qid, value) VALUES (?, ?, ?, ?)", rows)
+            c.execute(
+                "UPDATE runs SET status = 'completed', finished = ?, heartbeat = ?, train_seconds = ?,"
+                " pretrain_seconds = ?, best_epoch = ?, error = NULL, test_ndcg1 = ?, test_ndcg3 = ?,"
+                " test_ndcg5 = ?, test_ndcg10 = ? WHERE run_id = ?",
+                (time.time(), time.time(), train_seconds, pretrain_seconds, best_epoch,
+                 cols["test_ndcg1"], cols["test_ndcg3"], cols["test_ndcg5"], cols["test_ndcg10"], run_id),
+            )
+
+    def fail_run(self, run_id: str, error: str, *, status: str = "failed") -> None:
+        """Mark the run failed (or ``cancelled``) with its error text."""
+        assert status in ("failed", "cancelled")
+        with transaction(self._conn) as c:
+            c.execute("UPDATE runs SET status = ?, error = ?, finished = ? WHERE run_id = ?",
+                      (status, error[-4000:], time.time(), run_id))
+
+    def delete_run(self, run_id: str) -> bool:
+        """Remove a run and every series/result it recorded (``train --force``); True if it existed."""
+        with transaction(self._conn) as c:
+            for table in ("step_metrics", "epoch_metrics", "query_results"):
+                c.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+            return c.execute("DELETE FROM runs WHERE run_id = ?", (run_id,)).rowcount > 0
+
+    def find_run(self, run_id: str) -> dict | None:
+        """Like :meth:`get_run` but None when the run is not stored."""
+        try:
+            return self.get_run(run_id)
+        except UnknownRun:
+            return None
+
+    def reap_stale_runs(self, *, stale_after: float = STALE_AFTER_SECONDS) -> list[str]:
+        """Mark ``running`` runs whose process is gone as failed; returns their ids.
+
+        A run counts as gone when its heartbeat is older than ``stale_after`` seconds, or when it ran
+        on this host and its pid no longer exists (a SIGKILLed trainer leaves no other trace).
+        """
+        now, host = time.time(), socket.gethostname()
+        reaped = []
+        with transaction(self._conn) as c:
+            for row in c.execute("SELECT run_id, pid, host, heartbeat FROM runs WHERE status = 'running'").fetchall():
+                local_dead = row["host"] == host and not _pid_alive(row["pid"])
+                silent = row["heartbeat"] is None or now - row["heartbeat"] > stale_after
+                if local_dead or silent:
+                    why = ("process %s died" % row["pid"]) if local_dead else "no heartbeat"
+                    c.execute("UPDATE runs SET status = 'failed', finished = ?, error = ? WHERE run_id = ?",
+                              (now, f"{why} (last heartbeat {row['heartbeat']}); resume it to continue",
+                               row["run_id"]))
+                    reaped.append(row["run_id"])
+        return reaped
+
+    # ------------------------------------------------------------------ readers
+    def get_run(self, run_id: str) -> dict:
+        row = self._conn.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise UnknownRun(run_id)
+        out = dict(row)
+        out["config"] = json.loads(out.pop("config_json"))
+        return out
+
+    def list_runs(self, *, experiment: str | None = None, data: str | Sequence[str] | None = None,
+                  fold: int | Sequence[int] | None = None, loss: str | Sequence[str] | None = None,
+                  model: str | Sequence[str] | None = None, status: str | Sequence[str] | None = None,
+                  run_ids: Sequence[str] | None = None, with_config: bool = False) -> pd.DataFrame:
+        """Runs matching every given filter (a value or a list of values), newest first."""
+        where, args = [], []
+        for column, value in (("experiment", experiment), ("data", data), ("fold", fold), ("loss", loss),
+                              ("model", model), ("status", status), ("run_id", run_ids)):
+            if value is None:
+                continue
+            values = [value] if isinstance(value, (str, int, np.integer)) else list(value)
+            values = [int(v) if isinstance(v, np.integer) else v for v in values]
+            if not values:
+                return pd.DataFrame(columns=list(RUN_COLUMNS))
+            where.append(f"{column} IN ({','.join('?' * len(values))})")
+            args.extend(values)
+        cols = ", ".join(RUN_COLUMNS + (("config_json",) if with_config else ()))
+        sql = f"SELECT {cols} FROM runs" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY created DESC"
+        frame = pd.DataFrame([dict(r) for r in self._conn.execute(sql, args).fetchall()],
+                             columns=list(RUN_COLUMNS) + (["config_json"] if with_config else []))
+        if with_config:
+            frame["config"] = [json.loads(s) for s in frame.pop("config_json")]
+        return frame
+
+    def step_series(self, run_ids: Sequence[str], names: Sequence[str], *, max_points: int = 2000) -> pd.DataFrame:
+        """Step metrics ``(run_id, name, step, epoch, value)``, at most ``max_points`` per run and name.
+
+        Long series are downsampled evenly (first and last points kept) so charts stay light.
+        """
+        frames = []
+        for run_id in run_ids:
+            for name in names:
+                rows = self._conn.execute(
+                    "SELECT step, epoch, value FROM step_metrics WHERE run_id = ? AND name = ? ORDER BY step",
+                    (run_id, name)).fetchall()
+                if not rows:
+                    continue
+                arr = np.asarray([tuple(r) for r in rows], dtype=np.float64)
+                arr = arr[downsample_indices(len(arr), max_points)]
+                frames.append(pd.DataFrame({"run_id": run_id, "name": name, "step": arr[:, 0].astype(np.int64),
+                                            "epoch": arr[:, 1].astype(np.int64), "value": arr[:, 2]}))
+        if not frames:
+            return pd.DataFrame(columns=["run_id", "name", "step", "epoch", "value"])
+        return pd.concat(frames, ignore_index=True)
+
+    def step_metric_names(self, run_id: str) -> list[str]:
+        return [r[0] for r in self._conn.execute(
+            "SELECT DISTINCT name FROM step_metrics WHERE run_id = ? ORDER BY name", (run_id,))]
+
+    def epoch_series(self, run_ids: Sequence[str], names: Sequence[str] | None = None) -> pd.DataFrame:
+        """Epoch metrics ``(run_id, name, epoch, value)`` of the given runs."""
+        if not run_ids:
+            return pd.DataFrame(columns=["run_id", "name", "epoch", "value"])
+        sql = f"SELECT run_id, name, epoch, value FROM epoch_metrics WHERE run_id IN ({','.join('?' * len(run_ids))})"
+        args = list(run_ids)
+        if names is not None:
+            sql += f" AND name IN ({','.join('?' * len(names))})"
+            args += list(names)
+        rows = self._conn.execute(sql + " ORDER BY run_id, name, epoch", args).fetchall()
+        return pd.DataFrame([dict(r) for r in rows], columns=["run_id", "name", "epoch", "value"])
+
+    def per_query(self, run_ids: Sequence[str], metric: str = "ndcg@10") -> pd.DataFrame:
+        """Per-query test results ``(run_id, qid, value)`` of the given runs for one metric."""
+        if not run_ids:
+            return pd.DataFrame(columns=["run_id", "qid", "value"])
+        rows = self._conn.execute(
+            f"SELECT run_id, qid, value FROM query_results WHERE metric = ? AND run_id IN "
+            f"({','.join('?' * len(run_ids))}) ORDER BY run_id, qid", [metric, *run_ids]).fetchall()
+        return pd.DataFrame([dict(r) for r in rows], columns=["run_id", "qid", "value"])
+
+    def counts(self) -> dict[str, int]:
+        """Number of runs per status (every status present, zero where none)."""
+        out = {s: 0 for s in STATUSES}
+        for row in self._conn.execute("SELECT status, COUNT(*) AS n FROM runs GROUP BY status"):
+            out[row["status"]] = row["n"]
+        return out
+
+    def experiments(self) -> pd.DataFrame:
+        rows = self._conn.execute("SELECT name, config_json, created FROM experiments ORDER BY created").fetchall()
+        return pd.DataFrame([dict(r) for r in rows], columns=["name", "config_json", "created"])
+
+
+def _finite_or_none(value) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if np.isfinite(value) else None

@@ -1,0 +1,157 @@
+"""The run store: writer/reader round trips, resume truncation, stale-run reaping, concurrent writers."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.paths import PROJECT_ROOT
+from ltr.store import RunBusy, RunConfigMismatch, RunStore, UnknownRun, downsample_indices, run_is_live
+
+CONFIG = {"data": "synthetic-mq2008", "fold": 1, "loss": "learndcg", "model": "mlp", "seed": 0, "lr": 0.001}
+
+
+@pytest.fixture
+def store(tmp_path):
+    with RunStore(tmp_path / "runs.sqlite") as s:
+        yield s
+
+
+def test_register_is_idempotent_and_refuses_a_different_config(store):
+    assert store.register_run("r1", CONFIG, experiment="exp", total_epochs=3) == "pending"
+    assert store.register_run("r1", dict(CONFIG)) == "pending"
+    with pytest.raises(RunConfigMismatch, match="r1"):
+        store.register_run("r1", {**CONFIG, "lr": 0.01})
+    run = store.get_run("r1")
+    assert run["config"] == CONFIG and run["experiment"] == "exp" and run["total_epochs"] == 3
+    assert store.counts()["pending"] == 1 and sum(store.counts().values()) == 1
+    with pytest.raises(UnknownRun):
+        store.get_run("nope")
+    assert store.find_run("nope") is None
+
+
+def test_full_run_round_trip(store):
+    store.register_run("r1", CONFIG)
+    store.start_run("r1", device="cpu")
+    assert store.get_run("r1")["status"] == "running"
+    store.log_steps("r1", [(s, s // 5, {"loss": -0.1 * s, "theta_d": 0.5 + s}) for s in range(10)])
+    store.log_epoch("r1", 0, {"ndcg@10": 0.4, "seconds": 1.5})
+    store.log_epoch("r1", 1, {"ndcg@10": 0.5, "seconds": 1.4})
+    per_query = {f"ndcg@{k}": {"q1": 0.1 * k, "q2": float("nan")} for k in (1, 3, 5, 10)}
+    store.finish_run("r1", test_means={"ndcg@1": 0.2, "ndcg@3": 0.3, "ndcg@5": 0.4, "ndcg@10": 0.5},
+                     per_query=per_query, train_seconds=3.0, pretrain_seconds=None, best_epoch=1)
+    run = store.get_run("r1")
+    assert (run["status"], run["epochs_done"], run["best_epoch"], run["test_ndcg10"]) == ("completed", 2, 1, 0.5)
+    steps = store.step_series(["r1"], ["theta_d"])
+    assert steps["step"].tolist() == list(range(10)) and steps["value"].tolist() == [0.5 + s for s in range(10)]
+    assert store.step_metric_names("r1") == ["loss", "theta_d"]
+    epochs = store.epoch_series(["r1"], ["ndcg@10"])
+    assert epochs["value"].tolist() == [0.4, 0.5]
+    pq = store.per_query(["r1"], "ndcg@3")
+    assert pq["qid"].tolist() == ["q1", "q2"]
+    assert pq["value"].iloc[0] == pytest.approx(0.3) and np.isnan(pq["value"].iloc[1])  # NaN stored as NULL
+    assert store.list_runs(status="completed", fold=[1, 2])["run_id"].tolist() == ["r1"]
+    assert store.list_runs(loss=[]).empty and store.list_runs(model="attsets").empty
+    assert store.list_runs(with_config=True)["config"].iloc[0] == CONFIG
+
+
+def test_truncate_after_forgets_the_lost_part_of_a_killed_run(store):
+    store.register_run("r1", CONFIG)
+    store.start_run("r1", device="cpu")
+    store.log_steps("r1", [(s, s // 4, {"loss": float(s)}) for s in range(10)])
+    for e in range(3):
+        store.log_epoch("r1", e, {"ndcg@10": 0.1 * e})
+    store.truncate_after("r1", step=8, epoch=2)
+    assert store.step_series(["r1"], ["loss"])["step"].max() == 7
+    assert store.epoch_series(["r1"])["epoch"].tolist() == [0, 1]
+    assert store.get_run("r1")["epochs_done"] == 2
+    # Re-logging a step after a resume replaces it instead of duplicating it.
+    store.log_steps("r1", [(8, 2, {"loss": 80.0}), (7, 1, {"loss": 70.0})])
+    assert store.step_series(["r1"], ["loss"])["value"].tolist()[-2:] == [70.0, 80.0]
+
+
+def test_step_series_is_downsampled_keeping_first_and_last(store):
+    store.register_run("r1", CONFIG)
+    store.log_steps("r1", [(s, 0, {"loss": float(s)}) for s in range(1000)])
+    series = store.step_series(["r1"], ["loss"], max_points=50)
+    assert len(series) <= 50 and series["step"].iloc[0] == 0 and series["step"].iloc[-1] == 999
+    assert np.all(np.diff(series["step"]) > 0)
+    assert downsample_indices(5, 10).tolist() == [0, 1, 2, 3, 4]
+
+
+def test_fail_delete_and_reap(store):
+    for rid in ("dead", "alive", "silent"):
+        store.register_run(rid, {**CONFIG, "seed": len(rid)})
+    finished = subprocess.Popen([sys.executable, "-c", "pass"])
+    finished.wait()
+    store.start_run("dead", device="cpu", pid=finished.pid)  # a pid that no longer exists
+    store.start_run("alive", device="cpu")  # this test process: alive
+    store.start_run("silent", device="cpu")
+    store._conn.execute("UPDATE runs SET heartbeat = heartbeat - 1000 WHERE run_id = 'silent'")
+    assert run_is_live(store.get_run("alive")) and not run_is_live(store.get_run("dead"))
+    assert sorted(store.reap_stale_runs()) == ["dead", "silent"]
+    dead = store.get_run("dead")
+    assert dead["status"] == "failed" and "died" in dead["error"]
+    assert store.get_run("alive")["status"] == "running"
+    with pytest.raises(RunBusy, match="alive"):  # a second trainer cannot claim a live run
+        store.start_run("alive", device="cpu", pid=finished.pid)
+    store.start_run("dead", device="cpu")  # a dead one can be resumed by anyone
+    store.fail_run("alive", "SIGTERM", status="cancelled")
+    assert store.get_run("alive")["status"] == "cancelled"
+    store.fail_run("dead", "boom")
+    store.log_epoch("dead", 0, {"ndcg@10": 0.3})
+    assert store.delete_run("dead") and not store.delete_run("dead")
+    assert store.epoch_series(["dead"]).empty and store.find_run("dead") is None
+
+
+_WRITER = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from ltr.store import RunStore
+    path, run_id, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    store = RunStore(path)
+    Path(path + "." + run_id + ".ready").touch()
+    while not Path(path + ".go").exists():  # both writers start together
+        time.sleep(0.001)
+    store.register_run(run_id, {"data": "d", "fold": 1, "loss": run_id, "model": "mlp", "seed": 0})
+    store.start_run(run_id, device="cpu")
+    for step in range(n):
+        store.log_steps(run_id, [(step, step // 10, {"loss": float(step), "theta_d": -float(step)})])
+        if step % 10 == 9:
+            store.log_epoch(run_id, step // 10, {"ndcg@10": step / n})
+    store.finish_run(run_id, test_means={"ndcg@10": 0.5}, per_query={"ndcg@10": {str(q): q / n for q in range(n)}},
+                     train_seconds=1.0)
+""")
+
+
+def test_two_processes_writing_at_once_lose_nothing(tmp_path):
+    path, n = tmp_path / "runs.sqlite", 2000
+    RunStore(path).close()
+    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(path), rid, str(n)], cwd=PROJECT_ROOT,
+                              stderr=subprocess.PIPE, text=True) for rid in ("a", "b")]
+    deadline = time.monotonic() + 60
+    while not all(Path(f"{path}.{rid}.ready").exists() for rid in ("a", "b")) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    Path(f"{path}.go").touch()
+    # A reader polling meanwhile never blocks the writers (WAL) and never sees an error.
+    with RunStore(path) as reader:
+        while any(p.poll() is None for p in procs):
+            reader.list_runs()
+            reader.step_series(["a", "b"], ["loss"])
+            time.sleep(0.01)
+        for p in procs:
+            assert p.wait() == 0, p.stderr.read()
+        a, b = reader.get_run("a"), reader.get_run("b")
+        assert a["started"] < b["finished"] and b["started"] < a["finished"]  # they did write at once
+        for rid in ("a", "b"):
+            assert reader.get_run(rid)["status"] == "completed"
+            steps = reader.step_series([rid], ["loss", "theta_d"], max_points=10 * n)
+            assert len(steps) == 2 * n
+            assert sorted(steps[steps.name == "loss"]["step"]) == list(range(n))
+            assert len(reader.epoch_series([rid])) == n // 10
+            assert len(reader.per_query([rid])) == n

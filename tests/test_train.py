@@ -1,0 +1,254 @@
+"""Training runs: config identity, determinism, recording, failure marking, resume after SIGKILL,
+and a short real training on MQ2008 queries that must beat a random ranker."""
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from core.paths import PROJECT_ROOT
+from ltr.cli import build_parser, config_from_args
+from ltr.store import RunStore
+from ltr.train import RunConfig, RunInputError, checkpoint_path, train_run
+
+TINY_QUERIES = 60  # per split: enough batches per epoch to kill a run mid-epoch
+
+
+@pytest.fixture(autouse=True)
+def one_thread(monkeypatch):
+    """Tiny batches train fastest on one thread, and the suite may share 2 cores with other work:
+    torch's default of one OpenMP thread per core then oversubscribes (10x slower epochs)."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # subprocesses
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session")
+def tiny_data(tmp_path_factory) -> str:
+    """A small synthetic MQ2008-shaped data set (folder of FoldK/), written by the data layer."""
+    from ltr.data.synthetic import write_synthetic
+
+    out = tmp_path_factory.mktemp("tiny") / "mq2008-like"
+    write_synthetic("synthetic-mq2008", out, seed=3, n_queries=3 * TINY_QUERIES)
+    return str(out)
+
+
+def split_letor_by_query(source: Path, out: Path, n_folds: int = 5) -> Path:
+    """Fold k: test = query group k, vali = group k+1, train = the rest (LETOR's rotation)."""
+    lines = source.read_text().splitlines(keepends=True)
+    qids = [line.split()[1] for line in lines]
+    order = list(dict.fromkeys(qids))
+    group = {q: i % n_folds for i, q in enumerate(order)}
+    for k in range(n_folds):
+        fold = out / f"Fold{k + 1}"
+        fold.mkdir(parents=True)
+        role = {k: "test", (k + 1) % n_folds: "vali"}
+        parts = {"train": [], "vali": [], "test": []}
+        for line, q in zip(lines, qids):
+            parts[role.get(group[q], "train")].append(line)
+        for split, chunk in parts.items():
+            (fold / f"{split}.txt").write_text("".join(chunk))
+    return out
+
+
+def test_run_id_is_a_hash_of_the_result_defining_fields(tiny_data):
+    base = RunConfig(data=tiny_data, fold=1, loss="learndcg", model="mlp", epochs=3, loss_params={"b_d": 2.0})
+    same = [RunConfig(data=tiny_data + "/", fold=1, loss="LearnDCG", model="mlp", epochs=3, loss_params={"b_d": 2.0},
+                      log_every=7, device="cpu", experiment="x"),
+            RunConfig(data=tiny_data, fold=1, loss="learndcg", model="mlp", epochs=3, loss_params={"b_d": 2.0},
+                      loss_lr=base.lr)]
+    assert {c.run_id for c in same} == {base.run_id}
+    changed = [RunConfig(data=tiny_data, fold=2, loss="learndcg", model="mlp", epochs=3, loss_params={"b_d": 2.0}),
+               RunConfig(data=tiny_data, fold=1, loss="learndcg", model="mlp", epochs=3, loss_params={"b_d": 3.0}),
+               RunConfig(data=tiny_data, fold=1, loss="learndcg", model="mlp", epochs=3, loss_params={"b_d": 2.0},
+                         loss_lr=0.01),
+               RunConfig(data=tiny_data, fold=1, loss="learndcg", model="mlp", epochs=3, loss_params={"b_d": 2.0},
+                         seed=1)]
+    assert len({c.run_id for c in changed} | {base.run_id}) == 5
+    assert base.run_id.startswith(f"{Path(tiny_data).name}-f1-learndcg-mlp-")
+
+
+def test_cli_args_round_trip():
+    config = RunConfig(data="synthetic-mq2008", fold=3, loss="learndcg", model="attsets", epochs=4, lr=3e-4,
+                       loss_lr=0.05, batch_size=16, slate_length=40, patience=0, seed=9, log_every=5, device="cpu",
+                       loss_params={"normalisation": "learned", "b_d": 2.5}, model_params={"hidden": [32, 16]})
+    back = config_from_args(build_parser().parse_args(["train", *config.to_cli_args()]))
+    assert back == config and back.run_id == config.run_id
+
+
+@pytest.mark.parametrize("bad", [{"epochs": 0}, {"lr": -1}, {"patience": -2}, {"batch_size": 0}])
+def test_invalid_hyper_parameters_are_rejected(bad):
+    with pytest.raises(RunInputError, match="invalid run config"):
+        RunConfig(data="synthetic-mq2008", fold=1, loss="ranknet", model="mlp", **bad)
+    with pytest.raises(RunInputError, match="unknown run config field"):
+        RunConfig.from_dict({"data": "synthetic-mq2008", "fold": 1, "loss": "ranknet", "model": "mlp", "epoch": 3})
+
+
+def _tiny(tiny_data, **kw) -> RunConfig:
+    values = dict(data=tiny_data, fold=1, loss="learndcg", model="mlp", epochs=3, batch_size=8, lr=0.01,
+                  patience=0, device="cpu")
+    return RunConfig(**{**values, **kw})
+
+
+@pytest.mark.slow
+def test_same_seed_same_result_and_everything_recorded(tiny_data, tmp_path):
+    config = _tiny(tiny_data, log_every=2)
+    summaries = []
+    for name in ("a", "b"):
+        with RunStore(tmp_path / name / "runs.sqlite") as store:
+            result = train_run(config, store)
+            assert result.retrained and result.status == "completed"
+            summaries.append(result.summary)
+            run = store.get_run(config.run_id)
+            assert not checkpoint_path(store, config.run_id).exists()  # removed once the run completed
+    a, b = summaries
+    assert a["test_per_query"] == b["test_per_query"] and a["test"] == b["test"]
+    assert [v["ndcg@10"] for v in a["validation"]] == [v["ndcg@10"] for v in b["validation"]]
+    assert run["status"] == "completed" and run["epochs_done"] == 3 and run["device"] == "cpu"
+    assert [v["epoch"] for v in a["validation"]] == [0, 1, 2]
+    assert set(a["validation"][0]) == {"epoch", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "seconds", "train_loss"}
+    trajectory = a["loss_parameters"]
+    assert trajectory and all(r["step"] % 2 == 0 for r in trajectory)
+    assert {"theta_g", "theta_d", "theta_alpha", "b_g", "b_d", "alpha", "grad_theta_g", "grad_theta_d",
+            "grad_theta_alpha"} <= set(trajectory[0])
+    # The logged b_d is the softplus transform of the logged theta_d, and the parameters moved.
+    for r in trajectory:
+        assert r["b_d"] == pytest.approx(1 + np.log1p(np.exp(r["theta_d"])), rel=1e-5)
+    assert trajectory[0]["theta_g"] != trajectory[-1]["theta_g"]
+    assert trajectory[0]["grad_theta_g"] != 0.0
+    test_ds_queries = a["config"]["data_signature"]["test_queries"]
+    assert len(a["test_per_query_ndcg@10"]) == test_ds_queries == len(a["test_per_query"]["ndcg@1"])
+    assert np.mean(list(a["test_per_query_ndcg@10"].values())) == pytest.approx(a["test"]["ndcg@10"])
+    # A completed run is looked up, not retrained.
+    with RunStore(tmp_path / "a" / "runs.sqlite") as store:
+        again = train_run(config, store)
+        assert not again.retrained and again.summary["test"] == a["test"]
+
+
+@pytest.mark.slow
+def test_fixed_losses_log_no_parameters_and_early_stopping(tiny_data, tmp_path):
+    config = _tiny(tiny_data, loss="listnet", epochs=30, patience=1, lr=0.05)
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        summary = train_run(config, store).summary
+    assert summary["loss_parameters"] == [] and summary["train_loss"]
+    validation = [v["ndcg@10"] for v in summary["validation"]]
+    assert len(validation) < 30  # stopped early: the epoch after the best one did not improve
+    assert summary["best_epoch"] == int(np.argmax(validation)) == len(validation) - 2
+
+
+@pytest.mark.slow
+def test_a_crash_marks_the_run_failed(tiny_data, tmp_path, monkeypatch):
+    import ltr.train as train
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("validation exploded")
+
+    monkeypatch.setattr(train, "evaluate", broken)
+    config = _tiny(tiny_data, epochs=1)
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        with pytest.raises(RuntimeError, match="exploded"):
+            train_run(config, store)
+        run = store.get_run(config.run_id)
+        assert run["status"] == "failed" and "validation exploded" in run["error"]
+        assert store.step_series([config.run_id], ["loss"]).shape[0] > 0  # what was logged stays visible
+
+
+def _train_cmd(config: RunConfig, store: Path, out: Path | None = None) -> list[str]:
+    cmd = [sys.executable, "-m", "ltr", "train", *config.to_cli_args(), "--store", str(store), "--quiet"]
+    return cmd + (["--out", str(out)] if out else [])
+
+
+def _poll(path: Path, sql: str, until, timeout: float = 120.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists():
+            try:
+                conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+                value = conn.execute(sql).fetchone()
+                conn.close()
+                if until(value):
+                    return value
+            except sqlite3.OperationalError:
+                pass
+        time.sleep(0.005)
+    raise AssertionError(f"timed out waiting for {sql}")
+
+
+@pytest.mark.slow
+def test_resume_after_sigkill_and_sigterm_gives_the_same_result(tiny_data, tmp_path):
+    """Kill a real trainer mid-epoch (SIGKILL), resume, cancel the resumed one (SIGTERM), resume
+    again: the result equals an uninterrupted run's, to the last bit (MLP dropout makes the
+    restored RNG state matter)."""
+    config = _tiny(tiny_data, epochs=6, batch_size=2, lr=0.005, flush_every=2)
+    reference, killed = tmp_path / "ref" / "runs.sqlite", tmp_path / "kill" / "runs.sqlite"
+    ref = subprocess.Popen(_train_cmd(config, reference, tmp_path / "ref.json"), cwd=PROJECT_ROOT)
+    proc = subprocess.Popen(_train_cmd(config, killed), cwd=PROJECT_ROOT)
+    rid = config.run_id
+    # Epoch 0 is checkpointed before any step of epoch 1 runs; flush_every=2 makes steps visible.
+    _poll(killed, f"SELECT MAX(epoch) FROM step_metrics WHERE run_id = '{rid}'", lambda r: r[0] is not None and r[0] >= 1)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    with RunStore(killed) as store:
+        run = store.get_run(rid)
+        assert run["status"] == "running" and run["epochs_done"] < config.epochs  # died mid-run
+        ckpt = torch.load(checkpoint_path(store, rid), weights_only=True)
+        logged = store.step_series([rid], ["loss"], max_points=10**6)
+        assert logged["step"].max() >= ckpt["counters"]["step"]  # steps after the checkpoint are lost
+        assert store.reap_stale_runs() == [rid] and store.get_run(rid)["status"] == "failed"
+
+    proc = subprocess.Popen(_train_cmd(config, killed), cwd=PROJECT_ROOT)
+    _poll(killed, f"SELECT epochs_done, status FROM runs WHERE run_id = '{rid}'",
+          lambda r: r[1] == "running" and r[0] >= 2)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 130
+    with RunStore(killed) as store:
+        run = store.get_run(rid)
+        assert run["status"] == "cancelled" and "resume" in run["error"]
+
+    resumed = subprocess.run(_train_cmd(config, killed, tmp_path / "resumed.json"), cwd=PROJECT_ROOT,
+                             capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    assert ref.wait() == 0
+    a = json.loads((tmp_path / "ref.json").read_text())
+    b = json.loads((tmp_path / "resumed.json").read_text())
+    assert b["status"] == "completed"
+    assert a["test_per_query"] == b["test_per_query"] and a["test"] == b["test"]
+    assert [(v["epoch"], v["ndcg@10"]) for v in a["validation"]] == [(v["epoch"], v["ndcg@10"]) for v in b["validation"]]
+    assert a["train_loss"] == b["train_loss"]  # the step series has no hole and no duplicate
+
+
+@pytest.mark.slow
+def test_real_mq2008_training_beats_a_random_ranker(shared_dir, tmp_path):
+    from ltr.data.datasets import load_fold
+    from ltr.metrics import ndcg_table
+
+    source = shared_dir / "data" / "letor" / "mq2008_fold1_test.txt"
+    if not source.is_file():
+        pytest.skip(f"{source} is absent")
+    folder = split_letor_by_query(source, tmp_path / "mq2008-mini")
+    config = RunConfig(data=str(folder), fold=1, loss="learndcg", model="mlp", epochs=8, batch_size=8, lr=0.005,
+                       patience=0, device="cpu")
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        summary = train_run(config, store).summary
+    trained = summary["test"]["ndcg@10"]
+
+    test = load_fold(str(folder), 1, "test")
+    lengths = test.list_lengths()
+    n = int(lengths.max())
+    labels = torch.full((test.n_queries, n), -1.0)
+    for q, (start, stop) in enumerate(zip(test.query_ptr[:-1], test.query_ptr[1:])):
+        labels[q, : stop - start] = torch.as_tensor(test.labels[start:stop])
+    generator = torch.Generator().manual_seed(0)
+    random = np.mean([ndcg_table(torch.rand(labels.shape, generator=generator), labels, (10,))[10].mean().item()
+                      for _ in range(50)])
+    assert trained > random + 0.05, (trained, random)
