@@ -1,0 +1,46 @@
+"""Home: what the two studies are, which data is available, where training runs, what the store holds."""
+import streamlit as st
+
+from ltr import views
+
+st.title("IR ranking-loss and query-failure lab")
+
+left, right = st.columns(2)
+with left:
+    st.subheader("Learning to rank: LearnDCG")
+    st.markdown(
+        "LearnDCG is ApproxNDCG with a **learnable** gain base $b_g$, discount base $b_d$ and "
+        "temperature $\\alpha$, trained jointly with the ranker. The study compares it with ten other "
+        "ranking losses and four neural rankers on LETOR data sets (5-fold cross-validation), reports "
+        "NDCG@{1,3,5,10}, training cost and paired t-tests, and follows how $\\theta_d$ converges to "
+        "different values on different folds.")
+    st.page_link("app_pages/ltr_training.py", label="Train and watch the loss parameters", icon=":material/model_training:")
+    st.page_link("app_pages/ltr_results.py", label="Compare losses: effectiveness, cost, significance",
+                 icon=":material/leaderboard:")
+with right:
+    st.subheader("Query failure: TREC DL 2019-2022")
+    st.markdown(
+        "Which queries are hard to **retrieve** (BM25 and dense retrieval fail), hard to **generate** "
+        "answers for, and hard to **judge**, and how these sets overlap across the TREC Deep Learning "
+        "tracks 2019-2022.")
+    st.page_link("app_pages/query_failure.py", label="Query failure (coming soon)", icon=":material/search_off:")
+
+st.divider()
+device_col, runs_col, jobs_col = st.columns(3)
+device_slot = device_col.empty()  # filled last: the first torch import takes seconds
+with views.open_store() as store:
+    summary = views.store_summary(store)
+runs_col.metric("Runs in the store", summary["total"])
+runs_col.caption(" · ".join(f"{summary[s]} {s}" for s in ("completed", "running", "failed", "cancelled", "pending")))
+active = views.active_job_count()
+jobs_col.metric("Background jobs queued or running", active)
+
+st.subheader("Data sets")
+st.dataframe(views.dataset_overview(), hide_index=True, width="stretch")
+folder, status = views.trec_dl_status()
+st.markdown(f"**TREC DL folder** (query-failure study): {status}")
+if folder:
+    st.code(folder, language=None)
+st.caption("Real data folders are configured with IRDASH_DATA_<NAME> or the [data] table of irdash.toml "
+           "(see core/paths.py). The synthetic presets need nothing: they are generated on first use.")
+device_slot.metric("Training device", views.training_device())

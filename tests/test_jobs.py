@@ -1,0 +1,169 @@
+"""The background job runner with real processes: a worker, real commands, real signals."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from core import jobs
+from core.paths import PROJECT_ROOT
+
+
+@pytest.fixture
+def job_cache(tmp_path, monkeypatch):
+    """A private cache per test (jobs.sqlite, logs, worker lock); every process started is ended."""
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv(jobs.LIMITS_ENV, raising=False)
+    workers: list[subprocess.Popen] = []
+
+    def start_worker() -> subprocess.Popen:
+        proc = subprocess.Popen([sys.executable, "-m", "core.jobs", "worker", "--idle-exit", "20", "--poll", "0.1"],
+                                cwd=PROJECT_ROOT, env=dict(os.environ), start_new_session=True)
+        workers.append(proc)
+        _wait(lambda: (jobs.worker_info() or {}).get("pid") == proc.pid, what="worker heartbeat")
+        return proc
+
+    yield start_worker
+    for job in jobs.list_jobs(status=jobs.ACTIVE_STATUSES):
+        jobs.cancel(job.id)
+    for proc in workers:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    info = jobs.worker_info()
+    if info and info["alive"]:  # a worker ensure_worker() started for this test
+        os.kill(info["pid"], signal.SIGKILL)
+
+
+def _wait(predicate, *, timeout=20.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _wait_status(job_id, statuses, timeout=20.0):
+    statuses = (statuses,) if isinstance(statuses, str) else statuses
+    return _wait(lambda: (j := jobs.get_job(job_id)).status in statuses and j, timeout=timeout,
+                 what=f"job {job_id} to become {statuses}")
+
+
+def _py(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def test_submit_runs_through_ensure_worker_and_completes(job_cache):
+    job_id = jobs.submit(_py("print('hello from job')"), label="hello", meta={"run_ids": ["r1"]})
+    job = _wait_status(job_id, ("completed", "failed"))
+    assert job.status == "completed", job.log_tail
+    assert job.exit_code == 0
+    assert "hello from job" in job.log_path.read_text()
+    assert job.meta == {"run_ids": ["r1"]} and job.label == "hello"
+    assert job.started >= job.created and job.finished >= job.started
+    assert jobs.ensure_worker() is None  # the worker that ran it is still alive: no second one
+
+
+def test_crashing_job_fails_with_log_tail(job_cache):
+    job_cache()
+    job_id = jobs.submit(_py("import sys; print('about to crash'); sys.exit('boom: bad config')"),
+                         label="crash", start_worker=False)
+    job = _wait_status(job_id, ("completed", "failed"))
+    assert job.status == "failed"
+    assert job.exit_code == 1
+    assert "boom: bad config" in job.log_tail and "exit code 1" in job.log_tail
+
+
+def test_cancel_running_job_kills_its_process_group(job_cache, tmp_path):
+    job_cache()
+    # The job spawns a grandchild: cancelling must end the whole process group, not only the shell.
+    code = ("import subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']);"
+            f"open({str(tmp_path / 'child.pid')!r}, 'w').write(str(p.pid)); time.sleep(60)")
+    job_id = jobs.submit(_py(code), label="sleeper", start_worker=False)
+    job = _wait_status(job_id, "running")
+    child_pid = int(_wait(lambda: (tmp_path / "child.pid").exists() and (tmp_path / "child.pid").read_text(),
+                          what="grandchild pid"))
+    assert jobs.cancel(job_id) == "cancelled"
+    assert jobs.get_job(job_id).status == "cancelled"
+    _wait(lambda: jobs._proc_start_time(job.pid) is None, what="job shell to exit")
+    _wait(lambda: jobs._proc_start_time(child_pid) is None, what="grandchild to exit")
+    time.sleep(0.3)  # the worker must not overwrite a cancelled job with failed
+    assert jobs.get_job(job_id).status == "cancelled"
+
+
+def test_cancel_queued_job_never_starts(job_cache):
+    job_id = jobs.submit(_py("print('x')"), label="never", start_worker=False)
+    assert jobs.cancel(job_id) == "cancelled"
+    job_cache()
+    time.sleep(0.5)
+    job = jobs.get_job(job_id)
+    assert job.status == "cancelled" and job.started is None and job.pid is None
+
+
+def test_concurrency_limit_per_resource_class(job_cache, tmp_path, monkeypatch):
+    monkeypatch.setenv(jobs.LIMITS_ENV, "cpu=1,cuda:0=1")
+    stamp = ("import sys, time; t0 = time.time(); time.sleep(0.8); "
+             f"open({str(tmp_path)!r} + '/' + sys.argv[1], 'w').write(f'{{t0}} {{time.time()}}')")
+    cpu_ids = [jobs.submit(_py(stamp) + [f"cpu{i}"], label=f"cpu{i}", start_worker=False) for i in range(2)]
+    gpu_id = jobs.submit(_py(stamp) + ["gpu"], label="gpu", resource="cuda:0", start_worker=False)
+    job_cache()
+    seen_running = set()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        running = jobs.list_jobs(status="running")
+        assert sum(j.resource == "cpu" for j in running) <= 1
+        seen_running |= {j.id for j in running}
+        if all(jobs.get_job(i).status == "completed" for i in [*cpu_ids, gpu_id]):
+            break
+        time.sleep(0.05)
+    spans = {name: tuple(map(float, (tmp_path / name).read_text().split())) for name in ("cpu0", "cpu1", "gpu")}
+    assert spans["cpu0"][1] <= spans["cpu1"][0], "two CPU jobs overlapped despite limit 1"
+    # Another resource class has its own slot: the GPU job ran alongside the first CPU job.
+    assert spans["gpu"][0] < spans["cpu0"][1]
+
+
+def test_new_worker_finds_jobs_the_old_one_started(job_cache, tmp_path):
+    worker = job_cache()
+    ok_id = jobs.submit(_py("import time; time.sleep(1.5); print('survived')"), label="ok", start_worker=False)
+    dies_id = jobs.submit(_py("import time; time.sleep(60)"), label="dies", resource="cuda:0", start_worker=False)
+    ok_job = _wait_status(ok_id, "running")
+    dies_job = _wait_status(dies_id, "running")
+    worker.kill()
+    worker.wait()
+    # The jobs outlive their worker; one finishes normally, the other is killed while nobody watches.
+    os.killpg(dies_job.pid, signal.SIGKILL)
+    _wait(lambda: ok_job.exit_path.exists(), what="orphaned job to finish")
+    assert jobs.get_job(ok_id).status == "running"
+    job_cache()
+    ok_job = _wait_status(ok_id, ("completed", "failed"))
+    assert ok_job.status == "completed" and ok_job.exit_code == 0
+    assert "survived" in ok_job.log_tail
+    dies_job = _wait_status(dies_id, ("completed", "failed"))
+    assert dies_job.status == "failed" and dies_job.exit_code is None
+    assert "died" in dies_job.log_tail
+
+
+def test_second_worker_exits_while_one_holds_the_lock(job_cache):
+    job_cache()
+    assert jobs.worker_info()["alive"]
+    assert jobs.run_worker(idle_exit=0) == 1
+    assert jobs.ensure_worker() is None
+
+
+def test_bad_requests_are_refused(job_cache, monkeypatch):
+    with pytest.raises(jobs.JobError, match="non-empty"):
+        jobs.submit([], label="x", start_worker=False)
+    with pytest.raises(jobs.JobError, match="resource class"):
+        jobs.submit(["true"], label="x", resource="tpu", start_worker=False)
+    with pytest.raises(jobs.JobError, match="no job"):
+        jobs.cancel(12345)
+    monkeypatch.setenv(jobs.LIMITS_ENV, "cpu=two")
+    with pytest.raises(jobs.JobError, match=jobs.LIMITS_ENV):
+        jobs.resource_limits()
+    assert jobs.list_jobs() == []
