@@ -1,0 +1,143 @@
+"""Retrievers as the study sees them: a run per (dataset, retriever) plus where it came from.
+
+A run is either *imported* (a TREC run file: those in the data folder's ``runs/`` are real
+full-corpus runs) or *computed here* by BM25 or a dense model over the passages of the data folder,
+which is a partial corpus. :attr:`RetrieverRun.provenance` says which, in words, for the CLI JSON
+and the dashboard.
+
+Computed runs are written under ``cache/runs/trec_dl/<dataset>/`` keyed by the passages, the queries
+and the settings, so asking again is free.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from core import paths
+from pipeline.trec_io import Run
+
+COMPUTABLE = ("bm25", "dense", "tasb", "minilm")  # dense = TAS-B when loadable, else MiniLM
+
+
+class RetrievalError(RuntimeError):
+    """A retriever cannot run or a run cannot be found (one clear line)."""
+
+
+@dataclass
+class RetrieverRun:
+    name: str
+    dataset: str
+    kind: str  # "imported" | "computed"
+    provenance: str
+    path: Path
+    run: Run = field(repr=False)
+    details: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "dataset": self.dataset, "kind": self.kind, "provenance": self.provenance,
+                "path": str(self.path), **self.details}
+
+
+def parse_retriever_arg(text: str) -> tuple[str, Path | None]:
+    """``NAME`` or ``NAME=RUNFILE`` (the CLI's ``--retriever`` values)."""
+    name, sep, file = text.partition("=")
+    name = name.strip()
+    if not name or (sep and not file.strip()):
+        raise ValueError(f"--retriever expects NAME or NAME=RUNFILE, got {text!r}")
+    return name, Path(file.strip()).expanduser() if sep else None
+
+
+def imported_run(data, name: str, path: str | Path, *, from_data_folder: bool = False) -> RetrieverRun:
+    """A run read from a file. A run that :func:`compute_run` wrote keeps its provenance (from the
+    ``.json`` beside it); the data folder's ``runs/`` hold full-corpus runs (its layout's contract)."""
+    path = Path(path)
+    run = data.load_run(path)
+    meta = _read_meta(path.with_suffix(".json"))
+    if not from_data_folder and meta.get("dataset") == data.name and "provenance" in meta:
+        return RetrieverRun(name=name, dataset=data.name, kind="computed", provenance=meta["provenance"],
+                            path=path, run=run, details={k: meta[k] for k in ("n_passages", "settings") if k in meta})
+    what = "imported full-corpus run" if from_data_folder else "imported run"
+    return RetrieverRun(name=name, dataset=data.name, kind="imported", provenance=f"{what} ({path})",
+                        path=path, run=run)
+
+
+def _read_meta(path: Path) -> dict:
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _run_key(data, retriever: str, settings: dict) -> str:
+    spec = json.dumps({"passages": data.passages_fingerprint, "queries": data.queries(),
+                       "retriever": retriever, "settings": settings}, sort_keys=True)
+    return hashlib.sha256(spec.encode()).hexdigest()[:16]
+
+
+def compute_run(data, retriever: str, *, depth: int = 1000, k1: float = 0.9, b: float = 0.4,
+                threads: int = 2, progress: bool = True) -> RetrieverRun:
+    """Run ``bm25`` or a dense model (``dense`` = auto, ``tasb``, ``minilm``) over ``data``'s passages.
+
+    Queries are the judged topics (all topics when the dataset has no qrels).
+    """
+    from pipeline import trec_io
+
+    if retriever not in COMPUTABLE:
+        raise RetrievalError(f"cannot compute retriever {retriever!r}; computable: {', '.join(COMPUTABLE)}")
+    if not data.passages:
+        raise RetrievalError(f"{data.name}: no passages with text in {data.source}; nothing to index")
+    queries = data.queries()
+    n = len(data.passages)
+    if retriever == "bm25":
+        settings = {"k1": k1, "b": b, "depth": depth}
+        description = f"BM25 (pyserini/Anserini, k1={k1:g}, b={b:g})"
+    else:
+        from pipeline import dense
+
+        model = "auto" if retriever == "dense" else retriever
+        spec = dense.resolve_model(model)  # resolve auto now: the cache key names the model used
+        settings = {"model": spec.key, "depth": depth}
+        description = spec.description
+    folder = paths.cache_subdir("runs", "trec_dl", data.name)
+    path = folder / f"{retriever}-{_run_key(data, retriever, settings)}.txt"
+    meta_path = path.with_suffix(".json")
+    provenance = f"computed here over a partial corpus ({n:,} passages): {description}"
+    if not (path.is_file() and meta_path.is_file()):
+        if retriever == "bm25":
+            from pipeline import bm25
+
+            index = bm25.build_index(data.passages, fingerprint=data.passages_fingerprint, threads=threads)
+            run = bm25.search(index, queries, bm25.BM25Settings(k1=k1, b=b, depth=depth), threads=threads,
+                              progress=progress)
+        else:
+            run = dense.search(data.passages, queries, settings["model"], depth=depth,
+                               fingerprint=data.passages_fingerprint, progress=progress)
+        trec_io.write_run(run, path, tag=f"irdash-{retriever}")
+        trec_io.write_atomic(meta_path, json.dumps({"dataset": data.name, "retriever": retriever,
+                                                    "provenance": provenance, "n_passages": n,
+                                                    "n_queries": len(queries), "settings": settings}, indent=1))
+    run = data.load_run(path)
+    # queries without a single hit have no line in the file; keep them visible as empty rankings
+    for qid in queries:
+        run.setdefault(qid, {})
+    return RetrieverRun(name=retriever, dataset=data.name, kind="computed", provenance=provenance, path=path,
+                        run=run, details={"n_passages": n, "settings": settings})
+
+
+def get_run(data, name: str, run_file: str | Path | None = None, **compute_options) -> RetrieverRun:
+    """``NAME[=RUNFILE]``: the given file; else the data folder's ``runs/run.NAME.<dataset>.txt``;
+    else compute NAME here (bm25 / dense / tasb / minilm)."""
+    if run_file is not None:
+        return imported_run(data, name, run_file)
+    found = data.imported_runs().get(name)
+    if found is not None:
+        return imported_run(data, name, found, from_data_folder=True)
+    if name in COMPUTABLE:
+        return compute_run(data, name, **compute_options)
+    known = sorted(set(data.imported_runs()) | set(COMPUTABLE))
+    raise RetrievalError(f"{data.name}: no run for retriever {name!r} (imported runs: "
+                         f"{', '.join(sorted(data.imported_runs())) or 'none'}; known names: {', '.join(known)}); "
+                         f"pass NAME=RUNFILE to import one")
