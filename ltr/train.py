@@ -230,7 +230,7 @@ def prepare_run(config: RunConfig) -> PreparedRun:
     try:
         # The loss first: NeuralLoss may pre-train (consuming RNG) only when its cache is cold, and
         # the run's seed must not depend on that.
-        loss_fn = make_loss(config.loss, **config.loss_params)
+        loss_fn = make_loss(config.loss, **_dataset_loss_defaults(config, spec, splits["train"]))
         torch.manual_seed(config.seed)
         model = make_ranker(config.model, n_features, **config.model_params)
     except (TypeError, ValueError) as exc:
@@ -244,6 +244,19 @@ def prepare_run(config: RunConfig) -> PreparedRun:
     stored = json.loads(json.dumps(stored, sort_keys=True))  # as the store gives it back (tuples -> lists)
     return PreparedRun(config, device, splits, model.to(device), loss_fn.to(device),
                        None if pretrain is None else float(pretrain), stored)
+
+
+def _dataset_loss_defaults(config: RunConfig, spec, train) -> dict:
+    """The loss parameters with dataset-dependent defaults filled in.
+
+    RMSE regresses labels onto ``n_levels * sigmoid(s)``, so its scale must be the number of grades
+    of the dataset (3 for MQ2007/2008, 5 for WEB10K/Yahoo), not a fixed 5.
+    """
+    params = dict(config.loss_params)
+    if config.loss == "rmse" and "n_levels" not in params:
+        max_grade = spec.max_grade if spec.max_grade is not None else int(train.labels.max(initial=0))
+        params["n_levels"] = int(max_grade) + 1
+    return params
 
 
 def _one_line(exc: BaseException) -> str:

@@ -252,3 +252,14 @@ def test_real_mq2008_training_beats_a_random_ranker(shared_dir, tmp_path):
     random = np.mean([ndcg_table(torch.rand(labels.shape, generator=generator), labels, (10,))[10].mean().item()
                       for _ in range(50)])
     assert trained > random + 0.05, (trained, random)
+
+
+@pytest.mark.parametrize("data, levels", [("synthetic-mq2008", 3), ("synthetic-web10k", 5)])
+def test_rmse_scale_follows_the_dataset_grades(data, levels):
+    from ltr.train import prepare_run
+
+    prepared = prepare_run(RunConfig(data=f"{data}:n_queries=60", fold=1, loss="rmse", model="mlp", device="cpu"))
+    assert prepared.loss_fn.n_levels == levels
+    explicit = prepare_run(RunConfig(data=f"{data}:n_queries=60", fold=1, loss="rmse", model="mlp", device="cpu",
+                                     loss_params={"n_levels": 7}))
+    assert explicit.loss_fn.n_levels == 7
