@@ -234,3 +234,21 @@ def test_neuralloss_learns_ndcg_and_is_cached(losses, _isolated_cache):
 def test_neuralloss_rejects_unknown_parameters():
     with pytest.raises(TypeError, match="known parameters"):
         make_loss("neuralloss", depth=3)
+
+
+@pytest.mark.parametrize("b_d", [1.5, 2.0, 4.0])
+def test_learndcg_standard_theta_d_gradient_is_the_closed_form_scale_factor(b_d):
+    """DCG is ln(b_d) times a b_d-free sum, so dL/dθ_d = L·σ(θ_d)/(b_d ln b_d): negative for every
+    negative loss (θ_d only climbs; see the module docstring)."""
+    import torch.nn.functional as F
+
+    gen = torch.Generator().manual_seed(0)
+    scores = torch.randn(4, 10, generator=gen, requires_grad=True)
+    labels = torch.randint(0, 3, (4, 10), generator=gen).float()
+    loss = make_loss("learndcg", b_d=b_d, normalisation="standard")
+    value = loss(scores, labels)
+    value.backward()
+    theta = loss.theta_d.detach()
+    expected = value.detach() * torch.sigmoid(theta) / (loss.b_d.detach() * torch.log(loss.b_d.detach()))
+    assert loss.theta_d.grad.item() == pytest.approx(expected.item(), rel=1e-5)
+    assert loss.theta_d.grad.item() < 0

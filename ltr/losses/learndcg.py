@@ -14,6 +14,12 @@ The ideal DCG is a modelling choice (``normalisation``):
   the whole loss (and b_g rescales it), so theta_d gets a finite, non-zero gradient and drifts to
   a value that depends on the data: this is the variant that reproduces the study's observation
   that theta_d ends at different values on different folds.
+  Note what this means: DCG = ln(b_d) * sum_i g(y_i) / ln(1 + pi(i)), so for every batch
+  dL/d theta_d = L * sigmoid(theta_d) / (b_d ln b_d) < 0 whenever the loss is negative. theta_d
+  therefore never settles at an interior optimum: it climbs at roughly the loss-parameter learning
+  rate per Adam step, and where it "ends" is set by the number of steps taken (fold size, batch
+  size, early stopping), which is why folds end at different values. The dashboard plots the
+  gradient of theta_d next to its value so this drift can be told apart from learning.
 - ``"learned"``: IDCG with the same learned g and d. ln(b_d) cancels exactly (it is removed from
   the computation), so theta_d gets exactly zero gradient and keeps its initial value; only b_g
   and alpha shape the loss. The loss stays in [-1, 0] like NDCG.
