@@ -20,8 +20,8 @@ navigation = st.navigation({
         st.Page("app_pages/ltr_results.py", title="Results", icon=":material/leaderboard:", url_path="results"),
     ],
     "Query failure": [
-        st.Page("app_pages/query_failure.py", title="Hard queries", icon=":material/search_off:",
-                url_path="query-failure"),
+        st.Page("app_pages/query_failure.py", title="Hard to retrieve", icon=":material/search_off:",
+                url_path="hard-to-retrieve"),
     ],
 })
 navigation.run()

@@ -12,8 +12,8 @@ with left:
         "LearnDCG is ApproxNDCG with a **learnable** gain base $b_g$, discount base $b_d$ and "
         "temperature $\\alpha$, trained jointly with the ranker. The study compares it with ten other "
         "ranking losses and four neural rankers on LETOR data sets (5-fold cross-validation), reports "
-        "NDCG@{1,3,5,10}, training cost and paired t-tests, and follows how $\\theta_d$ converges to "
-        "different values on different folds.")
+        "NDCG@{1,3,5,10}, training cost and paired t-tests, and follows where $\\theta_d$ ends on each "
+        "fold (plotted with its gradient, so drift can be told apart from learning).")
     st.page_link("app_pages/ltr_training.py", label="Train and watch the loss parameters", icon=":material/model_training:")
     st.page_link("app_pages/ltr_results.py", label="Compare losses: effectiveness, cost, significance",
                  icon=":material/leaderboard:")
@@ -23,7 +23,7 @@ with right:
         "Which queries are hard to **retrieve** (BM25 and dense retrieval fail), hard to **generate** "
         "answers for, and hard to **judge**, and how these sets overlap across the TREC Deep Learning "
         "tracks 2019-2022.")
-    st.page_link("app_pages/query_failure.py", label="Query failure (coming soon)", icon=":material/search_off:")
+    st.page_link("app_pages/query_failure.py", label="Hard to retrieve", icon=":material/search_off:")
 
 st.divider()
 device_col, runs_col, jobs_col = st.columns(3)

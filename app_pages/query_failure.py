@@ -1,13 +1,133 @@
-"""Placeholder for the query-failure study's pages (they come with later issues)."""
+"""Hard to retrieve: per-query NDCG@10 of each retriever on a TREC DL year and its bottom-quantile queries."""
 import streamlit as st
 
-from ltr import views
+from pipeline import views
+from pipeline.datasets import DatasetError
+from pipeline.retrievers import COMPUTABLE
 
-st.title("Query failure")
-st.info("The query-failure pages are not built yet. They will show, for TREC DL 2019-2022, the queries "
-        "that are hard to retrieve (BM25 and dense retrieval), hard to generate answers for and hard "
-        "to judge, and how these sets intersect.")
-folder, status = views.trec_dl_status()
-st.markdown(f"**TREC DL folder**: {status}")
-if folder:
-    st.code(folder, language=None)
+REFRESH_SECONDS = 3.0
+
+st.title("Hard to retrieve")
+st.caption("Queries whose NDCG@10 falls in the bottom quantile of a retriever's per-query NDCG@10 over the "
+           "judged TREC DL queries (H2R), per retriever and under all of them. Next in this section: hard to "
+           "generate (answers generated per query), hard to judge (LLM judges against NIST), the Venn overlap "
+           "of the three sets, and a typology of the queries that fail.")
+
+folder, problem = views.data_folder_status()
+if folder is None:
+    st.warning(problem)
+    st.info(views.CONFIG_HELP)
+    st.stop()
+
+
+@st.cache_resource(max_entries=4, show_spinner="Loading topics, qrels and passages…")
+def dataset(name: str, folder: str):
+    return views.load(name, folder)  # shared, never copied: it holds the passage texts
+
+
+@st.cache_resource(max_entries=8, show_spinner="Reading run files…")
+def runs(name: str, folder: str, sources: tuple):
+    return views.load_runs(dataset(name, folder), sources)
+
+
+@st.cache_data(max_entries=32, show_spinner="Scoring runs (ir_measures)…")
+def report(name: str, folder: str, sources: tuple, selected: tuple, quantile: float):
+    loaded, _ = runs(name, folder, sources)
+    return views.h2r(dataset(name, folder), [r for r in loaded if r.name in selected], quantile)
+
+
+name = st.selectbox("Dataset", views.DATASET_NAMES, format_func=str.upper)
+st.caption(f"Data folder: `{folder}`")
+try:
+    data = dataset(name, str(folder))
+except (DatasetError, OSError, ValueError) as exc:
+    st.error(" ".join(str(exc).split()))
+    st.stop()
+
+st.subheader("Coverage")
+st.dataframe(views.coverage_frame(data), hide_index=True,
+             column_config={"share": st.column_config.ProgressColumn("share", min_value=0.0, max_value=1.0,
+                                                                     format="percent")})
+for line in views.coverage_warnings(data):
+    st.warning(line)
+
+st.subheader("Retrievers")
+sources = tuple(views.run_sources(data))
+loaded, problems = runs(name, str(folder), sources)
+for line in problems:
+    st.error(line)
+if loaded:
+    st.dataframe(views.retriever_frame(data, loaded), hide_index=True)
+else:
+    st.info("No run for this dataset yet: neither the data folder's runs/ nor the cache holds one.")
+
+with st.expander("Compute a run here (background job, partial corpus)"):
+    st.caption(f"Runs `python -m pipeline retrieve` over this folder's {len(data.passages):,} passages. The run is "
+               "listed above once the job has finished.")
+    left, right = st.columns([1, 3])
+    retriever = left.selectbox("Retriever", COMPUTABLE, help="dense = TAS-B when loadable, else MiniLM")
+    busy = any(j.active and j.meta.get("retriever") == retriever for j in views.retrieval_jobs(name))
+
+    def queue() -> None:  # a callback, so the rerun that follows already sees the job (and disables the button)
+        st.session_state["queued_retrieval"] = views.submit_retrieval(name, retriever, folder)
+
+    right.button("Compute", on_click=queue, disabled=busy or not data.passages,
+                 help="already queued or running" if busy else None)
+    if "queued_retrieval" in st.session_state:
+        st.success(f"Queued job #{st.session_state.pop('queued_retrieval')}.")
+
+
+@st.fragment(run_every=REFRESH_SECONDS if any(j.active for j in views.retrieval_jobs(name)) else None)
+def retrieval_jobs_panel() -> None:
+    job_list = views.retrieval_jobs(name)
+    if not job_list:
+        return
+    views.keep_jobs_moving(job_list)
+    st.dataframe(views.jobs_frame(job_list), hide_index=True)
+    for job in [j for j in job_list if j.status == "failed"][:2]:
+        with st.expander(f"Job #{job.id} failed: {job.label}"):
+            st.code(job.log_tail or "(no output)", language=None)
+    finished = {j.id for j in job_list if not j.active}
+    known = st.session_state.setdefault(f"finished-jobs-{name}", finished)
+    if finished - known:  # a run may have appeared: rerun the page to list it
+        st.session_state[f"finished-jobs-{name}"] = finished
+        st.rerun()
+
+
+retrieval_jobs_panel()
+
+if not loaded or not data.has_qrels:
+    st.stop()
+
+st.subheader("Hard-to-retrieve queries")
+left, right = st.columns([3, 1])
+names = [r.name for r in loaded]
+selected = left.multiselect("Retrievers", names, default=names)
+quantile = right.slider("Quantile", min_value=0.05, max_value=0.5, value=0.25, step=0.05,
+                        help="H2R: NDCG@10 ≤ the q-th quantile of the retriever's per-query NDCG@10 (ties included)")
+if not selected:
+    st.info("Choose at least one retriever.")
+    st.stop()
+result = report(name, str(folder), sources, tuple(selected), round(float(quantile), 4))
+
+st.dataframe(views.summary_frame(result), hide_index=True,
+             column_config={c: st.column_config.NumberColumn(format="%.4f")
+                            for c in ("mean NDCG@10", "threshold", "H2R mean NDCG@10")})
+if len(selected) > 1:
+    label = views.intersection_label(result)
+    st.metric(label.capitalize(), f"{len(result['intersection'])} queries")
+    st.caption(f"{label}: " + (", ".join(result["intersection"]) or "none"))
+
+st.dataframe(views.per_query_frame(data, result), hide_index=True,
+             column_config={c: st.column_config.NumberColumn(format="%.4f")
+                            for c in (f"NDCG@10 · {n}" for n in selected)})
+
+st.plotly_chart(views.sorted_figure(result, data.topics), key="h2r_sorted")
+if len(selected) > 1:
+    cx, cy = st.columns(2)
+    x = cx.selectbox("x axis", selected, index=0)
+    y = cy.selectbox("y axis", selected, index=1)
+    if x != y:
+        st.plotly_chart(views.scatter_figure(result, data.topics, x, y), key="h2r_scatter")
+st.caption(f"Rule: {result['rule']}. Every retriever is scored over the same {len(data.judged_qids)} judged "
+           "queries; a query missing from a run scores 0 (trec_eval -c).")

@@ -280,12 +280,6 @@ def test_results_page_only_failed_runs(cache):
     assert at.dataframe[0].value["error"][0] == "DatasetError: fold 1 is missing"
 
 
-def test_query_failure_placeholder(cache):
-    at = _page("app_pages/query_failure.py")
-    assert at.title[0].value == "Query failure"
-    assert "not built yet" in _texts(at)
-
-
 def test_pages_never_render_html():
     root = Path(APP).parent
     for path in [root / "app.py", *sorted((root / "app_pages").glob("*.py"))]:
