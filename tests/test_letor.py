@@ -171,3 +171,82 @@ def test_query_minmax_per_query_and_feature():
     x = np.array([[1, 5], [3, 5], [2, 5], [10, -1], [20, 1]], dtype=np.float32)
     out = query_minmax(x, np.array([0, 3, 5]))
     np.testing.assert_allclose(out, [[0, 0], [1, 0], [0.5, 0], [0, 0], [1, 1]])  # constant -> 0
+
+
+# ------------------------------------------------- dense fast path == scikit-learn path, bit for bit
+def _dense_letor(rng, n_queries=40, n_features=9) -> str:
+    """Dense lines whose values stress the float parsing: integers (beyond 2^24 and 2^53), many
+    digits, exponents, -0, subnormals, values near the float32 limit; comments on some lines."""
+    pool = ["0", "-0", "7", "16777217", "9007199254740993", "123456789012345678", "0.1", "-2.5e-3",
+            "3.4028234e38", "-3.4028234663852886e+38", "1e-45", "2.2250738585072014e-308",
+            "1.00000005960464477539062500001", "0.333333333333333314829616256247390992939472198486328125"]
+    lines = ["# header comment", ""]
+    for q in range(n_queries):
+        for d in range(rng.integers(1, 6)):
+            values = [pool[i] if rng.random() < 0.5 else f"{rng.normal() * 10.0 ** rng.integers(-8, 9):.{rng.integers(1, 18)}g}"
+                      for i in rng.integers(0, len(pool), n_features)]
+            feats = " ".join(f"{i + 1}:{v}" for i, v in enumerate(values))
+            tail = rng.choice(["", " ", f" #docid = q{q}d{d} inc = 1", " # no id"])
+            lines.append(f"{rng.choice(['0', '-0', '1', '2.0', '4'])} qid:{-5 + 37 * q} {feats}{tail}")
+    return "\n".join(lines) + "\n"
+
+
+def _assert_identical(a, b) -> None:
+    for x, y in ((a.features, b.features), (a.labels, b.labels), (a.query_ptr, b.query_ptr)):
+        assert x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes()
+    assert a.qids == b.qids and a.n_features == b.n_features
+    assert (a.doc_ids is None) == (b.doc_ids is None)
+    if a.doc_ids is not None:
+        assert a.doc_ids.tolist() == b.doc_ids.tolist()
+
+
+def _both_paths(path: Path, n_features, monkeypatch):
+    """read_letor as is, and with the dense fast path switched off (scikit-learn for every chunk)."""
+    data = path.read_bytes()
+    assert letor._parse_dense(data, n_features) is not None  # the file really takes the fast path
+    fast = read_letor(path, n_features)
+    with monkeypatch.context() as m:
+        m.setattr(letor, "_parse_dense", lambda data, n_features: None)
+        general = read_letor(path, n_features)
+    return fast, general
+
+
+def test_dense_fast_path_is_bit_identical_on_real_mq2008(shared_dir, monkeypatch):
+    fast, general = _both_paths(shared_dir / "data" / "letor" / "mq2008_fold1_test.txt", 46, monkeypatch)
+    _assert_identical(fast, general)
+    assert fast.n_documents == 2874 and (fast.doc_ids != "").all()
+
+
+@pytest.mark.parametrize("seed, n_features", [(0, None), (1, 12)])
+def test_dense_fast_path_is_bit_identical_on_synthetic_files(tmp_path, monkeypatch, seed, n_features):
+    path = write(tmp_path, _dense_letor(np.random.default_rng(seed)))
+    fast, general = _both_paths(path, n_features, monkeypatch)
+    _assert_identical(fast, general)
+    assert fast.n_features == (n_features or 9) and not fast.features[:, 9:].any()
+    assert (fast.features == 16777216).any() and not np.signbit(fast.features[fast.features == 0]).any()
+
+
+def test_sparse_or_irregular_chunks_fall_back_per_chunk(tmp_path, monkeypatch):
+    text = _dense_letor(np.random.default_rng(2)).splitlines()
+    text[len(text) // 2] = "3 qid:99999 2:0.5 7:1.5"  # one sparse line in the middle
+    text[-1] = text[-1].replace(" ", "  ", 1)  # a double space
+    path = write(tmp_path, "\n".join(text) + "\n")
+    monkeypatch.setattr(letor, "CHUNK_BYTES", 2000)
+    data = path.read_bytes()
+    taken = [letor._parse_dense(data[a:b], None) is not None for a, b in letor._chunk_bounds(path, len(data))]
+    assert not all(taken) and sum(taken) >= len(taken) - 2  # only the two odd chunks fall back
+    fast = read_letor(path)
+    monkeypatch.setattr(letor, "_parse_dense", lambda data, n_features: None)
+    _assert_identical(fast, read_letor(path))
+
+
+@pytest.mark.parametrize("text, line, needle", [
+    ("1 qid:1 1:1 2:1\n0 qid:1 1:1 2:inf\n", 2, "not finite"),
+    ("1 qid:1 1:1 2:1\n0 qid:1 1:1 3:1\n", 2, "feature index 3 out of range (the dataset has 2 features)"),
+    ("1 qid:1 1:1 2:1\n0 qid:1 2:1 1:1\n", 2, "must increase"),
+    ("1 qid:1 1:1 2:1\n1 qid:1.5 1:1 2:1\n", 2, "not an integer"),
+])
+def test_dense_files_with_a_bad_line_get_the_precise_error(tmp_path, text, line, needle):
+    with pytest.raises(LetorFormatError) as err:
+        read_letor(write(tmp_path, text), n_features=2)
+    assert err.value.line_no == line and needle in str(err.value)
