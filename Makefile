@@ -26,6 +26,7 @@ test-fast: setup
 	$(BIN)/python -m pytest -q -ra -m "not slow and not browser"
 
 bench: setup
+	$(BIN)/python bench/bench_data.py
 	$(BIN)/python bench/bench_losses.py
 	$(BIN)/python bench/bench_training.py
 	$(BIN)/python bench/bench_retrieval.py

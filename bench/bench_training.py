@@ -123,7 +123,7 @@ def main() -> int:
                         help="queries of the synthetic data set; fold 1 trains on 3/5 of them (default: 2004)")
     parser.add_argument("--epochs", type=int, default=1, help="measured epochs per loss (median)")
     parser.add_argument("--warmup", type=int, default=1)
-    parser.add_argument("--pair-epochs", type=int, default=3,
+    parser.add_argument("--pair-epochs", type=int, default=9,
                         help="interleaved ApproxNDCG/LearnDCG epochs for the ratio (0: skip)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--slate-length", type=int, default=240)
