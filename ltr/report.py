@@ -104,9 +104,9 @@ def significance_table(store: RunStore, data: str, model: str, *, candidate: str
         rows.append(row)
     table = pd.DataFrame(rows)
     table.attrs.update(candidate=candidate, alpha=alpha, holm=holm, left_out=left_out)
-    if candidate not in set(table["loss"]):
-        return table
     baselines = table["loss"] != candidate
+    if candidate not in set(table["loss"]) or not baselines.any():
+        return table  # nothing to test: no candidate, or no baseline beside it
     for k in ks:
         p = table[f"p@{k}"]
         if holm:

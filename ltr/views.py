@@ -457,6 +457,9 @@ def significance_display(table: pd.DataFrame, *, show_p: bool = False) -> pd.Dat
 def significance_legend(table: pd.DataFrame) -> str:
     from ltr.report import ALPHA, BETTER_MARK, WORSE_MARK
 
+    if not any(c.startswith("p@") for c in table.columns):
+        return (f"Nothing to test yet: train {table.attrs.get('candidate', 'learndcg')} and at least one "
+                f"baseline on the same folds. Values are means over folds.")
     holm = "Holm-corrected " if table.attrs.get("holm") else ""
     text = (f"{BETTER_MARK} / {WORSE_MARK}: {table.attrs.get('candidate', 'learndcg')} is significantly better / "
             f"worse than this loss (two-sided paired t-test over the pooled test queries of all folds, "

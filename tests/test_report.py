@@ -117,3 +117,23 @@ def test_report_cli(study, tmp_path, capsys):
     assert main(["report", "--data", "synthetic-mq2007", "--store", str(store.path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("losses", [["learndcg"], ["listnet", "approxndcg"]])
+def test_a_table_with_nothing_to_test_has_means_and_no_tests(tmp_path, losses):
+    """Only the candidate (or only baselines) stored: means per loss, no p-values, exports still work."""
+    from ltr.views import significance_display, significance_legend
+
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        for loss in losses:
+            for fold in FOLDS:
+                _store_run(store, loss, fold, {f"{fold}_{i}": 0.1 * i for i in range(5)})
+        table = significance_table(store, DATA, MODEL, holm=True)
+    assert list(table["loss"]) == losses
+    assert not [c for c in table.columns if c.startswith(("p@", "better@"))]
+    assert table["ndcg@10"].notna().all()
+    assert "Nothing to test yet" in significance_legend(table)
+    assert list(significance_display(table, show_p=True).index) == losses
+    to_csv(table, tmp_path / "t.csv")
+    assert "ndcg@10" in (tmp_path / "t.csv").read_text()
+    assert to_latex(table)
