@@ -301,6 +301,18 @@ class Executor(Protocol):
 _WRAPPER = '"$@"; code=$?; echo $code > "$IRDASH_JOB_EXIT.tmp" && mv "$IRDASH_JOB_EXIT.tmp" "$IRDASH_JOB_EXIT"'
 
 
+def visible_device(index: str) -> str:
+    """The ``CUDA_VISIBLE_DEVICES`` value for GPU ``index`` as this process numbers its GPUs.
+
+    ``cuda:N`` counts the GPUs this process sees: under ``CUDA_VISIBLE_DEVICES=2,3`` (a shared
+    machine), ``cuda:0`` is physical GPU 2, so the child must get ``2``, not ``0`` (a GPU excluded).
+    """
+    visible = [d.strip() for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
+    if visible and index.isdigit() and int(index) < len(visible):
+        return visible[int(index)]
+    return index
+
+
 def _proc_start_time(pid: int) -> str | None:
     """Field 22 of /proc/<pid>/stat (start time in clock ticks), None when the process is gone."""
     try:
@@ -322,7 +334,7 @@ class LocalProcessExecutor:
         env = dict(os.environ, IRDASH_CACHE_DIR=str(cache_dir()), PYTHONUNBUFFERED="1",
                    IRDASH_JOB_ID=str(job.id), IRDASH_JOB_EXIT=str(job.exit_path))
         if job.resource.startswith("cuda:"):
-            env["CUDA_VISIBLE_DEVICES"] = job.resource.split(":", 1)[1]
+            env["CUDA_VISIBLE_DEVICES"] = visible_device(job.resource.split(":", 1)[1])
         with open(job.log_path, "ab") as log:
             proc = subprocess.Popen(["/bin/sh", "-c", _WRAPPER, "sh", *job.command], cwd=PROJECT_ROOT, env=env,
                                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,

@@ -131,7 +131,7 @@ def config_from_args(args: argparse.Namespace):
 
 def cmd_train(args) -> int:
     from ltr.store import RunStore
-    from ltr.train import RunCancelled, prepare_run, train_run
+    from ltr.train import RunCancelled, RunInputError, prepare_run, train_run
 
     config = config_from_args(args)
     prepared = prepare_run(config)  # everything validated (data loaded) before the store is touched
@@ -143,6 +143,13 @@ def cmd_train(args) -> int:
         except (RunCancelled, KeyboardInterrupt):
             print(f"cancelled: {config.run_id} (resume by running the same command)", file=sys.stderr)
             return EXIT_CANCELLED
+        except RunInputError:
+            raise
+        except Exception as exc:
+            # train_run already stored the error with its traceback tail; the terminal gets one line.
+            print(f"error: run {config.run_id} failed: {type(exc).__name__}: {' '.join(str(exc).split())} "
+                  f"(traceback stored with the run)", file=sys.stderr)
+            return EXIT_FAILED
     summary = result.summary
     if not result.retrained:
         say(f"{result.run_id} already completed; printing the stored result (--force retrains)")
@@ -217,14 +224,23 @@ def cmd_report(args) -> int:
 
 
 def cmd_runs(args) -> int:
-    from ltr.store import RunStore
+    from ltr.store import RunStore, canonical_data
 
+    data = None if args.data is None else [canonical_data(d) for d in args.data]  # as runs store it
     with RunStore(args.store) as store:
         store.reap_stale_runs()
-        runs = store.list_runs(status=args.status, data=args.data, experiment=args.experiment)
+        runs = store.list_runs(status=args.status, data=data, experiment=args.experiment)
     cols = ["run_id", "status", "epochs_done", "best_epoch", "test_ndcg10", "train_seconds", "error"]
-    print(runs[cols].to_string(index=False, max_colwidth=60) if not runs.empty else "no runs")
+    runs = runs[cols].copy()
+    # Run ids in full (they are what one copies); of an error only its first line (the message).
+    runs["error"] = [e if not isinstance(e, str) else _shorten(e.splitlines()[0] if e else e, 80)
+                     for e in runs["error"]]
+    print(runs.to_string(index=False) if not runs.empty else "no runs")
     return 0
+
+
+def _shorten(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _write_json(path: Path, payload: dict) -> None:

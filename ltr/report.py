@@ -70,6 +70,10 @@ def significance_table(store: RunStore, data: str, model: str, *, candidate: str
     finished one is used (``table.attrs["left_out"]`` counts the others; pick a set with
     ``experiment``/``seed``). Raises :class:`ReportError` when nothing is stored.
     """
+    from ltr.losses import LOSS_NAMES
+
+    if candidate not in LOSS_NAMES:  # a typo would otherwise give a table with no test at all
+        raise ReportError(f"unknown candidate loss {candidate!r}; choose from {', '.join(LOSS_NAMES)}")
     data = canonical_data(data)
     runs, left_out = _completed_runs(store, data, model, experiment, seed)
     if losses is not None:

@@ -181,6 +181,10 @@ def resolve_device(device: str | None) -> torch.device:
         raise RunInputError(f"invalid device {device!r}: {exc}") from None
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise RunInputError(f"device {device!r} requested but CUDA is not available")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        # Otherwise the first .to(dev) fails deep inside torch with "invalid device ordinal".
+        raise RunInputError(f"device {device!r} does not exist: {torch.cuda.device_count()} CUDA device(s) "
+                            f"visible (cuda:0..cuda:{torch.cuda.device_count() - 1})")
     return dev
 
 
@@ -227,15 +231,19 @@ def prepare_run(config: RunConfig) -> PreparedRun:
         if ds.n_queries == 0:
             raise RunInputError(f"{config.data} fold {config.fold} {split}: no queries")
     n_features = splits["train"].n_features
+    # The loss first: NeuralLoss may pre-train (consuming RNG) only when its cache is cold, and the
+    # run's seed must not depend on that.
     try:
-        # The loss first: NeuralLoss may pre-train (consuming RNG) only when its cache is cold, and
-        # the run's seed must not depend on that.
         loss_fn = make_loss(config.loss, **_dataset_loss_defaults(config, spec, splits["train"]))
-        torch.manual_seed(config.seed)
+    except TypeError as exc:  # make_loss already names the loss
+        raise RunInputError(_one_line(exc)) from None
+    except ValueError as exc:
+        raise RunInputError(f"bad parameters for loss {config.loss!r}: {_one_line(exc)}") from None
+    torch.manual_seed(config.seed)
+    try:
         model = make_ranker(config.model, n_features, **config.model_params)
     except (TypeError, ValueError) as exc:
-        raise RunInputError(f"bad parameters for loss {config.loss!r} / model {config.model!r}: "
-                            f"{_one_line(exc)}") from None
+        raise RunInputError(f"bad parameters for model {config.model!r}: {_one_line(exc)}") from None
     pretrain = getattr(loss_fn, "pretrain_seconds", None)
     stored = config.result_config()
     stored["data_signature"] = {"n_features": n_features,

@@ -19,7 +19,7 @@ from typing import Iterable, Mapping
 import numpy as np
 
 DEFAULT_QUANTILE = 0.25
-RULE = "NDCG@10 <= numpy.quantile(per-query NDCG@10, q) (linear interpolation); ties at the threshold included"
+RULE = "{measure} <= numpy.quantile(per-query {measure}, q) (linear interpolation); ties at the threshold included"
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,6 @@ def h2r_report(data, runs, quantile: float = DEFAULT_QUANTILE, measure: str = "n
         retrievers[r.name] = {**r.as_dict(), "n_queries": hard.n_queries, "mean": hard.overall_mean,
                               "threshold": hard.threshold, "n_hard": len(hard.qids), "hard": list(hard.qids),
                               "hard_mean": hard.mean, "per_query": values}
-    return {"dataset": data.name, "measure": measure, "quantile": quantile, "rule": RULE,
+    return {"dataset": data.name, "measure": measure, "quantile": quantile, "rule": RULE.format(measure=measure),
             "source": data.source, "coverage": data.coverage.as_dict(), "retrievers": retrievers,
             "intersection": intersection(sets)}

@@ -173,3 +173,30 @@ def test_grid_runs_in_parallel_and_skips_completed(tmp_path, tiny_data, capsys):
     assert main(["grid", "--data", tiny_data, "--folds", "1", "--losses", "nope", "--models", "mlp",
                  "--store", str(store)]) == 2
     assert "unknown loss 'nope'" in capsys.readouterr().err
+
+
+def test_a_run_that_fails_while_training_is_one_line_and_exit_1(tmp_path, tiny_data, capsys):
+    """A diverging run (NaN loss) is marked failed in the store; the terminal gets one line, no traceback."""
+    store = tmp_path / "runs.sqlite"
+    argv = ["train", "--data", tiny_data, "--fold", "1", "--loss", "rmse", "--model", "mlp", "--epochs", "2",
+            "--lr", "1e30", "--quiet", "--store", str(store)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: run ") and "FloatingPointError" in err[0], err
+    with RunStore(store) as s:
+        run = s.list_runs().iloc[0]
+    assert run["status"] == "failed" and "Traceback" in run["error"]  # the details stay in the store
+
+
+def test_runs_lists_full_run_ids_and_matches_data_as_stored(tmp_path, capsys):
+    store = tmp_path / "runs.sqlite"
+    config = RunConfig(data="synthetic-mq2008:seed=4,n_queries=60", fold=1, loss="learndcg_fixed",
+                       model="attention_mil")
+    with RunStore(store) as s:
+        s.register_run(config.run_id, config.result_config(), total_epochs=1)
+        s.fail_run(config.run_id, "FloatingPointError: training loss became nan\nTraceback (most recent call last):")
+    assert len(config.run_id) > 60
+    # Spelled differently from the stored canonical name (option order, spaces): the same data set.
+    assert main(["runs", "--store", str(store), "--data", "synthetic-mq2008: n_queries=60,seed=4"]) == 0
+    out = capsys.readouterr().out
+    assert config.run_id in out and "training loss became nan" in out and "Traceback" not in out

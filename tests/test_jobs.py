@@ -167,3 +167,11 @@ def test_bad_requests_are_refused(job_cache, monkeypatch):
     with pytest.raises(jobs.JobError, match=jobs.LIMITS_ENV):
         jobs.resource_limits()
     assert jobs.list_jobs() == []
+
+
+def test_gpu_jobs_get_the_physical_gpu_under_a_restricted_cuda_visible_devices(monkeypatch):
+    """``cuda:N`` numbers the GPUs the dashboard sees: under CUDA_VISIBLE_DEVICES=2,3 job ``cuda:1`` is GPU 3."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2, 3")
+    assert [jobs.visible_device(i) for i in ("0", "1")] == ["2", "3"]
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    assert [jobs.visible_device(i) for i in ("0", "1")] == ["0", "1"]

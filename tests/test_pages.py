@@ -33,9 +33,19 @@ def cache(tmp_path, monkeypatch):
     yield tmp_path
     for job in jobs.list_jobs(status=jobs.ACTIVE_STATUSES):
         jobs.cancel(job.id)
-    info = jobs.worker_info()
-    if info and info["alive"]:
-        os.kill(info["pid"], signal.SIGKILL)
+    # A worker started by the page may not have checked in yet: give it a moment, then end it.
+    deadline = time.monotonic() + (5 if jobs.list_jobs(limit=None) else 0)
+    while True:
+        info = jobs.worker_info()
+        if info and info["alive"]:
+            try:
+                os.kill(info["pid"], signal.SIGKILL)
+            except ProcessLookupError:  # the row is from an earlier worker; the live one exits when idle
+                pass
+            break
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(0.1)
 
 
 def _config(fold, loss, **over):

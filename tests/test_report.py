@@ -137,3 +137,9 @@ def test_a_table_with_nothing_to_test_has_means_and_no_tests(tmp_path, losses):
     to_csv(table, tmp_path / "t.csv")
     assert "ndcg@10" in (tmp_path / "t.csv").read_text()
     assert to_latex(table)
+
+
+def test_an_unknown_candidate_is_an_error(study):
+    store, _, _ = study
+    with pytest.raises(ReportError, match="unknown candidate loss 'learndgc'"):
+        significance_table(store, DATA, MODEL, candidate="learndgc")

@@ -263,3 +263,14 @@ def test_rmse_scale_follows_the_dataset_grades(data, levels):
     explicit = prepare_run(RunConfig(data=f"{data}:n_queries=60", fold=1, loss="rmse", model="mlp", device="cpu",
                                      loss_params={"n_levels": 7}))
     assert explicit.loss_fn.n_levels == 7
+
+
+def test_a_cuda_device_that_does_not_exist_is_bad_input(monkeypatch):
+    """``cuda:3`` on a one-GPU machine: one line, before anything is built (not torch's "invalid device ordinal")."""
+    from ltr.train import resolve_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert resolve_device("cuda:0") == torch.device("cuda:0") and resolve_device("cuda") == torch.device("cuda")
+    with pytest.raises(RunInputError, match=r"'cuda:3' does not exist: 1 CUDA device"):
+        resolve_device("cuda:3")
