@@ -50,9 +50,15 @@ def _wait(predicate, *, timeout=20.0, what="condition"):
 
 
 def _wait_status(job_id, statuses, timeout=20.0):
+    """The job once its status is one of ``statuses``; a running job only once it has its pid (the
+    worker claims a job as running before it launches the process, then records the pid)."""
     statuses = (statuses,) if isinstance(statuses, str) else statuses
-    return _wait(lambda: (j := jobs.get_job(job_id)).status in statuses and j, timeout=timeout,
-                 what=f"job {job_id} to become {statuses}")
+
+    def reached():
+        job = jobs.get_job(job_id)
+        return job if job.status in statuses and (job.status != "running" or job.pid is not None) else None
+
+    return _wait(reached, timeout=timeout, what=f"job {job_id} to become {statuses}")
 
 
 def _py(code: str) -> list[str]:
