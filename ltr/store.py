@@ -102,14 +102,25 @@ class UnknownRun(KeyError):
 
 
 def canonical_data(data: str) -> str:
-    """A registry name lower-cased (synthetic options sorted), a folder as its absolute path, so that
-    equal runs get equal ids."""
+    """A registry name lower-cased (synthetic options sorted, options at their default dropped), a
+    folder as its absolute path, so that equal runs get equal ids."""
     from ltr.data.datasets import DATASETS
+    from ltr.data.synthetic import PRESETS
 
     name, sep, options = data.partition(":")
     if name.lower() in DATASETS:
-        items = sorted("=".join(part.strip() for part in o.split("=", 1)) for o in options.split(",") if o.strip())
-        return name.lower() + (":" + ",".join(items) if items else "")
+        name = name.lower()
+        defaults = {"seed": 0, "n_queries": PRESETS[name].n_queries} if name in PRESETS else {}
+        items = []
+        for option in filter(None, (o.strip() for o in options.split(","))):
+            key, eq, value = (part.strip() for part in option.partition("="))
+            if not eq:
+                items.append(option)  # malformed: kept as written so the data layer reports it
+                continue
+            if value.isdigit() and defaults.get(key) == int(value):
+                continue  # spelled out at its default: the same data as leaving it out
+            items.append(f"{key}={int(value) if value.isdigit() else value}")
+        return name + (":" + ",".join(sorted(items)) if items else "")
     path = Path(data).expanduser()
     return str(path.resolve()) if path.exists() else data
 

@@ -274,3 +274,15 @@ def test_a_cuda_device_that_does_not_exist_is_bad_input(monkeypatch):
     assert resolve_device("cuda:0") == torch.device("cuda:0") and resolve_device("cuda") == torch.device("cuda")
     with pytest.raises(RunInputError, match=r"'cuda:3' does not exist: 1 CUDA device"):
         resolve_device("cuda:3")
+
+
+def test_data_options_spelled_at_their_default_give_the_same_run():
+    plain = RunConfig(data="synthetic-mq2008", fold=1, loss="listnet", model="mlp")
+    for spelled in ("synthetic-mq2008:seed=0", "Synthetic-MQ2008:n_queries=800, seed=00"):
+        same = RunConfig(data=spelled, fold=1, loss="listnet", model="mlp")
+        assert (same.data, same.run_id) == (plain.data, plain.run_id)
+    other = RunConfig(data="synthetic-mq2008:seed=1,n_queries=400", fold=1, loss="listnet", model="mlp")
+    assert other.data == "synthetic-mq2008:n_queries=400,seed=1" and other.run_id != plain.run_id
+    bad = RunConfig(data="synthetic-mq2008:bogus", fold=1, loss="listnet", model="mlp", device="cpu")
+    with pytest.raises(RunInputError, match="bad option 'bogus'"):
+        train_run(bad, RunStore(":memory:"))
