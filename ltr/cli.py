@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Sequence
+
+from core.atomic import atomic_write_text
 
 EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 1, 2, 130
 
@@ -244,10 +245,7 @@ def _shorten(text: str, width: int) -> str:
 
 
 def _write_json(path: Path, payload: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(payload, indent=1, allow_nan=False))
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(payload, indent=1, allow_nan=False))
 
 
 COMMANDS = {"train": cmd_train, "grid": cmd_grid, "report": cmd_report, "runs": cmd_runs}

@@ -9,7 +9,6 @@ Holm-corrected across the baselines (family = the baselines compared with the ca
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Sequence
 
@@ -17,6 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from core.atomic import atomic_write_text
 from ltr.store import RunStore, canonical_data
 
 KS = (1, 3, 5, 10)
@@ -173,7 +173,7 @@ def format_text(table: pd.DataFrame, ks: Sequence[int] = KS, *, with_p: bool = T
 
 def to_csv(table: pd.DataFrame, path: str | Path) -> None:
     """The full table (means, differences, p-values, flags) as CSV, written atomically."""
-    _atomic_write(Path(path), table.to_csv(index=False))
+    atomic_write_text(path, table.to_csv(index=False))
 
 
 def to_latex(tables: Sequence[pd.DataFrame] | pd.DataFrame, path: str | Path | None = None,
@@ -196,12 +196,5 @@ def to_latex(tables: Sequence[pd.DataFrame] | pd.DataFrame, path: str | Path | N
         parts.append(latex)
     text = "\n".join(parts)
     if path is not None:
-        _atomic_write(Path(path), text)
+        atomic_write_text(path, text)
     return text
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)

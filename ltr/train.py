@@ -44,7 +44,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import pickle
 import re
 import signal
@@ -59,6 +58,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 import torch
 
+from core.atomic import atomic_write
 from ltr.metrics import ndcg_table
 from ltr.store import RunBusy, RunConfigMismatch, RunStore, canonical_data, run_is_live
 
@@ -415,10 +415,7 @@ def _set_rng_state(state: Mapping) -> None:
 
 def save_checkpoint(path: Path, state: dict) -> None:
     """Write atomically (temp file + ``os.replace``): a kill mid-write leaves the previous one intact."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
+    atomic_write(path, lambda tmp: torch.save(state, tmp))
 
 
 def load_checkpoint(path: Path, run_id: str) -> dict | None:
@@ -587,7 +584,7 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
     store.finish_run(run_id, test_means=means, per_query=per_query_map, train_seconds=state["train_seconds"],
                      pretrain_seconds=p.pretrain_seconds, best_epoch=state["best_epoch"])
     ckpt_path.unlink(missing_ok=True)
-    progress(f"test " + " ".join(f"{k} {v:.4f}" for k, v in means.items()))
+    progress("test " + " ".join(f"{k} {v:.4f}" for k, v in means.items()))
 
 
 # --------------------------------------------------------------------------- results

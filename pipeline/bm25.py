@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Mapping
 
+from core.atomic import publish_dir
 from core import paths
 from pipeline import java
 from pipeline.datasets import passages_fingerprint
@@ -63,15 +63,13 @@ def build_index(passages: Mapping[str, str], *, fingerprint: str | None = None, 
     final = root / f"lucene-{index_key(fingerprint)}"
     if (final / "meta.json").is_file():
         return final
-    tmp = Path(tempfile.mkdtemp(dir=root, prefix=".building-"))
-    try:
-        collection = tmp / "collection"
+    with tempfile.TemporaryDirectory(dir=root, prefix=".collection-") as work, publish_dir(final) as index:
+        collection = Path(work) / "collection"
         collection.mkdir()
         with open(collection / "passages.jsonl", "w", encoding="utf-8") as fh:
             for pid, text in passages.items():
                 fh.write(json.dumps({"id": pid, "contents": text}, ensure_ascii=False) + "\n")
-        index = tmp / "index"
-        log = tmp / "indexer.log"
+        log = Path(work) / "indexer.log"
         cmd = java.anserini_command("io.anserini.index.IndexCollection", "-input", str(collection),
                                     "-index", str(index), "-threads", str(threads), *INDEX_ARGS, heap=heap)
         env = java.configure_environment(dict(os.environ))
@@ -83,13 +81,6 @@ def build_index(passages: Mapping[str, str], *, fingerprint: str | None = None, 
         (index / "meta.json").write_text(json.dumps(
             {"passages_fingerprint": fingerprint, "n_passages": len(passages), "args": INDEX_ARGS,
              "anserini": java.anserini_jar().name}, indent=1))
-        try:
-            os.replace(index, final)
-        except OSError:
-            if not (final / "meta.json").is_file():  # not a concurrent builder that won the race
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return final
 
 

@@ -15,10 +15,8 @@ the vectors as they are) is cached under ``cache/dense/<model>/<passages fingerp
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -26,6 +24,7 @@ from typing import Mapping
 
 import numpy as np
 
+from core.atomic import atomic_write, publish_dir
 from core import paths
 from pipeline.datasets import passages_fingerprint
 from pipeline.retrievers import RetrievalError
@@ -104,14 +103,11 @@ def _encode(encoder, spec: DenseModelSpec, texts: list[str], progress: bool, bat
 
 
 def _save_npy_atomic(path: Path, array: np.ndarray) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npy.tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:  # a file object: np.save would append ".npy" to a name
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as fh:  # a file object: np.save would append ".npy" to a name
             np.save(fh, array)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    atomic_write(path, write)
 
 
 def build_index(passages: Mapping[str, str], model: str = "auto", *, fingerprint: str | None = None,
@@ -142,19 +138,12 @@ def build_index(passages: Mapping[str, str], model: str = "auto", *, fingerprint
         emb = np.concatenate([np.load(s) for s in shards])
         index = faiss.IndexFlatIP(emb.shape[1])
         index.add(emb)
-        tmp = Path(tempfile.mkdtemp(dir=root, prefix=".building-"))
-        try:
-            faiss.write_index(index, str(tmp / "index.faiss"))
-            (tmp / "pids.json").write_text(json.dumps(pids))
-            (tmp / "meta.json").write_text(json.dumps({"model": spec.key, "description": spec.description,
-                                                       "passages_fingerprint": fingerprint,
-                                                       "n_passages": len(pids), "dim": int(emb.shape[1])}))
-            os.replace(tmp, final)
-        except OSError:
-            if not (final / "meta.json").is_file():
-                raise
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        with publish_dir(final) as staging:
+            faiss.write_index(index, str(staging / "index.faiss"))
+            (staging / "pids.json").write_text(json.dumps(pids))
+            (staging / "meta.json").write_text(json.dumps({"model": spec.key, "description": spec.description,
+                                                           "passages_fingerprint": fingerprint,
+                                                           "n_passages": len(pids), "dim": int(emb.shape[1])}))
         shutil.rmtree(partial, ignore_errors=True)
     index = faiss.read_index(str(final / "index.faiss"))
     pids = json.loads((final / "pids.json").read_text())

@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.atomic import atomic_write_text
 from core import paths
 from pipeline.trec_io import Run
 
@@ -116,9 +117,9 @@ def compute_run(data, retriever: str, *, depth: int = 1000, k1: float = 0.9, b: 
             run = dense.search(data.passages, queries, settings["model"], depth=depth,
                                fingerprint=data.passages_fingerprint, progress=progress)
         trec_io.write_run(run, path, tag=f"irdash-{retriever}")
-        trec_io.write_atomic(meta_path, json.dumps({"dataset": data.name, "retriever": retriever,
-                                                    "provenance": provenance, "n_passages": n,
-                                                    "n_queries": len(queries), "settings": settings}, indent=1))
+        atomic_write_text(meta_path, json.dumps({"dataset": data.name, "retriever": retriever,
+                                                 "provenance": provenance, "n_passages": n,
+                                                 "n_queries": len(queries), "settings": settings}, indent=1))
     run = data.load_run(path)
     # queries without a single hit have no line in the file; keep them visible as empty rankings
     for qid in queries:

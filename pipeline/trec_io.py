@@ -14,10 +14,10 @@ silently skipped line changes every per-query NDCG downstream.
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Collection, Mapping
+
+from core.atomic import atomic_write_text
 
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, dict[str, float]]
@@ -189,21 +189,6 @@ def format_run(run: Mapping[str, Mapping[str, float]], tag: str) -> str:
     return "".join(out)
 
 
-def write_atomic(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temp file + ``os.replace``: readers never see half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
 def write_run(run: Mapping[str, Mapping[str, float]], path: str | Path, tag: str) -> Path:
     """Write ``run`` atomically in TREC format."""
-    return write_atomic(path, format_run(run, tag))
+    return atomic_write_text(path, format_run(run, tag))

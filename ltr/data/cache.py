@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from core.atomic import atomic_write_text, publish_dir
 from core.paths import cache_subdir
 from ltr.data.letor import PARSER_VERSION, RankingDataset, query_minmax, read_letor
 
@@ -41,16 +39,8 @@ def load_cached(path: str | Path, n_features: int | None = None,
     ds = read_letor(path, n_features)  # raises before anything is written
     if query_normalise:
         ds = ds.with_features(query_minmax(ds.features, ds.query_ptr))
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
-    try:
-        _write_entry(tmp, ds, source=path)
-        os.rename(tmp, entry)
-    except OSError:
-        if not (entry / "meta.json").is_file():
-            raise
-        # another process renamed the same entry in first: its content is identical
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    with publish_dir(entry) as staging:
+        _write_entry(staging, ds, source=path)
     return _load_entry(entry)
 
 
@@ -63,7 +53,7 @@ def file_digest(path: Path) -> str:
         return memo.read_text().strip()
     with open(path, "rb") as fh:
         digest = hashlib.file_digest(fh, "sha256").hexdigest()
-    _atomic_write_text(memo, digest)
+    atomic_write_text(memo, digest)
     return digest
 
 
@@ -90,10 +80,3 @@ def _load_entry(folder: Path) -> RankingDataset:
         qids=np.load(folder / "qids.npy").tolist(),
         n_features=int(meta["n_features"]),
         doc_ids=np.load(doc_ids, mmap_mode="r") if doc_ids.is_file() else None)
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)

@@ -28,15 +28,13 @@ How a preset is generated
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from core.atomic import publish_dir
 from ltr.data.letor import query_minmax
 
 GENERATOR_VERSION = 2
@@ -89,26 +87,18 @@ def write_synthetic(preset: str, out_dir: str | Path, seed: int = 0, n_queries: 
                             sparse=spec.kind == "sparse") for q in range(n_queries)]
     parts = np.array_split(rng.permutation(n_queries), N_FOLDS)
     part_text = ["".join(blocks[q] for q in np.sort(p)) for p in parts]
-    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{out_dir.name}-", dir=out_dir.parent))
-    try:
+    with publish_dir(out_dir) as staging:
         for k in range(N_FOLDS):
             order = [(k + j) % N_FOLDS for j in range(N_FOLDS)]
-            fold = tmp / f"Fold{k + 1}"
+            fold = staging / f"Fold{k + 1}"
             fold.mkdir()
             (fold / "train.txt").write_text("".join(part_text[i] for i in order[:3]))
             (fold / "vali.txt").write_text(part_text[order[3]])
             (fold / "test.txt").write_text(part_text[order[4]])
-        (tmp / "meta.json").write_text(json.dumps({
+        (staging / "meta.json").write_text(json.dumps({
             "preset": preset, "seed": seed, "n_queries": n_queries, "generator_version": GENERATOR_VERSION,
             "n_documents": int(ptr[-1]),
             "grade_counts": np.bincount(labels, minlength=spec.max_grade + 1).tolist()}))
-        try:
-            os.rename(tmp, out_dir)
-        except OSError:
-            if not (out_dir / "meta.json").is_file():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return out_dir
 
 

@@ -28,15 +28,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import torch
 from torch import Tensor, nn
 
+from core.atomic import atomic_write, atomic_write_text
 from core.paths import cache_subdir
 from ltr.losses._common import RankingLoss, check_batch, exp_gain, ideal_dcg, mean_over, real_labels, real_scores
 
@@ -149,15 +147,6 @@ def pretrain(cfg: SurrogateConfig) -> tuple[NDCGSurrogate, dict]:
     return model, meta
 
 
-def _atomic_write(path: Path, write) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def load_or_pretrain(cfg: SurrogateConfig) -> tuple[NDCGSurrogate, dict, bool]:
@@ -177,8 +166,8 @@ def load_or_pretrain(cfg: SurrogateConfig) -> tuple[NDCGSurrogate, dict, bool]:
             pass  # unreadable or stale cache entry: pre-train again and overwrite it
     model, meta = pretrain(cfg)
     # weights first, meta last: a meta file only ever describes complete weights
-    _atomic_write(weights, lambda tmp: torch.save(model.state_dict(), tmp))
-    _atomic_write(meta_path, lambda tmp: Path(tmp).write_text(json.dumps(meta, indent=2)))
+    atomic_write(weights, lambda tmp: torch.save(model.state_dict(), tmp))
+    atomic_write_text(meta_path, json.dumps(meta, indent=2))
     return model, meta, False
 
 
