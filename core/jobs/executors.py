@@ -6,8 +6,9 @@ import signal
 import subprocess
 from typing import TYPE_CHECKING, Protocol
 
+from core.jobs.hosts import HostProcess
 from core.jobs.records import JobError
-from core.paths import PROJECT_ROOT, cache_dir, load_config
+from core.paths import PROJECT_ROOT, cache_dir, cache_subdir, load_config
 
 if TYPE_CHECKING:
     from core.jobs.records import Job
@@ -54,18 +55,48 @@ def proc_start_time(pid: int) -> str | None:
     return None if rest[0] == "Z" else rest[19]
 
 
+HOSTED = "host"  # third field of a hosted job's handle
+
+
 class LocalProcessExecutor:
-    """Jobs as local processes in their own session; handle = ``"<pid>:<start time>"``."""
+    """Jobs as local processes in their own session; handle = ``"<pid>:<start time>"``.
+
+    A job whose ``meta`` names a ``host`` (an argv, e.g. ``python -m ltr worker``) and a
+    ``host_request`` runs instead in a long-lived host process of that argv and resource class
+    (:class:`core.jobs.hosts.HostProcess`), reused by later jobs: handle
+    ``"<host pid>:<start time>:host"``. Such a job ends when its exit file appears (the host lives
+    on); cancelling it creates its ``.cancel`` file (the host stops that run within a step), and the
+    worker's SIGKILL escalation kills the host, which runs nothing else meanwhile.
+    """
 
     def __init__(self):
         self._children: dict[int, subprocess.Popen] = {}
+        self._hosts: dict[tuple, list[HostProcess]] = {}
+
+    def _env(self, job: Job) -> dict:
+        env = dict(os.environ, IRDASH_CACHE_DIR=str(cache_dir()), PYTHONUNBUFFERED="1")
+        if job.resource.startswith("cuda:"):
+            env["CUDA_VISIBLE_DEVICES"] = visible_device(job.resource.split(":", 1)[1])
+        return env
+
+    def _launch_hosted(self, job: Job) -> tuple[str, int]:
+        key = (job.resource, tuple(job.meta["host"]))
+        pool = self._hosts.setdefault(key, [])
+        pool[:] = [h for h in pool if h.alive()]
+        host = next((h for h in pool if h.idle()), None)
+        if host is None:
+            host = HostProcess(job.meta["host"], env=self._env(job), log=cache_subdir("jobs") / "hosts.log")
+            pool.append(host)
+        job.cancel_path.unlink(missing_ok=True)
+        host.send({**job.meta.get("host_request", {}), "log": str(job.log_path), "cancel": str(job.cancel_path)},
+                  job.exit_path)
+        return f"{host.pid}:{proc_start_time(host.pid) or ''}:{HOSTED}", host.pid
 
     def launch(self, job: Job) -> tuple[str, int]:
         job.exit_path.unlink(missing_ok=True)
-        env = dict(os.environ, IRDASH_CACHE_DIR=str(cache_dir()), PYTHONUNBUFFERED="1",
-                   IRDASH_JOB_ID=str(job.id), IRDASH_JOB_EXIT=str(job.exit_path))
-        if job.resource.startswith("cuda:"):
-            env["CUDA_VISIBLE_DEVICES"] = visible_device(job.resource.split(":", 1)[1])
+        if job.meta.get("host"):
+            return self._launch_hosted(job)
+        env = dict(self._env(job), IRDASH_JOB_ID=str(job.id), IRDASH_JOB_EXIT=str(job.exit_path))
         with open(job.log_path, "ab") as log:
             proc = subprocess.Popen(["/bin/sh", "-c", _WRAPPER, "sh", *job.command], cwd=PROJECT_ROOT, env=env,
                                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
@@ -74,9 +105,12 @@ class LocalProcessExecutor:
         return f"{proc.pid}:{proc_start_time(proc.pid) or ''}", proc.pid
 
     def is_alive(self, job: Job) -> bool:
-        pid, _, started = (job.handle or "").partition(":")
+        pid, _, rest = (job.handle or "").partition(":")
+        started, _, kind = rest.partition(":")
         if not pid.isdigit():
             return False
+        if kind == HOSTED and job.exit_path.exists():
+            return False  # the host finished this job (and may run others)
         child = self._children.get(int(pid))
         if child is not None and child.poll() is not None:  # our own child: poll() reaps the zombie
             del self._children[int(pid)]
@@ -92,6 +126,9 @@ class LocalProcessExecutor:
 
     def terminate(self, job: Job, *, kill: bool = False) -> None:
         if not self.is_alive(job):
+            return
+        if job.handle.endswith(f":{HOSTED}") and not kill:
+            job.cancel_path.touch()  # the host cancels this run only (works from any process)
             return
         pid = int(job.handle.partition(":")[0])
         try:

@@ -70,6 +70,11 @@ class Job:
         return cache_subdir("jobs") / f"{self.id}.exit"
 
     @property
+    def cancel_path(self) -> Path:
+        """Created to cancel a hosted job (its host stops the run; see :mod:`core.jobs.hosts`)."""
+        return cache_subdir("jobs") / f"{self.id}.cancel"
+
+    @property
     def active(self) -> bool:
         return self.status in ACTIVE_STATUSES
 

@@ -50,10 +50,10 @@ Layout (one concern per module; this package re-exports the public names):
 - :mod:`ltr.train.summary`: :func:`run_summary` (a stored run as the ``--out`` JSON).
 """
 from ltr.train.checkpoint import CHECKPOINT_FORMAT, checkpoint_path, load_checkpoint, save_checkpoint
-from ltr.train.config import RunConfig, RunInputError, resolve_device
+from ltr.train.config import RunCancelled, RunConfig, RunInputError, resolve_device
 from ltr.train.loop import EVAL_BATCH_SIZE, FLUSH_SECONDS, build_optimizer, evaluate, make_batcher, train_epoch
 from ltr.train.prepare import PreparedRun, prepare_run
-from ltr.train.run import SELECTION_METRIC, RunCancelled, RunResult, train_run
+from ltr.train.run import SELECTION_METRIC, RunResult, train_run
 from ltr.train.steplog import STEP_BUFFER_ROWS, StepLog
 from ltr.train.summary import run_summary
 

@@ -18,6 +18,11 @@ class RunInputError(ValueError):
     """Bad input for a run (unknown name, bad data, config clash): reported as one line, nothing stored."""
 
 
+class RunCancelled(BaseException):
+    """Raised in the training thread by SIGTERM or a cancel request (a BaseException so that no
+    ``except Exception`` eats it)."""
+
+
 def one_line(exc: BaseException) -> str:
     """An exception as one line of text (its message with whitespace collapsed, else its type)."""
     return " ".join(str(exc).split()) or type(exc).__name__

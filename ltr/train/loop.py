@@ -1,6 +1,7 @@
 """The training pieces: the optimiser, one pass over the training batches, evaluation."""
 from __future__ import annotations
 
+import threading
 import time
 from typing import Callable
 
@@ -8,7 +9,7 @@ import torch
 
 from ltr.cutoffs import NDCG_CUTOFFS
 from ltr.metrics import ndcg_table
-from ltr.train.config import RunInputError
+from ltr.train.config import RunCancelled, RunInputError
 from ltr.train.steplog import StepLog
 
 # Flush buffered step metrics (and so beat the heartbeat) at least this often while training.
@@ -26,11 +27,13 @@ def build_optimizer(model: torch.nn.Module, loss_fn: torch.nn.Module, lr: float,
 
 
 def train_epoch(model, loss_fn, optimizer, batcher, epoch: int, step: int, *, log_every: int = 1,
-                step_log: StepLog | None = None, on_flush: Callable[[], None] | None = None) -> tuple[int, torch.Tensor]:
+                step_log: StepLog | None = None, on_flush: Callable[[], None] | None = None,
+                cancel: threading.Event | None = None) -> tuple[int, torch.Tensor]:
     """One pass over the training batches; returns ``(next step, mean training loss as a 0-d tensor)``.
 
     ``on_flush`` is called when the step buffer is full or ``FLUSH_SECONDS`` passed since the last
-    call (it drains ``step_log`` to the store and so beats the heartbeat).
+    call (it drains ``step_log`` to the store and so beats the heartbeat). A set ``cancel`` event
+    raises :class:`RunCancelled` before the next step (an attribute read, no host sync).
     """
     model.train()
     loss_fn.train()
@@ -38,6 +41,8 @@ def train_epoch(model, loss_fn, optimizer, batcher, epoch: int, step: int, *, lo
     total, n_batches = None, 0
     last_flush = time.monotonic()
     for batch in batcher:
+        if cancel is not None and cancel.is_set():
+            raise RunCancelled("cancel requested")
         scores = model(batch.features, batch.mask)
         value = loss_fn(scores, batch.labels)
         optimizer.zero_grad(set_to_none=True)

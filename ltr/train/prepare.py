@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Mapping
 
 import torch
 
@@ -20,8 +21,12 @@ class PreparedRun:
     stored_config: dict  # what the store records (result config + data signature)
 
 
-def prepare_run(config: RunConfig) -> PreparedRun:
-    """Validate names, load and check the fold, build ranker and loss; raises :class:`RunInputError`."""
+def prepare_run(config: RunConfig, *, splits: Mapping | None = None) -> PreparedRun:
+    """Validate names, load and check the fold, build ranker and loss; raises :class:`RunInputError`.
+
+    ``splits`` (``{"train"|"vali"|"test": RankingDataset}``) are the fold's data already loaded by
+    this process (:mod:`ltr.train.inprocess`); they are checked like freshly loaded ones.
+    """
     from ltr.data.datasets import DatasetError, load_fold, resolve_dataset
     from ltr.data.letor import LetorFormatError
     from ltr.losses import LOSS_NAMES, make_loss
@@ -36,7 +41,8 @@ def prepare_run(config: RunConfig) -> PreparedRun:
         spec, _folder = resolve_dataset(config.data)
         if not 1 <= config.fold <= spec.n_folds:
             raise RunInputError(f"{config.data}: fold {config.fold} does not exist (folds 1..{spec.n_folds})")
-        splits = {split: load_fold(config.data, config.fold, split) for split in ("train", "vali", "test")}
+        if splits is None:
+            splits = {split: load_fold(config.data, config.fold, split) for split in ("train", "vali", "test")}
     except (DatasetError, LetorFormatError, FileNotFoundError) as exc:
         raise RunInputError(one_line(exc)) from None
     for split, ds in splits.items():

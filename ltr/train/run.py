@@ -16,17 +16,13 @@ from ltr.cutoffs import NDCG_CUTOFFS
 from ltr.store import RunBusy, RunConfigMismatch, RunStore, run_is_live
 from ltr.train.checkpoint import (CHECKPOINT_FORMAT, checkpoint_path, clone_state, load_checkpoint, rng_state,
                                   save_checkpoint, set_rng_state)
-from ltr.train.config import RunConfig, RunInputError, one_line
+from ltr.train.config import RunCancelled, RunConfig, RunInputError, one_line
 from ltr.train.loop import EVAL_BATCH_SIZE, FLUSH_SECONDS, build_optimizer, evaluate, make_batcher, train_epoch
 from ltr.train.prepare import PreparedRun, prepare_run
 from ltr.train.steplog import StepLog
 from ltr.train.summary import run_summary
 
 SELECTION_METRIC = "ndcg@10"
-
-
-class RunCancelled(BaseException):
-    """Raised in the training thread by SIGTERM (a BaseException so no ``except Exception`` eats it)."""
 
 
 @dataclass
@@ -38,11 +34,14 @@ class RunResult:
 
 
 def train_run(config: RunConfig, store: RunStore, resume: bool = True, *, force: bool = False,
-              prepared: PreparedRun | None = None, progress: Callable[[str], None] | None = None) -> RunResult:
+              prepared: PreparedRun | None = None, progress: Callable[[str], None] | None = None,
+              cancel: threading.Event | None = None) -> RunResult:
     """Train (or resume, or just look up) the run of ``config``; see the module docstring.
 
     ``resume=False`` discards a checkpoint and starts over; ``force=True`` also retrains a run
-    that completed (and replaces a stored run whose configuration no longer matches).
+    that completed (and replaces a stored run whose configuration no longer matches). Setting
+    ``cancel`` (from any thread) stops the run at its next step like SIGTERM does: it is marked
+    ``cancelled`` and :class:`RunCancelled` is raised.
     """
     run_id = config.run_id
     prepared = prepared or prepare_run(config)
@@ -75,7 +74,7 @@ def train_run(config: RunConfig, store: RunStore, resume: bool = True, *, force:
                 store.start_run(run_id, device=str(prepared.device))
             except RunBusy as exc:
                 raise RunInputError(one_line(exc)) from None
-            _train(prepared, store, ckpt_path, progress or (lambda _msg: None))
+            _train(prepared, store, ckpt_path, progress or (lambda _msg: None), cancel)
     except RunInputError:
         raise
     except (RunCancelled, KeyboardInterrupt) as exc:
@@ -95,6 +94,8 @@ def _sigterm_cancels() -> Iterator[None]:
         return
 
     def handler(signum, frame):
+        if callable(previous):  # a host process's own handler (it ends the host after this run)
+            previous(signum, frame)
         raise RunCancelled(f"signal {signum}")
 
     previous = signal.signal(signal.SIGTERM, handler)
@@ -104,7 +105,8 @@ def _sigterm_cancels() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[[str], None]) -> None:
+def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[[str], None],
+           cancel: threading.Event | None) -> None:
     cfg, device, run_id = p.config, p.device, p.config.run_id
     model, loss_fn = p.model, p.loss_fn
     optimizer = build_optimizer(model, loss_fn, cfg.lr, cfg.effective_loss_lr)
@@ -139,13 +141,16 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
         last_beat[0] = time.monotonic()
 
     def tick() -> None:
+        if cancel is not None and cancel.is_set():
+            raise RunCancelled("cancel requested")
         if time.monotonic() - last_beat[0] > FLUSH_SECONDS:
             flush()
 
     while not state["stopped"] and state["epoch"] < cfg.epochs:
         epoch, started = state["epoch"], time.perf_counter()
         step, mean_loss = train_epoch(model, loss_fn, optimizer, train_b, epoch, state["step"],
-                                      log_every=cfg.log_every, step_log=step_log, on_flush=flush)
+                                      log_every=cfg.log_every, step_log=step_log, on_flush=flush,
+                                      cancel=cancel)
         flush()
         vali = evaluate(model, vali_b, p.splits["vali"].n_queries, NDCG_CUTOFFS, tick).mean(dim=1).tolist()
         seconds = time.perf_counter() - started

@@ -1,6 +1,7 @@
 """Starting runs from the training form (one background job per fold) and the table of those jobs."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import time
@@ -40,12 +41,14 @@ class TrainingRequest:
 
 
 def submit_training(request: TrainingRequest, *, n_gpus: int | None = None) -> list[int]:
-    """Queue one ``python -m ltr train`` job per fold; returns the job ids.
+    """Queue one training job per fold (run by a trainer host, see below); returns the job ids.
 
     With GPUs, folds are spread round-robin over them (resource ``cuda:i``; the job runner sets
     ``CUDA_VISIBLE_DEVICES`` so the trainer's automatic device picks that GPU); else all go to
     ``cpu``, where the runner's limit runs them one after another.
     """
+    from ltr.train.host import host_command
+
     if not request.folds:
         raise ValueError("choose at least one fold")
     n_gpus = gpu_count() if n_gpus is None else n_gpus
@@ -54,8 +57,11 @@ def submit_training(request: TrainingRequest, *, n_gpus: int | None = None) -> l
         resource = f"cuda:{i % n_gpus}" if n_gpus else "cpu"
         command = [sys.executable, "-m", "ltr", "train", *config.to_cli_args()]
         label = f"{config.data} · fold {config.fold} · {config.loss} · {config.model}"
+        # Run by a trainer host (``python -m ltr worker``) that stays up between jobs: torch is
+        # imported and the fold read once; ``command`` is the same run as a process of its own.
         meta = {"kind": JOB_KIND, "run_ids": [config.run_id], "data": config.data, "fold": config.fold,
-                "loss": config.loss, "model": config.model}
+                "loss": config.loss, "model": config.model, "host": host_command(),
+                "host_request": {"config": dataclasses.asdict(config)}}
         job_ids.append(jobs.submit(command, label=label, resource=resource, meta=meta, start_worker=False))
     jobs.ensure_worker()
     return job_ids
