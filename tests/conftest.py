@@ -35,3 +35,9 @@ def golden(shared_dir):
     if not path.is_file():
         pytest.skip(f"{path} is absent")
     return json.loads(path.read_text())
+
+
+@pytest.fixture
+def shared_dir_or_none() -> Path | None:
+    """``../shared`` when present, else None (for tests that use real data when they can)."""
+    return SHARED if SHARED.is_dir() else None
