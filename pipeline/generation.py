@@ -23,7 +23,7 @@ ZERO_SHOT_USER = ("Answer the following question in a short paragraph of two to 
                   "your own knowledge.\n\nQuestion: {query}\nAnswer:")
 # Answers of a few sentences, like the study's; long enough for a paragraph, short enough for the
 # embedded model on a CPU.
-GENERATION_OPTIONS = GenerationOptions(temperature=0.0, seed=0, max_tokens=160)
+GENERATION_OPTIONS = GenerationOptions(temperature=0.0, seed=0, max_tokens=128)
 
 
 class AnswersFormatError(ValueError):
