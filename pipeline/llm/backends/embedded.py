@@ -121,18 +121,28 @@ class EmbeddedBackend:
         return load_embedded(self.gguf)
 
     def complete(self, messages: Sequence[Message], options: GenerationOptions) -> str:
+        return self.complete_batch([messages], options)[0]
+
+    def complete_batch(self, requests: Sequence[Sequence[Message]], options: GenerationOptions) -> list[str]:
+        """Answer several prompts in one left-padded ``generate`` call: on a CPU, a step over a batch
+        of 8 costs little more than a step over one prompt (a 135M model is overhead-bound)."""
         import torch
 
         model, tokenizer = self.prepare()
+        texts = [tokenizer.apply_chat_template([dict(m) for m in messages], add_generation_prompt=True,
+                                               tokenize=False) for messages in requests]
         with self._lock, torch.inference_mode(), _torch_threads(self.threads):
-            inputs = tokenizer.apply_chat_template([dict(m) for m in messages], add_generation_prompt=True,
-                                                   return_tensors="pt", return_dict=True)
+            tokenizer.padding_side = "left"
+            pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+            if tokenizer.pad_token_id is None:
+                tokenizer.pad_token = tokenizer.eos_token
+            inputs = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
             sampling = options.temperature > 0
             if sampling:
                 torch.manual_seed(options.seed)
             out = model.generate(**inputs, max_new_tokens=options.max_tokens, do_sample=sampling,
                                  temperature=options.temperature if sampling else None,
-                                 top_p=None, top_k=None, pad_token_id=tokenizer.eos_token_id)
-        new_tokens = out[0][inputs["input_ids"].shape[1]:]
-        self.last_n_tokens = int(new_tokens.shape[0])
-        return tokenizer.decode(new_tokens, skip_special_tokens=True).strip()
+                                 top_p=None, top_k=None, pad_token_id=pad_id)
+        new_tokens = out[:, inputs["input_ids"].shape[1]:]
+        self.last_n_tokens = int((new_tokens != pad_id).sum())
+        return [tokenizer.decode(row, skip_special_tokens=True).strip() for row in new_tokens]
