@@ -30,7 +30,8 @@ def test_regions_shares_and_pairs_on_hand_made_sets():
     by_hand = sum(math.comb(6, k) * math.comb(14, 6 - k) for k in range(4, 7)) / math.comb(20, 6)
     assert rj["p_value"] == pytest.approx(by_hand)
     assert a["largest_pairwise"]["pair"] == "h2r&h2j" and a["largest_pairwise"]["p_value"] == pytest.approx(by_hand)
-    assert a["pairwise"]["h2g&h2j"]["p_value"] == pytest.approx(1.0)  # P(X >= 0)
+    gj = a["pairwise"]["h2g&h2j"]  # only q04: P(X >= 1) = 1 - P(X = 0)
+    assert gj["count"] == 1 and gj["p_value"] == pytest.approx(1 - math.comb(14, 6) / math.comb(20, 6))
 
 
 def test_sets_outside_the_universe_are_refused():
