@@ -250,3 +250,10 @@ def test_learndcg_standard_theta_d_gradient_is_the_closed_form_scale_factor(b_d)
     expected = value.detach() * torch.sigmoid(theta) / (loss.b_d.detach() * torch.log(loss.b_d.detach()))
     assert loss.theta_d.grad.item() == pytest.approx(expected.item(), rel=1e-5)
     assert loss.theta_d.grad.item() < 0
+
+
+def test_the_registry_follows_the_study_order_of_ltr_names():
+    from ltr.losses import _FACTORIES
+    from ltr.names import LOSS_NAMES as names
+
+    assert tuple(_FACTORIES) == names == LOSS_NAMES
