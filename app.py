@@ -22,6 +22,8 @@ navigation = st.navigation({
     "Query failure": [
         st.Page("app_pages/query_failure.py", title="Hard to retrieve", icon=":material/search_off:",
                 url_path="hard-to-retrieve"),
+        st.Page("app_pages/failure_overlap.py", title="Failure overlap", icon=":material/join_inner:",
+                url_path="failure-overlap"),
     ],
 })
 navigation.run()
