@@ -86,6 +86,14 @@ def _require_query_texts(data) -> dict[str, str]:
     return queries
 
 
+def folder_judgments(folder, dataset: str) -> dict[str, Path]:
+    """``{judge: path}`` for a data folder's ``judgments/judgments.<judge>.<dataset>.txt`` files."""
+    if folder is None or not (Path(folder) / "judgments").is_dir():
+        return {}
+    found = sorted((Path(folder) / "judgments").glob(f"judgments.*.{dataset}.txt"))
+    return {p.name[len("judgments."):-len(f".{dataset}.txt")]: p for p in found}
+
+
 def study_dir(data) -> Path:
     return paths.cache_subdir("failure", slug(data.name))
 
@@ -137,9 +145,8 @@ def judgments_for(data, arg: str, setup: str, *, cap: int | None, llm_options: d
     from pipeline.llm import make_client
 
     name, file = parse_named_arg(arg, "--judge")
-    if file is None and data.folder is not None:
-        candidate = data.folder / "judgments" / f"judgments.{name}.{data.name}.txt"
-        file = candidate if candidate.is_file() else None
+    if file is None:
+        file = folder_judgments(data.folder, data.name).get(name)
     if file is not None:
         return import_judgments(name, file, setup, known_qids=data.topics)
     _require_query_texts(data)

@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from core import jobs, paths  # noqa: E402
+from pipeline.failure import folder_judgments  # noqa: E402
 from pipeline.overlap import TASKS  # noqa: E402
 
 JOB_KIND = "pipeline.failure-study"
@@ -174,9 +175,8 @@ def study_command(dataset: str, folder: str | Path | None, *, generator: str = "
                "--cap", str(int(cap))]
     if folder is not None:
         command += ["--data", str(folder)]
-        judgments = sorted(Path(folder).glob(f"judgments/judgments.*.{dataset}.txt"))
-        for path in judgments:
-            command += ["--judge", path.name.split(".")[1]]
+        for judge in folder_judgments(folder, dataset):
+            command += ["--judge", judge]
     command += ["--judge", judge_llm]
     return command
 
