@@ -168,7 +168,7 @@ def bench_live(tmp: Path, steps: int, repeats: int) -> None:
     print(f"pre-change data path alone (interleaved):        {old_ms:7.1f} ms   -> refresh / old data = "
           f"{new_ms / old_ms:.3f} ({old_ms / new_ms:.1f}x faster, figures included on our side)")
     os.environ["IRDASH_CACHE_DIR"] = str(path.parent)
-    first, median = render_seconds("app_pages/ltr_training.py", repeats, reruns=True)
+    first, median = render_seconds("pages/training.py", repeats, reruns=True)
     verdict = "ok" if median < 0.150 else "SLOW (target < 150 ms)"
     print(f"page training (live store) first render {first:6.3f} s   rerun median of {repeats}: "
           f"{1000 * median:6.1f} ms   {verdict}")

@@ -185,15 +185,11 @@ def cmd_overlap(args) -> None:
 
 
 def cmd_run(args) -> None:
-    from pipeline.failure import run_study
+    from pipeline.failure import folder_judgments, run_study
 
     data = _collection(args)
     retrievers = args.retriever or (sorted(data.imported_runs()) or ["bm25"])
-    judges = args.judge
-    if not judges:
-        found = sorted(p.name.split(".")[1] for p in (data.folder / "judgments").glob(f"judgments.*.{data.name}.txt")) \
-            if data.folder is not None and (data.folder / "judgments").is_dir() else []
-        judges = found + ["auto"]
+    judges = args.judge or [*folder_judgments(data.folder, data.name), "auto"]
     study = run_study(data, retrievers=retrievers, generators=args.generator or ["auto"], judges=judges,
                       setups=args.setup or ["binary", "graded"], quantile=args.quantile, encoder=args.encoder,
                       aggregate=args.aggregate, cap=args.cap, llm_options=_llm_options(args),
