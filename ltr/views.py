@@ -115,6 +115,13 @@ def n_folds(data: str) -> int:
     return DATASETS[data].n_folds
 
 
+def study_slate_length(data: str) -> int | None:
+    """The study's training slate for ``data`` (240 for WEB10K and Yahoo and their synthetic shapes)."""
+    from ltr.data.datasets import DATASETS
+
+    return DATASETS[data].study_slate_length
+
+
 def store_summary(store: RunStore) -> dict[str, int]:
     counts = store.counts()
     return {"total": sum(counts.values()), **counts}

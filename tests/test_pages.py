@@ -340,3 +340,12 @@ def test_every_page_opens_once_from_the_navigation(cache):
         at.switch_page(path).run()
         assert not at.exception, (path, [e.value for e in at.exception])
         assert at.title, path
+
+
+def test_training_form_proposes_the_study_slate_for_long_lists(cache):
+    at = _page("pages/training.py")
+    slate = next(n for n in at.number_input if n.label.startswith("Slate length"))
+    assert slate.value == 0  # synthetic-mq2008: whole lists, as the study
+    at.selectbox[0].set_value("synthetic-web10k").run()
+    slate = next(n for n in at.number_input if n.label.startswith("Slate length"))
+    assert slate.value == 240 and "240" in slate.help

@@ -46,20 +46,24 @@ class DatasetSpec:
     synthetic: bool = False
     sparse: bool = False  # absent features are 0, so a file may be narrower than n_features
     description: str = ""
+    # The study's training slate for data sets with long lists (allRank's 240 for WEB10K and Yahoo):
+    # what ltr/configs/study_grid.toml uses, and what the dashboard's form proposes. None: whole lists.
+    study_slate_length: int | None = None
 
 
 DATASETS: dict[str, DatasetSpec] = {
     "mq2007": DatasetSpec("mq2007", 46, 2, description="LETOR 4.0 MQ2007 (QueryLevelNorm release)"),
     "mq2008": DatasetSpec("mq2008", 46, 2, description="LETOR 4.0 MQ2008 (QueryLevelNorm release)"),
-    "web10k": DatasetSpec("web10k", 136, 4, query_normalise=True, description="MSLR-WEB10K (raw features)"),
+    "web10k": DatasetSpec("web10k", 136, 4, query_normalise=True, description="MSLR-WEB10K (raw features)",
+                          study_slate_length=240),
     "yahoo": DatasetSpec("yahoo", 700, 4, query_normalise=True, sparse=True,
-                         description="Yahoo LTR set 1 (Fold1..5 prepared by the user)"),
+                         description="Yahoo LTR set 1 (Fold1..5 prepared by the user)", study_slate_length=240),
 }
 for _name, _preset in PRESETS.items():
     _real = DATASETS[_name.removeprefix("synthetic-")]
     DATASETS[_name] = DatasetSpec(
         _name, _preset.n_features, _preset.max_grade, query_normalise=_real.query_normalise,
-        synthetic=True, sparse=_real.sparse,
+        synthetic=True, sparse=_real.sparse, study_slate_length=_real.study_slate_length,
         description=f"synthetic, shaped like {_real.name} ({_preset.n_queries} queries by default)")
 
 
