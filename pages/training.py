@@ -21,6 +21,8 @@ views.keep_jobs_moving()
 
 datasets = views.dataset_choices()
 with st.container(border=True):
+    for name, why in views.unusable_datasets():
+        st.caption(f"Not offered: {name} ({why}). See the Home page's data sets table.")
     c_data, c_folds, c_loss, c_model = st.columns([2, 2, 1.5, 1.5])
     data = c_data.selectbox("Dataset", datasets,
                             index=datasets.index("synthetic-mq2008") if "synthetic-mq2008" in datasets else 0)
