@@ -240,8 +240,6 @@ def test_neuralloss_rejects_unknown_parameters():
 def test_learndcg_standard_theta_d_gradient_is_the_closed_form_scale_factor(b_d):
     """DCG is ln(b_d) times a b_d-free sum, so dL/dθ_d = L·σ(θ_d)/(b_d ln b_d): negative for every
     negative loss (θ_d only climbs; see the module docstring)."""
-    import torch.nn.functional as F
-
     gen = torch.Generator().manual_seed(0)
     scores = torch.randn(4, 10, generator=gen, requires_grad=True)
     labels = torch.randint(0, 3, (4, 10), generator=gen).float()
