@@ -4,10 +4,13 @@ Commands::
 
     eval-run --qrels FILE --run FILE [--measure nDCG@10] [--complete] [--json]
         per-query values and their mean ({"per_query": {qid: value}, "mean": value})
-    retrieve --dataset dl19 --retriever bm25|dense|tasb|minilm [--data DIR]
-        compute a run over the data folder's passages, write it under cache/, print its path
+    retrieve --dataset dl19 --retriever bm25|dense|tasb|minilm [--data DIR] [--json]
+        compute a run over the data folder's passages (named NAME@computed), write it under cache/,
+        print queries, depth, mean nDCG@10 (when qrels exist) and its path
     h2r --dataset dl19 --retriever NAME[=RUNFILE] ... [--quantile 0.25] [--json]
-        hard-to-retrieve sets per retriever, their mean NDCG@10 and their intersection
+        hard-to-retrieve sets per retriever, their mean NDCG@10 and their intersection. NAME is the
+        data folder's imported full-corpus run; NAME@computed the run computed here (partial corpus);
+        a computable NAME without an imported run is computed and reported as NAME@computed
     coverage --dataset dl19|...|all [--json]
         judged queries and how many judged / relevant passages have text
     h2j (--dataset dlYY | --qrels FILE [--topics F] [--passages F]) --judge NAME[=FILE] [--setup binary|graded]
@@ -69,12 +72,27 @@ def cmd_retrieve(args) -> None:
     from pipeline.datasets import load_dataset
     from pipeline.retrievers import compute_run
 
+    from pipeline import evaluation
+
     data = load_dataset(args.dataset, args.data)
     result = compute_run(data, args.retriever, **_compute_options(args))
+    summary = {"n_queries": len(result.run), "n_queries_with_hits": sum(1 for r in result.run.values() if r),
+               "depth": result.details["settings"]["depth"], "mean_nDCG@10": None, "n_judged_queries": 0}
+    if data.has_qrels:
+        values = evaluation.per_query(data.qrels, result.run, "nDCG@10", complete=True)
+        summary.update({"mean_nDCG@10": evaluation.mean(values), "n_judged_queries": len(values)})
     if args.json:
-        _dump(result.as_dict())
+        _dump({**result.as_dict(), **summary})
+        return
+    print(f"{result.name} on {data.name}: {result.provenance}")
+    print(f"  queries: {summary['n_queries']} ({summary['n_queries_with_hits']} with at least one hit), "
+          f"depth {summary['depth']}")
+    if summary["mean_nDCG@10"] is not None:
+        print(f"  mean nDCG@10: {summary['mean_nDCG@10']:.4f} over {summary['n_judged_queries']} judged queries "
+              f"(partial corpus: not comparable with full-corpus runs)")
     else:
-        print(result.path)
+        print(f"  mean nDCG@10: no qrels for {data.name}")
+    print(f"  run: {result.path}")
 
 
 def cmd_h2r(args) -> None:
@@ -239,7 +257,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("h2r", help="hard-to-retrieve query sets and their intersection")
     p.add_argument("--dataset", required=True, choices=list(DATASETS))
     p.add_argument("--retriever", required=True, action="append", metavar="NAME[=RUNFILE]",
-                   help="repeatable; NAME alone: the data folder's imported run if any, else computed here")
+                   help="repeatable; NAME: the data folder's imported full-corpus run runs/run.NAME.<dataset>.txt "
+                        "(for bm25/dense/tasb/minilm without one: computed here, reported as NAME@computed); "
+                        "NAME@computed: the run computed here over the folder's passages (partial corpus); "
+                        "NAME=RUNFILE: that file")
     p.add_argument("--quantile", type=float, default=0.25)
     p.add_argument("--measure", default="nDCG@10")
     data_args(p)
