@@ -22,6 +22,10 @@ navigation = st.navigation({
     "Query failure": [
         st.Page("app_pages/query_failure.py", title="Hard to retrieve", icon=":material/search_off:",
                 url_path="hard-to-retrieve"),
+        st.Page("app_pages/failure_typology.py", title="Failure typology", icon=":material/category:",
+                url_path="failure-typology"),
+        st.Page("app_pages/annotate_reasons.py", title="Annotate reasons", icon=":material/rate_review:",
+                url_path="annotate-reasons"),
     ],
 })
 navigation.run()
