@@ -29,8 +29,8 @@ SMALL_MODEL_NOTE = ("Produced by a 135M-class model: its reasons exercise the pi
 
 # ---------------------------------------------------------------------------------- typology runs
 def open_typology_store() -> TypologyStore | None:
-    """The store read-only, or None before the first typology run."""
-    return TypologyStore(readonly=True) if typology_path().is_file() else None
+    """The store, or None before the first typology run (a page never creates it)."""
+    return TypologyStore() if typology_path().is_file() else None
 
 
 def run_label(run: dict) -> str:

@@ -106,7 +106,7 @@ def test_two_writer_processes_lose_nothing(tmp_path):
     for p in procs:
         p.join(120)
     assert [p.exitcode for p in procs] == [0, 0]
-    store = AnnotationStore(path, readonly=True)
+    store = AnnotationStore(path)
     rows = store.export_rows()
     assert len(rows) == 2 * n * len(CATS)
     assert Counter(r["annotator"] for r in rows) == {"ann": n * 3, "bob": n * 3}

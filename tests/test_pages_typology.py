@@ -62,7 +62,7 @@ def runs(cache, tmp_path):
 def _app(page: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()
-    at.switch_page(f"app_pages/{page}.py").run()
+    at.switch_page(f"pages/{page}.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -73,13 +73,13 @@ def _texts(at) -> str:
 
 
 def test_typology_page_without_runs(cache):
-    at = _app("failure_typology")
+    at = _app("failure-typology")
     assert at.title[0].value == "Failure typology"
     assert "No typology run yet" in _texts(at)
 
 
 def test_typology_page_shows_reasons_rounds_and_queries(runs):
-    at = _app("failure_typology")
+    at = _app("failure-typology")
     assert at.selectbox[0].value == "dl19" and at.selectbox[1].value == "h2r"
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Hard queries"] == "3" and metrics["Categories"] == "3" and metrics["Rounds"] == "2"
@@ -99,7 +99,7 @@ def test_typology_page_shows_reasons_rounds_and_queries(runs):
 
 
 def test_typology_page_queues_a_background_job(runs):
-    at = _app("failure_typology")
+    at = _app("failure-typology")
     at.number_input[0].set_value(4)
     at.checkbox[0].check()
     at.button[0].click().run()
@@ -111,7 +111,7 @@ def test_typology_page_queues_a_background_job(runs):
 
 
 def test_annotate_page_name_sample_answers_tags_and_notes(runs):
-    at = _app("annotate_reasons")
+    at = _app("annotate-reasons")
     assert at.title[0].value == "Annotate reasons" and not at.tabs
     at.text_input[0].input("ann")
     at.button[0].click().run()  # the form's submit button
@@ -167,7 +167,7 @@ def test_annotate_page_name_sample_answers_tags_and_notes(runs):
 
 
 def test_annotate_page_opens_the_linked_query(runs):
-    with TypologyStore(readonly=True) as store:
+    with TypologyStore() as store:
         items = view.sample_items(store)
     with AnnotationStore() as store:
         store.create_sample(items, size=6, seed=0)
@@ -175,7 +175,7 @@ def test_annotate_page_opens_the_linked_query(runs):
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params.update({"annotator": "ann", "dataset": target.dataset, "task": target.task, "qid": target.qid})
     at.run()
-    at.switch_page("app_pages/annotate_reasons.py").run()
+    at.switch_page("pages/annotate-reasons.py").run()
     assert not at.exception
     assert "Query 5 of 6" in _texts(at)
     assert target.query in [t.value for t in at.text]  # plain text, never HTML

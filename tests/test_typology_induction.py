@@ -130,7 +130,7 @@ def test_run_is_stored_round_by_round_and_a_finished_run_is_not_recomputed(tmp_p
     assert result["categories"][0]["n_queries"] == 6  # the scripted assignment picks category 1 for all
     assert result["queries"][0]["assigned"] == [{"category": "A", "justification": "because"}]
     assert [r["round"] for r in result["rounds"]] == [1, 2] and result["rounds"][0]["added"] == ["A", "B"]
-    reread = TypologyStore(tmp_path / "typology.sqlite", readonly=True)
+    reread = TypologyStore(tmp_path / "typology.sqlite")
     assert reread.result(result["run_id"]) == result
     assert reread.queries(result["run_id"])[2]["reason"] == "reason for 3"
     calls = len(client.backend.calls)

@@ -55,11 +55,10 @@ def _cats(text: str | None) -> list[Category]:
 
 
 class TypologyStore:
-    def __init__(self, path: str | Path | None = None, *, readonly: bool = False):
+    def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path else default_path()
-        self.conn = connect(self.path, readonly=readonly)
-        if not readonly:
-            self.conn.executescript(SCHEMA)
+        self.conn = connect(self.path)
+        self.conn.executescript(SCHEMA)
 
     def close(self) -> None:
         self.conn.close()

@@ -10,6 +10,9 @@ import streamlit as st
 from pipeline import typology_view as view
 from pipeline.annotations import AnnotationError
 from pipeline.validation import report as validation_report
+from pages import use_app_navigation
+
+use_app_navigation()
 
 st.title("Annotate reasons")
 

@@ -2,6 +2,9 @@
 import streamlit as st
 
 from pipeline import typology_view as view
+from pages import use_app_navigation
+
+use_app_navigation()
 
 st.title("Failure typology")
 st.caption("Why do hard queries fail? For each task's hard queries an LLM gives a reason; refinement rounds merge, "
@@ -67,7 +70,7 @@ else:
         st.text(f"• {a['category']}: {a['justification']}")
     if not query["assigned"]:
         st.text(f"No reason assigned (assignment: {query['status']}).")
-    st.page_link("app_pages/annotate_reasons.py", label="Annotate this query", icon=":material/rate_review:",
+    st.page_link("pages/annotate-reasons.py", label="Annotate this query", icon=":material/rate_review:",
                  query_params={"dataset": dataset, "task": task, "qid": qid})
 
 with st.expander("Run a typology (background job)"):
