@@ -53,14 +53,17 @@ def h2g_context(answer: str, relevant: Mapping[str, str], generator: str, *, k: 
     return "\n".join(lines)
 
 
-def h2j_context(pairs: list[tuple[str, int, int]], passages: Mapping[str, str], judge: str, *,
-                k: int = DEFAULT_K, chars: int = DEFAULT_CHARS) -> str:
-    """``pairs``: (pid, human grade, LLM grade) of the query's judged passages."""
-    lines = [f"Passages with the NIST assessor's grade and the grade given by {judge} (0-3):"]
-    with_text = [(pid, h, l) for pid, h, l in pairs if pid in passages]
-    ordered = sorted(with_text, key=lambda p: (-abs(p[1] - p[2]), p[0]))[:k]
-    for i, (pid, human, llm) in enumerate(ordered, start=1):
-        lines.append(f"[{i}] (human {human}, LLM {llm}) {_cut(passages[pid], chars)}")
+def h2j_context(pairs: list[tuple[str, int, int, bool]], passages: Mapping[str, str], judge: str, setup: str,
+                llm_scale: str, *, k: int = DEFAULT_K, chars: int = DEFAULT_CHARS) -> str:
+    """``pairs``: (pid, NIST grade 0-3, LLM label, disagree under ``setup``) of the query's labelled
+    passages; disagreeing pairs first (largest gap first), then the others."""
+    lines = [f"Passages with the NIST assessor's grade (0-3) and the label of the LLM judge {judge} "
+             f"({llm_scale}); {setup} setup:"]
+    with_text = [p for p in pairs if p[0] in passages]
+    ordered = sorted(with_text, key=lambda p: (not p[3], -abs(p[1] - p[2]), p[0]))[:k]
+    for i, (pid, human, llm, disagree) in enumerate(ordered, start=1):
+        verdict = "disagree" if disagree else "agree"
+        lines.append(f"[{i}] (human {human}, LLM {llm}: {verdict}) {_cut(passages[pid], chars)}")
     if not ordered:
-        lines.append("(no judged passage has text)")
+        lines.append("(no labelled passage has text)")
     return "\n".join(lines)

@@ -1,7 +1,8 @@
 """The hard queries of one task under one configuration, with their task context, for a typology run.
 
-The hard sets come from the failure pipeline (H2R: ``pipeline.h2r``; H2G and H2J: the overlap
-analysis of issue 8); this module only picks one task's set and renders each query's context
+The hard sets come from the failure pipeline (``pipeline.overlap.failure_sets``: the three sets of one
+configuration over the queries all three tasks score); this module picks one task's set and renders
+each query's context
 (``pipeline.typology.context``). ``max_queries`` keeps the hardest ``N`` (the cap is recorded in the
 run's ``hard_set`` description, so a capped run is never mistaken for a full one).
 """
@@ -28,10 +29,9 @@ class HardSetConfig:
     chars: int = DEFAULT_CHARS
 
     def describe(self) -> dict:
-        """What defines the set (part of the typology run id); the data folder is left out."""
-        out = {k: v for k, v in asdict(self).items() if k not in ("data", "dataset", "task")}
-        keep = {"h2r": ("retriever",), "h2g": ("generator",), "h2j": ("judge", "setup")}[self.task]
-        return {k: v for k, v in out.items() if k not in {"retriever", "generator", "judge", "setup"} - set(keep)}
+        """What defines the set and the contexts (part of the typology run id). Every component
+        counts, not only the task's own: the sets are computed over the queries all three score."""
+        return {k: v for k, v in asdict(self).items() if k not in ("data", "dataset", "task")}
 
 
 def _cap(qids: list[str], config: HardSetConfig) -> list[str]:
@@ -39,31 +39,48 @@ def _cap(qids: list[str], config: HardSetConfig) -> list[str]:
 
 
 def hard_queries(config: HardSetConfig) -> tuple[list[HardQuery], dict]:
-    """``(queries hardest first, description of the set)`` for ``config.task``."""
-    from pipeline.datasets import load_dataset
+    """``(queries hardest first, description of the set)`` for ``config.task``.
 
-    data = load_dataset(config.dataset, config.data)
-    data.require_qrels()
-    topics = data.queries()
-    if config.task == "h2r":
-        qids, meta, context = _h2r(data, config)
-    else:
-        raise ValueError(f"task {config.task} needs the H2G/H2J sets of the overlap analysis (issue 8)")
-    kept = _cap(qids, config)
-    meta = {**config.describe(), **meta, "n_hard": len(qids), "n_used": len(kept),
-            "capped": len(kept) < len(qids)}
-    return [HardQuery(q, topics.get(q, ""), context(q)) for q in kept], meta
-
-
-def _h2r(data, config: HardSetConfig):
-    from pipeline.evaluation import per_query
-    from pipeline.h2r import hard_to_retrieve
+    The set is the task's set of the configuration's three sets (``pipeline.overlap.failure_sets``:
+    computed over the queries all three tasks score, as in the overlap analysis), so a typology
+    explains exactly the queries the Venn diagram shows.
+    """
+    from pipeline.failure import judgments_for, load_collection
+    from pipeline.overlap import failure_sets
     from pipeline.retrievers import get_run, parse_retriever_arg
 
-    name, path = parse_retriever_arg(config.retriever)
-    run = get_run(data, name, path)
-    hard = hard_to_retrieve(per_query(data.qrels, run.run, complete=True), config.quantile, name)
-    meta = {"rule": "NDCG@10 <= quantile (ties included)", "threshold": hard.threshold,
-            "provenance": run.provenance}
-    return list(hard.qids), meta, lambda q: h2r_context(q, run.run, data.passages, data.qrels, name,
-                                                       k=config.k, chars=config.chars)
+    sets = failure_sets(config.dataset, retriever=config.retriever, generator=config.generator, judge=config.judge,
+                        setup=config.setup, quantile=config.quantile, data_dir=config.data, progress=True)
+    data = load_collection(config.dataset, data_dir=config.data)
+    topics = data.queries()
+    qids = list(sets.sets[config.task])
+    if config.task == "h2r":
+        name, path = parse_retriever_arg(config.retriever)
+        run = get_run(data, name, path).run
+
+        def context(q):
+            return h2r_context(q, run, data.passages, data.qrels, name, k=config.k, chars=config.chars)
+    elif config.task == "h2g":
+        generator = sets.configuration["generator"]
+
+        def context(q):
+            return h2g_context(sets.answers.get(q, ""), data.relevant_passages(q), generator, k=config.k,
+                               chars=config.chars)
+    else:
+        from pipeline.judging import disagrees
+
+        judgments = judgments_for(data, config.judge, config.setup, cap=None, progress=False)
+        scale = "0/1 answers to a binary prompt" if judgments.labels_binary else "0-3"
+
+        def context(q):
+            human = data.qrels.get(q, {})
+            pairs = [(pid, human[pid], label, disagrees(label, human[pid], config.setup,
+                                                        llm_is_binary=judgments.labels_binary))
+                     for pid, label in judgments.labels.get(q, {}).items() if pid in human]
+            return h2j_context(pairs, data.passages, judgments.judge, config.setup, scale, k=config.k,
+                               chars=config.chars)
+    kept = _cap(qids, config)
+    meta = {**config.describe(), "configuration": sets.configuration, "n_hard": len(qids), "n_used": len(kept),
+            "capped": len(kept) < len(qids), "universe": len(sets.universe),
+            "rule": sets.provenance.get("conventions", {}).get(config.task, "")}
+    return [HardQuery(q, topics.get(q, ""), context(q)) for q in kept], meta
