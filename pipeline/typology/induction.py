@@ -14,7 +14,10 @@ The procedure, per task (H2R, H2G or H2J) and per dataset:
    of normalised category names (:func:`~pipeline.typology.categories.normalise_name`) equals the
    previous round's; descriptions may be reworded -- and (b) every reason has been shown at least
    once. It also stops at ``max_rounds`` (``stop_reason = "max_rounds"``). A round whose answer cannot
-   be parsed (or whose call failed) keeps the previous typology and never counts as unchanged.
+   be parsed (or whose call failed) keeps the previous typology and never counts as unchanged. (With
+   greedy decoding an identical prompt gets the identical answer -- from the cache, at no cost -- so
+   an unreadable round is only worth repeating with a new batch: keep ``batch_size`` below the
+   number of reasons.)
    Every round's typology and its difference from the previous one are kept.
 4. **Assignment.** Each hard query gets the categories of the final typology that explain it --
    several allowed -- each with the model's short justification. Unreadable answers are recorded as

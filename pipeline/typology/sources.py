@@ -16,7 +16,8 @@ from pipeline.typology.induction import HardQuery
 
 @dataclass(frozen=True)
 class HardSetConfig:
-    dataset: str
+    """One configuration, in the ``NAME[=FILE]`` forms of ``pipeline.failure``, plus the context size."""
+    dataset: str | None  # a registry name, or None with ``qrels`` (any TREC-style collection)
     task: str
     retriever: str = "bm25"  # NAME[=RUNFILE]
     generator: str = "embedded"  # NAME[=FILE.jsonl]
@@ -24,6 +25,12 @@ class HardSetConfig:
     setup: str = "binary"
     quantile: float = 0.25
     data: str | None = None
+    qrels: str | None = None
+    topics: str | None = None
+    passages: str | None = None
+    cap: int | None = 20  # LLM judge: judged pairs per query at most
+    encoder: str = "auto"
+    aggregate: str = "max"
     max_queries: int | None = None
     k: int = DEFAULT_K
     chars: int = DEFAULT_CHARS
@@ -31,15 +38,15 @@ class HardSetConfig:
     def describe(self) -> dict:
         """What defines the set and the contexts (part of the typology run id). Every component
         counts, not only the task's own: the sets are computed over the queries all three score."""
-        return {k: v for k, v in asdict(self).items() if k not in ("data", "dataset", "task")}
+        return {k: v for k, v in asdict(self).items() if k not in ("data", "dataset", "task", "topics", "passages")}
 
 
 def _cap(qids: list[str], config: HardSetConfig) -> list[str]:
     return qids[:config.max_queries] if config.max_queries else qids
 
 
-def hard_queries(config: HardSetConfig) -> tuple[list[HardQuery], dict]:
-    """``(queries hardest first, description of the set)`` for ``config.task``.
+def hard_queries(config: HardSetConfig, llm_options: dict | None = None) -> tuple[str, list[HardQuery], dict]:
+    """``(dataset name, queries hardest first, description of the set)`` for ``config.task``.
 
     The set is the task's set of the configuration's three sets (``pipeline.overlap.failure_sets``:
     computed over the queries all three tasks score, as in the overlap analysis), so a typology
@@ -49,9 +56,13 @@ def hard_queries(config: HardSetConfig) -> tuple[list[HardQuery], dict]:
     from pipeline.overlap import failure_sets
     from pipeline.retrievers import get_run, parse_retriever_arg
 
+    collection = {"qrels": config.qrels, "topics": config.topics, "passages": config.passages,
+                  "data_dir": config.data}
     sets = failure_sets(config.dataset, retriever=config.retriever, generator=config.generator, judge=config.judge,
-                        setup=config.setup, quantile=config.quantile, data_dir=config.data, progress=True)
-    data = load_collection(config.dataset, data_dir=config.data)
+                        setup=config.setup, quantile=config.quantile, encoder=config.encoder,
+                        aggregate=config.aggregate, cap=config.cap, llm_options=llm_options, progress=True,
+                        **collection)
+    data = load_collection(config.dataset, **collection)
     topics = data.queries()
     qids = list(sets.sets[config.task])
     if config.task == "h2r":
@@ -69,7 +80,8 @@ def hard_queries(config: HardSetConfig) -> tuple[list[HardQuery], dict]:
     else:
         from pipeline.judging import disagrees
 
-        judgments = judgments_for(data, config.judge, config.setup, cap=None, progress=False)
+        judgments = judgments_for(data, config.judge, config.setup, cap=config.cap, llm_options=llm_options,
+                                  progress=False)
         scale = "0/1 answers to a binary prompt" if judgments.labels_binary else "0-3"
 
         def context(q):
@@ -83,4 +95,4 @@ def hard_queries(config: HardSetConfig) -> tuple[list[HardQuery], dict]:
     meta = {**config.describe(), "configuration": sets.configuration, "n_hard": len(qids), "n_used": len(kept),
             "capped": len(kept) < len(qids), "universe": len(sets.universe),
             "rule": sets.provenance.get("conventions", {}).get(config.task, "")}
-    return [HardQuery(q, topics.get(q, ""), context(q)) for q in kept], meta
+    return sets.dataset, [HardQuery(q, topics.get(q, ""), context(q)) for q in kept], meta
