@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from core.db import connect, transaction
+from core.db import SchemaStore, transaction
 from core.paths import cache_dir
 from pipeline.typology.categories import TASKS
 
@@ -149,20 +149,11 @@ def _check_name(annotator: str) -> str:
     return name
 
 
-class AnnotationStore:
+class AnnotationStore(SchemaStore):
+    SCHEMA = SCHEMA
+
     def __init__(self, path: str | Path | None = None):
-        self.path = Path(path) if path else default_path()
-        self.conn = connect(self.path)
-        self.conn.executescript(SCHEMA)
-
-    def close(self) -> None:
-        self.conn.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+        super().__init__(path or default_path())
 
     # ------------------------------------------------------------------------------- samples
     def create_sample(self, items: Iterable[Item], *, name: str = DEFAULT_SAMPLE, size: int = DEFAULT_SIZE,

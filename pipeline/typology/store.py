@@ -13,7 +13,7 @@ import json
 import time
 from pathlib import Path
 
-from core.db import connect, transaction
+from core.db import SchemaStore, transaction
 from core.paths import cache_dir
 from pipeline.typology.categories import Category
 from pipeline.typology.induction import Assignment, HardQuery, Round
@@ -54,20 +54,11 @@ def _cats(text: str | None) -> list[Category]:
     return [Category(**c) for c in json.loads(text or "[]")]
 
 
-class TypologyStore:
+class TypologyStore(SchemaStore):
+    SCHEMA = SCHEMA
+
     def __init__(self, path: str | Path | None = None):
-        self.path = Path(path) if path else default_path()
-        self.conn = connect(self.path)
-        self.conn.executescript(SCHEMA)
-
-    def close(self) -> None:
-        self.conn.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+        super().__init__(path or default_path())
 
     # ------------------------------------------------------------------------------------ writes
     def start_run(self, run_id: str, *, dataset: str, task: str, source: str, typology_label: str,
