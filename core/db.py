@@ -59,3 +59,23 @@ def transaction(conn: sqlite3.Connection, *, retries: int = 20) -> Iterator[sqli
         raise
     else:
         conn.execute("COMMIT")
+
+
+class SchemaStore:
+    """Base of a store in one SQLite file: opens it through :func:`connect`, creates ``SCHEMA``
+    (``CREATE TABLE IF NOT EXISTS ...``), and closes as a context manager."""
+    SCHEMA = ""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.conn = connect(self.path)
+        self.conn.executescript(self.SCHEMA)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
