@@ -47,7 +47,9 @@ Layout (one concern per module; this package re-exports the public names):
 - :mod:`ltr.train.loop`: optimiser, one training epoch, evaluation;
 - :mod:`ltr.train.checkpoint`: checkpoint path, atomic save, safe load, RNG state;
 - :mod:`ltr.train.run`: :func:`train_run` (store bookkeeping, signals, the epoch loop);
-- :mod:`ltr.train.summary`: :func:`run_summary` (a stored run as the ``--out`` JSON).
+- :mod:`ltr.train.summary`: :func:`run_summary` (a stored run as the ``--out`` JSON);
+- :mod:`ltr.train.inprocess`: many runs in one process (fold cache, each run isolated);
+- :mod:`ltr.train.host`: the trainer host process (``python -m ltr worker``) the grid and the job runner use.
 """
 from ltr.train.checkpoint import CHECKPOINT_FORMAT, checkpoint_path, load_checkpoint, save_checkpoint
 from ltr.train.config import RunCancelled, RunConfig, RunInputError, resolve_device

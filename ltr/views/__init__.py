@@ -4,9 +4,10 @@ Pages only lay out widgets; everything they show comes from here, read from the 
 (:class:`ltr.store.RunStore`) and the job queue (:mod:`core.jobs`). Nothing here imports streamlit,
 so every function is testable on its own and the pages stay thin.
 
-Charts stay light with a large store: step series are downsampled by the store
-(``max_points`` evenly spaced points per run and metric, first and last kept), so a figure ships
-at most ``len(folds) * CHART_MAX_POINTS`` points whatever the run length.
+Charts stay light with a large store: step series are downsampled in SQL by index seeks and read
+incrementally on the session's store (:meth:`ltr.store.RunStore.live_step_series`), so a refresh
+reads only what was logged since the last one and a figure ships at most
+``len(folds) * CHART_MAX_POINTS`` points whatever the run length.
 
 One module per page or concern (this package re-exports the public names, so pages write
 ``views.<name>``):
