@@ -16,7 +16,7 @@ from pipeline import overlap_view as view
 from tests.failure_fixture import TOPICS, run_designed_study
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = str(ROOT / "app_pages" / "failure_overlap.py")
+PAGE = str(ROOT / "pages" / "failure-overlap.py")
 LABEL = "designed-run | designed-answers | designed-judge | binary"
 
 

@@ -2,7 +2,10 @@
 import streamlit as st
 
 from core import paths
+from pages import use_app_navigation
 from pipeline import overlap_view as view
+
+use_app_navigation()
 
 REFRESH_SECONDS = 3.0
 
