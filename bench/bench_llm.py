@@ -17,27 +17,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-
-class Clock:
-    def __enter__(self):
-        self.wall0, self.cpu0 = time.perf_counter(), self._cpu()
-        return self
-
-    def __exit__(self, *exc):
-        self.wall, self.cpu = time.perf_counter() - self.wall0, self._cpu() - self.cpu0
-
-    @staticmethod
-    def _cpu() -> float:
-        me = resource.getrusage(resource.RUSAGE_SELF)
-        return me.ru_utime + me.ru_stime
+from bench_retrieval import Clock  # noqa: E402  (wall and CPU seconds; bench/ is the script's folder)
 
 
 QUERIES = ["who is robert gray", "what is a lobster roll", "how long is life cycle of flea",
