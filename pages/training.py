@@ -138,7 +138,7 @@ def charts_section(store) -> None:
 
 @st.fragment(run_every=REFRESH_SECONDS)
 def live() -> None:
-    with views.open_store() as store:
+    with views.session_store(st.session_state) as store:
         st.subheader("Jobs")
         jobs_section(store)
         concurrency_section()

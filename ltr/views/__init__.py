@@ -25,7 +25,7 @@ from ltr.views.charts import (CHART_MAX_POINTS, FOLD_COLOURS, FOLD_LAYOUTS, METR
                               has_step_metric, no_parameters_message, step_figure, validation_figure)
 from ltr.views.home import (dataset_choices, dataset_overview, gpu_count, n_folds, store_summary,
                             study_slate_length, training_device, trec_dl_status, unusable_datasets)
-from ltr.views.reader import open_store
+from ltr.views.reader import open_store, session_store
 from ltr.views.results import (completed_runs, cost_effectiveness, cost_figure, failed_runs, fold_detail, fold_table,
                                result_options, results_version)
 from ltr.views.run_groups import RunGroup, group_runs, run_groups
@@ -39,6 +39,6 @@ __all__ = ["CHART_MAX_POINTS", "FOLD_COLOURS", "FOLD_LAYOUTS", "JOB_KIND", "METR
            "cost_effectiveness", "cost_figure", "dataset_choices", "dataset_overview", "failed_runs", "fold_detail",
            "fold_table", "gpu_count", "group_runs", "has_step_metric", "has_tests", "jobs_frame", "keep_jobs_moving",
            "ltr_jobs", "n_folds", "no_parameters_message", "open_store", "result_options", "results_version",
-           "run_groups", "significance", "significance_csv", "significance_display", "significance_latex",
-           "significance_legend", "step_figure", "store_summary", "study_slate_length", "submit_training",
-           "training_device", "trec_dl_status", "unusable_datasets", "validation_figure"]
+           "run_groups", "session_store", "significance", "significance_csv", "significance_display",
+           "significance_latex", "significance_legend", "step_figure", "store_summary", "study_slate_length",
+           "submit_training", "training_device", "trec_dl_status", "unusable_datasets", "validation_figure"]

@@ -56,7 +56,7 @@ def step_figure(store: RunStore, run_ids: Sequence[str], names: Sequence[str], *
     its first logged value (the change since step 0), which separates folds that start apart and
     shows the size of a drift directly. Returns the figure and the number of points it holds.
     """
-    series = store.step_series(list(run_ids), list(names), max_points=max_points)
+    series = store.live_step_series(list(run_ids), list(names), max_points=max_points)
     folds = _fold_of(store, run_ids)
     ordered = sorted(series["run_id"].unique(), key=lambda r: folds.get(r, 0))
     columns = ordered if per_fold and ordered else [None]
@@ -127,5 +127,6 @@ def validation_figure(store: RunStore, run_ids: Sequence[str], metric: str = "nd
 
 
 def has_step_metric(store: RunStore, run_ids: Iterable[str], name: str) -> bool:
-    return any(name in store.step_metric_names(r) for r in run_ids)
+    """Whether any of the runs logged ``name`` (an index seek per run, whatever their length)."""
+    return any(store.step_range(r, name) is not None for r in run_ids)
 
