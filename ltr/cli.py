@@ -117,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--idle-exit", type=float, default=None,
                    help="seconds without a request before exiting (default 300)")
 
-    ls = sub.add_parser("runs", help="list runs in the store (marks runs of dead processes failed first)")
+    ls = sub.add_parser("runs", help="list runs in the store (read only: a run whose process died shows as \"running (dead)\")")
     ls.add_argument("--store", default=None)
     ls.add_argument("--status", nargs="+")
     ls.add_argument("--data", nargs="+")
@@ -231,12 +231,13 @@ def cmd_report(args) -> int:
 
 
 def cmd_runs(args) -> int:
-    from ltr.store import RunStore, canonical_data
+    from ltr.store import RunStore, canonical_data, run_is_live
 
     data = None if args.data is None else [canonical_data(d) for d in args.data]  # as runs store it
-    with RunStore(args.store) as store:
-        store.reap_stale_runs()
+    with RunStore(args.store) as store:  # a listing: reads only (dead trainers show as "running (dead)")
         runs = store.list_runs(status=args.status, data=data, experiment=args.experiment)
+    runs["status"] = [("running (dead)" if r["status"] == "running" and not run_is_live(r) else r["status"])
+                      for r in runs.to_dict("records")]
     cols = ["run_id", "status", "epochs_done", "best_epoch", "test_ndcg10", "train_seconds", "error"]
     runs = runs[cols].copy()
     # Run ids in full (they are what one copies); of an error only its first line (the message).

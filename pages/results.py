@@ -31,10 +31,12 @@ with views.session_store(st.session_state) as store:
 
         st.subheader("Effectiveness against training cost")
         table = views.cost_effectiveness(runs, k)
-        st.plotly_chart(views.cost_figure(table, k, title=f"{data} · {model}: test NDCG@{k} vs training time"),
-                        width="stretch")
-        st.caption("One point per loss: mean over folds, error bars one standard deviation over folds. "
-                   "Training time includes NeuralLoss's surrogate pre-training.")
+        st.plotly_chart(views.cost_figure(table, k, title=f"{data} · {model}: test NDCG@{k} vs training time",
+                                          runs=runs), width="stretch")
+        st.caption("Per loss: each fold (small points) and the mean over folds (large marker), bars from the "
+                   "lowest to the highest fold. Training time is the training loop alone (no validation, "
+                   "checkpoints or start-up) plus NeuralLoss's surrogate pre-training; hover a fold for its wall "
+                   "and CPU seconds and the machine's load when it started (a slow fold under load is contention).")
         st.dataframe(table, hide_index=True, width="stretch")
 
         st.subheader("Significance (paired t-test of LearnDCG against each loss)")
@@ -46,13 +48,16 @@ with views.session_store(st.session_state) as store:
             report = None
             st.warning(str(exc))
         if report is not None:
-            st.dataframe(views.significance_display(report, show_p=show_p), width="stretch")
+            st.dataframe(views.significance_display(report, show_p=show_p).reset_index(), hide_index=True,
+                         width="stretch", column_config={"loss": st.column_config.TextColumn("loss", width="medium",
+                                                                                              pinned=True)})
             st.caption(views.significance_legend(report))
-            d_csv, d_tex = st.columns(2)
-            d_csv.download_button("Download CSV", views.significance_csv(report),
-                                  file_name=f"significance-{data}-{model}.csv", mime="text/csv")
-            d_tex.download_button("Download LaTeX", views.significance_latex(report),
-                                  file_name=f"significance-{data}-{model}.tex", mime="text/x-tex")
+            if views.has_tests(report):  # nothing to export while there is nothing to test
+                d_csv, d_tex = st.columns(2)
+                d_csv.download_button("Download CSV", views.significance_csv(report),
+                                      file_name=f"significance-{data}-{model}.csv", mime="text/csv")
+                d_tex.download_button("Download LaTeX", views.significance_latex(report),
+                                      file_name=f"significance-{data}-{model}.tex", mime="text/x-tex")
 
         st.subheader("Per fold")
         st.dataframe(views.fold_table(runs, k), width="stretch")

@@ -11,7 +11,8 @@ def run_summary(store: RunStore, run_id: str) -> dict:
     """A run as the ``--out`` JSON: config, validation per epoch, loss-parameter trajectory, test.
 
     Keys: ``run_id``, ``status``, ``config`` (result-defining fields + data signature), ``device``,
-    ``best_epoch``, ``epochs_done``, ``validation`` ``[{epoch, ndcg@1..@10, seconds, train_loss}]``,
+    ``best_epoch``, ``epochs_done``, ``validation``
+    ``[{epoch, ndcg@1..@10, seconds, train_seconds, cpu_seconds, train_loss}]``,
     ``loss_parameters`` ``[{step, epoch, theta_g, ..., grad_theta_d, ...}]`` (empty for fixed
     losses), ``train_loss`` ``[{step, epoch, loss}]``, ``test`` ``{ndcg@k: mean}``,
     ``test_per_query_ndcg@10`` ``{qid: value}``, ``test_per_query`` ``{ndcg@k: {qid: value}}``,

@@ -27,10 +27,15 @@ def significance_display(table: pd.DataFrame, *, show_p: bool = False) -> pd.Dat
     return shown
 
 
+def has_tests(table: pd.DataFrame) -> bool:
+    """Whether the table holds any test (p-values): without one there is nothing to export."""
+    return any(c.startswith("p@") for c in table.columns)
+
+
 def significance_legend(table: pd.DataFrame) -> str:
     from ltr.report import ALPHA, BETTER_MARK, WORSE_MARK
 
-    if not any(c.startswith("p@") for c in table.columns):
+    if not has_tests(table):
         return (f"Nothing to test yet: train {table.attrs.get('candidate', 'learndcg')} and at least one "
                 f"baseline on the same folds. Values are means over folds.")
     holm = "Holm-corrected " if table.attrs.get("holm") else ""
