@@ -110,6 +110,11 @@ class RunConfig:
     def __post_init__(self):
         self.data = canonical_data(str(self.data))
         self.loss, self.model = str(self.loss).lower(), str(self.model).lower()
+        # A loss that computes exactly what another does (learndcg_fixed at its defaults is
+        # approxndcg) is stored, and so trained, once under that other name.
+        from ltr.losses import canonical_loss
+
+        self.loss, self.loss_params = canonical_loss(self.loss, self.loss_params)
         for name in ("fold", "epochs", "batch_size", "patience", "seed", "log_every", "flush_every"):
             setattr(self, name, int(getattr(self, name)))
         self.lr = float(self.lr)
@@ -258,12 +263,21 @@ def _dataset_loss_defaults(config: RunConfig, spec, train) -> dict:
     """The loss parameters with dataset-dependent defaults filled in.
 
     RMSE regresses labels onto ``n_levels * sigmoid(s)``, so its scale must be the number of grades
-    of the dataset (3 for MQ2007/2008, 5 for WEB10K/Yahoo), not a fixed 5.
+    of the dataset (3 for MQ2007/2008, 5 for WEB10K/Yahoo), not a fixed 5. NeuralLoss's surrogate is
+    pre-trained for the data set's grade range (``max_grade`` of its spec) and list-length range (the
+    training lists, capped by the slate length); explicit loss parameters win.
     """
     params = dict(config.loss_params)
+    max_grade = spec.max_grade if spec.max_grade is not None else int(train.labels.max(initial=0))
     if config.loss == "rmse" and "n_levels" not in params:
-        max_grade = spec.max_grade if spec.max_grade is not None else int(train.labels.max(initial=0))
         params["n_levels"] = int(max_grade) + 1
+    if config.loss == "neuralloss":
+        # NeuralLoss's surrogate is pre-trained (and cached) for this data set's grades and list lengths
+        lengths = train.list_lengths()
+        longest = int(lengths.max()) if config.slate_length is None else min(int(lengths.max()), config.slate_length)
+        params.setdefault("max_grade", max(int(max_grade), 1))
+        params.setdefault("max_length", max(longest, 2))
+        params.setdefault("min_length", min(max(int(lengths.min()), 1), params["max_length"]))
     return params
 
 
@@ -360,7 +374,10 @@ def train_epoch(model, loss_fn, optimizer, batcher, epoch: int, step: int, *, lo
         scores = model(batch.features, batch.mask)
         value = loss_fn(scores, batch.labels)
         optimizer.zero_grad(set_to_none=True)
-        value.backward()
+        if hasattr(loss_fn, "hypergradient_backward"):  # learndcg_meta: θ learns from validation NDCG
+            loss_fn.hypergradient_backward(model, scores, batch.labels, step=step, lr=optimizer.param_groups[0]["lr"])
+        else:
+            value.backward()
         # Logged after backward (θ gradients of this step) and before the update (θ used in it).
         if step_log is not None and step % log_every == 0:
             step_log.record(step, epoch, value)
@@ -522,6 +539,8 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
     eval_bs = max(cfg.batch_size, EVAL_BATCH_SIZE)
     vali_b = make_batcher(p.splits["vali"], device, eval_bs)
     step_log = StepLog(loss_fn, device, rows=cfg.flush_every)
+    if hasattr(loss_fn, "attach_validation"):  # learndcg_meta's outside criterion: training-sized vali batches
+        loss_fn.attach_validation(list(make_batcher(p.splits["vali"], device, cfg.batch_size)))
 
     state = {"epoch": 0, "step": 0, "best_metric": -math.inf, "best_epoch": -1, "bad_epochs": 0,
              "stopped": False, "train_seconds": 0.0}
