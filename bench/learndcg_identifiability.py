@@ -33,7 +33,7 @@ import torch  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from core.paths import cache_subdir  # noqa: E402
-from ltr.store import RunStore  # noqa: E402
+from ltr.store import RunStore, ndcg_per_query  # noqa: E402
 from ltr.train import RunConfig, train_run  # noqa: E402
 
 MQ2008_SAMPLE = ROOT.parent / "shared" / "data" / "letor" / "mq2008_fold1_test.txt"
@@ -104,7 +104,7 @@ def paired(store: RunStore, rows: list[dict], a: str, b: str) -> tuple[float, fl
         values = {}
         for r in rows:
             if r["arm"] == arm:
-                pq = store.per_query([r["run_id"]], "ndcg@10")
+                pq = ndcg_per_query(store, [r["run_id"]], 10)
                 values.update({(r["fold"], q): v for q, v in zip(pq["qid"], pq["value"])})
         return values
     va, vb = pooled(a), pooled(b)

@@ -18,9 +18,9 @@ import pandas as pd
 from scipy import stats
 
 from core.atomic import atomic_write_text
-from ltr.store import RunStore, canonical_data
+from ltr.cutoffs import NDCG_CUTOFFS
+from ltr.store import RunStore, canonical_data, ndcg_per_query
 
-KS = (1, 3, 5, 10)
 CANDIDATE = "learndcg"
 ALPHA = 0.05
 # Marks a baseline's value where the candidate is significantly better (resp. worse) than it.
@@ -127,16 +127,6 @@ def select_configuration(runs: pd.DataFrame, configuration: str | None) -> tuple
     return chosen, configuration, [x for x in labels if x != configuration]
 
 
-def _per_query(store: RunStore, run_ids: list[str], k: int) -> pd.DataFrame:
-    """Per-query test NDCG@k (default convention); runs stored before conventions were part of the
-    name have it under the bare ``ndcg@k``."""
-    from ltr.metrics import metric_name
-
-    named = store.per_query(run_ids, metric_name(k))
-    legacy = [r for r in run_ids if r not in set(named["run_id"])]
-    return pd.concat([named, store.per_query(legacy, f"ndcg@{k}")], ignore_index=True) if legacy else named
-
-
 def _no_relevant_queries(store: RunStore, runs: pd.DataFrame) -> set:
     """``(fold, qid)`` of test queries without a relevant document (stored per query by the trainer)."""
     from ltr.metrics import N_RELEVANT
@@ -152,7 +142,7 @@ def _no_relevant_queries(store: RunStore, runs: pd.DataFrame) -> set:
 
 
 def significance_table(store: RunStore, data: str, model: str, *, candidate: str = CANDIDATE,
-                       losses: Sequence[str] | None = None, ks: Sequence[int] = KS, holm: bool = False,
+                       losses: Sequence[str] | None = None, ks: Sequence[int] = NDCG_CUTOFFS, holm: bool = False,
                        alpha: float = ALPHA, experiment: str | None = None, seed: int | None = None,
                        configuration: str | None = None, exclude_no_relevant: bool = False) -> pd.DataFrame:
     """One row per loss variant of one configuration: ``data, model, loss, folds, queries, ndcg@k``
@@ -190,7 +180,7 @@ def significance_table(store: RunStore, data: str, model: str, *, candidate: str
     fold_of = dict(zip(runs["run_id"], runs["fold"]))
     variant_of = dict(zip(runs["run_id"], runs["variant"]))
     for k in ks:
-        pq = _per_query(store, list(runs["run_id"]), k)
+        pq = ndcg_per_query(store, list(runs["run_id"]), k)
         pq["fold"] = pq["run_id"].map(fold_of)
         pq["variant"] = pq["run_id"].map(variant_of)
         for variant, group in pq.groupby("variant"):
@@ -293,7 +283,7 @@ def _loss_order(labels) -> list[str]:
     return sorted(labels, key=_loss_rank)
 
 
-def display_table(table: pd.DataFrame, ks: Sequence[int] = KS, digits: int = 4) -> pd.DataFrame:
+def display_table(table: pd.DataFrame, ks: Sequence[int] = NDCG_CUTOFFS, digits: int = 4) -> pd.DataFrame:
     """Strings for printing: ``NDCG@k`` per loss, a baseline's value marked with a dagger where the
     candidate is significantly better than it (double dagger: significantly worse)."""
     out = pd.DataFrame({"loss": table["loss"], "folds": table["folds"]})
@@ -331,7 +321,7 @@ def table_notes(table: pd.DataFrame) -> list[str]:
     return notes
 
 
-def format_text(table: pd.DataFrame, ks: Sequence[int] = KS, *, with_p: bool = True) -> str:
+def format_text(table: pd.DataFrame, ks: Sequence[int] = NDCG_CUTOFFS, *, with_p: bool = True) -> str:
     """A plain-text table (and the p-values) for the terminal."""
     head = f"{table['data'].iloc[0]} / {table['model'].iloc[0]}"
     text = [head, display_table(table, ks).to_string(index=False)]
@@ -352,7 +342,7 @@ def to_csv(table: pd.DataFrame, path: str | Path) -> None:
 
 
 def to_latex(tables: Sequence[pd.DataFrame] | pd.DataFrame, path: str | Path | None = None,
-             ks: Sequence[int] = KS) -> str:
+             ks: Sequence[int] = NDCG_CUTOFFS) -> str:
     """A booktabs LaTeX table per (data, model), best mean per column in bold; written when ``path``."""
     if isinstance(tables, pd.DataFrame):
         tables = [tables]

@@ -83,7 +83,8 @@ def test_optimising_scores_against_it_raises_the_true_ndcg(neural):
 def test_surrogate_settings_come_from_the_data_set(tmp_path):
     """The trainer pre-trains for the data set's grade range and list lengths (not a fixed 0..4, 2..40)."""
     from ltr.data.datasets import DATASETS, load_fold
-    from ltr.train import RunConfig, _dataset_loss_defaults
+    from ltr.train import RunConfig
+    from ltr.train.prepare import _dataset_loss_defaults
 
     data = "synthetic-mq2008:n_queries=60,seed=3"
     train = load_fold(data, 1, "train")

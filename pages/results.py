@@ -2,6 +2,9 @@
 import streamlit as st
 
 from ltr import views
+from pages import use_app_navigation
+
+use_app_navigation()
 
 
 @st.cache_data(max_entries=64, show_spinner="Running the paired t-tests...")
@@ -23,7 +26,7 @@ with views.open_store() as store:
         c_data, c_model, c_k = st.columns(3)
         data = c_data.selectbox("Dataset", sorted(options["data"].unique()))
         model = c_model.selectbox("Ranker", sorted(options.loc[options["data"] == data, "model"]))
-        k = c_k.selectbox("Metric", views.TEST_KS, index=views.TEST_KS.index(10), format_func=lambda v: f"NDCG@{v}")
+        k = c_k.selectbox("Metric", views.NDCG_CUTOFFS, index=views.NDCG_CUTOFFS.index(10), format_func=lambda v: f"NDCG@{v}")
         runs = views.completed_runs(store, data, model)
 
         st.subheader("Effectiveness against training cost")
