@@ -403,6 +403,28 @@ class RunStore:
             return pd.DataFrame(columns=["run_id", "name", "step", "epoch", "value"])
         return pd.concat(frames, ignore_index=True)
 
+    def step_summary(self, run_ids: Sequence[str], names: Sequence[str]) -> pd.DataFrame:
+        """Per run and step metric, aggregated in SQL (no series fetched): ``run_id, name, n`` (logged
+        steps), ``first_step, last_step, first_value, last_value`` and the counts of logged values
+        ``negative, zero, positive``."""
+        cols = ["run_id", "name", "n", "first_step", "last_step", "first_value", "last_value", "negative", "zero",
+                "positive"]
+        if not run_ids or not names:
+            return pd.DataFrame(columns=cols)
+        marks_r, marks_n = ",".join("?" * len(run_ids)), ",".join("?" * len(names))
+        rows = self._conn.execute(f"""
+            WITH agg AS (
+                SELECT run_id, name, COUNT(*) AS n, MIN(step) AS first_step, MAX(step) AS last_step,
+                       SUM(value < 0) AS negative, SUM(value = 0) AS zero, SUM(value > 0) AS positive
+                FROM step_metrics WHERE run_id IN ({marks_r}) AND name IN ({marks_n}) GROUP BY run_id, name)
+            SELECT agg.run_id, agg.name, agg.n, agg.first_step, agg.last_step, f.value AS first_value,
+                   l.value AS last_value, agg.negative, agg.zero, agg.positive
+            FROM agg
+            JOIN step_metrics f ON f.run_id = agg.run_id AND f.name = agg.name AND f.step = agg.first_step
+            JOIN step_metrics l ON l.run_id = agg.run_id AND l.name = agg.name AND l.step = agg.last_step
+            ORDER BY agg.run_id, agg.name""", [*run_ids, *names]).fetchall()
+        return pd.DataFrame([dict(r) for r in rows], columns=cols)
+
     def step_metric_names(self, run_id: str) -> list[str]:
         return [r[0] for r in self._conn.execute(
             "SELECT DISTINCT name FROM step_metrics WHERE run_id = ? ORDER BY name", (run_id,))]

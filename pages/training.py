@@ -87,11 +87,19 @@ def charts_section(store) -> None:
         view = st.segmented_control("Loss parameter", list(views.PARAMETER_VIEWS), default="θ_d", key="param_view")
         names = views.PARAMETER_VIEWS[view or "θ_d"]
         fig, n_points = views.step_figure(store, group.run_ids, names, title="Loss parameters over training")
+        views.add_drift_reference(fig, store, group.run_ids, names)
         st.plotly_chart(fig, key="param_chart", width="stretch")
-        st.caption(f"{n_points} points (long series are downsampled) · updated {dt.datetime.now():%H:%M:%S}")
+        st.caption(f"{n_points} points (long series are downsampled) · updated {dt.datetime.now():%H:%M:%S} · "
+                   "dashed: the drift reference θ₀ + (loss-parameter learning rate) × step, where Adam takes a θ "
+                   "whose gradient never changes sign. A trajectory on it is drifting, not learning.")
+        st.markdown("**Drift or learning?** Per run and θ: the share of logged steps whose θ gradient was "
+                    "negative / zero / positive, the majority sign's share of the non-zero ones (`one_sign`), and "
+                    "the final θ against the drift reference (`of_reference` ≈ ±1: pure drift).")
+        st.dataframe(views.drift_diagnostic(store, group.run_ids).drop(columns="run_id"), hide_index=True,
+                     width="stretch")
     else:
-        st.info("No learnable loss parameters logged for these runs (yet): only LearnDCG learns θ_g, θ_d, θ_α; "
-                "its trajectories appear after the first logged steps.")
+        st.info("No learnable loss parameters logged for these runs (yet): only learndcg (θ_g, θ_d, θ_α) and "
+                "learndcg_meta (θ_g, θ_d) have them; trajectories appear after the first logged steps.")
     left, right = st.columns(2)
     with left:
         fig, _ = views.step_figure(store, group.run_ids, ["loss"], title="Training loss")

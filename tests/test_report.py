@@ -135,6 +135,13 @@ def test_runs_of_two_learning_rates_are_never_paired(tmp_path):
         text = format_text(table)
         assert "listnet lacks fold(s) 2, 3" in text and "ndcg@10(gain=exp,norel=1)" in text
         assert "lr=0.01" in text  # the other configuration is mentioned, not mixed in
+        # ltr report follows the same rule
+        from ltr.cli import main
+
+        argv = ["report", "--data", DATA, "--model", MODEL, "--store", str(store.path)]
+        assert main(argv + ["--list-configurations"]) == 0
+        assert main(argv + ["--json", "--configuration", other[0]]) == 0
+        assert main(argv + ["--configuration", "lr=7"]) == 2  # unknown: a one-line error naming the stored ones
 
 
 def test_loss_parameter_variants_are_separate_rows(tmp_path):

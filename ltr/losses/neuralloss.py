@@ -33,7 +33,7 @@ The original NeuralLoss (Liu, Jiang & Zhou, TKDE 2025; code github.com/hitlic/ne
 on 220,000 generated lists per epoch (lengths 40..slate length, 1,000 score lists per length, each
 shuffled 10 times plus 10 label-ordered copies; MQ2008 grades drawn 75/20/5), batch 32, Adam 1e-3
 halved every 10 epochs, at most 20 epochs (about 137,500 steps) with early stopping (patience 5) on a
-validation set. Ours is far smaller (``max_steps`` 6,000 x 64 lists at most) and stops on convergence
+validation set. Ours is far smaller (``max_steps`` 3,000 x 64 lists at most) and stops on convergence
 of the held-out error instead: what it costs and reaches is in the cached meta.
 
 Queries without a relevant document have a constant NDCG and are left out of the mean.
@@ -69,13 +69,13 @@ class SurrogateConfig:
     k: int | None = None
     min_length: int = 2
     max_length: int = 40
-    max_steps: int = 6000
-    eval_every: int = 250
-    patience: int = 4
+    max_steps: int = 3000
+    eval_every: int = 200
+    patience: int = 3
     batch_size: int = 64
     lr: float = 3e-3
-    adversarial: float = 0.25
-    adversarial_steps: int = 4
+    adversarial: float = 0.125
+    adversarial_steps: int = 3
     seed: int = 0
 
     def __post_init__(self):

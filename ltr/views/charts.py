@@ -14,12 +14,13 @@ CHART_MAX_POINTS = 1000
 PARAMETER_VIEWS: dict[str, tuple[str, ...]] = {
     "θ_d": ("theta_d",),
     "b_d": ("b_d",),
+    "p (learndcg_meta)": ("p_d",),
     "θ_g / b_g": ("theta_g", "b_g"),
     "θ_α / α": ("theta_alpha", "alpha"),
     "θ gradients": ("grad_theta_g", "grad_theta_d", "grad_theta_alpha"),
 }
 METRIC_TITLES = {
-    "theta_d": "θ_d", "theta_g": "θ_g", "theta_alpha": "θ_α", "b_d": "b_d", "b_g": "b_g", "alpha": "α",
+    "theta_d": "θ_d", "theta_g": "θ_g", "theta_alpha": "θ_α", "b_d": "b_d", "b_g": "b_g", "alpha": "α", "p_d": "p (discount power)",
     "grad_theta_d": "∂L/∂θ_d", "grad_theta_g": "∂L/∂θ_g", "grad_theta_alpha": "∂L/∂θ_α", "loss": "training loss",
 }
 # Fold k always gets the same colour, on every chart and page.
