@@ -11,8 +11,8 @@ Trains, on 5 folds of each data set (every run in one process, sequentially, ``t
 - ``learndcg_meta learnable=False``  fixed discount powers p (``--fixed-p``): the ground truth of which
                                      shape the data reward (synthetic only)
 
-on ``synthetic-mq2007:n_queries=500,steep=1`` (planted: the top grade comes from a direction partly
-opposed to what orders the rest, so a steeper-than-log2 surrogate should serve NDCG@10 better) and on
+on ``synthetic-mq2007:n_queries=500,conflict=1`` (planted top/body trade-off, ``ltr.data.synthetic``;
+the fixed-p arms measure which discount shape it rewards: a flatter one, p = 0.5) and on
 the real MQ2008 sample (``../shared/data/letor/mq2008_fold1_test.txt``: its 156 queries split into 5
 parts by query at random, seed 0, Fold k trains on three parts, validates on the next, tests on the
 last, as LETOR rotates). Then prints, per data set: per fold the training steps, the final theta_d /
@@ -37,7 +37,7 @@ from ltr.store import RunStore, ndcg_per_query  # noqa: E402
 from ltr.train import RunConfig, train_run  # noqa: E402
 
 MQ2008_SAMPLE = ROOT.parent / "shared" / "data" / "letor" / "mq2008_fold1_test.txt"
-SYNTHETIC = "synthetic-mq2007:n_queries=500,steep=1"
+SYNTHETIC = "synthetic-mq2007:n_queries=500,conflict=1"
 
 
 def mq2008_folds(source: Path = MQ2008_SAMPLE, n_folds: int = 5, seed: int = 0) -> Path:

@@ -110,7 +110,7 @@ def canonical_data(data: str) -> str:
     name, sep, options = data.partition(":")
     if name.lower() in DATASETS:
         name = name.lower()
-        defaults = {"seed": 0, "n_queries": PRESETS[name].n_queries, "steep": 0} if name in PRESETS else {}
+        defaults = {"seed": 0, "n_queries": PRESETS[name].n_queries, "conflict": 0} if name in PRESETS else {}
         items = []
         for option in filter(None, (o.strip() for o in options.split(","))):
             key, eq, value = (part.strip() for part in option.partition("="))

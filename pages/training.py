@@ -94,7 +94,8 @@ def charts_section(store) -> None:
                    "whose gradient never changes sign. A trajectory on it is drifting, not learning.")
         st.markdown("**Drift or learning?** Per run and θ: the share of logged steps whose θ gradient was "
                     "negative / zero / positive, the majority sign's share of the non-zero ones (`one_sign`), and "
-                    "the final θ against the drift reference (`of_reference` ≈ ±1: pure drift).")
+                    "the final θ against the drift reference (`of_reference` ≈ ±1 or beyond: drift; a gradient "
+                    "that keeps growing makes Adam overshoot it).")
         st.dataframe(views.drift_diagnostic(store, group.run_ids).drop(columns="run_id"), hide_index=True,
                      width="stretch")
     else:
