@@ -19,6 +19,7 @@ from scipy import stats
 
 from core.atomic import atomic_write_text
 from ltr.cutoffs import NDCG_CUTOFFS
+from ltr.names import LOSS_NAMES
 from ltr.store import RunStore, canonical_data, ndcg_per_query
 
 CANDIDATE = "learndcg"
@@ -161,7 +162,7 @@ def significance_table(store: RunStore, data: str, model: str, *, candidate: str
     t-tests; the means stay over all queries), ``identical`` ({loss: note} for losses reported
     under a second name). Raises :class:`ReportError` when nothing is stored.
     """
-    from ltr.losses import IDENTICAL_AT_DEFAULTS, LOSS_NAMES
+    from ltr.losses import IDENTICAL_AT_DEFAULTS
     from ltr.metrics import metric_name
 
     if candidate not in LOSS_NAMES:  # a typo would otherwise give a table with no test at all
@@ -271,8 +272,6 @@ def _paired_p(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _loss_rank(label: str) -> tuple:
-    from ltr.losses import LOSS_NAMES
-
     order = {name: i for i, name in enumerate(LOSS_NAMES)}
     loss = label.split("(", 1)[0]
     return order.get(loss, len(order)), label

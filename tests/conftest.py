@@ -37,3 +37,9 @@ def golden():
     import json
 
     return json.loads((FIXTURES / "allrank_golden.json").read_text())
+
+
+@pytest.fixture
+def shared_dir_or_none() -> Path | None:
+    """``../shared`` when present, else None (for tests that use real data when they can)."""
+    return SHARED if SHARED.is_dir() else None

@@ -28,6 +28,7 @@ from ltr.losses.neuralloss import NeuralLoss
 from ltr.losses.neuralndcg import NeuralNDCG
 from ltr.losses.ranknet import RankNet
 from ltr.losses.rmse import RMSE
+from ltr.names import LOSS_NAMES
 
 
 def _learndcg_fixed(**params) -> LearnDCG:
@@ -48,7 +49,6 @@ _FACTORIES = {
     "learndcg_fixed": _learndcg_fixed,
     "learndcg_meta": LearnDCGMeta,
 }
-LOSS_NAMES: tuple[str, ...] = tuple(_FACTORIES)
 # Losses with learnable parameters (trained at the loss-parameter learning rate ``loss_lr``).
 LEARNABLE_LOSSES: tuple[str, ...] = ("learndcg", "learndcg_meta")
 # name -> (the loss it equals at its default parameters, why); see canonical_loss

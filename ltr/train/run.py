@@ -117,7 +117,7 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
                            shuffle=True, seed=cfg.seed)
     eval_bs = max(cfg.batch_size, EVAL_BATCH_SIZE)
     vali_b = make_batcher(p.splits["vali"], device, eval_bs)
-    step_log = StepLog(loss_fn, device, rows=cfg.flush_every)
+    step_log = StepLog(loss_fn, device, rows=cfg.flush_every, every=cfg.log_every)
     if hasattr(loss_fn, "attach_validation"):  # learndcg_meta's outside criterion: training-sized vali batches
         loss_fn.attach_validation(list(make_batcher(p.splits["vali"], device, cfg.batch_size)))
 
@@ -154,7 +154,7 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
     while not state["stopped"] and state["epoch"] < cfg.epochs:
         epoch, started = state["epoch"], time.perf_counter()
         step, mean_loss = train_epoch(model, loss_fn, optimizer, train_b, epoch, state["step"],
-                                      log_every=cfg.log_every, step_log=step_log, on_flush=flush,
+                                      step_log=step_log, on_flush=flush,
                                       cancel=cancel)
         flush()
         vali = evaluate(model, vali_b, p.splits["vali"].n_queries, NDCG_CUTOFFS, tick).mean(dim=1).tolist()
