@@ -117,7 +117,7 @@ def canonical_data(data: str) -> str:
     name, sep, options = data.partition(":")
     if name.lower() in DATASETS:
         name = name.lower()
-        defaults = {"seed": 0, "n_queries": PRESETS[name].n_queries} if name in PRESETS else {}
+        defaults = {"seed": 0, "n_queries": PRESETS[name].n_queries, "conflict": 0} if name in PRESETS else {}
         items = []
         for option in filter(None, (o.strip() for o in options.split(","))):
             key, eq, value = (part.strip() for part in option.partition("="))
@@ -456,6 +456,28 @@ class RunStore:
                     frames.append(_series_frame(run_id, name, rows))
         return _concat_series(frames)
 
+    def step_summary(self, run_ids: Sequence[str], names: Sequence[str]) -> pd.DataFrame:
+        """Per run and step metric, aggregated in SQL (no series fetched): ``run_id, name, n`` (logged
+        steps), ``first_step, last_step, first_value, last_value`` and the counts of logged values
+        ``negative, zero, positive``."""
+        cols = ["run_id", "name", "n", "first_step", "last_step", "first_value", "last_value", "negative", "zero",
+                "positive"]
+        if not run_ids or not names:
+            return pd.DataFrame(columns=cols)
+        marks_r, marks_n = ",".join("?" * len(run_ids)), ",".join("?" * len(names))
+        rows = self._conn.execute(f"""
+            WITH agg AS (
+                SELECT run_id, name, COUNT(*) AS n, MIN(step) AS first_step, MAX(step) AS last_step,
+                       SUM(value < 0) AS negative, SUM(value = 0) AS zero, SUM(value > 0) AS positive
+                FROM step_metrics WHERE run_id IN ({marks_r}) AND name IN ({marks_n}) GROUP BY run_id, name)
+            SELECT agg.run_id, agg.name, agg.n, agg.first_step, agg.last_step, f.value AS first_value,
+                   l.value AS last_value, agg.negative, agg.zero, agg.positive
+            FROM agg
+            JOIN step_metrics f ON f.run_id = agg.run_id AND f.name = agg.name AND f.step = agg.first_step
+            JOIN step_metrics l ON l.run_id = agg.run_id AND l.name = agg.name AND l.step = agg.last_step
+            ORDER BY agg.run_id, agg.name""", [*run_ids, *names]).fetchall()
+        return pd.DataFrame([dict(r) for r in rows], columns=cols)
+
     def step_metric_names(self, run_id: str) -> list[str]:
         return [r[0] for r in self._conn.execute(
             "SELECT DISTINCT name FROM step_metrics WHERE run_id = ? ORDER BY name", (run_id,))]
@@ -561,3 +583,13 @@ def _finite_or_none(value) -> float | None:
         return None
     value = float(value)
     return value if np.isfinite(value) else None
+
+
+def ndcg_per_query(store: "RunStore", run_ids: Sequence[str], k: int) -> pd.DataFrame:
+    """Per-query test NDCG@k under the default convention, ``(run_id, qid, value)``: stored as
+    ``ndcg@k(gain=exp,norel=1)``; runs stored before names carried conventions have it as ``ndcg@k``."""
+    from ltr.metrics import metric_name
+
+    named = store.per_query(list(run_ids), metric_name(k))
+    legacy = [r for r in run_ids if r not in set(named["run_id"])]
+    return pd.concat([named, store.per_query(legacy, f"ndcg@{k}")], ignore_index=True) if legacy else named

@@ -121,10 +121,20 @@ def charts_section(store) -> None:
                                             help="Folds often follow the same path: one panel per fold, or each "
                                                  "fold's change since its first step, keeps every fold visible.")
         names = views.PARAMETER_VIEWS[view or "θ_d"]
+        fold_layout = views.FOLD_LAYOUTS[layout or "one panel per fold"]
         fig, n_points = views.step_figure(store, group.run_ids, names, title="Loss parameters over training",
-                                          **views.FOLD_LAYOUTS[layout or "one panel per fold"])
+                                          **fold_layout)
+        views.add_drift_reference(fig, store, group.run_ids, names, **fold_layout)
         st.plotly_chart(fig, key="param_chart", width="stretch")
-        st.caption(f"{n_points} points (long series are downsampled) · updated {dt.datetime.now():%H:%M:%S}")
+        st.caption(f"{n_points} points (long series are downsampled) · updated {dt.datetime.now():%H:%M:%S} · "
+                   "dashed: the drift reference θ₀ + (loss-parameter learning rate) × step, where Adam takes a θ "
+                   "whose gradient never changes sign. A trajectory on it is drifting, not learning.")
+        st.markdown("**Drift or learning?** Per run and θ: the share of logged steps whose θ gradient was "
+                    "negative / zero / positive, the majority sign's share of the non-zero ones (`one_sign`), and "
+                    "the final θ against the drift reference (`of_reference` ≈ ±1 or beyond: drift; a gradient "
+                    "that keeps growing makes Adam overshoot it).")
+        st.dataframe(views.drift_diagnostic(store, group.run_ids).drop(columns="run_id"), hide_index=True,
+                     width="stretch")
     else:
         st.info(views.no_parameters_message(store, group))
     left, right = st.columns(2)

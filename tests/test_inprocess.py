@@ -28,7 +28,7 @@ def _cfg(data: str, **kw) -> RunConfig:
 
 def _results(store: RunStore, run_id: str) -> tuple:
     """What a run produced: test per-query NDCG@10 and every logged step value, exactly."""
-    pq = store.per_query([run_id], "ndcg@10")
+    pq = store.per_query([run_id], "ndcg@10(gain=exp,norel=1)")
     steps = store.step_series([run_id], store.step_metric_names(run_id), max_points=10**9)
     return (list(zip(pq["qid"], pq["value"])),
             list(zip(steps["name"], steps["step"], steps["value"].round(12))))

@@ -177,17 +177,26 @@ def test_training_page_charts_one_line_per_fold_downsampled(cache):
     at.segmented_control(key="fold_layout").set_value("overlaid").run()
     specs = _plotly_specs(at)
     assert len(specs) == 3  # loss parameter, training loss, validation NDCG@10
-    theta = specs[0]["data"]
+    theta, drift = specs[0]["data"][:3], specs[0]["data"][3:]
     assert [t["name"] for t in theta] == ["fold 1", "fold 2", "fold 3"]
     assert all(len(_array(t["x"])) == views.CHART_MAX_POINTS for t in theta)  # 3000 steps downsampled
     assert _array(theta[1]["x"])[[0, -1]].tolist() == [0, 2999]  # first and last step kept
     assert _array(theta[1]["y"])[0] == pytest.approx(2.0)  # fold 2 starts at 1.8 + 0.2
-    table = at.dataframe[-1].value
+    # these folds drift at exactly the loss lr: each lies on its drift reference θ₀ + 0.001·step
+    assert len(drift) == 3 and all(t["name"].startswith("drift reference") for t in drift)
+    assert _array(drift[1]["y"]).tolist() == pytest.approx([2.0, 2.0 + 1e-3 * 3000])
+    diagnostic = at.dataframe[-1].value
+    diagnostic = diagnostic[diagnostic["parameter"] == "theta_d"]
+    assert diagnostic["one_sign"].tolist() == [1.0, 1.0, 1.0]
+    assert diagnostic["of_reference"].tolist() == pytest.approx([2999 / 3000] * 3)
+    table = at.dataframe[-2].value
     assert set(table["run_id"]) == {ids["learndcg", f] for f in FOLDS}
     # Toggle to θ_g / b_g: two panels, three folds each.
     at.segmented_control(key="param_view").set_value("θ_g / b_g").run()
     names = [(t["name"], t.get("xaxis", "x")) for t in _plotly_specs(at)[0]["data"]]
-    assert len(names) == 6 and {ax for _, ax in names} == {"x", "x2"}
+    folds = [(n, ax) for n, ax in names if n.startswith("fold")]
+    assert len(folds) == 6 and {ax for _, ax in folds} == {"x", "x2"}
+    assert all(ax == "x" for n, ax in names if n.startswith("drift"))  # the reference sits on the θ panel only
 
 
 def test_training_page_fixed_loss_has_no_parameter_chart(cache):
@@ -260,7 +269,9 @@ def test_results_page_cost_plot_significance_and_drill_down(cache):
     ids = _seed(cache)
     at = _page("pages/results.py")
     assert at.selectbox[0].value == DATA and at.selectbox[1].value == MODEL and at.selectbox[2].value == 10
-    (spec,) = _plotly_specs(at)
+    assert "lr=0.001" in at.selectbox[3].value  # the one configuration stored
+    spec, theta_steps = _plotly_specs(at)
+    assert {t["name"] for t in theta_steps["data"]} >= {"learndcg"}  # final θ_d against steps, per fold
     points = {t["name"]: t for t in spec["data"] if t.get("showlegend", True)}  # the means; folds are faint points
     assert set(points) == set(LOSSES)
     folds = {t["name"]: t for t in spec["data"] if t.get("showlegend", True) is False}
@@ -280,10 +291,12 @@ def test_results_page_cost_plot_significance_and_drill_down(cache):
     assert sig.loc["approxndcg", "p@10"] < 0.05
     downloads = [d.proto.label for d in at.get("download_button")]
     assert downloads == ["Download CSV", "Download LaTeX"]
-    folds = at.dataframe[2].value
+    slopes = at.dataframe[2].value
+    assert list(slopes["loss"]) == ["learndcg"]
+    folds = at.dataframe[3].value
     assert list(folds.index) == ["fold 1", "fold 2", "fold 3", "mean"]
-    at.selectbox[3].set_value("approxndcg").run()
-    detail = at.dataframe[3].value
+    at.selectbox[4].set_value("approxndcg").run()
+    detail = at.dataframe[4].value
     assert list(detail["run_id"]) == [ids["approxndcg", f] for f in FOLDS]
     at.selectbox[2].set_value(1).run()
     assert "NDCG@1 vs training time" in _plotly_specs(at)[0]["layout"]["title"]["text"]

@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import torch
+import numpy as np
 
 from ltr.cutoffs import NDCG_CUTOFFS
+from ltr.metrics import N_RELEVANT, metric_name
 from ltr.store import RunBusy, RunConfigMismatch, RunStore, run_is_live
 from ltr.train.checkpoint import (CHECKPOINT_FORMAT, checkpoint_path, clone_state, load_checkpoint, rng_state,
                                   save_checkpoint, set_rng_state)
@@ -117,6 +119,8 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
     eval_bs = max(cfg.batch_size, EVAL_BATCH_SIZE)
     vali_b = make_batcher(p.splits["vali"], device, eval_bs)
     step_log = StepLog(loss_fn, device, rows=cfg.flush_every, every=cfg.log_every)
+    if hasattr(loss_fn, "attach_validation"):  # learndcg_meta's outside criterion: training-sized vali batches
+        loss_fn.attach_validation(list(make_batcher(p.splits["vali"], device, cfg.batch_size)))
 
     state = {"epoch": 0, "step": 0, "best_metric": -math.inf, "best_epoch": -1, "bad_epochs": 0,
              "stopped": False, "train_seconds": 0.0, "cpu_seconds": 0.0}
@@ -185,7 +189,12 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
     test_ds = p.splits["test"]
     per_query = evaluate(model, make_batcher(test_ds, device, eval_bs), test_ds.n_queries, NDCG_CUTOFFS, tick).cpu()
     means = {f"ndcg@{k}": float(per_query[i].mean()) for i, k in enumerate(NDCG_CUTOFFS)}
-    per_query_map = {f"ndcg@{k}": dict(zip(test_ds.qids, per_query[i].tolist())) for i, k in enumerate(NDCG_CUTOFFS)}
+    # stored names carry their convention (ndcg@10(gain=exp,norel=1)); the relevant-document count per
+    # query lets a report leave out queries that score 1 under every loss by convention
+    per_query_map = {metric_name(k): dict(zip(test_ds.qids, per_query[i].tolist())) for i, k in enumerate(NDCG_CUTOFFS)}
+    relevant = np.add.reduceat((test_ds.labels > 0).astype(np.float64), test_ds.query_ptr[:-1]) \
+        if test_ds.n_queries else np.zeros(0)
+    per_query_map[N_RELEVANT] = dict(zip(test_ds.qids, relevant.tolist()))
     store.finish_run(run_id, test_means=means, per_query=per_query_map, train_seconds=state["train_seconds"],
                      pretrain_seconds=p.pretrain_seconds, best_epoch=state["best_epoch"],
                      cpu_seconds=state.get("cpu_seconds"))

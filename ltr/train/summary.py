@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from ltr.cutoffs import NDCG_CUTOFFS
-from ltr.store import RunStore
+from ltr.store import RunStore, ndcg_per_query
 
 
 def run_summary(store: RunStore, run_id: str) -> dict:
@@ -30,7 +30,7 @@ def run_summary(store: RunStore, run_id: str) -> dict:
                       for row in wide.to_dict("records")]
     per_query = {}
     for k in NDCG_CUTOFFS:
-        pq = store.per_query([run_id], f"ndcg@{k}")
+        pq = ndcg_per_query(store, [run_id], k)
         per_query[f"ndcg@{k}"] = {q: _num(v) for q, v in zip(pq["qid"], pq["value"])}
     return {
         "run_id": run_id,

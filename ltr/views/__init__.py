@@ -17,7 +17,8 @@ One module per page or concern (this package re-exports the public names, so pag
 - :mod:`ltr.views.training_jobs`: the training form's request, its jobs and the jobs table;
 - :mod:`ltr.views.run_groups`: the folds of one experiment, grouped;
 - :mod:`ltr.views.charts`: live step and validation figures;
-- :mod:`ltr.views.results`: cost-effectiveness, per-fold tables, failed runs;
+- :mod:`ltr.views.results`: configurations, cost-effectiveness, per-fold tables, failed runs;
+- :mod:`ltr.views.drift`: drift reference, per-run drift diagnostic, final θ against steps;
 - :mod:`ltr.views.significance`: the paired t-test table as the Results page shows and exports it.
 """
 from core.jobs import keep_jobs_moving
@@ -27,8 +28,11 @@ from ltr.views.charts import (CHART_MAX_POINTS, FOLD_COLOURS, FOLD_LAYOUTS, METR
 from ltr.views.home import (dataset_choices, dataset_overview, gpu_count, n_folds, store_summary,
                             study_slate_length, training_device, trec_dl_status, unusable_datasets)
 from ltr.views.reader import open_store, session_store
-from ltr.views.results import (completed_runs, cost_effectiveness, cost_figure, failed_runs, fold_detail, fold_table,
-                               result_options, results_version)
+from ltr.views.drift import (add_drift_reference, drift_diagnostic, fitted_slopes, theta_steps_figure,
+                             theta_vs_steps)
+from ltr.views.results import (completed_runs, configuration_choices, cost_effectiveness, cost_figure, failed_runs,
+                               fold_detail, fold_table, missing_folds, result_options, results_version,
+                               runs_in_configuration)
 from ltr.views.run_groups import RunGroup, group_runs, run_groups
 from ltr.views.significance import (has_tests, significance, significance_csv, significance_display,
                                     significance_latex, significance_legend)
@@ -42,4 +46,5 @@ __all__ = ["CHART_MAX_POINTS", "FOLD_COLOURS", "FOLD_LAYOUTS", "JOB_KIND", "METR
            "ltr_jobs", "n_folds", "no_parameters_message", "open_store", "result_options", "results_version",
            "run_groups", "session_store", "significance", "significance_csv", "significance_display",
            "significance_latex", "significance_legend", "step_figure", "store_summary", "study_slate_length",
-           "submit_training", "training_device", "trec_dl_status", "unusable_datasets", "validation_figure"]
+           "submit_training", "training_device", "trec_dl_status", "unusable_datasets", "validation_figure",
+           "add_drift_reference", "drift_diagnostic", "fitted_slopes", "theta_steps_figure", "theta_vs_steps", "configuration_choices", "runs_in_configuration", "missing_folds"]

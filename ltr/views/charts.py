@@ -9,18 +9,19 @@ from plotly.subplots import make_subplots
 from ltr.store import RunStore
 
 CHART_MAX_POINTS = 1000
-LEARNABLE_LOSSES = ("learndcg",)  # the losses that log θ_g, θ_d, θ_α as they learn
+LEARNABLE_LOSSES = ("learndcg", "learndcg_meta")  # the losses that log learnable θ as they learn
 
 # Chart choice -> the step metrics it plots (one panel each). Names are those the trainer logs.
 PARAMETER_VIEWS: dict[str, tuple[str, ...]] = {
     "θ_d": ("theta_d",),
     "b_d": ("b_d",),
+    "p (learndcg_meta)": ("p_d",),
     "θ_g / b_g": ("theta_g", "b_g"),
     "θ_α / α": ("theta_alpha", "alpha"),
     "θ gradients": ("grad_theta_g", "grad_theta_d", "grad_theta_alpha"),
 }
 METRIC_TITLES = {
-    "theta_d": "θ_d", "theta_g": "θ_g", "theta_alpha": "θ_α", "b_d": "b_d", "b_g": "b_g", "alpha": "α",
+    "theta_d": "θ_d", "theta_g": "θ_g", "theta_alpha": "θ_α", "b_d": "b_d", "b_g": "b_g", "alpha": "α", "p_d": "p (discount power)",
     "grad_theta_d": "∂L/∂θ_d", "grad_theta_g": "∂L/∂θ_g", "grad_theta_alpha": "∂L/∂θ_α", "loss": "training loss",
 }
 # How the folds of one chart are laid out (the Training page's "Folds" control -> step_figure options).
@@ -104,8 +105,8 @@ def no_parameters_message(store: RunStore, group) -> str:
     losses = set(store.list_runs(run_ids=list(group.run_ids))["loss"])
     fixed = sorted(loss for loss in losses if loss not in LEARNABLE_LOSSES)
     if fixed:
-        return (f"{', '.join(fixed)} has no learnable loss parameters: only LearnDCG learns θ_g, θ_d and θ_α "
-                f"(learndcg_fixed keeps them at their start values).")
+        return (f"{', '.join(fixed)} has no learnable loss parameters: only learndcg (θ_g, θ_d, θ_α) and "
+                f"learndcg_meta (θ_g, θ_d) learn loss parameters.")
     return "No loss parameters logged yet: LearnDCG's trajectories appear after its first logged steps."
 
 

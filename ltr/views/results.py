@@ -18,12 +18,38 @@ def result_options(store: RunStore) -> pd.DataFrame:
 
 def completed_runs(store: RunStore, data: str, model: str) -> pd.DataFrame:
     """Completed runs of a data set and ranker with ``minutes`` = (training loop + NeuralLoss
-    pre-training) / 60 and ``cpu_minutes`` = the training loop's CPU time / 60."""
-    runs = store.list_runs(data=data, model=model, status="completed")
+    pre-training) / 60, ``cpu_minutes`` = the training loop's CPU time / 60, and their ``configuration``
+    and ``variant`` labels (:func:`ltr.report.completed_runs`)."""
+    from ltr.report import completed_runs as labelled_runs
+
+    runs = labelled_runs(store, data, model)
     runs["minutes"] = (runs["train_seconds"].astype(float).fillna(0.0)
                        + runs["pretrain_seconds"].astype(float).fillna(0.0)) / 60.0
     runs["cpu_minutes"] = runs["cpu_seconds"].astype(float) / 60.0
     return runs
+
+
+def configuration_choices(runs: pd.DataFrame) -> pd.DataFrame:
+    """The configurations of ``runs`` (label, runs, losses with their folds), the default first."""
+    from ltr.report import configurations
+
+    return configurations(runs)
+
+
+def runs_in_configuration(runs: pd.DataFrame, configuration: str) -> pd.DataFrame:
+    """The runs of one configuration, one per (loss variant, fold); ``loss`` holds the variant label
+    (``learndcg(loss_lr=0.01)``), so every table and figure below groups by variant and never mixes
+    runs trained under different settings."""
+    from ltr.report import select_configuration
+
+    chosen, _label, _others = select_configuration(runs, configuration)
+    return chosen.assign(loss_name=chosen["loss"], loss=chosen["variant"])
+
+
+def missing_folds(runs: pd.DataFrame) -> dict[str, list[int]]:
+    """``{loss: folds it lacks that another loss of the selection has}`` (empty when complete)."""
+    every = set(runs["fold"])
+    return {loss: sorted(every - set(g["fold"])) for loss, g in runs.groupby("loss") if set(g["fold"]) != every}
 
 
 def cost_effectiveness(runs: pd.DataFrame, k: int = 10) -> pd.DataFrame:
