@@ -433,8 +433,12 @@ def test_five_folds_on_one_line_stay_visible(cache):
             ids.append(rid)
     at = _page("pages/training.py")
     assert at.segmented_control(key="fold_layout").value == "one panel per fold"
-    data = _plotly_specs(at)[0]["data"]
+    traces = _plotly_specs(at)[0]["data"]
+    data = [t for t in traces if t.get("legendgroup") != "drift"]
+    drift = [t for t in traces if t.get("legendgroup") == "drift"]
     assert len(data) == 5 and len({t.get("xaxis", "x") for t in data}) == 5  # one panel each
+    # each fold's panel carries its own drift reference θ₀ + loss_lr·step
+    assert sorted(t.get("xaxis", "x") for t in drift) == sorted(t.get("xaxis", "x") for t in data)
     at.segmented_control(key="fold_layout").set_value("change since step 0").run()
     data = _plotly_specs(at)[0]["data"]
     assert all(_array(t["y"])[0] == 0.0 for t in data)
