@@ -106,28 +106,27 @@ def bench_in_subprocess(name: str, args) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def paired_ratio(train, device, args) -> tuple[float, list[float], list[float]]:
-    """LearnDCG / ApproxNDCG epoch time with the two losses' epochs interleaved, so that load from
-    other processes on a shared machine hits both alike; the ratio of the medians."""
-    approx, learn = epoch_runner("approxndcg", train, device, args), epoch_runner("learndcg", train, device, args)
-    approx(), learn()  # warm-up
+def interleaved_ratio(baseline, candidate, epochs: int) -> tuple[float, list[float], list[float]]:
+    """Median epoch time of ``candidate`` over ``baseline`` (epoch closures), their epochs interleaved
+    after one warm-up each, so that load from other processes on a shared machine hits both alike."""
+    baseline(), candidate()
     a, b = [], []
-    for _ in range(args.pair_epochs):
-        a.append(approx())
-        b.append(learn())
+    for _ in range(epochs):
+        a.append(baseline())
+        b.append(candidate())
     return statistics.median(b) / statistics.median(a), a, b
+
+
+def paired_ratio(train, device, args) -> tuple[float, list[float], list[float]]:
+    """LearnDCG / ApproxNDCG epoch time, interleaved."""
+    return interleaved_ratio(epoch_runner("approxndcg", train, device, args),
+                             epoch_runner("learndcg", train, device, args), args.pair_epochs)
 
 
 def logging_overhead(train, device, args) -> tuple[float, list[float], list[float]]:
-    """LearnDCG epoch time with the step log (every step) over without it, epochs interleaved."""
-    logged, bare = epoch_runner("learndcg", train, device, args), epoch_runner("learndcg", train, device, args,
-                                                                                log=False)
-    logged(), bare()  # warm-up
-    a, b = [], []
-    for _ in range(args.log_epochs):
-        a.append(bare())
-        b.append(logged())
-    return statistics.median(b) / statistics.median(a), a, b
+    """LearnDCG epoch time with the step log (every step) over without it, interleaved."""
+    return interleaved_ratio(epoch_runner("learndcg", train, device, args, log=False),
+                             epoch_runner("learndcg", train, device, args), args.log_epochs)
 
 
 def main() -> int:
