@@ -447,6 +447,30 @@ def test_five_folds_on_one_line_stay_visible(cache):
     assert not at.exception
 
 
+def test_one_fold_one_panel_per_fold_and_remaining_time(cache):
+    """A single running fold (the real-browser test's case) in the default per-fold layout, and its
+    job's estimated remaining time from the mean epoch time so far."""
+    with RunStore(cache / "runs.sqlite") as store:
+        rid = f"{DATA}-f1-learndcg-{MODEL}-one"
+        store.register_run(rid, _config(1, "learndcg"), total_epochs=10)
+        store.start_run(rid, device="cpu")
+        store.log_steps(rid, [(s, 0, {"loss": 1.0, "theta_d": 0.5 + 1e-3 * s}) for s in range(10)])
+        for epoch in range(4):
+            store.log_epoch(rid, epoch, {"ndcg@10": 0.5, "seconds": 3.0})
+    jobs.submit(["true"], label="fold 1", meta={"kind": views.JOB_KIND, "run_ids": [rid], "fold": 1},
+                start_worker=False)
+    from core.db import transaction
+    from core.jobs.records import connect_jobs
+
+    conn = connect_jobs()
+    with transaction(conn) as c:
+        c.execute("UPDATE jobs SET status = 'running', started = ?, handle = '1:1'", (time.time() - 12,))
+    conn.close()
+    at = _page("pages/training.py")
+    assert len(_plotly_specs(at)[0]["data"]) == 1
+    assert at.dataframe[0].value["message"][0] == "≤ 18 s left (3.0 s/epoch)"  # 6 epochs of 3 s at most
+
+
 def test_fixed_loss_message_says_it_learns_nothing(cache):
     _seed(cache)
     at = _page("pages/training.py")

@@ -82,12 +82,12 @@ def step_figure(store: RunStore, run_ids: Sequence[str], names: Sequence[str], *
                                hovertemplate=f"fold {fold}<br>step %{{x}}<br>epoch %{{customdata[0]}}<br>"
                                              "%{customdata[1]:.6g}" + (" (Δ %{y:.3g})" if offset else "")
                                              + "<extra></extra>")
-            if per_fold:
-                fig.add_trace(trace, row=i + 1, col=j + 1)
-            elif grid:
-                fig.add_trace(trace, row=1, col=i + 1)
-            else:
+            if not grid:  # one metric, one panel (one fold, or folds overlaid)
                 fig.add_trace(trace)
+            elif per_fold:
+                fig.add_trace(trace, row=i + 1, col=j + 1)
+            else:
+                fig.add_trace(trace, row=1, col=i + 1)
     rows = len(names) if per_fold else 1
     fig.update_layout(title=title, height=max(340, 260 * rows), margin={"l": 50, "r": 20, "t": 70, "b": 40},
                       uirevision="|".join(run_ids) + "|".join(names) + f"|{per_fold}|{offset}", legend_title_text="")

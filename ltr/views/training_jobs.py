@@ -112,7 +112,7 @@ def jobs_frame(store: RunStore, job_list: Sequence[jobs.Job]) -> pd.DataFrame:
         elif job.status == "running" and run is not None and total and run_id in epoch_seconds:
             # upper estimate: early stopping may end the run sooner
             left = epoch_seconds[run_id] * max(total - done, 0)
-            message = f"about {_duration(left)} left at most ({epoch_seconds[run_id]:.1f} s per epoch so far)"
+            message = f"≤ {_duration(left)} left ({epoch_seconds[run_id]:.1f} s/epoch)"
         if job.status == "failed":
             message = jobs.failure_message(job.log_tail)
         elif run is not None and isinstance(run.get("error"), str) and run["error"]:
