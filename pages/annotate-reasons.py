@@ -125,7 +125,10 @@ with annotate_tab:
 
     st.subheader("LLM-assigned reasons")
     if not assigned:
-        st.info("The model assigned no reason to this query. Tag the ones that apply below.")
+        st.info("The model assigned no reason to this query. Tag the ones that apply below, or confirm that "
+                "none does.")
+        st.button("No reason applies", on_click=view.confirm_item, args=(annotator, item), shortcut="N",
+                  disabled=item.key in done)
     for i, a in enumerate(item.assigned):
         value = answers.get(a["category"])
         mark_text = {1: "Marked correct", 0: "Marked incorrect", None: "Not marked yet"}[value]

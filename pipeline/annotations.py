@@ -244,6 +244,14 @@ class AnnotationStore(SchemaStore):
                               (value, now, annotator, *item.key, category))
             self._log("ui", annotator, item.key, f"category:{category}", value)
 
+    def confirm(self, annotator: str, item: Item) -> None:
+        """Record the item as seen with no (further) answer: its grid is written, so an item with no
+        LLM-assigned reason completes with every untagged category at 0."""
+        annotator = _check_name(annotator)
+        with transaction(self.conn):
+            self._ensure_grid(annotator, item, time.time())
+            self._log("ui", annotator, item.key, "confirmed", 1)
+
     def set_note(self, annotator: str, item: Item, *, note: str | None = None, proposed: str | None = None) -> None:
         """A free-text note and/or a proposed reason that is not in the typology (plain text)."""
         annotator = _check_name(annotator)

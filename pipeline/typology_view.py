@@ -149,6 +149,11 @@ def save_answer(annotator: str, item: Item, category: str, applicable: bool | No
         store.set_answer(annotator, item, category, applicable)
 
 
+def confirm_item(annotator: str, item: Item) -> None:
+    with open_annotation_store() as store:
+        store.confirm(annotator, item)
+
+
 def current_answers(annotator: str, key: tuple[str, str, str]) -> dict:
     with open_annotation_store() as store:
         return store.answers(annotator, key)

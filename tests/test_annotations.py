@@ -86,6 +86,16 @@ def test_answers_grid_completion_history_and_reload(tmp_path):
         reread.set_answer("ann", it, "Jargon", None)
 
 
+def test_an_item_without_assigned_reasons_completes_when_confirmed(tmp_path):
+    store = AnnotationStore(tmp_path / "a.sqlite")
+    it = item("r2", assigned=())
+    assert store.completed("ann") == set()
+    store.confirm("ann", it)
+    assert store.answers("ann", it.key) == {"Numbers": 0, "Ambiguity": 0, "Jargon": 0}
+    assert store.completed("ann") == {it.key} and len(store.export_rows()) == 3
+    assert store.history("ann")[-1]["field"] == "confirmed"
+
+
 def _writer(path, annotator, n):
     store = AnnotationStore(path)
     for i in range(n):

@@ -33,6 +33,8 @@ def respond(messages):
     if "Which of these categories" in text:
         if "query one" in text:
             return '[{"category": "Ambiguity", "justification": "two senses <i>x</i>"}, {"category": "Numbers", "justification": "a price"}]'
+        if "query three" in text:
+            return "[]"  # the model sees no reason
         return '[{"category": "Numbers", "justification": "asks how many"}]'
     return json.dumps(CATEGORIES)
 
@@ -84,7 +86,7 @@ def test_typology_page_shows_reasons_rounds_and_queries(runs):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Hard queries"] == "3" and metrics["Categories"] == "3" and metrics["Rounds"] == "2"
     reasons = at.dataframe[0].value.set_index("category")
-    assert reasons["queries"].to_dict() == {"Ambiguity": 1, "Numbers": 3, "Jargon": 0}
+    assert reasons["queries"].to_dict() == {"Ambiguity": 1, "Numbers": 2, "Jargon": 0}
     assert HOSTILE in reasons.loc["Ambiguity", "examples"]  # raw text in a table cell, never rendered
     rounds = at.dataframe[1].value
     assert rounds["round"].tolist() == [1, 2] and rounds["unchanged"].tolist() == [False, True]
@@ -95,7 +97,7 @@ def test_typology_page_shows_reasons_rounds_and_queries(runs):
     link = at.get("page_link")[0].proto
     assert (link.page, link.query_string) == ("annotate-reasons", "dataset=dl19&task=h2r&qid=q1")
     at.selectbox[0].set_value("dl20").run()
-    assert not at.exception and at.dataframe[0].value["queries"].tolist() == [1, 3, 0]
+    assert not at.exception and at.dataframe[0].value["queries"].tolist() == [1, 2, 0]
 
 
 def test_typology_page_queues_a_background_job(runs):
@@ -171,7 +173,8 @@ def test_annotate_page_opens_the_linked_query(runs):
         items = view.sample_items(store)
     with AnnotationStore() as store:
         store.create_sample(items, size=6, seed=0)
-        target = store.queue("ann")[4]
+        queue = store.queue("ann")
+        target = queue[4]
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params.update({"annotator": "ann", "dataset": target.dataset, "task": target.task, "qid": target.qid})
     at.run()
@@ -180,3 +183,14 @@ def test_annotate_page_opens_the_linked_query(runs):
     assert "Query 5 of 6" in _texts(at)
     assert target.query in [t.value for t in at.text]  # plain text, never HTML
     assert at.code[0].value == target.context
+    # a query the model gave no reason: "No reason applies" completes it
+    position = next(i for i, it in enumerate(queue) if not it.assigned)
+    at.query_params.update({"annotator": "ann", "dataset": queue[position].dataset, "task": "h2r",
+                            "qid": queue[position].qid})
+    at.session_state["queue_of"] = None  # as in a new session opened from a link
+    at.run()
+    assert f"Query {position + 1} of 6" in _texts(at) and "assigned no reason" in _texts(at)
+    next(b for b in at.button if b.label == "No reason applies").click().run()
+    assert not at.exception
+    with AnnotationStore() as store:
+        assert store.completed("ann") == {queue[position].key}

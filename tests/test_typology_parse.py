@@ -66,6 +66,10 @@ def test_parse_assignment_shapes_and_status():
     assert ok and [(c.name, j) for c, j in found] == [("Ambiguous subject references", "the word has two senses")]
     assert parse_assignment('["Specific product terminology: brand names"]', TYPOLOGY)[0][0][1] == "brand names"
     assert parse_assignment("The query is hard because it is hard.", TYPOLOGY) == ([], False)
+    echoed = '[1] (grade 0) a passage\n[{"category": "3", "justification": "brand"}]'
+    assert [c.name for c, _ in parse_assignment(echoed, TYPOLOGY)[0]] == ["Specific product terminology"]
+    assert [c.name for c, _ in parse_assignment("[1, 3]", TYPOLOGY)[0]] == ["Numerical data requirements",
+                                                                          "Specific product terminology"]
 
 
 def test_parse_reason():

@@ -74,18 +74,22 @@ def _truncated_list(text: str, start: int):
     return _loads(text[start:last + 1] + "]")
 
 
-def extract_json(text: str):
-    """The first JSON list or object in ``text`` (fenced or not, lightly repaired), or None."""
+def iter_json(text: str):
+    """Every JSON list or object in ``text`` (fenced blocks first), in order, lightly repaired."""
     if not text:
-        return None
+        return
     sources = [m.group(1) for m in _FENCE.finditer(text)] + [text]
     for source in sources:
         for match in re.finditer(r"[\[{]", source):
             block = _balanced(source, match.start())
             value = _loads(block) if block else _truncated_list(source, match.start())
             if isinstance(value, (list, dict)):
-                return value
-    return None
+                yield value
+
+
+def extract_json(text: str):
+    """The first JSON list or object in ``text`` (fenced or not, lightly repaired), or None."""
+    return next(iter_json(text), None)
 
 
 def _first(item: dict, keys) -> str:
@@ -165,7 +169,11 @@ def parse_assignment(text: str, typology: list[Category]) -> tuple[list[tuple[Ca
     query is then recorded as unparseable, not as "no reason applies"). An explicit empty JSON list
     is a parsed answer with no reason.
     """
-    value = extract_json(text)
+    # Prefer a value with objects or strings: a bare "[1]" is more often a passage marker the model
+    # echoed from its context than an answer.
+    candidates = list(iter_json(text))
+    value = next((v for v in candidates if any(isinstance(i, (dict, str)) for i in _items_from_json(v))),
+                 candidates[0] if candidates else None)
     found: list[tuple[Category, str]] = []
     parsed = False
     if value is not None:
