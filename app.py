@@ -20,6 +20,7 @@ navigation = st.navigation({
     ],
     "Query failure": [
         st.Page("pages/hard-to-retrieve.py", title="Hard to retrieve", icon=":material/search_off:"),
+        st.Page("pages/difficulty-aware-generation.py", title="Difficulty-aware generation", icon=":material/compare:"),
     ],
 })
 navigation.run()
