@@ -58,14 +58,14 @@ _DECISIVE = [
     re.compile(r"\[\[\s*([AB])\s*\]\]"),
     re.compile(r"(?i:verdict|final answer|answer|choice|winner|preferred|better response|better answer)"
                r"\s*(?:is|would be|:|=|-)\s*\**\s*(?:" + _WORD + r"\s*)?\(?([AB])\b"),
-    re.compile(r"(?:" + _WORD + r"\s*)?\(?\b([AB])\)?\s+(?i:is|was)\s+(?i:better|the better|more|preferred|superior)"),
+    re.compile(r"(?:" + _WORD + r"\s*)?\(?\b([AB])\)?\s+(?i:is|was)\s+(?i:(?:the )?(?:better|best|correct|right|preferred|superior)|more)"),
     re.compile(r"(?i:prefer|choose|pick|select)\s+(?:" + _WORD + r"\s*)?\(?([AB])\b"),
 ]
 # the whole reply is the letter ("B", "Response B.", "**A**"), or it opens with the bare letter and
 # punctuation ("A. Because ...", "(B) cites ..."); never the article in "A better one is B", never the
 # label in "Response A: ... Response B: ..."
 _ONLY = re.compile(r"^\W*(?:" + _WORD + r"\s*)?\(?([AB])\)?\W*$")
-_LEADING = re.compile(r"^\W*\(?([AB])\)?[.:,;!)\]*\n-]")
+_LEADING = re.compile(r"(?m)^\W*\(?([AB])\)?[.:,;!)\]*\n-]")
 _TIE = re.compile(r"(?i)\b(?:tie|equally|both (?:are|responses are) (?:equally )?(?:good|bad|relevant)|"
                   r"neither is better|no difference)\b")
 
@@ -87,9 +87,14 @@ def parse_verdict(text: str) -> str | None:
             return letters.pop()
         if len(letters) > 1:
             return None
-    leading = _ONLY.match(text) or _LEADING.match(text)
-    if leading:
-        return leading.group(1)
+    only = _ONLY.match(text)
+    if only:
+        return only.group(1)
+    openings = set(_LEADING.findall(text))  # every line that opens with a bare letter: "A: A ... B: B" is no verdict
+    if len(openings) == 1 and _LEADING.match(text):
+        return openings.pop()
+    if openings:
+        return None
     if _TIE.search(text):
         return "tie"
     return None

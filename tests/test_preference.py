@@ -79,6 +79,9 @@ def test_difficulty_prompt_changes_only_one_line():
     ("", None), ("I cannot decide", None), ("A response that covers the passages", None),
     ("Response A: lists moons. Response B: lists planets.", None), ("[[A]] or maybe [[B]]", None),
     ("Answer: A. Verdict: B", None), ("a", None), ("<script>B</script>", None),
+    ("A: A\n\nA is the correct answer.", "A"),  # the embedded 135M judge's usual replies
+    ("A is the correct answer.", "A"), ("Response B is the best one", "B"),
+    ("A: A\n\nA: A\n\nB: B\n\nA: A", None),  # lines opening with both letters: no verdict
 ])
 def test_parse_verdict(reply, expected):
     assert pairwise.parse_verdict(reply) == expected
