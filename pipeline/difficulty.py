@@ -13,8 +13,9 @@ Three inputs, all data rather than code:
   matched case-insensitively by name, and a ``default`` template with ``{category}`` and
   ``{description}`` for categories without one. The templates used are stored with every result.
 
-The difficulty-aware prompt is the baseline prompt with the sentence appended, on its own line, to
-its last user message; nothing else changes, so :func:`prompt_diff` shows exactly the change.
+The difficulty-aware prompt is the baseline prompt with the sentence added on its own line to its
+last user message, right after the line holding the query (before the zero-shot prompt's closing
+"Answer:" cue); nothing else changes, so :func:`prompt_diff` shows exactly the change.
 By default the sentence comes from the first (most important) reason; ``mode="all"`` writes one
 sentence per reason.
 """
@@ -214,13 +215,23 @@ def assignments_digest(assignments: Iterable[Assignment]) -> str:
 
 
 # ---------------------------------------------------------------------------- prompts
-def with_difficulty(messages: Sequence[Message], difficulty: str) -> list[Message]:
-    """The baseline ``messages`` with ``difficulty`` appended on its own line to the last user message."""
+def with_difficulty(messages: Sequence[Message], difficulty: str, query: str | None = None) -> list[Message]:
+    """The baseline ``messages`` with ``difficulty`` added on its own line to the last user message:
+    right after the line holding ``query`` when given and found (so it stays in the question, before
+    a trailing cue such as "Answer:"), else at the end."""
     out = [dict(m) for m in messages]
+    sentence = difficulty.strip()
     for message in reversed(out):
-        if message.get("role") == "user":
-            message["content"] = f"{message['content'].rstrip()}\n{difficulty.strip()}"
-            return out
+        if message.get("role") != "user":
+            continue
+        lines = message["content"].rstrip().split("\n")
+        at = next((i for i, line in enumerate(lines) if query and query.strip() and query.strip() in line), None)
+        if at is None:
+            lines.append(sentence)
+        else:
+            lines.insert(at + 1, sentence)
+        message["content"] = "\n".join(lines)
+        return out
     raise ValueError("the baseline prompt has no user message to extend")
 
 

@@ -165,7 +165,8 @@ def run_preference(data: TrecDlData, assignments: Sequence[Assignment], typology
     base_prompts = {qid: zero_shot_messages(data.topics[qid]) for qid in qids}
     base = dict(zip(qids, _answers(baseline, qids, [base_prompts[q] for q in qids], config.generation,
                                    f"{data.name} baseline answers")))
-    aware_prompts = [with_difficulty(base_prompts[u["qid"]], u["difficulty"]) for u in units]
+    aware_prompts = [with_difficulty(base_prompts[u["qid"]], u["difficulty"], data.topics[u["qid"]].strip())
+                     for u in units]
     aware_answers = _answers(aware, [u["qid"] for u in units], aware_prompts, config.generation,
                              f"{data.name} difficulty-aware answers")
     for unit, prompt, (text, error) in zip(units, aware_prompts, aware_answers):

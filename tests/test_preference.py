@@ -60,13 +60,19 @@ def test_template_and_assignment_files_errors_name_file_and_line(tmp_path):
 
 
 def test_difficulty_prompt_changes_only_one_line():
-    base = zero_shot_messages("what is <b>a</b> prism")
-    aware = difficulty.with_difficulty(base, "This query requires numerical data.")
-    assert aware[:-1] == base[:-1] and aware[-1]["content"].startswith(base[-1]["content"])
-    assert base == zero_shot_messages("what is <b>a</b> prism")  # the baseline is not modified
+    query = "what is <b>a</b> prism"
+    base = zero_shot_messages(query)
+    aware = difficulty.with_difficulty(base, "This query requires numerical data.", query)
+    assert aware[:-1] == base[:-1]
+    assert base == zero_shot_messages(query)  # the baseline is not modified
+    # the sentence joins the question, before the prompt's closing "Answer:" cue
+    assert f"Question: {query}\nThis query requires numerical data.\nAnswer:" in aware[-1]["content"]
     diff = difficulty.prompt_diff(base, aware).splitlines()
     assert [line for line in diff if line[:2] != "  "] == ["+ This query requires numerical data."]
-    assert "  " + base[-1]["content"].splitlines()[-1] in diff
+    assert diff.index("+ This query requires numerical data.") == diff.index(f"  Question: {query}") + 1
+    # without the query (or when the prompt does not hold it) the sentence ends the last user message
+    appended = difficulty.with_difficulty(base, "Hard.", "not in the prompt")
+    assert appended[-1]["content"] == base[-1]["content"] + "\nHard."
 
 
 # ---------------------------------------------------------------------------- verdicts and outcomes
@@ -145,7 +151,8 @@ def test_run_judges_both_orders_and_counts_ties(tmp_path):
     # the baseline is generated once per query, the aware answer with the first reason's sentence
     assert len(generator.backend.calls) == 8
     assert pairs["q1"]["difficulty"] == "This query requires numerical data."
-    assert pairs["q1"]["prompts"]["aware"][-1]["content"].endswith("\nThis query requires numerical data.")
+    assert ("Question: how many moons has mars\nThis query requires numerical data.\nAnswer:"
+            in pairs["q1"]["prompts"]["aware"][-1]["content"])
     assert pairs["q1"]["answers"] == {"baseline": "base answer to how many moons has mars",
                                       "aware": "aware answer to how many moons has mars"}
     # passages: grade 3 then 2, capped at 2, truncated at a word boundary
