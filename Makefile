@@ -33,6 +33,9 @@ bench: setup
 	$(BIN)/python bench/bench_training.py
 	$(BIN)/python bench/bench_retrieval.py
 	$(BIN)/python bench/bench_dashboard.py
+	$(BIN)/python bench/bench_neuralndcg.py
+	$(BIN)/python bench/bench_grid.py
+	$(BIN)/python bench/bench_memory_estimate.py
 
 clean-cache:
 	find cache -mindepth 1 ! -name .gitkeep -exec rm -rf {} +

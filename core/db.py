@@ -14,8 +14,13 @@ from typing import Iterator
 BUSY_TIMEOUT_MS = 60_000
 
 
-def connect(path: str | Path) -> sqlite3.Connection:
-    """Open ``path`` in WAL mode, autocommit (``isolation_level=None``): writes go through :func:`transaction`."""
+def connect(path: str | Path, *, schema: str | None = None, schema_version: int = 1) -> sqlite3.Connection:
+    """Open ``path`` in WAL mode, autocommit (``isolation_level=None``): writes go through :func:`transaction`.
+
+    ``schema`` (idempotent ``CREATE ... IF NOT EXISTS`` DDL) is run only when the file's
+    ``PRAGMA user_version`` is below ``schema_version`` (a new file, or an older schema), which then
+    records ``schema_version``: opening an existing store for reading runs no DDL and takes no lock.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
@@ -24,6 +29,8 @@ def connect(path: str | Path) -> sqlite3.Connection:
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.row_factory = sqlite3.Row
+    if schema is not None and conn.execute("PRAGMA user_version").fetchone()[0] < schema_version:
+        conn.executescript(f"{schema}\nPRAGMA user_version = {int(schema_version)};")
     return conn
 
 
@@ -52,3 +59,23 @@ def transaction(conn: sqlite3.Connection, *, retries: int = 20) -> Iterator[sqli
         raise
     else:
         conn.execute("COMMIT")
+
+
+class SchemaStore:
+    """Base of a store in one SQLite file: opens it through :func:`connect`, creates ``SCHEMA``
+    (``CREATE TABLE IF NOT EXISTS ...``), and closes as a context manager."""
+    SCHEMA = ""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.conn = connect(self.path)
+        self.conn.executescript(self.SCHEMA)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -18,6 +18,7 @@ from scipy import stats
 
 from core.atomic import atomic_write_text
 from ltr.cutoffs import NDCG_CUTOFFS
+from ltr.names import LOSS_NAMES
 from ltr.store import RunStore, canonical_data, latest_per_loss_and_fold
 
 CANDIDATE = "learndcg"
@@ -70,8 +71,6 @@ def significance_table(store: RunStore, data: str, model: str, *, candidate: str
     finished one is used (``table.attrs["left_out"]`` counts the others; pick a set with
     ``experiment``/``seed``). Raises :class:`ReportError` when nothing is stored.
     """
-    from ltr.losses import LOSS_NAMES
-
     if candidate not in LOSS_NAMES:  # a typo would otherwise give a table with no test at all
         raise ReportError(f"unknown candidate loss {candidate!r}; choose from {', '.join(LOSS_NAMES)}")
     data = canonical_data(data)
@@ -133,8 +132,6 @@ def _paired_p(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _loss_order(losses) -> list[str]:
-    from ltr.losses import LOSS_NAMES
-
     order = {name: i for i, name in enumerate(LOSS_NAMES)}
     return sorted(losses, key=lambda name: (order.get(name, len(order)), name))
 

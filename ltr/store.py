@@ -167,20 +167,13 @@ def latest_per_loss_and_fold(runs: pd.DataFrame) -> pd.DataFrame:
     return runs.sort_values("finished").drop_duplicates(["loss", "fold"], keep="last")
 
 
-def downsample_indices(n: int, max_points: int) -> np.ndarray:
-    """Evenly spaced indices into a series of ``n`` points, always keeping the first and last."""
-    if n <= max_points:
-        return np.arange(n)
-    return np.unique(np.linspace(0, n - 1, max_points).round().astype(np.int64))
-
-
 class RunStore:
     """Read/write access to the run store at ``path`` (default ``cache/runs.sqlite``)."""
 
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path is not None else default_store_path()
-        self._conn = connect(self.path)
-        self._conn.executescript(_SCHEMA)
+        self._conn = connect(self.path, schema=_SCHEMA)
+        self._live = _LiveSeries()
 
     def close(self) -> None:
         self._conn.close()
@@ -385,23 +378,54 @@ class RunStore:
     def step_series(self, run_ids: Sequence[str], names: Sequence[str], *, max_points: int = 2000) -> pd.DataFrame:
         """Step metrics ``(run_id, name, step, epoch, value)``, at most ``max_points`` per run and name.
 
-        Long series are downsampled evenly (first and last points kept) so charts stay light.
+        Downsampled in the query: the first logged row at or after each of ``max_points`` evenly
+        spaced steps from the first to the last (both kept), found by index seeks, so the cost does
+        not grow with the series' length.
         """
         frames = []
         for run_id in run_ids:
             for name in names:
-                rows = self._conn.execute(
-                    "SELECT step, epoch, value FROM step_metrics WHERE run_id = ? AND name = ? ORDER BY step",
-                    (run_id, name)).fetchall()
-                if not rows:
+                span = self.step_range(run_id, name)
+                if span is None:
                     continue
-                arr = np.asarray([tuple(r) for r in rows], dtype=np.float64)
-                arr = arr[downsample_indices(len(arr), max_points)]
-                frames.append(pd.DataFrame({"run_id": run_id, "name": name, "step": arr[:, 0].astype(np.int64),
-                                            "epoch": arr[:, 1].astype(np.int64), "value": arr[:, 2]}))
-        if not frames:
-            return pd.DataFrame(columns=["run_id", "name", "step", "epoch", "value"])
-        return pd.concat(frames, ignore_index=True)
+                lo, hi = span
+                if max_points >= hi - lo + 1:
+                    rows = self._conn.execute(
+                        "SELECT step, epoch, value FROM step_metrics WHERE run_id = ? AND name = ? ORDER BY step",
+                        (run_id, name)).fetchall()
+                else:
+                    rows = self._conn.execute(_SPREAD_SQL, (max(max_points, 2), lo, hi, run_id, name)).fetchall()
+                frames.append(_series_frame(run_id, name, rows))
+        return _concat_series(frames)
+
+    def step_range(self, run_id: str, name: str) -> tuple[int, int] | None:
+        """``(first, last)`` logged step of one series (two index seeks), None when it has none."""
+        row = self._conn.execute(
+            "SELECT (SELECT MIN(step) FROM step_metrics WHERE run_id = ?1 AND name = ?2),"
+            " (SELECT MAX(step) FROM step_metrics WHERE run_id = ?1 AND name = ?2)", (run_id, name)).fetchone()
+        return None if row[0] is None else (int(row[0]), int(row[1]))
+
+    def step_points(self, run_id: str, name: str, start: int, stop: int, stride: int) -> list[tuple[int, int, float]]:
+        """``(step, epoch, value)`` of the first logged row at or after each of ``start, start + stride, ...
+        <= stop`` (one index seek each; rows found twice are returned once)."""
+        return [tuple(r) for r in self._conn.execute(_STRIDE_SQL, (start, stride, stop, run_id, name)).fetchall()]
+
+    def live_step_series(self, run_ids: Sequence[str], names: Sequence[str], *, max_points: int = 1000) -> pd.DataFrame:
+        """Like :meth:`step_series` for charts redrawn while runs train, read incrementally.
+
+        Points lie on a grid ``first + k * stride`` (``stride`` grows with the series so that at most
+        ``max_points`` points are drawn, the last logged row included). This store remembers each
+        series' points between calls: a call reads only the grid points logged since the previous
+        one (index seeks), and re-reads a series only when its stride grows or it was truncated (a
+        resumed run).
+        """
+        frames = []
+        for run_id in run_ids:
+            for name in names:
+                rows = self._live.read(self, run_id, name, max_points)
+                if rows:
+                    frames.append(_series_frame(run_id, name, rows))
+        return _concat_series(frames)
 
     def step_metric_names(self, run_id: str) -> list[str]:
         return [r[0] for r in self._conn.execute(
@@ -438,6 +462,69 @@ class RunStore:
     def experiments(self) -> pd.DataFrame:
         rows = self._conn.execute("SELECT name, config_json, created FROM experiments ORDER BY created").fetchall()
         return pd.DataFrame([dict(r) for r in rows], columns=["name", "config_json", "created"])
+
+
+# The first row at or after each of ?1 evenly spaced steps from ?2 to ?3 (both ends included).
+_SPREAD_SQL = """
+WITH RECURSIVE grid(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM grid WHERE i + 1 < ?1)
+SELECT DISTINCT m.step, m.epoch, m.value FROM grid JOIN step_metrics m
+  ON m.run_id = ?4 AND m.name = ?5 AND m.step = (
+     SELECT s.step FROM step_metrics s WHERE s.run_id = ?4 AND s.name = ?5
+       AND s.step >= CAST(ROUND(?2 + grid.i * (?3 - ?2) * 1.0 / (?1 - 1)) AS INTEGER) ORDER BY s.step LIMIT 1)
+ORDER BY m.step
+"""
+# The first row at or after each of ?1, ?1 + ?2, ... <= ?3.
+_STRIDE_SQL = """
+WITH RECURSIVE grid(x) AS (SELECT ?1 UNION ALL SELECT x + ?2 FROM grid WHERE x + ?2 <= ?3)
+SELECT DISTINCT m.step, m.epoch, m.value FROM grid JOIN step_metrics m
+  ON m.run_id = ?4 AND m.name = ?5 AND m.step = (
+     SELECT s.step FROM step_metrics s WHERE s.run_id = ?4 AND s.name = ?5 AND s.step >= grid.x
+       ORDER BY s.step LIMIT 1)
+ORDER BY m.step
+"""
+
+
+def _series_frame(run_id: str, name: str, rows) -> pd.DataFrame:
+    arr = np.asarray([tuple(r) for r in rows], dtype=np.float64).reshape(-1, 3)
+    return pd.DataFrame({"run_id": run_id, "name": name, "step": arr[:, 0].astype(np.int64),
+                         "epoch": arr[:, 1].astype(np.int64), "value": arr[:, 2]})
+
+
+def _concat_series(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    if not frames:
+        return pd.DataFrame(columns=["run_id", "name", "step", "epoch", "value"])
+    return pd.concat(frames, ignore_index=True)
+
+
+class _LiveSeries:
+    """Per series: the grid points read so far (see :meth:`RunStore.live_step_series`)."""
+
+    def __init__(self):
+        self._series: dict[tuple[str, str], dict] = {}
+
+    def read(self, store: RunStore, run_id: str, name: str, max_points: int) -> list[tuple[int, int, float]]:
+        span = store.step_range(run_id, name)
+        if span is None:
+            self._series.pop((run_id, name), None)
+            return []
+        lo, hi = span
+        stride = max(1, -(-(hi - lo + 1) // max(max_points, 2)))  # ceil: at most max_points grid points
+        known = self._series.get((run_id, name))
+        if known is None or known["stride"] != stride or known["lo"] != lo or hi < known["hi"]:
+            known = {"stride": stride, "lo": lo, "hi": lo - 1, "next": lo, "points": []}
+            self._series[(run_id, name)] = known
+        if known["next"] <= hi:
+            new = store.step_points(run_id, name, known["next"], hi, stride)
+            seen = known["points"][-1][0] if known["points"] else None
+            known["points"].extend(p for p in new if p[0] != seen)
+            known["next"] += stride * ((hi - known["next"]) // stride + 1)
+        known["hi"] = hi
+        points = known["points"]
+        if points and points[-1][0] == hi:
+            return list(points)
+        tail = store.step_points(run_id, name, hi, hi, 1)
+        # The last logged row always shows; a grid point is dropped to keep at most max_points.
+        return points[: max_points - 1] + tail if len(points) >= max_points else points + tail
 
 
 def _finite_or_none(value) -> float | None:

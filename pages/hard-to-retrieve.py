@@ -105,13 +105,18 @@ if not loaded or not data.has_qrels:
 st.subheader("Hard-to-retrieve queries")
 left, right = st.columns([3, 1])
 names = [r.name for r in loaded]
-selected = left.multiselect("Retrievers", names, default=names)
+selected = left.multiselect("Retrievers", names, default=views.default_selection(loaded),
+                            help="Full-corpus (imported) runs are selected by default; runs computed here search a "
+                                 "partial corpus and are compared with them only when you add them.")
 quantile = right.slider("Quantile", min_value=0.05, max_value=0.5, value=0.25, step=0.05,
                         help="H2R: NDCG@10 ≤ the q-th quantile of the retriever's per-query NDCG@10 (ties included)")
 if not selected:
     st.info("Choose at least one retriever.")
     st.stop()
 result = report(name, str(folder), sources, tuple(selected), round(float(quantile), 4))
+mixed = views.mixed_corpus_warning([r for r in loaded if r.name in selected])
+if mixed:
+    st.warning(mixed)
 
 st.dataframe(views.summary_frame(result), hide_index=True,
              column_config={c: st.column_config.NumberColumn(format="%.4f")

@@ -16,7 +16,7 @@ def significance(store_path: str, data: str, model: str, holm: bool, version: tu
 
 st.title("Compare losses")
 
-with views.open_store() as store:
+with views.session_store(st.session_state) as store:
     options = views.result_options(store)
     failed = views.failed_runs(store)
     if options.empty:

@@ -21,6 +21,8 @@ views.keep_jobs_moving()
 
 datasets = views.dataset_choices()
 with st.container(border=True):
+    for name, why in views.unusable_datasets():
+        st.caption(f"Not offered: {name} ({why}). See the Home page's data sets table.")
     c_data, c_folds, c_loss, c_model = st.columns([2, 2, 1.5, 1.5])
     data = c_data.selectbox("Dataset", datasets,
                             index=datasets.index("synthetic-mq2008") if "synthetic-mq2008" in datasets else 0)
@@ -31,7 +33,12 @@ with st.container(border=True):
     epochs = c[0].number_input("Epochs", min_value=1, max_value=10_000, value=20)
     lr = c[1].number_input("Learning rate", min_value=1e-6, max_value=1.0, value=1e-3, step=1e-4, format="%.4g")
     batch_size = c[2].number_input("Batch size (queries)", min_value=1, max_value=65_536, value=64)
-    slate_length = c[3].number_input("Slate length (0 = whole lists)", min_value=0, max_value=100_000, value=0)
+    study_slate = views.study_slate_length(data)
+    slate_length = c[3].number_input(
+        "Slate length (0 = whole lists)", min_value=0, max_value=100_000, value=study_slate or 0, key=f"slate-{data}",
+        help=(f"The study trains {data} with {study_slate} documents per list (allRank's setting); " if study_slate
+              else "The study trains this data set on whole lists; ") + "longer lists are sub-sampled in training "
+             "only. A run whose estimated peak memory exceeds 80% of what is free is refused before it starts.")
     seed = c[4].number_input("Seed", min_value=0, max_value=2**31 - 1, value=0)
     patience = c[5].number_input("Patience (0 = never stop early)", min_value=0, max_value=10_000, value=10)
     if st.button("Start training", type="primary", disabled=not folds):
@@ -103,7 +110,7 @@ def charts_section(store) -> None:
 
 @st.fragment(run_every=REFRESH_SECONDS)
 def live() -> None:
-    with views.open_store() as store:
+    with views.session_store(st.session_state) as store:
         st.subheader("Jobs")
         jobs_section(store)
         st.subheader("Live trajectories")

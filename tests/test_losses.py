@@ -287,3 +287,10 @@ def test_learndcg_accepts_a_large_discount_base():
     for bad in ({"b_d": 1.0}, {"b_d": float("nan")}, {"alpha": 0.0}, {"b_g": 1e300}):
         with pytest.raises(ValueError):
             make_loss("learndcg", **bad)
+
+
+def test_the_registry_follows_the_study_order_of_ltr_names():
+    from ltr.losses import _FACTORIES
+    from ltr.names import LOSS_NAMES as names
+
+    assert tuple(_FACTORIES) == names == LOSS_NAMES

@@ -340,3 +340,33 @@ def test_every_page_opens_once_from_the_navigation(cache):
         at.switch_page(path).run()
         assert not at.exception, (path, [e.value for e in at.exception])
         assert at.title, path
+
+
+def test_training_form_proposes_the_study_slate_for_long_lists(cache):
+    at = _page("pages/training.py")
+    slate = next(n for n in at.number_input if n.label.startswith("Slate length"))
+    assert slate.value == 0  # synthetic-mq2008: whole lists, as the study
+    at.selectbox[0].set_value("synthetic-web10k").run()
+    slate = next(n for n in at.number_input if n.label.startswith("Slate length"))
+    assert slate.value == 240 and "240" in slate.help
+
+
+def test_broken_dataset_is_marked_on_home_and_kept_out_of_training(cache, tmp_path, monkeypatch):
+    import shutil
+
+    from ltr.data.synthetic import write_synthetic
+
+    good = tmp_path / "mq2008"
+    write_synthetic("synthetic-mq2008", good, seed=1, n_queries=25)
+    wrong = tmp_path / "web10k-wrong"
+    shutil.copytree(good / "Fold1", wrong / "Fold1")  # 1 fold, 46 features, configured as web10k
+    monkeypatch.setenv("IRDASH_DATA_MQ2008", str(good))
+    monkeypatch.setenv("IRDASH_DATA_WEB10K", str(wrong))
+    at = _app()
+    table = at.dataframe[0].value.set_index("dataset")
+    assert table.loc["mq2008", "status"] == "found · 5 folds · 46 features"
+    assert table.loc["web10k", "status"].startswith("broken: 1 of 5 folds")
+    at.switch_page("pages/training.py").run()
+    options = at.selectbox[0].options
+    assert "mq2008" in options and "web10k" not in options
+    assert any(c.value.startswith("Not offered: web10k (broken: 1 of 5 folds") for c in at.caption)

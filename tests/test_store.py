@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from core.paths import PROJECT_ROOT
-from ltr.store import RunBusy, RunConfigMismatch, RunStore, UnknownRun, downsample_indices, run_is_live
+from ltr.store import RunBusy, RunConfigMismatch, RunStore, UnknownRun, run_is_live
 
 CONFIG = {"data": "synthetic-mq2008", "fold": 1, "loss": "learndcg", "model": "mlp", "seed": 0, "lr": 0.001}
 
@@ -81,7 +81,32 @@ def test_step_series_is_downsampled_keeping_first_and_last(store):
     series = store.step_series(["r1"], ["loss"], max_points=50)
     assert len(series) <= 50 and series["step"].iloc[0] == 0 and series["step"].iloc[-1] == 999
     assert np.all(np.diff(series["step"]) > 0)
-    assert downsample_indices(5, 10).tolist() == [0, 1, 2, 3, 4]
+    assert store.step_series(["r1"], ["loss"], max_points=2000)["step"].tolist() == list(range(1000))  # short: all
+
+
+def test_live_series_reads_incrementally_and_matches_a_fresh_read(store, tmp_path):
+    """Charts redrawn while a run logs: each call reads only what is new, and what it returns is what
+    a fresh store would return (grid points plus the last row, at most max_points)."""
+    store.register_run("r1", CONFIG)
+    calls = []
+    store._conn.set_trace_callback(calls.append)
+    for end in (300, 1700, 1750, 5000):
+        start = 0 if end == 300 else previous
+        store.log_steps("r1", [(s, s // 100, {"loss": float(s)}) for s in range(start, end)])
+        previous = end
+        calls.clear()
+        live = store.live_step_series(["r1"], ["loss"], max_points=400)
+        with RunStore(tmp_path / "runs.sqlite") as fresh:
+            cold = fresh.live_step_series(["r1"], ["loss"], max_points=400)
+        assert live.equals(cold), end
+        steps = live["step"].tolist()
+        assert len(steps) <= 400 and steps[0] == 0 and steps[-1] == end - 1 and np.all(np.diff(steps) > 0)
+        assert live["value"].tolist() == [float(s) for s in steps]
+    # 1750 kept the stride of 1700 (ceil(1750 / 400) == 5): only the new grid points were read.
+    store.log_steps("r1", [(s, 50, {"loss": float(s)}) for s in range(5000, 5010)])
+    calls.clear()
+    assert store.live_step_series(["r1"], ["loss"], max_points=400)["step"].iloc[-1] == 5009
+    assert sum("WITH RECURSIVE" in c for c in calls) == 2  # new grid points + the tail, not the whole series
 
 
 def test_fail_delete_and_reap(store):

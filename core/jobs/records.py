@@ -88,9 +88,7 @@ def job_log_path(job_id: int) -> Path:
 
 
 def connect_jobs():
-    conn = connect(jobs_db_path())
-    conn.executescript(_SCHEMA)
-    return conn
+    return connect(jobs_db_path(), schema=_SCHEMA)
 
 
 def job_from_row(row) -> Job:

@@ -23,6 +23,7 @@ from ltr.losses.neuralloss import NeuralLoss
 from ltr.losses.neuralndcg import NeuralNDCG
 from ltr.losses.ranknet import RankNet
 from ltr.losses.rmse import RMSE
+from ltr.names import LOSS_NAMES
 
 
 def _learndcg_fixed(**params) -> LearnDCG:
@@ -42,7 +43,6 @@ _FACTORIES = {
     "learndcg": LearnDCG,
     "learndcg_fixed": _learndcg_fixed,
 }
-LOSS_NAMES: tuple[str, ...] = tuple(_FACTORIES)
 
 
 def make_loss(name: str, **params) -> nn.Module:

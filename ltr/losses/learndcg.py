@@ -135,6 +135,15 @@ class LearnDCG(RankingLoss):
             for name, p in (("theta_g", self._theta_g), ("theta_d", self._theta_d), ("theta_alpha", self._theta_alpha))
         }
 
+    def tracked_tensor(self) -> Tensor:
+        """The values of :meth:`tracked_parameters`, in its order, as one tensor on the device (no host
+        sync; the three θ go through one softplus on their stacked vector). Empty when not learnable."""
+        if not self.learnable:
+            return self._theta_g.detach().new_empty(0)
+        theta = torch.stack((self._theta_g, self._theta_d, self._theta_alpha)).detach()
+        b = F.softplus(theta)
+        return torch.cat((theta, b[:2] + 1.0, b[2:]))
+
     def extra_repr(self) -> str:
         b = self.tracked_parameters() or {"b_g": self.b_g.item(), "b_d": self.b_d.item(), "alpha": self.alpha.item()}
         return (

@@ -7,6 +7,7 @@ from typing import Mapping
 
 import torch
 
+from ltr.memory import MemoryEstimateError, check_training_memory
 from ltr.train.config import RunConfig, RunInputError, one_line, resolve_device
 
 
@@ -71,8 +72,15 @@ def prepare_run(config: RunConfig, *, splits: Mapping | None = None) -> Prepared
                                 **{f"{s}_queries": ds.n_queries for s, ds in splits.items()},
                                 **{f"{s}_documents": int(ds.labels.shape[0]) for s, ds in splits.items()}}
     stored = json.loads(json.dumps(stored, sort_keys=True))  # as the store gives it back (tuples -> lists)
-    return PreparedRun(config, device, splits, model.to(device), loss_fn.to(device),
-                       None if pretrain is None else float(pretrain), stored)
+    model, loss_fn = model.to(device), loss_fn.to(device)
+    try:  # refuse a run whose largest step would not fit in memory (see ltr.memory), before any write
+        check_training_memory(model, loss_fn, n_features=n_features, list_lengths=splits["train"].list_lengths(),
+                              batch_size=config.batch_size, slate_length=config.slate_length, device=device,
+                              what=f"{config.data} fold {config.fold} {config.loss}/{config.model}",
+                              study_slate_length=spec.study_slate_length)
+    except MemoryEstimateError as exc:
+        raise RunInputError(str(exc)) from None
+    return PreparedRun(config, device, splits, model, loss_fn, None if pretrain is None else float(pretrain), stored)
 
 
 def _dataset_loss_defaults(config: RunConfig, spec, train) -> dict:

@@ -114,7 +114,7 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
                            shuffle=True, seed=cfg.seed)
     eval_bs = max(cfg.batch_size, EVAL_BATCH_SIZE)
     vali_b = make_batcher(p.splits["vali"], device, eval_bs)
-    step_log = StepLog(loss_fn, device, rows=cfg.flush_every)
+    step_log = StepLog(loss_fn, device, rows=cfg.flush_every, every=cfg.log_every)
 
     state = {"epoch": 0, "step": 0, "best_metric": -math.inf, "best_epoch": -1, "bad_epochs": 0,
              "stopped": False, "train_seconds": 0.0}
@@ -149,7 +149,7 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
     while not state["stopped"] and state["epoch"] < cfg.epochs:
         epoch, started = state["epoch"], time.perf_counter()
         step, mean_loss = train_epoch(model, loss_fn, optimizer, train_b, epoch, state["step"],
-                                      log_every=cfg.log_every, step_log=step_log, on_flush=flush,
+                                      step_log=step_log, on_flush=flush,
                                       cancel=cancel)
         flush()
         vali = evaluate(model, vali_b, p.splits["vali"].n_queries, NDCG_CUTOFFS, tick).mean(dim=1).tolist()

@@ -23,9 +23,9 @@ from core.jobs import keep_jobs_moving
 from ltr.cutoffs import NDCG_CUTOFFS
 from ltr.views.charts import (CHART_MAX_POINTS, FOLD_COLOURS, METRIC_TITLES, PARAMETER_VIEWS, has_step_metric,
                               step_figure, validation_figure)
-from ltr.views.home import (dataset_choices, dataset_overview, gpu_count, n_folds, store_summary, training_device,
-                            trec_dl_status)
-from ltr.views.reader import open_store
+from ltr.views.home import (dataset_choices, dataset_overview, gpu_count, n_folds, store_summary,
+                            study_slate_length, training_device, trec_dl_status, unusable_datasets)
+from ltr.views.reader import open_store, session_store
 from ltr.views.results import (completed_runs, cost_effectiveness, cost_figure, failed_runs, fold_detail, fold_table,
                                result_options, results_version)
 from ltr.views.run_groups import RunGroup, group_runs, run_groups
@@ -38,6 +38,7 @@ __all__ = ["CHART_MAX_POINTS", "FOLD_COLOURS", "JOB_KIND", "METRIC_TITLES", "NDC
            "RunGroup", "TrainingRequest", "active_job_count", "completed_runs", "cost_effectiveness", "cost_figure",
            "dataset_choices", "dataset_overview", "failed_runs", "fold_detail", "fold_table", "gpu_count",
            "group_runs", "has_step_metric", "jobs_frame", "keep_jobs_moving", "ltr_jobs", "n_folds", "open_store",
-           "result_options", "results_version", "run_groups", "significance", "significance_csv",
+           "result_options", "results_version", "run_groups", "session_store", "significance", "significance_csv",
            "significance_display", "significance_latex", "significance_legend", "step_figure", "store_summary",
-           "submit_training", "training_device", "trec_dl_status", "validation_figure"]
+           "study_slate_length", "submit_training", "training_device", "trec_dl_status", "unusable_datasets",
+           "validation_figure"]

@@ -41,7 +41,7 @@ def step_figure(store: RunStore, run_ids: Sequence[str], names: Sequence[str], *
 
     Returns the figure and the number of points it holds (0: nothing logged yet).
     """
-    series = store.step_series(list(run_ids), list(names), max_points=max_points)
+    series = store.live_step_series(list(run_ids), list(names), max_points=max_points)
     folds = _fold_of(store, run_ids)
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=[METRIC_TITLES.get(n, n) for n in names],
                         horizontal_spacing=0.08) if len(names) > 1 else go.Figure()
@@ -84,5 +84,6 @@ def validation_figure(store: RunStore, run_ids: Sequence[str], metric: str = "nd
 
 
 def has_step_metric(store: RunStore, run_ids: Iterable[str], name: str) -> bool:
-    return any(name in store.step_metric_names(r) for r in run_ids)
+    """Whether any of the runs logged ``name`` (an index seek per run, whatever their length)."""
+    return any(store.step_range(r, name) is not None for r in run_ids)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
+from ltr.names import LOSS_NAMES
 from ltr.store import RunStore, latest_per_loss_and_fold
 
 
@@ -28,8 +29,6 @@ def cost_effectiveness(runs: pd.DataFrame, k: int = 10) -> pd.DataFrame:
 
     One row per loss in the study's order; the standard deviation is the sample one (0 for one fold).
     """
-    from ltr.losses import LOSS_NAMES
-
     column = f"test_ndcg{k}"
     if runs.empty:
         return pd.DataFrame(columns=["loss", "folds", "ndcg_mean", "ndcg_std", "minutes_mean", "minutes_std"])
@@ -63,8 +62,6 @@ def cost_figure(table: pd.DataFrame, k: int, *, title: str) -> go.Figure:
 
 def fold_table(runs: pd.DataFrame, k: int = 10) -> pd.DataFrame:
     """Test NDCG@k per fold (rows) and loss (columns), with the mean over folds as the last row."""
-    from ltr.losses import LOSS_NAMES
-
     if runs.empty:
         return pd.DataFrame()
     table = latest_per_loss_and_fold(runs).pivot(index="fold", columns="loss", values=f"test_ndcg{k}")
