@@ -2,7 +2,7 @@
 
     python bench/bench_preference.py [--dataset dl19] [--queries 4] [--model embedded] [--data DIR]
 
-In a fresh temporary cache, runs the difficulty-aware preference experiment twice on the first N
+With a fresh temporary response cache (the de-quantised model stays in the project cache), runs the difficulty-aware preference experiment twice on the first N
 judgeable queries of the dataset, with hand-assigned reasons (each query gets the study's first H2R
 category, so no assignment call is timed) and one model as generator and judge:
 
@@ -17,7 +17,6 @@ Wall times on a shared machine move with the load; the cache-hit share does not.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
@@ -50,12 +49,12 @@ def main() -> None:
     parser.add_argument("--model", default="embedded", help="make_client spec for generator and judge")
     parser.add_argument("--data", default=None)
     args = parser.parse_args()
-    os.environ["IRDASH_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-preference-")
+    responses = Path(tempfile.mkdtemp(prefix="bench-preference-")) / "responses.sqlite"
 
     from core import paths
     from pipeline import difficulty, preference
     from pipeline.datasets import load_dataset
-    from pipeline.llm import make_client
+    from pipeline.llm import ResponseCache, make_client
     from pipeline.llm.base import GenerationOptions
 
     shared = paths.shared_data_dir()
@@ -67,7 +66,8 @@ def main() -> None:
                                          generation=GenerationOptions(max_tokens=96))
     runs = []
     for attempt in (1, 2):
-        generator, judge = Recording(make_client(args.model)), Recording(make_client(args.model))
+        generator = Recording(make_client(args.model, cache=ResponseCache(responses)))
+        judge = Recording(make_client(args.model, cache=ResponseCache(responses)))
         t0 = time.perf_counter()
         result = preference.run_preference(data, assignments, typology, templates, judge,
                                            preference.AnswerSide(generator), preference.AnswerSide(generator), config)

@@ -325,15 +325,20 @@ def cmd_run(args) -> None:
               + (f"  [{c['note']}]" if c["note"] else ""))
 
 
-def _preference_assignments(args, data, typology, make_client):
-    """The (query, task) reasons: imported from ``--reasons``, else assigned by ``--assign-model`` to the
-    H2R queries of ``--retriever`` (the one hard set computable from the data folder alone)."""
+def _preference_reasons(args, data, make_client):
+    """``(typology, assignments, how they were made)``: ``--reasons typology`` reads the failure
+    typology's runs; ``--reasons FILE`` imports; else ``--assign-model`` assigns the typology's H2R
+    categories to the H2R queries of ``--retriever`` (the one hard set computable from the data folder)."""
     from pipeline import reason_assignment
     from pipeline.h2r import h2r_report
     from pipeline.retrievers import get_run
 
+    if args.reasons == "typology":
+        typology, assignments, report = difficulty.reasons_from_typology_store(data.name)
+        return typology, assignments, {"typology_store": report}
+    typology = difficulty.load_typology(args.typology)
     if args.reasons:
-        return difficulty.load_assignments(args.reasons, typology), {"imported": str(args.reasons)}
+        return typology, difficulty.load_assignments(args.reasons, typology), {"imported": str(args.reasons)}
     report = h2r_report(data, [get_run(data, args.retriever)], quantile=args.quantile)
     hard_qids = report["retrievers"][args.retriever]["hard"]
     # ask only about the queries the preference step can use (a relevant passage with text, the
@@ -342,7 +347,7 @@ def _preference_assignments(args, data, typology, make_client):
     hard = {"h2r": usable[:args.max_queries] if args.max_queries else usable}
     client = make_client(args.assign_model or args.judge_model)
     assignments, assigned = reason_assignment.assign_reasons(client, typology, data.topics, hard)
-    return assignments, {"assigned_by": client.provenance.as_dict(), "hard_sets": {
+    return typology, assignments, {"assigned_by": client.provenance.as_dict(), "hard_sets": {
         "h2r": {"retriever": args.retriever, "quantile": args.quantile, "rule": report["rule"],
                 "qids": hard_qids, "asked": hard["h2r"]}}, "tasks": assigned}
 
@@ -352,16 +357,16 @@ def cmd_prefer(args) -> None:
     from pipeline.datasets import load_dataset
     from pipeline.generation import read_answers_jsonl
     from pipeline.llm import make_client
+
     data = load_dataset(args.dataset, args.data)
     data.require_qrels()
-    typology = difficulty.load_typology(args.typology)
     templates = difficulty.load_templates(args.templates)
     config = preference.PreferenceConfig(
         reason_mode="all" if args.all_reasons else "first", max_queries=args.max_queries,
         max_passages=args.max_passages, passage_chars=args.passage_chars,
         generation=replace(GENERATION_OPTIONS, max_tokens=args.max_tokens))
     judge = make_client(args.judge_model)
-    assignments, report = _preference_assignments(args, data, typology, make_client)
+    typology, assignments, report = _preference_reasons(args, data, make_client)
     if args.task:
         assignments = [a for a in assignments if a.task in args.task]
     needs_generator = not (args.baseline_answers and args.aware_answers)
@@ -519,9 +524,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("prefer", help="difficulty-aware vs baseline generation, judged pairwise in both orders")
     p.add_argument("--dataset", required=True, choices=list(DATASETS))
     p.add_argument("--data", default=None, help="TREC DL data folder (default: configured trec_dl folder)")
-    p.add_argument("--reasons", default=None, metavar="FILE",
-                   help='assignments, JSON list or JSONL of {"qid", "task", "categories": [...]} (default: the '
-                        "assign model assigns the typology's H2R categories to the H2R queries of --retriever)")
+    p.add_argument("--reasons", default=None, metavar="typology|FILE",
+                   help="'typology': each task's latest finished failure-typology run of the dataset (its "
+                        'categories and assigned reasons); FILE: a JSON list or JSONL of {"qid", "task", '
+                        '"categories": [...]}; default: the assign model assigns the typology\'s H2R categories '
+                        "to the H2R queries of --retriever")
     p.add_argument("--typology", default=str(difficulty.STUDY_TYPOLOGY), metavar="FILE",
                    help="typology JSON (default: the study's ten categories)")
     p.add_argument("--templates", default=str(difficulty.DEFAULT_TEMPLATES), metavar="FILE",

@@ -3,14 +3,14 @@ zero-shot generation prompt.
 
 Three inputs, all data rather than code:
 
-* a **typology** (``{"name", "tasks": {task: [{"name", "description"}, ...]}}``, the failure-typology
-  file layout): the study's ten categories ship as ``pipeline/data/study_typology.json``;
+* a **typology** (``{"name", "tasks": {task: [{"name", "description"}, ...]}}``, the layout of
+  ``pipeline.typology``): the study's ten categories are ``pipeline/typology/study_typology.json``;
 * **assignments**, the narrow "query -> reason categories" input of the preference step: one record
   per (query, task) ``{"qid", "task", "categories": [name, ...]}`` (most important first), from a
   JSON list or a JSONL file (hand-assigned, another tool's output) or from an LLM
   (:mod:`pipeline.reason_assignment`);
 * **sentence templates** (``pipeline/data/difficulty_sentences.json``): one sentence per category,
-  matched case-insensitively by name, and a ``default`` template with ``{category}`` and
+  matched by normalised name, and a ``default`` template with ``{category}`` and
   ``{description}`` for categories without one. The templates used are stored with every result.
 
 The difficulty-aware prompt is the baseline prompt with the sentence added on its own line to its
@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from pipeline.llm.base import Message
+from pipeline.typology.categories import STUDY_FILE, TASKS, load_typology_file, normalise_name
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
-STUDY_TYPOLOGY = DATA_DIR / "study_typology.json"
+STUDY_TYPOLOGY = STUDY_FILE  # the failure typology's file of the study's ten categories
 DEFAULT_TEMPLATES = DATA_DIR / "difficulty_sentences.json"
-TASKS = ("h2r", "h2g", "h2j")
 REASON_MODES = ("first", "all")
 
 
@@ -52,15 +52,19 @@ class Category:
 
 @dataclass(frozen=True)
 class Typology:
+    """The categories of every task, flat, each tagged with its task (``pipeline.typology`` keeps them
+    per task); names match as ``pipeline.typology.categories.normalise_name`` says."""
     name: str
     categories: tuple[Category, ...]
 
     def for_task(self, task: str) -> tuple[Category, ...]:
         return tuple(c for c in self.categories if c.task == task)
 
-    def find(self, name: str) -> Category | None:
-        key = name.strip().casefold()
-        return next((c for c in self.categories if c.name.casefold() == key), None)
+    def find(self, name: str, task: str | None = None) -> Category | None:
+        """The category called ``name`` (that task's first, when two tasks share a name)."""
+        key = normalise_name(name)
+        found = [c for c in self.categories if normalise_name(c.name) == key]
+        return next((c for c in found if c.task == task), found[0] if found else None)
 
     def as_dict(self) -> dict:
         tasks: dict[str, list] = {}
@@ -69,31 +73,18 @@ class Typology:
         return {"name": self.name, "tasks": tasks}
 
 
-def typology_from_dict(obj, where: str = "typology") -> Typology:
-    """A typology from ``{"name", "tasks": {"h2r": [{"name", "description"}, ...], ...}}`` (the layout of
-    the failure-typology files, issue 12)."""
-    if not isinstance(obj, dict) or not isinstance(obj.get("tasks"), dict):
-        raise DifficultyInputError(f"{where}: expected an object with 'tasks': {{task: [categories]}}")
-    categories = []
-    for task, items in obj["tasks"].items():
-        if task not in TASKS:
-            raise DifficultyInputError(f"{where}: task {task!r} is not one of {', '.join(TASKS)}")
-        if not isinstance(items, list):
-            raise DifficultyInputError(f"{where}: task {task}: expected a list of categories")
-        for i, c in enumerate(items, start=1):
-            if not isinstance(c, dict) or not isinstance(c.get("name"), str) or not c["name"].strip():
-                raise DifficultyInputError(f"{where}: task {task}, category {i}: needs a non-empty 'name'")
-            categories.append(Category(task, c["name"].strip(), str(c.get("description", "")).strip()))
-    names = [c.name.casefold() for c in categories]
-    if len(set(names)) != len(names):
-        raise DifficultyInputError(f"{where}: duplicate category names")
-    return Typology(str(obj.get("name", "imported")), tuple(categories))
+def typology_from_tasks(name: str, by_task) -> Typology:
+    """From ``{task: [pipeline.typology.categories.Category, ...]}``."""
+    return Typology(name, tuple(Category(task, c.name, c.description) for task in TASKS
+                                for c in by_task.get(task, [])))
 
 
 def load_typology(path: str | Path = STUDY_TYPOLOGY) -> Typology:
-    """A typology JSON file (the study's ten categories by default)."""
+    """A typology JSON file in the failure typology's layout (the study's ten categories by default);
+    ``pipeline.typology.categories.TypologyError`` names the file when it is malformed."""
     path = Path(path)
-    return typology_from_dict(_read_json(path), str(path))
+    name = json.loads(path.read_text(encoding="utf-8")).get("name", path.stem) if path.is_file() else path.stem
+    return typology_from_tasks(str(name), load_typology_file(path))
 
 
 # ---------------------------------------------------------------------------- sentence templates
@@ -106,7 +97,7 @@ class SentenceTemplates:
 
     def sentence(self, category: Category) -> str:
         for name, text in self.sentences.items():
-            if name.casefold() == category.name.casefold():
+            if normalise_name(name) == normalise_name(category.name):
                 return text.strip()
         return self.default.format(category=category.name.lower(), description=category.description).strip()
 
@@ -197,7 +188,7 @@ def load_assignments(path: str | Path, typology: Typology) -> list[Assignment]:
             raise DifficultyInputError(f"{place}: 'categories' must be a non-empty list of category names")
         canonical = []
         for name in names:
-            category = typology.find(name)
+            category = typology.find(name, task)
             if category is None:
                 raise DifficultyInputError(f"{place}: category {name!r} is not in typology {typology.name!r}")
             canonical.append(category.name)
@@ -207,6 +198,38 @@ def load_assignments(path: str | Path, typology: Typology) -> list[Assignment]:
         seen.add(key)
         out.append(Assignment(key[0], task, tuple(dict.fromkeys(canonical)), f"imported {path.name}"))
     return out
+
+
+def reasons_from_typology_store(dataset: str, store=None) -> tuple[Typology, list[Assignment], dict]:
+    """Each task's latest finished run of the failure typology (``pipeline.typology.store``) for
+    ``dataset``: its categories, and every query whose assignment parsed with its reasons in the
+    model's order. Queries whose assignment was unparseable or failed are listed, not guessed."""
+    from pipeline.typology.store import TypologyStore, default_path
+
+    if store is None:
+        if not default_path().is_file():
+            raise DifficultyInputError(f"no failure typology store at {default_path()}: run "
+                                       f"`python -m pipeline typology --dataset {dataset} --task ...` first")
+        with TypologyStore() as opened:
+            return reasons_from_typology_store(dataset, opened)
+    by_task, assignments, report = {}, [], {}
+    for task in TASKS:
+        runs = store.list_runs(dataset=dataset, task=task, status="done")
+        if not runs:
+            continue
+        run = runs[0]  # newest first
+        by_task[task] = run["categories"]
+        queries = store.queries(run["run_id"])
+        assigned = [q for q in queries if q["status"] == "ok" and q["assigned"]]
+        assignments += [Assignment(q["qid"], task, tuple(dict.fromkeys(a["category"] for a in q["assigned"])),
+                                   f"typology run {run['run_id']}") for q in assigned]
+        report[task] = {"run_id": run["run_id"], "typology": run["typology_label"],
+                        "model": run["provenance"].get("label", run["provenance"].get("model")),
+                        "assigned": len(assigned), "not assigned": [q["qid"] for q in queries if q not in assigned]}
+    if not by_task:
+        raise DifficultyInputError(f"{dataset}: the failure typology store has no finished run for this dataset")
+    name = "typology runs " + ", ".join(r["run_id"] for r in report.values())
+    return typology_from_tasks(name, by_task), assignments, report
 
 
 def assignments_digest(assignments: Iterable[Assignment]) -> str:

@@ -128,7 +128,7 @@ def build_units(data: TrecDlData, assignments: Sequence[Assignment], typology: T
     for a, passages in usable:
         if a.qid not in keep:
             continue
-        categories = [typology.find(name) for name in a.categories]
+        categories = [typology.find(name, a.task) for name in a.categories]
         if None in categories:
             raise ValueError(f"qid {a.qid}: a category of {a.categories} is not in typology {typology.name!r}")
         used = categories[:1] if config.reason_mode == "first" else categories

@@ -283,3 +283,33 @@ def test_cli_prefer_with_imported_answers_and_reasons(tmp_path, monkeypatch, cap
     assert main(argv) == 1
     assert f"{reasons}:1: category 'nope'" in capsys.readouterr().err
     assert len(preference.list_results("dl19")) == 1
+
+
+def test_reasons_from_the_failure_typology_store(tmp_path):
+    """The typology's latest finished run per task gives the categories and the assigned reasons;
+    an unparseable assignment is listed, never used."""
+    from pipeline.typology.categories import Category as TypologyCategory
+    from pipeline.typology.induction import Assignment as TypologyAssignment, HardQuery
+    from pipeline.typology.store import TypologyStore
+
+    induced = [TypologyCategory("Vague product names", "Names a product loosely."),
+               TypologyCategory("Numerical data requirements", "Asks for a number.")]
+    with TypologyStore(tmp_path / "typology.sqlite") as store:
+        for run_id, status in (("dl19-h2r-old", "done"), ("dl19-h2r-new", "done"), ("dl20-h2r", "done")):
+            store.start_run(run_id, dataset=run_id[:4], task="h2r", source="induced", typology_label="induced",
+                            hard_set={}, config={}, provenance={"label": "scripted:t"},
+                            queries=[HardQuery("q1", "how many moons", ""), HardQuery("q2", "iphone", "")])
+            store.save_typology(run_id, induced, "unchanged")
+            store.save_assignments(run_id, [
+                TypologyAssignment("q1", [(induced[1], "asks a count"), (induced[0], "")], "ok"),
+                TypologyAssignment("q2", [], "unparseable", "???")])
+        typology, made, report = difficulty.reasons_from_typology_store("dl19", store)
+    assert [(a.qid, a.task, a.categories) for a in made] == [("q1", "h2r", ("Numerical data requirements",
+                                                                            "Vague product names"))]
+    assert report["h2r"]["run_id"] == "dl19-h2r-new" and report["h2r"]["not assigned"] == ["q2"]
+    assert [c.name for c in typology.for_task("h2r")] == ["Vague product names", "Numerical data requirements"]
+    # an induced category without a template sentence gets the default one, from its description
+    assert TEMPLATES.sentence(typology.find("vague product names")) == (
+        "This query is difficult because of vague product names: Names a product loosely.")
+    with TypologyStore(tmp_path / "typology.sqlite") as store, pytest.raises(DifficultyInputError, match="dl21"):
+        difficulty.reasons_from_typology_store("dl21", store)
