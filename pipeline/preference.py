@@ -35,10 +35,11 @@ from pipeline import pairwise
 from pipeline.datasets import RELEVANT_GRADE, TrecDlData
 from pipeline.difficulty import (REASON_MODES, TASKS, Assignment, SentenceTemplates, Typology, assignments_digest,
                                  with_difficulty)
-from pipeline.generation import GENERATION_OPTIONS, zero_shot_messages
+from pipeline.generation import GENERATION_OPTIONS, prompt_description, zero_shot_messages
 from pipeline.llm.base import ChatClient, GenerationOptions, LLMError, Provenance
 
 RESULT_VERSION = 1
+DIFFICULTY_PLACEMENT = "the baseline prompt with the difficulty text on its own line after the question line"
 # The study's preference rates for the difficulty-aware answer (its judge, its generators), shown beside ours.
 STUDY_RATES = {"dl19": 0.6456, "dl20": 0.7540, "dl21": 0.5277, "dl22": 0.6049}
 
@@ -209,6 +210,8 @@ def run_preference(data: TrecDlData, assignments: Sequence[Assignment], typology
         "judge": judge_provenance,
         "generators": {"baseline": baseline.provenance, "aware": aware.provenance},
         "config": config.as_dict(),
+        "prompts": {"baseline": prompt_description(), "difficulty": DIFFICULTY_PLACEMENT,
+                    "judge": {"system": pairwise.JUDGE_SYSTEM, "instruction": pairwise.JUDGE_INSTRUCTION}},
         "typology": typology.as_dict(),
         "templates": templates.as_dict(),
         "assignments": {"n": len(assignments), "digest": assignments_digest(assignments),
@@ -239,7 +242,7 @@ def summarise(units: Sequence[dict], judge_label: str) -> dict:
 
 def result_id(result: Mapping) -> str:
     """``<dataset>-<sha256[:12]>`` over everything that defines the result (never its timings)."""
-    key = {k: result[k] for k in ("dataset", "judge", "generators", "config", "typology", "templates",
+    key = {k: result[k] for k in ("dataset", "judge", "generators", "config", "prompts", "typology", "templates",
                                   "assignments")}
     key["templates"] = {k: v for k, v in key["templates"].items() if k != "source"}
     key["pairs"] = [(u["qid"], u["task"]) for u in result["pairs"]]
