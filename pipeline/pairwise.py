@@ -58,7 +58,7 @@ _DECISIVE = [
     re.compile(r"\[\[\s*([AB])\s*\]\]"),
     re.compile(r"(?i:verdict|final answer|answer|choice|winner|preferred|better response|better answer)"
                r"\s*(?:is|would be|:|=|-)\s*\**\s*(?:" + _WORD + r"\s*)?\(?([AB])\b"),
-    re.compile(r"(?:" + _WORD + r"\s*)?\(?\b([AB])\)?\s+(?i:is|was)\s+(?i:(?:the )?(?:better|best|correct|right|preferred|superior)|more)"),
+    re.compile(r"(?:" + _WORD + r"\s*)?\(?\b([AB])\)?\s+(?i:is|was)\s+(?i:(?:the )?(?:better|best|correct|right|preferred|superior|more|most))"),
     re.compile(r"(?i:prefer|choose|pick|select)\s+(?:" + _WORD + r"\s*)?\(?([AB])\b"),
 ]
 # the whole reply is the letter ("B", "Response B.", "**A**"), or it opens with the bare letter and

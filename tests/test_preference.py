@@ -87,6 +87,7 @@ def test_difficulty_prompt_changes_only_one_line():
     ("Answer: A. Verdict: B", None), ("a", None), ("<script>B</script>", None),
     ("A: A\n\nA is the correct answer.", "A"),  # the embedded 135M judge's usual replies
     ("A is the correct answer.", "A"), ("Response B is the best one", "B"),
+    ("A is the more suitable response. A is the more appropriate choice", "A"),
     ("A: A\n\nA: A\n\nB: B\n\nA: A", None),  # lines opening with both letters: no verdict
 ])
 def test_parse_verdict(reply, expected):
