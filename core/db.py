@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+import zlib
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -14,12 +15,13 @@ from typing import Iterator
 BUSY_TIMEOUT_MS = 60_000
 
 
-def connect(path: str | Path, *, schema: str | None = None, schema_version: int = 1) -> sqlite3.Connection:
+def connect(path: str | Path, *, schema: str | None = None) -> sqlite3.Connection:
     """Open ``path`` in WAL mode, autocommit (``isolation_level=None``): writes go through :func:`transaction`.
 
     ``schema`` (idempotent ``CREATE ... IF NOT EXISTS`` DDL) is run only when the file's
-    ``PRAGMA user_version`` is below ``schema_version`` (a new file, or an older schema), which then
-    records ``schema_version``: opening an existing store for reading runs no DDL and takes no lock.
+    ``PRAGMA user_version`` differs from a checksum of that DDL (a new file, or a schema changed
+    since), and the checksum is then recorded: opening an existing store (a page's read) runs no
+    DDL and takes no write lock, and editing the DDL is enough for every file to get it again.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -29,8 +31,10 @@ def connect(path: str | Path, *, schema: str | None = None, schema_version: int 
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.row_factory = sqlite3.Row
-    if schema is not None and conn.execute("PRAGMA user_version").fetchone()[0] < schema_version:
-        conn.executescript(f"{schema}\nPRAGMA user_version = {int(schema_version)};")
+    if schema is not None:
+        version = zlib.crc32(schema.encode()) & 0x7FFFFFFF  # PRAGMA user_version is a signed 32-bit int
+        if conn.execute("PRAGMA user_version").fetchone()[0] != version:
+            conn.executescript(f"{schema}\nPRAGMA user_version = {version};")
     return conn
 
 

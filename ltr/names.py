@@ -3,4 +3,4 @@
 ``ltr.losses`` builds its registry in this order (``tests/test_losses.py`` checks they agree).
 """
 LOSS_NAMES: tuple[str, ...] = ("ranknet", "listnet", "listmle", "rmse", "lambdarank", "lambdaloss", "approxndcg",
-                               "neuralndcg", "neuralloss", "learndcg", "learndcg_fixed")
+                               "neuralndcg", "neuralloss", "learndcg", "learndcg_fixed", "learndcg_meta")

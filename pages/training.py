@@ -57,22 +57,45 @@ with st.container(border=True):
 
 def jobs_section(store) -> None:
     job_list = views.ltr_jobs()
+    others = jobs.resource_jobs(exclude_kind=views.JOB_KIND)
+    if others:  # e.g. a retrieval started from the Hard-to-retrieve page holds the CPU slot
+        st.caption("Other jobs holding or waiting for a resource")
+        st.dataframe(others, hide_index=True, width="stretch",
+                     column_config={"what": st.column_config.TextColumn(width="large"),
+                                    "why": st.column_config.TextColumn(width="large")})
     if not job_list:
         st.info("No training jobs yet: choose a data set and press **Start training**.")
         return
     frame = views.jobs_frame(store, job_list)
     st.dataframe(frame.drop(columns=["run_id"]), hide_index=True, width="stretch",
                  column_config={"progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0,
-                                                                             format="percent")})
+                                                                             format="percent"),
+                                "message": st.column_config.TextColumn(width="large")})
     active = [j for j in job_list if j.active]
     if active:
-        cols = st.columns(min(len(active), 4))
-        for i, job in enumerate(active):
-            cols[i % len(cols)].button(f"Cancel #{job.id} ({job.label})", key=f"cancel-{job.id}",
+        cols = st.columns(min(len(active), 5))
+        for i, job in enumerate(active):  # short labels (never cut); the full label on hover
+            fold = f" · fold {job.meta['fold']}" if "fold" in job.meta else ""
+            cols[i % len(cols)].button(f"Cancel #{job.id}{fold}", key=f"cancel-{job.id}", help=job.label,
                                        on_click=jobs.cancel, args=(job.id,))
     for job in [j for j in job_list if j.status == "failed"][:3]:
         with st.expander(f"Job #{job.id} failed: {job.label}"):
             st.code(job.log_tail or "(no output)", language=None)
+
+
+def concurrency_section() -> None:
+    """How many jobs run at once per resource class (irdash.toml [jobs] limits, overridden here)."""
+    limits = jobs.resource_limits()
+    classes = ["cpu"] + [f"cuda:{i}" for i in range(views.gpu_count())]
+    with st.expander("Concurrency: " + ", ".join(f"{r} {limits.get(r, jobs.DEFAULT_LIMIT)} at once" for r in classes)):
+        st.caption("Jobs that may run at the same time on each resource (default 1; `[jobs] limits` in "
+                   "irdash.toml). A change here applies to the next job the worker starts.")
+        cols = st.columns(len(classes))
+        for col, resource in zip(cols, classes):
+            current = limits.get(resource, jobs.DEFAULT_LIMIT)
+            value = col.number_input(resource, min_value=0, max_value=64, value=current, key=f"limit-{resource}")
+            if value != current:
+                jobs.set_limit(resource, int(value))
 
 
 def charts_section(store) -> None:
@@ -91,14 +114,29 @@ def charts_section(store) -> None:
     st.dataframe(views.group_runs(store, group), hide_index=True, width="stretch")
 
     if views.has_step_metric(store, group.run_ids, "theta_d"):
-        view = st.segmented_control("Loss parameter", list(views.PARAMETER_VIEWS), default="θ_d", key="param_view")
+        c_param, c_layout = st.columns([3, 2])
+        view = c_param.segmented_control("Loss parameter", list(views.PARAMETER_VIEWS), default="θ_d", key="param_view")
+        layout = c_layout.segmented_control("Folds", list(views.FOLD_LAYOUTS), default="one panel per fold",
+                                            key="fold_layout",
+                                            help="Folds often follow the same path: one panel per fold, or each "
+                                                 "fold's change since its first step, keeps every fold visible.")
         names = views.PARAMETER_VIEWS[view or "θ_d"]
-        fig, n_points = views.step_figure(store, group.run_ids, names, title="Loss parameters over training")
+        fold_layout = views.FOLD_LAYOUTS[layout or "one panel per fold"]
+        fig, n_points = views.step_figure(store, group.run_ids, names, title="Loss parameters over training",
+                                          **fold_layout)
+        views.add_drift_reference(fig, store, group.run_ids, names, **fold_layout)
         st.plotly_chart(fig, key="param_chart", width="stretch")
-        st.caption(f"{n_points} points (long series are downsampled) · updated {dt.datetime.now():%H:%M:%S}")
+        st.caption(f"{n_points} points (long series are downsampled) · updated {dt.datetime.now():%H:%M:%S} · "
+                   "dashed: the drift reference θ₀ + (loss-parameter learning rate) × step, where Adam takes a θ "
+                   "whose gradient never changes sign. A trajectory on it is drifting, not learning.")
+        st.markdown("**Drift or learning?** Per run and θ: the share of logged steps whose θ gradient was "
+                    "negative / zero / positive, the majority sign's share of the non-zero ones (`one_sign`), and "
+                    "the final θ against the drift reference (`of_reference` ≈ ±1 or beyond: drift; a gradient "
+                    "that keeps growing makes Adam overshoot it).")
+        st.dataframe(views.drift_diagnostic(store, group.run_ids).drop(columns="run_id"), hide_index=True,
+                     width="stretch")
     else:
-        st.info("No learnable loss parameters logged for these runs (yet): only LearnDCG learns θ_g, θ_d, θ_α; "
-                "its trajectories appear after the first logged steps.")
+        st.info(views.no_parameters_message(store, group))
     left, right = st.columns(2)
     with left:
         fig, _ = views.step_figure(store, group.run_ids, ["loss"], title="Training loss")
@@ -113,6 +151,7 @@ def live() -> None:
     with views.session_store(st.session_state) as store:
         st.subheader("Jobs")
         jobs_section(store)
+        concurrency_section()
         st.subheader("Live trajectories")
         charts_section(store)
 

@@ -103,11 +103,11 @@ def summary_frame(analysis: dict) -> pd.DataFrame:
 
 
 def pairwise_frame(analysis: dict) -> pd.DataFrame:
-    largest = analysis["largest_pairwise"]["pair"]
+    largest = {analysis["largest_pairwise"]["pair"], *analysis["largest_pairwise"]["tied_with"]}
     rows = [{"pair": " ∩ ".join(p.upper() for p in key.split("&")), "overlap": f["count"],
              "expected if independent": f["expected_if_independent"], "Jaccard": f["jaccard"],
              "share of first": f["share_of_first"], "share of second": f["share_of_second"],
-             "p (hypergeometric, ≥)": f["p_value"], "largest": key == largest}
+             "p (hypergeometric, ≥)": f["p_value"], "largest (ties marked)": key in largest}
             for key, f in analysis["pairwise"].items()]
     return pd.DataFrame(rows)
 

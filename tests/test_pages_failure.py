@@ -193,7 +193,8 @@ def test_submit_retrieval_queues_the_cli(cache, tiny):
     assert job.id == job_id and job.status == "queued" and job.meta["retriever"] == "bm25"
     assert views.retrieval_jobs("dl20") == []
     assert views.jobs_frame([job]).to_dict("records") == [
-        {"job": job_id, "retriever": "bm25", "status": "queued", "message": ""}]
+        {"job": job_id, "retriever": "bm25", "status": "queued",
+         "message": "waiting: the cpu limit is 0 (no job starts there; raise it to run)"}]  # this fixture's limit
 
 
 # ---------------------------------------------------------------------------- the page

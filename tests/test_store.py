@@ -1,6 +1,7 @@
 """The run store: writer/reader round trips, resume truncation, stale-run reaping, concurrent writers."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -11,7 +12,8 @@ import numpy as np
 import pytest
 
 from core.paths import PROJECT_ROOT
-from ltr.store import RunBusy, RunConfigMismatch, RunStore, UnknownRun, run_is_live
+from ltr import store as ltr_store
+from ltr.store import RunBusy, RunConfigMismatch, RunStore, UnknownRun, proc_start_time, run_is_live
 
 CONFIG = {"data": "synthetic-mq2008", "fold": 1, "loss": "learndcg", "model": "mlp", "seed": 0, "lr": 0.001}
 
@@ -116,13 +118,14 @@ def test_fail_delete_and_reap(store):
     finished.wait()
     store.start_run("dead", device="cpu", pid=finished.pid)  # a pid that no longer exists
     store.start_run("alive", device="cpu")  # this test process: alive
-    store.start_run("silent", device="cpu")
+    store.start_run("silent", device="cpu")  # this process too, but its heartbeat is late (a loaded machine)
     store._conn.execute("UPDATE runs SET heartbeat = heartbeat - 1000 WHERE run_id = 'silent'")
     assert run_is_live(store.get_run("alive")) and not run_is_live(store.get_run("dead"))
-    assert sorted(store.reap_stale_runs()) == ["dead", "silent"]
+    assert run_is_live(store.get_run("silent"))  # alive and the same process: live, however late its heartbeat
+    assert store.reap_stale_runs() == ["dead"]
     dead = store.get_run("dead")
     assert dead["status"] == "failed" and "died" in dead["error"]
-    assert store.get_run("alive")["status"] == "running"
+    assert store.get_run("alive")["status"] == "running" and store.get_run("silent")["status"] == "running"
     with pytest.raises(RunBusy, match="alive"):  # a second trainer cannot claim a live run
         store.start_run("alive", device="cpu", pid=finished.pid)
     store.start_run("dead", device="cpu")  # a dead one can be resumed by anyone
@@ -180,3 +183,49 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
             assert sorted(steps[steps.name == "loss"]["step"]) == list(range(n))
             assert len(reader.epoch_series([rid])) == n // 10
             assert len(reader.per_query([rid])) == n
+
+
+def test_reaping_checks_the_same_process_not_the_heartbeat(store):
+    """A live local trainer is never reaped, whatever its heartbeat; a reused pid is not the trainer;
+    a run of another host is judged by its heartbeat."""
+    for rid in ("live-late", "reused", "remote-silent", "remote-recent"):
+        store.register_run(rid, {**CONFIG, "seed": len(rid) + 100})
+        store.start_run(rid, device="cpu")
+    assert store.get_run("live-late")["pid_started"] == proc_start_time(os.getpid())
+    store._conn.execute("UPDATE runs SET heartbeat = heartbeat - 86400 WHERE run_id = 'live-late'")
+    # the pid exists (this process) but started at another time: another process got the trainer's pid
+    store._conn.execute("UPDATE runs SET pid_started = '1' WHERE run_id = 'reused'")
+    store._conn.execute("UPDATE runs SET host = 'elsewhere' WHERE run_id LIKE 'remote-%'")
+    store._conn.execute("UPDATE runs SET heartbeat = heartbeat - 1000 WHERE run_id = 'remote-silent'")
+    assert sorted(store.reap_stale_runs()) == ["remote-silent", "reused"]
+    assert store.get_run("live-late")["status"] == "running" and store.get_run("remote-recent")["status"] == "running"
+    assert "no heartbeat from elsewhere" in store.get_run("remote-silent")["error"]
+    assert store.get_run("live-late")["load_at_start"] is not None
+
+
+def test_listing_runs_never_changes_state(store, capsys):
+    from ltr.cli import main
+
+    finished = subprocess.Popen([sys.executable, "-c", "pass"])
+    finished.wait()
+    store.register_run("dead", CONFIG)
+    store.start_run("dead", device="cpu", pid=finished.pid)
+    before = store.get_run("dead")
+    assert main(["runs", "--store", str(store.path)]) == 0
+    assert "running (dead)" in capsys.readouterr().out
+    assert store.get_run("dead") == before  # still running in the store: listing is read only
+
+
+def test_store_created_before_the_new_columns_gets_them(tmp_path):
+    import sqlite3
+
+    old = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(old)
+    conn.executescript(ltr_store._SCHEMA.replace("    error TEXT,\n    pid_started TEXT,\n    cpu_seconds REAL,\n"
+                                                 "    load_at_start REAL\n", "    error TEXT\n"))
+    conn.close()
+    assert "pid_started" not in {r[1] for r in sqlite3.connect(old).execute("PRAGMA table_info(runs)")}
+    with RunStore(old) as s:
+        s.register_run("r", CONFIG)
+        s.start_run("r", device="cpu")
+        assert s.get_run("r")["pid_started"] == proc_start_time(os.getpid())

@@ -32,6 +32,10 @@ CREATE TABLE IF NOT EXISTS jobs (
     meta_json TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status, resource);
+CREATE TABLE IF NOT EXISTS limits (
+    resource TEXT PRIMARY KEY,
+    n INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS worker (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     pid INTEGER,

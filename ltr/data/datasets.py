@@ -184,21 +184,24 @@ def _load(path: Path, query_normalise: bool = False) -> RankingDataset:
 
 def _synthetic_folder(preset: str, options: str) -> Path:
     """``cache/synthetic/<preset>[-q<N>]-seed<S>/``, generated on first use (or after a generator change)."""
-    seed, n_queries = 0, None
+    seed, n_queries, conflict = 0, None, 0
     for item in filter(None, (o.strip() for o in options.split(","))):
         key, eq, value = item.partition("=")
-        if key.strip() not in ("seed", "n_queries") or not eq or not value.strip().isdigit():
-            raise DatasetError(f"{preset}: bad option {item!r} (expected seed=<int>, n_queries=<int>)")
+        if key.strip() not in ("seed", "n_queries", "conflict") or not eq or not value.strip().isdigit():
+            raise DatasetError(f"{preset}: bad option {item!r} (expected seed=<int>, n_queries=<int>, conflict=0|1)")
         if key.strip() == "seed":
             seed = int(value)
+        elif key.strip() == "conflict":
+            conflict = int(value)
         else:
             n_queries = int(value)
     if n_queries is not None and n_queries < 5:
         raise DatasetError(f"{preset}: n_queries={n_queries}, need at least 5 (one per fold part)")
-    folder = cache_subdir("synthetic") / (preset + (f"-q{n_queries}" if n_queries else "") + f"-seed{seed}")
+    folder = cache_subdir("synthetic") / (preset + (f"-q{n_queries}" if n_queries else "") + f"-seed{seed}"
+                                          + ("-conflict" if conflict else ""))
     meta = folder / "meta.json"
     if meta.is_file() and json.loads(meta.read_text()).get("generator_version") != GENERATOR_VERSION:
         shutil.rmtree(folder, ignore_errors=True)
     if not meta.is_file():
-        write_synthetic(preset, folder, seed=seed, n_queries=n_queries)
+        write_synthetic(preset, folder, seed=seed, n_queries=n_queries, conflict=bool(conflict))
     return folder

@@ -46,7 +46,10 @@ def train_epoch(model, loss_fn, optimizer, batcher, epoch: int, step: int, *,
         scores = model(batch.features, batch.mask)
         value = loss_fn(scores, batch.labels)
         optimizer.zero_grad(set_to_none=True)
-        value.backward()
+        if hasattr(loss_fn, "hypergradient_backward"):  # learndcg_meta: θ learns from validation NDCG
+            loss_fn.hypergradient_backward(model, scores, batch.labels, step=step, lr=optimizer.param_groups[0]["lr"])
+        else:
+            value.backward()
         # Logged after backward (θ gradients of this step) and before the update (θ used in it).
         if step_log is not None:  # it records the steps its ``every`` asks for
             step_log.record(step, epoch, value)

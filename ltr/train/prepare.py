@@ -87,11 +87,19 @@ def _dataset_loss_defaults(config: RunConfig, spec, train) -> dict:
     """The loss parameters with dataset-dependent defaults filled in.
 
     RMSE regresses labels onto ``n_levels * sigmoid(s)``, so its scale must be the number of grades
-    of the dataset (3 for MQ2007/2008, 5 for WEB10K/Yahoo), not a fixed 5.
+    of the dataset (3 for MQ2007/2008, 5 for WEB10K/Yahoo), not a fixed 5. NeuralLoss's surrogate is
+    pre-trained for the data set's grade range (``max_grade`` of its spec) and list-length range (the
+    training lists, capped by the slate length); explicit loss parameters win.
     """
     params = dict(config.loss_params)
+    max_grade = spec.max_grade if spec.max_grade is not None else int(train.labels.max(initial=0))
     if config.loss == "rmse" and "n_levels" not in params:
-        max_grade = spec.max_grade if spec.max_grade is not None else int(train.labels.max(initial=0))
         params["n_levels"] = int(max_grade) + 1
+    if config.loss == "neuralloss":
+        lengths = train.list_lengths()
+        longest = int(lengths.max()) if config.slate_length is None else min(int(lengths.max()), config.slate_length)
+        params.setdefault("max_grade", max(int(max_grade), 1))
+        params.setdefault("max_length", max(longest, 2))
+        params.setdefault("min_length", min(max(int(lengths.min()), 1), params["max_length"]))
     return params
 
