@@ -23,6 +23,7 @@ navigation = st.navigation({
         st.Page("pages/failure-overlap.py", title="Failure overlap", icon=":material/join_inner:"),
         st.Page("pages/failure-typology.py", title="Failure typology", icon=":material/category:"),
         st.Page("pages/annotate-reasons.py", title="Annotate reasons", icon=":material/rate_review:"),
+        st.Page("pages/difficulty-aware-generation.py", title="Difficulty-aware generation", icon=":material/compare:"),
     ],
 })
 navigation.run()

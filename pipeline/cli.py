@@ -32,6 +32,9 @@ Commands::
         every step (H2R, answers, BERTScore, judgments, every configuration's overlap, stability), with
         progress bars; resumable (LLM calls and BERTScore pairs are cached); writes
         cache/failure/<dataset>/study.json (and --out FILE)
+    prefer --dataset dlYY [--reasons FILE] [--generator SPEC] [--judge-model SPEC] [--json] ...
+        difficulty-aware vs baseline answers judged pairwise in both orders: counts, preference rate,
+        Wilson 95% interval, sign-test p per dataset, task and category (resumable via the response cache)
 
 A generator or judge NAME without a file is an LLM spec: embedded, auto, ollama:MODEL[@HOST],
 openai:MODEL@BASE_URL (see pipeline.llm.factory); a judge NAME that matches the data folder's
@@ -44,8 +47,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 
+from pipeline import difficulty  # light: its shipped data files are the prefer command's defaults
 from pipeline.datasets import DATASETS
+from pipeline.generation import GENERATION_OPTIONS
 
 
 def _dump(obj) -> None:
@@ -319,6 +325,82 @@ def cmd_run(args) -> None:
               + (f"  [{c['note']}]" if c["note"] else ""))
 
 
+def _preference_reasons(args, data, make_client):
+    """``(typology, assignments, how they were made)``: ``--reasons typology`` reads the failure
+    typology's runs; ``--reasons FILE`` imports; else ``--assign-model`` assigns the typology's H2R
+    categories to the H2R queries of ``--retriever`` (the one hard set computable from the data folder)."""
+    from pipeline import reason_assignment
+    from pipeline.h2r import h2r_report
+    from pipeline.retrievers import get_run
+
+    if args.reasons == "typology":
+        typology, assignments, report = difficulty.reasons_from_typology_store(data.name)
+        return typology, assignments, {"typology_store": report}
+    typology = difficulty.load_typology(args.typology)
+    if args.reasons:
+        return typology, difficulty.load_assignments(args.reasons, typology), {"imported": str(args.reasons)}
+    report = h2r_report(data, [get_run(data, args.retriever)], quantile=args.quantile)
+    hard_qids = report["retrievers"][args.retriever]["hard"]
+    # ask only about the queries the preference step can use (a relevant passage with text, the
+    # first --max-queries in topic order), so a capped run makes no assignment call it then drops
+    usable = [qid for qid in data.judged_qids if qid in set(hard_qids) and data.relevant_passages(qid)]
+    hard = {"h2r": usable[:args.max_queries] if args.max_queries else usable}
+    client = make_client(args.assign_model or args.judge_model)
+    assignments, assigned = reason_assignment.assign_reasons(client, typology, data.topics, hard)
+    return typology, assignments, {"assigned_by": client.provenance.as_dict(), "hard_sets": {
+        "h2r": {"retriever": args.retriever, "quantile": args.quantile, "rule": report["rule"],
+                "qids": hard_qids, "asked": hard["h2r"]}}, "tasks": assigned}
+
+
+def cmd_prefer(args) -> None:
+    from pipeline import preference
+    from pipeline.datasets import load_dataset
+    from pipeline.generation import read_answers_jsonl
+    from pipeline.llm import make_client
+
+    data = load_dataset(args.dataset, args.data)
+    data.require_qrels()
+    templates = difficulty.load_templates(args.templates)
+    config = preference.PreferenceConfig(
+        reason_mode="all" if args.all_reasons else "first", max_queries=args.max_queries,
+        max_passages=args.max_passages, passage_chars=args.passage_chars,
+        generation=replace(GENERATION_OPTIONS, max_tokens=args.max_tokens))
+    judge = make_client(args.judge_model)
+    typology, assignments, report = _preference_reasons(args, data, make_client)
+    if args.task:
+        assignments = [a for a in assignments if a.task in args.task]
+    needs_generator = not (args.baseline_answers and args.aware_answers)
+    generator = make_client(args.generator) if needs_generator else None
+
+    def side(file):
+        if file:
+            return preference.AnswerSide(imported=read_answers_jsonl(file, data.topics), imported_from=str(file))
+        return preference.AnswerSide(generator)
+
+    result = preference.run_preference(data, assignments, typology, templates, judge, side(args.baseline_answers),
+                                       side(args.aware_answers), config, assignment_report=report)
+    path = preference.save_result(result)
+    out = {"dataset": data.name, "id": result["id"], "path": str(path), "judge": result["judge"]["label"],
+           "generators": {k: v["label"] for k, v in result["generators"].items()}, "rule": result["rule"],
+           "config": result["config"], "excluded": {k: len(v) for k, v in result["excluded"].items()},
+           "study_rate": preference.STUDY_RATES.get(data.name), **result["summary"]}
+    if args.json:
+        _dump(out)
+        return
+    print(f"{data.name}: judge {out['judge']}; generators {out['generators']}")
+    print(f"rule: {result['rule']}")
+    rows = [("all", out["overall"])] + [(f"task {k}", v) for k, v in out["by_task"].items()] + \
+        [(f"category {k}", v) for k, v in out["by_category"].items()]
+    for label, s in rows:
+        rate = "n/a" if s["rate"] is None else f"{s['rate']:.1%} [{s['ci_low']:.1%}, {s['ci_high']:.1%}]"
+        p = "n/a" if s["sign_test_p"] is None else f"{s['sign_test_p']:.3g}"
+        print(f"  {label}: {s['wins']} win / {s['ties']} tie / {s['losses']} loss ({s['inconsistent']} inconsistent, "
+              f"{s['unparseable']} unparseable, {s['failed']} failed); preferred {rate}; sign test p = {p}")
+    if out["study_rate"] is not None:
+        print(f"  study: {out['study_rate']:.2%} (its own generators and judge)")
+    print(f"stored: {path}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m pipeline", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -438,7 +520,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--per-annotator", action="store_true", help="each annotator gets their own draw")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_annotations)
+
+    p = sub.add_parser("prefer", help="difficulty-aware vs baseline generation, judged pairwise in both orders")
+    p.add_argument("--dataset", required=True, choices=list(DATASETS))
+    p.add_argument("--data", default=None, help="TREC DL data folder (default: configured trec_dl folder)")
+    p.add_argument("--reasons", default=None, metavar="typology|FILE",
+                   help="'typology': each task's latest finished failure-typology run of the dataset (its "
+                        'categories and assigned reasons); FILE: a JSON list or JSONL of {"qid", "task", '
+                        '"categories": [...]}; default: the assign model assigns the typology\'s H2R categories '
+                        "to the H2R queries of --retriever")
+    p.add_argument("--typology", default=str(difficulty.STUDY_TYPOLOGY), metavar="FILE",
+                   help="typology JSON (default: the study's ten categories)")
+    p.add_argument("--templates", default=str(difficulty.DEFAULT_TEMPLATES), metavar="FILE",
+                   help="difficulty sentence templates JSON (default: the shipped ones)")
+    p.add_argument("--all-reasons", action="store_true", help="one sentence per assigned reason (default: first)")
+    p.add_argument("--task", action="append", choices=["h2r", "h2g", "h2j"], help="only these tasks (repeatable)")
+    p.add_argument("--generator", default="auto", metavar="SPEC",
+                   help="generator model, a pipeline.llm spec: auto (default), embedded, ollama[:MODEL[@HOST]], "
+                        "openai:MODEL@URL")
+    p.add_argument("--baseline-answers", default=None, metavar="FILE.jsonl", help='imported {"qid", "text"} answers')
+    p.add_argument("--aware-answers", default=None, metavar="FILE.jsonl",
+                   help='imported {"qid", "text"} difficulty-aware answers')
+    p.add_argument("--judge-model", default="auto", metavar="SPEC", help="pairwise judge, a pipeline.llm spec (default auto)")
+    p.add_argument("--assign-model", default=None, metavar="SPEC", help="reason assignment model (default: the judge)")
+    p.add_argument("--retriever", default="bm25", help="H2R retriever when assigning reasons here (default bm25)")
+    p.add_argument("--quantile", type=float, default=0.25)
+    p.add_argument("--max-queries", type=int, default=None, help="first N judgeable queries (recorded)")
+    p.add_argument("--max-passages", type=int, default=3, help="highly relevant passages shown to the judge")
+    p.add_argument("--passage-chars", type=int, default=600, help="each passage truncated to this many characters")
+    p.add_argument("--max-tokens", type=int, default=GENERATION_OPTIONS.max_tokens,
+                   help=f"generation length (default {GENERATION_OPTIONS.max_tokens}, as the zero-shot generation step)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_prefer)
     return parser
+
 
 
 def main(argv: list[str] | None = None) -> int:

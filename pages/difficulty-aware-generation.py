@@ -1,0 +1,101 @@
+"""Difficulty-aware generation: baseline and difficulty-aware answers side by side, with the judge's verdicts."""
+import streamlit as st
+
+from pages import use_app_navigation
+from pipeline import preference_view as pv
+
+use_app_navigation()
+
+st.title("Difficulty-aware generation")
+st.caption("Each hard query is answered twice: with the zero-shot prompt (baseline) and with the same prompt plus "
+           "one sentence naming its difficulty, written from its assigned failure reason. A pairwise judge sees the "
+           "query, the highly relevant passages and both answers, in both orders; a pair whose two verdicts "
+           "disagree is a tie.")
+
+available = pv.available()
+if not available:
+    st.info("No preference result yet. " + pv.RUN_HELP)
+    st.subheader("The study's figures")
+    st.dataframe(pv.study_frame(), hide_index=True,
+                 column_config={"study rate": st.column_config.NumberColumn(format="percent")})
+    st.stop()
+
+
+@st.cache_data(max_entries=16, show_spinner="Reading results…")
+def load(path: str, mtime: float) -> dict:
+    return pv.load(path)
+
+
+def result_for(dataset: str, index: int = 0) -> dict:
+    path = available[dataset][index]
+    return load(str(path), path.stat().st_mtime)
+
+
+# ---------------------------------------------------------------------------- summary
+st.subheader("Preference rates next to the study's")
+latest = {name: result_for(name) for name in available}
+by = st.radio("Rows", ["overall", "task", "category"], horizontal=True, key="summary_by",
+              help="per dataset, or per dataset and task / category (the newest result of each dataset)")
+table = pv.summary_frame(latest, by)
+st.plotly_chart(pv.summary_figure(pv.summary_frame(latest)), key="preference_summary")
+percent = st.column_config.NumberColumn(format="percent")
+st.dataframe(table, hide_index=True,
+             column_config={c: percent for c in ("preference rate", "CI low", "CI high", "inconsistent share",
+                                                 "study rate")}
+             | {"sign test p": st.column_config.NumberColumn(format="%.3g")})
+st.download_button("Download CSV", pv.csv_bytes(table), file_name=f"preference-{by}.csv", mime="text/csv")
+study = pv.study_frame()
+st.caption(f"Study: {', '.join(f'{d} {r:.2%}' for d, r in zip(study['dataset'], study['study rate']))} "
+           f"({pv.STUDY_NOTE}). Rule: {latest[next(iter(latest))]['rule']}.")
+
+# ---------------------------------------------------------------------------- one pair
+st.subheader("Side by side")
+left, middle, right = st.columns([1, 2, 2])
+dataset = left.selectbox("Dataset", list(available), format_func=str.upper, key="pref_dataset")
+paths = available[dataset]
+index = middle.selectbox("Result", range(len(paths)), key="pref_result",
+                         format_func=lambda i: pv.result_label(paths[i], result_for(dataset, i)))
+result = result_for(dataset, index)
+group = right.selectbox("Task or category", pv.group_options(result), key="pref_group")
+warning = pv.small_model_warning(result)
+if warning:
+    st.warning(warning)
+outcome_filter = st.radio("Show", pv.OUTCOME_FILTERS, horizontal=True, key="pref_filter")
+pairs = pv.select_pairs(result, group, outcome_filter)
+if not pairs:
+    st.info("No pair matches these filters.")
+    st.stop()
+by_key = {pv.pair_key(p): p for p in pairs}
+keys = list(by_key)
+if st.session_state.get("pref_pair") not in by_key:
+    st.session_state["pref_pair"] = keys[0]
+
+
+def step(offset: int) -> None:
+    st.session_state["pref_pair"] = pv.neighbour(keys, st.session_state["pref_pair"], offset)
+
+
+back, choice, forward = st.columns([1, 8, 1], vertical_alignment="bottom")
+back.button("Previous", on_click=step, args=(-1,), use_container_width=True)
+choice.selectbox(f"Query ({len(keys)} pairs)", keys, key="pref_pair", format_func=lambda k: pv.pair_label(by_key[k]))
+forward.button("Next", on_click=step, args=(1,), use_container_width=True)
+pair = by_key[st.session_state["pref_pair"]]
+
+st.markdown(f"**Outcome:** {pv.outcome_line(pair)}")
+st.dataframe(pv.pair_details_frame(pair, result), hide_index=True)  # reasons may be LLM-written: text cells
+st.code(pair["query"], language=None, wrap_lines=True)
+st.markdown("**Difficulty sentence**")
+st.code(pair["difficulty"], language=None, wrap_lines=True)
+columns = st.columns(2)
+for column, side in zip(columns, ("baseline", "aware")):
+    with column:
+        st.markdown(f"**{pv.SIDE_TITLES[side]}**")
+        st.caption(f"Generator: {result['generators'][side]['label']}")
+        st.code(pv.answer_text(pair, side), language=None, wrap_lines=True)
+with st.expander("What changed in the prompt (+ added, - removed)", expanded=True):
+    st.code(pv.prompt_change(pair), language="diff", wrap_lines=True)
+st.markdown("**Verdicts in both orders**")
+st.dataframe(pv.verdict_frame(pair), hide_index=True)
+st.markdown(f"**Highly relevant passages shown to the judge** ({len(pair['passages'])}, capped at "
+            f"{result['config']['max_passages']}, truncated at {result['config']['passage_chars']} characters)")
+st.dataframe(pv.passages_frame(pair), hide_index=True, column_config={"text": st.column_config.TextColumn(width="large")})

@@ -1,0 +1,285 @@
+"""Difficulty-aware prompts: a query's assigned failure reasons turned into one sentence added to the
+zero-shot generation prompt.
+
+Three inputs, all data rather than code:
+
+* a **typology** (``{"name", "tasks": {task: [{"name", "description"}, ...]}}``, the layout of
+  ``pipeline.typology``): the study's ten categories are ``pipeline/typology/study_typology.json``;
+* **assignments**, the narrow "query -> reason categories" input of the preference step: one record
+  per (query, task) ``{"qid", "task", "categories": [name, ...]}`` (most important first), from a
+  JSON list or a JSONL file (hand-assigned, another tool's output) or from an LLM
+  (:mod:`pipeline.reason_assignment`);
+* **sentence templates** (``pipeline/data/difficulty_sentences.json``): one sentence per category,
+  matched by normalised name, and a ``default`` template with ``{category}`` and
+  ``{description}`` for categories without one. The templates used are stored with every result.
+
+The difficulty-aware prompt is the baseline prompt with the sentence added on its own line to its
+last user message, right after the line holding the query (before the zero-shot prompt's closing
+"Answer:" cue); nothing else changes, so :func:`prompt_diff` shows exactly the change.
+By default the sentence comes from the first (most important) reason; ``mode="all"`` writes one
+sentence per reason.
+"""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import string
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from pipeline.llm.base import Message
+from pipeline.typology.categories import STUDY_FILE, TASKS, load_typology_file, normalise_name
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+STUDY_TYPOLOGY = STUDY_FILE  # the failure typology's file of the study's ten categories
+DEFAULT_TEMPLATES = DATA_DIR / "difficulty_sentences.json"
+REASON_MODES = ("first", "all")
+
+
+class DifficultyInputError(ValueError):
+    """A typology, template or assignment file is malformed: names the file (and line) and the problem."""
+
+
+# ---------------------------------------------------------------------------- typology
+@dataclass(frozen=True)
+class Category:
+    task: str
+    name: str
+    description: str
+
+
+@dataclass(frozen=True)
+class Typology:
+    """The categories of every task, flat, each tagged with its task (``pipeline.typology`` keeps them
+    per task); names match as ``pipeline.typology.categories.normalise_name`` says."""
+    name: str
+    categories: tuple[Category, ...]
+
+    def for_task(self, task: str) -> tuple[Category, ...]:
+        return tuple(c for c in self.categories if c.task == task)
+
+    def find(self, name: str, task: str | None = None) -> Category | None:
+        """The category called ``name`` (that task's first, when two tasks share a name)."""
+        key = normalise_name(name)
+        found = [c for c in self.categories if normalise_name(c.name) == key]
+        return next((c for c in found if c.task == task), found[0] if found else None)
+
+    def as_dict(self) -> dict:
+        tasks: dict[str, list] = {}
+        for c in self.categories:
+            tasks.setdefault(c.task, []).append({"name": c.name, "description": c.description})
+        return {"name": self.name, "tasks": tasks}
+
+
+def typology_from_tasks(name: str, by_task) -> Typology:
+    """From ``{task: [pipeline.typology.categories.Category, ...]}``."""
+    return Typology(name, tuple(Category(task, c.name, c.description) for task in TASKS
+                                for c in by_task.get(task, [])))
+
+
+def load_typology(path: str | Path = STUDY_TYPOLOGY) -> Typology:
+    """A typology JSON file in the failure typology's layout (the study's ten categories by default);
+    ``pipeline.typology.categories.TypologyError`` names the file when it is malformed."""
+    path = Path(path)
+    name = json.loads(path.read_text(encoding="utf-8")).get("name", path.stem) if path.is_file() else path.stem
+    return typology_from_tasks(str(name), load_typology_file(path))
+
+
+# ---------------------------------------------------------------------------- sentence templates
+@dataclass(frozen=True)
+class SentenceTemplates:
+    """Category name -> difficulty sentence; ``default`` formats ``{category}`` and ``{description}``."""
+    default: str
+    sentences: dict[str, str]
+    source: str = ""
+
+    def sentence(self, category: Category) -> str:
+        for name, text in self.sentences.items():
+            if normalise_name(name) == normalise_name(category.name):
+                return text.strip()
+        return self.default.format(category=category.name.lower(), description=category.description).strip()
+
+    def difficulty_text(self, categories: Sequence[Category], mode: str = "first") -> str:
+        """The text added to the prompt: the first category's sentence, or one sentence per category."""
+        if mode not in REASON_MODES:
+            raise ValueError(f"reason mode must be one of {REASON_MODES}, got {mode!r}")
+        if not categories:
+            raise ValueError("no category to describe")
+        chosen = categories[:1] if mode == "first" else categories
+        return " ".join(self.sentence(c) for c in chosen)
+
+    def as_dict(self) -> dict:
+        return {"default": self.default, "sentences": dict(self.sentences), "source": self.source}
+
+
+def templates_from_dict(obj, where: str = "templates") -> SentenceTemplates:
+    if not isinstance(obj, dict):
+        raise DifficultyInputError(f"{where}: expected a JSON object with 'default' and 'sentences'")
+    default, sentences = obj.get("default"), obj.get("sentences", {})
+    if not isinstance(default, str) or not default.strip():
+        raise DifficultyInputError(f"{where}: 'default' must be a non-empty template string")
+    fields = {f for _, f, _, _ in string.Formatter().parse(default) if f is not None}
+    if fields - {"category", "description"}:
+        raise DifficultyInputError(f"{where}: 'default' may only use {{category}} and {{description}}, "
+                                   f"not {', '.join(sorted(fields - {'category', 'description'}))}")
+    if not isinstance(sentences, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.strip()
+                                                  for k, v in sentences.items()):
+        raise DifficultyInputError(f"{where}: 'sentences' must map category names to non-empty sentences")
+    return SentenceTemplates(default.strip(), {k.strip(): v.strip() for k, v in sentences.items()},
+                             str(obj.get("source", where)))
+
+
+def load_templates(path: str | Path = DEFAULT_TEMPLATES) -> SentenceTemplates:
+    path = Path(path)
+    return templates_from_dict(_read_json(path), str(path))
+
+
+# ---------------------------------------------------------------------------- assignments
+@dataclass(frozen=True)
+class Assignment:
+    """A (query, task) with its reason categories, most important first."""
+    qid: str
+    task: str
+    categories: tuple[str, ...]
+    source: str = ""  # "imported FILE", "llm:<label>", ...
+
+    def as_dict(self) -> dict:
+        return {"qid": self.qid, "task": self.task, "categories": list(self.categories), "source": self.source}
+
+
+def load_assignments(path: str | Path, typology: Typology) -> list[Assignment]:
+    """Read assignments from a JSON list or a JSONL file of ``{"qid", "task", "categories"}``.
+
+    Every category must be in ``typology`` (matched case-insensitively, stored with its canonical
+    name); a (qid, task) may appear once. Errors name the file and the line (JSONL) or item (JSON).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    text = path.read_text(encoding="utf-8")
+    if text.lstrip().startswith("["):
+        try:
+            items = [(f"item {i}", obj) for i, obj in enumerate(json.loads(text))]
+        except json.JSONDecodeError as exc:
+            raise DifficultyInputError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    else:
+        items = []
+        for line_no, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                items.append((f"line {line_no}", json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise DifficultyInputError(f"{path}:{line_no}: invalid JSON: {exc.msg}") from None
+    out, seen = [], set()
+    for where, obj in items:
+        place = f"{path}:{where.split()[-1]}" if where.startswith("line") else f"{path}: {where}"
+        if not isinstance(obj, dict) or not isinstance(obj.get("qid"), (str, int)):
+            raise DifficultyInputError(f"{place}: expected an object with 'qid', 'task' and 'categories'")
+        task = obj.get("task")
+        if task not in TASKS:
+            raise DifficultyInputError(f"{place}: task {task!r} is not one of {', '.join(TASKS)}")
+        names = obj.get("categories")
+        if isinstance(names, str):
+            names = [names]
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            raise DifficultyInputError(f"{place}: 'categories' must be a non-empty list of category names")
+        canonical = []
+        for name in names:
+            category = typology.find(name, task)
+            if category is None:
+                raise DifficultyInputError(f"{place}: category {name!r} is not in typology {typology.name!r}")
+            canonical.append(category.name)
+        key = (str(obj["qid"]), task)
+        if key in seen:
+            raise DifficultyInputError(f"{place}: (qid {key[0]}, task {task}) appears twice")
+        seen.add(key)
+        out.append(Assignment(key[0], task, tuple(dict.fromkeys(canonical)), f"imported {path.name}"))
+    return out
+
+
+def reasons_from_typology_store(dataset: str, store=None) -> tuple[Typology, list[Assignment], dict]:
+    """Each task's latest finished run of the failure typology (``pipeline.typology.store``) for
+    ``dataset``: its categories, and every query whose assignment parsed with its reasons in the
+    model's order. Queries whose assignment was unparseable or failed are listed, not guessed."""
+    from pipeline.typology.store import TypologyStore, default_path
+
+    if store is None:
+        if not default_path().is_file():
+            raise DifficultyInputError(f"no failure typology store at {default_path()}: run "
+                                       f"`python -m pipeline typology --dataset {dataset} --task ...` first")
+        with TypologyStore() as opened:
+            return reasons_from_typology_store(dataset, opened)
+    by_task, assignments, report = {}, [], {}
+    for task in TASKS:
+        runs = store.list_runs(dataset=dataset, task=task, status="done")
+        if not runs:
+            continue
+        run = runs[0]  # newest first
+        by_task[task] = run["categories"]
+        queries = store.queries(run["run_id"])
+        assigned = [q for q in queries if q["status"] == "ok" and q["assigned"]]
+        assignments += [Assignment(q["qid"], task, tuple(dict.fromkeys(a["category"] for a in q["assigned"])),
+                                   f"typology run {run['run_id']}") for q in assigned]
+        report[task] = {"run_id": run["run_id"], "typology": run["typology_label"],
+                        "model": run["provenance"].get("label", run["provenance"].get("model")),
+                        "assigned": len(assigned), "not assigned": [q["qid"] for q in queries if q not in assigned]}
+    if not by_task:
+        raise DifficultyInputError(f"{dataset}: the failure typology store has no finished run for this dataset")
+    name = "typology runs " + ", ".join(r["run_id"] for r in report.values())
+    return typology_from_tasks(name, by_task), assignments, report
+
+
+def assignments_digest(assignments: Iterable[Assignment]) -> str:
+    body = json.dumps(sorted((a.qid, a.task, list(a.categories)) for a in assignments))
+    return hashlib.sha256(body.encode()).hexdigest()[:12]
+
+
+# ---------------------------------------------------------------------------- prompts
+def with_difficulty(messages: Sequence[Message], difficulty: str, query: str | None = None) -> list[Message]:
+    """The baseline ``messages`` with ``difficulty`` added on its own line to the last user message:
+    right after the line holding ``query`` when given and found (so it stays in the question, before
+    a trailing cue such as "Answer:"), else at the end."""
+    out = [dict(m) for m in messages]
+    sentence = difficulty.strip()
+    for message in reversed(out):
+        if message.get("role") != "user":
+            continue
+        lines = message["content"].rstrip().split("\n")
+        at = next((i for i, line in enumerate(lines) if query and query.strip() and query.strip() in line), None)
+        if at is None:
+            lines.append(sentence)
+        else:
+            lines.insert(at + 1, sentence)
+        message["content"] = "\n".join(lines)
+        return out
+    raise ValueError("the baseline prompt has no user message to extend")
+
+
+def render_messages(messages: Sequence[Message]) -> str:
+    """Chat messages as plain text, one ``[role]`` header per message."""
+    return "\n".join(f"[{m['role']}]\n{m['content']}" for m in messages)
+
+
+def prompt_diff(baseline: Sequence[Message], aware: Sequence[Message]) -> str:
+    """The two prompts as one plain-text diff: unchanged lines start with two spaces, added lines with
+    ``+ `` and removed ones with ``- `` (shown by the page as ``diff``-highlighted text, never HTML)."""
+    a, b = render_messages(baseline).splitlines(), render_messages(aware).splitlines()
+    lines = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op == "equal":
+            lines += [f"  {line}" for line in a[i1:i2]]
+        else:
+            lines += [f"- {line}" for line in a[i1:i2]] + [f"+ {line}" for line in b[j1:j2]]
+    return "\n".join(lines)
+
+
+def _read_json(path: Path):
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DifficultyInputError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None

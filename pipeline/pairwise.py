@@ -1,0 +1,163 @@
+"""Pairwise preference: the judge's prompt, verdict parsing, both-order outcomes and their statistics.
+
+The judge sees the query, the highly relevant passages (NIST grade 2-3, capped and truncated by the
+caller) and two responses labelled A and B, and names the one that better reflects the passages.
+
+Both orders, to cancel position bias: order ``ab`` shows the baseline as A and the difficulty-aware
+response as B; order ``ba`` swaps them. Each verdict maps to a winner (``aware``, ``baseline`` or an
+explicit ``tie``); the pair's outcome is
+
+* ``win``  — both orders prefer the difficulty-aware response;
+* ``loss`` — both prefer the baseline;
+* ``tie``  — anything else among parsed verdicts; when the two verdicts name different responses
+  the pair is also *inconsistent* (the judge followed the position, not the content);
+* ``unparseable`` — at least one verdict has no recognisable answer: recorded, counted, never guessed;
+* ``failed`` — a judge call failed (not cached, so a rerun retries it).
+
+Statistics over the decided pairs (win + tie + loss = n): preference rate = wins / n with its 95%
+Wilson score interval (``scipy.stats.binomtest(...).proportion_ci(method="wilson")``), a two-sided
+sign test of wins against losses (ties dropped; ``scipy.stats.binomtest(wins, wins + losses, 0.5)``),
+and the share of inconsistent pairs among the decided ones.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+from scipy.stats import binomtest
+
+from pipeline.llm.base import Message
+
+ORDERS = ("ab", "ba")  # ab: baseline is A, aware is B; ba: aware is A, baseline is B
+OUTCOMES = ("win", "tie", "loss", "unparseable", "failed")
+RATE_RULE = ("preference rate = wins / (wins + ties + losses); a pair counts as a win only when both "
+             "orders prefer the difficulty-aware response, as a loss only when both prefer the baseline; "
+             "95% Wilson score interval; two-sided sign test of wins vs losses (ties dropped); "
+             "unparseable and failed pairs excluded and counted")
+
+JUDGE_SYSTEM = ("You are an impartial judge. You compare two responses to a search query against passages "
+                "that human assessors judged highly relevant to it.")
+JUDGE_INSTRUCTION = ("Which response better reflects the content of the relevant passages? "
+                     "Reply with a single letter: A or B.")
+
+
+def judge_messages(query: str, passages: Sequence[str], response_a: str, response_b: str) -> list[Message]:
+    """The pairwise judge prompt (passages already capped and truncated by the caller)."""
+    listed = "\n".join(f"[{i}] {p}" for i, p in enumerate(passages, start=1))
+    user = (f"Query: {query}\n\nHighly relevant passages:\n{listed}\n\n"
+            f"Response A:\n{response_a.strip()}\n\nResponse B:\n{response_b.strip()}\n\n{JUDGE_INSTRUCTION}")
+    return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]
+
+
+# ---------------------------------------------------------------------------- verdict parsing
+_WORD = r"(?i:response|answer|option|output|assistant|candidate)"
+# Decisive phrasings, strongest first; each captures the letter. Letters are upper-case only, so the
+# article "a" never counts.
+_DECISIVE = [
+    re.compile(r"\[\[\s*([AB])\s*\]\]"),
+    re.compile(r"(?i:verdict|final answer|answer|choice|winner|preferred|better response|better answer)"
+               r"\s*(?:is|would be|:|=|-)\s*\**\s*(?:" + _WORD + r"\s*)?\(?([AB])\b"),
+    re.compile(r"(?:" + _WORD + r"\s*)?\(?\b([AB])\)?\s+(?i:is|was)\s+(?i:(?:the )?(?:better|best|correct|right|preferred|superior|more|most))"),
+    re.compile(r"(?i:prefer|choose|pick|select)\s+(?:" + _WORD + r"\s*)?\(?([AB])\b"),
+]
+# the whole reply is the letter ("B", "Response B.", "**A**"), or it opens with the bare letter and
+# punctuation ("A. Because ...", "(B) cites ..."); never the article in "A better one is B", never the
+# label in "Response A: ... Response B: ..."
+_ONLY = re.compile(r"^\W*(?:" + _WORD + r"\s*)?\(?([AB])\)?\W*$")
+_LEADING = re.compile(r"(?m)^\W*\(?([AB])\)?[.:,;!)\]*\n-]")
+_TIE = re.compile(r"(?i)\b(?:tie|equally|both (?:are|responses are) (?:equally )?(?:good|bad|relevant)|"
+                  r"neither is better|no difference)\b")
+
+
+def parse_verdict(text: str) -> str | None:
+    """``"A"``, ``"B"``, ``"tie"`` or None (unparseable) from a judge's reply.
+
+    Decisive phrasings ("[[B]]", "Answer: B", "Response B is better", "I prefer B") win; then a reply
+    that is the letter or opens with it ("B", "Response B.", "(A) because ..."); then an explicit
+    tie. Two different letters among the decisive phrasings, a reply that only describes the
+    responses, or no letter at all is unparseable: never a guess.
+    """
+    text = (text or "").strip()
+    if not text:
+        return None
+    for pattern in _DECISIVE:
+        letters = set(pattern.findall(text))
+        if len(letters) == 1:
+            return letters.pop()
+        if len(letters) > 1:
+            return None
+    only = _ONLY.match(text)
+    if only:
+        return only.group(1)
+    openings = set(_LEADING.findall(text))  # every line that opens with a bare letter: "A: A ... B: B" is no verdict
+    if len(openings) == 1 and _LEADING.match(text):
+        return openings.pop()
+    if openings:
+        return None
+    if _TIE.search(text):
+        return "tie"
+    return None
+
+
+def winner(verdict: str | None, order: str) -> str | None:
+    """``aware``, ``baseline``, ``tie`` or None for a parsed verdict given in ``order``."""
+    if verdict is None:
+        return None
+    if verdict == "tie":
+        return "tie"
+    aware_letter = "B" if order == "ab" else "A"
+    return "aware" if verdict == aware_letter else "baseline"
+
+
+@dataclass(frozen=True)
+class PairOutcome:
+    outcome: str  # one of OUTCOMES
+    inconsistent: bool  # both verdicts decisive and naming different responses
+
+
+def pair_outcome(verdicts: Mapping[str, str | None], failed: bool = False) -> PairOutcome:
+    """The pair's outcome from its parsed verdicts ``{"ab": "A"|"B"|"tie"|None, "ba": ...}``."""
+    if failed:
+        return PairOutcome("failed", False)
+    winners = [winner(verdicts.get(order), order) for order in ORDERS]
+    if None in winners:
+        return PairOutcome("unparseable", False)
+    if winners == ["aware", "aware"]:
+        return PairOutcome("win", False)
+    if winners == ["baseline", "baseline"]:
+        return PairOutcome("loss", False)
+    return PairOutcome("tie", set(winners) == {"aware", "baseline"})
+
+
+# ---------------------------------------------------------------------------- statistics
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float] | None:
+    """The Wilson score interval of ``successes / n`` (None when n = 0)."""
+    if n == 0:
+        return None
+    ci = binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def sign_test(wins: int, losses: int) -> float | None:
+    """Two-sided exact sign test of wins against losses (ties dropped); None without a decisive pair."""
+    if wins + losses == 0:
+        return None
+    return float(binomtest(wins, wins + losses, 0.5, alternative="two-sided").pvalue)
+
+
+def preference_stats(outcomes: Iterable[PairOutcome]) -> dict:
+    """Counts, preference rate, Wilson 95% interval, sign-test p and inconsistent share (see RATE_RULE)."""
+    outcomes = list(outcomes)
+    counts = {name: sum(o.outcome == name for o in outcomes) for name in OUTCOMES}
+    n = counts["win"] + counts["tie"] + counts["loss"]
+    inconsistent = sum(o.inconsistent for o in outcomes)
+    interval = wilson_interval(counts["win"], n)
+    return {
+        "pairs": len(outcomes), "decided": n, "wins": counts["win"], "ties": counts["tie"],
+        "losses": counts["loss"], "unparseable": counts["unparseable"], "failed": counts["failed"],
+        "rate": counts["win"] / n if n else None,
+        "ci_low": interval[0] if interval else None, "ci_high": interval[1] if interval else None,
+        "sign_test_p": sign_test(counts["win"], counts["loss"]),
+        "inconsistent": inconsistent, "inconsistent_share": inconsistent / n if n else None,
+    }

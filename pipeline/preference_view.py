@@ -1,0 +1,192 @@
+"""Data and charts for the "Difficulty-aware generation" page (no streamlit here; the page only lays out widgets).
+
+The page reads stored preference results (:mod:`pipeline.preference`): every pair carries its query,
+prompts, answers, difficulty sentence, the judge's raw replies in both orders and the passages the
+judge saw, so nothing is recomputed and no data folder is needed. Untrusted text (queries, passages,
+LLM output) leaves here as plain strings for text widgets, and is HTML-escaped wherever plotly would
+render it (hover text).
+"""
+from __future__ import annotations
+
+import html
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from pipeline import preference
+from pipeline.difficulty import TASKS, prompt_diff
+
+OUTCOME_FILTERS = ("all pairs", "only wins", "only losses", "only inconsistent")
+ALL = "all tasks and categories"
+SIDE_TITLES = {"baseline": "Baseline (zero-shot prompt)", "aware": "Difficulty-aware (prompt + difficulty sentence)"}
+ORDER_TITLES = {"ab": "baseline shown as A, difficulty-aware as B", "ba": "difficulty-aware shown as A, baseline as B"}
+WINNER_TITLES = {"aware": "difficulty-aware", "baseline": "baseline", "tie": "tie (said so)", None: "unparseable"}
+RUN_HELP = ("Run `python -m pipeline prefer --dataset dl19 --json` (add `--reasons FILE` to use hand-assigned "
+            "reasons, `--max-queries N` to cap the run); its result appears here.")
+STUDY_NOTE = "the study's own generators and judge"
+
+
+# ---------------------------------------------------------------------------- stored results
+def available() -> dict[str, list[Path]]:
+    """``{dataset: [result files, newest first]}`` for datasets with at least one result."""
+    out: dict[str, list[Path]] = {}
+    for path in preference.list_results():
+        out.setdefault(path.parent.name, []).append(path)
+    return {name: out[name] for name in sorted(out)}
+
+
+def load(path: str | Path) -> dict:
+    return preference.load_result(path)
+
+
+def result_label(path: Path, result: dict) -> str:
+    when = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return f"{result['id']} · judge {result['judge']['label']} · {len(result['pairs'])} pairs · {when}"
+
+
+def small_model_warning(result: dict) -> str | None:
+    """A warning when a 135M-class model made the answers or the verdicts (never a finding)."""
+    small = [f"{what} {p['label']}" for what, p in (("judge", result["judge"]),
+                                                      *((f"{k} generator", v) for k, v in result["generators"].items()))
+             if p.get("small")]
+    if not small:
+        return None
+    return ("Made with a 135M-class model (" + "; ".join(small) + "): these answers and verdicts exercise the "
+            "pipeline and are not findings.")
+
+
+# ---------------------------------------------------------------------------- pair selection
+def group_options(result: dict) -> list[str]:
+    tasks = [t for t in TASKS if t in result["summary"]["by_task"]]
+    return [ALL, *(f"task {t.upper()}" for t in tasks), *(f"category {c}" for c in result["summary"]["by_category"])]
+
+
+def select_pairs(result: dict, group: str = ALL, outcome_filter: str = OUTCOME_FILTERS[0]) -> list[dict]:
+    pairs = result["pairs"]
+    if group.startswith("task "):
+        pairs = [p for p in pairs if p["task"] == group[len("task "):].lower()]
+    elif group.startswith("category "):
+        pairs = [p for p in pairs if group[len("category "):] in p["categories_used"]]
+    keep = {"only wins": lambda p: p["outcome"] == "win", "only losses": lambda p: p["outcome"] == "loss",
+            "only inconsistent": lambda p: p["inconsistent"]}.get(outcome_filter, lambda p: True)
+    return [p for p in pairs if keep(p)]
+
+
+def pair_key(pair: dict) -> str:
+    return f"{pair['qid']}|{pair['task']}"
+
+
+def pair_label(pair: dict) -> str:
+    query = pair["query"] if len(pair["query"]) <= 70 else pair["query"][:69] + "…"
+    flag = ", inconsistent" if pair["inconsistent"] else ""
+    return f"{pair['qid']} · {pair['task'].upper()} · {pair['outcome']}{flag} — {query}"
+
+
+def neighbour(keys: Sequence[str], current: str, step: int) -> str:
+    """The key ``step`` places from ``current`` (wrapping), or the first key when current is gone."""
+    if current not in keys:
+        return keys[0]
+    return keys[(keys.index(current) + step) % len(keys)]
+
+
+# ---------------------------------------------------------------------------- one pair
+def prompt_change(pair: dict) -> str:
+    return prompt_diff(pair["prompts"]["baseline"], pair["prompts"]["aware"])
+
+
+def answer_text(pair: dict, side: str) -> str:
+    text = pair["answers"].get(side)
+    if text is None:
+        return f"(no answer: {pair.get('generation_errors', {}).get(side, 'missing')})"
+    return text
+
+
+def pair_details_frame(pair: dict, result: dict) -> pd.DataFrame:
+    return pd.DataFrame([{"qid": pair["qid"], "task": pair["task"].upper(), "reasons": "; ".join(pair["categories"]),
+                          "sentence from": "; ".join(pair["categories_used"]),
+                          "assigned by": pair["assignment_source"], "judge": result["judge"]["label"]}])
+
+
+def verdict_frame(pair: dict) -> pd.DataFrame:
+    rows = []
+    for order in ("ab", "ba"):
+        v = pair["verdicts"].get(order)
+        if v is None:
+            continue
+        rows.append({"order": ORDER_TITLES[order], "judge's reply": v["raw"] if v["raw"] is not None else "",
+                     "parsed": v["verdict"] or ("call failed: " + v["error"] if v.get("error") else "unparseable"),
+                     "prefers": WINNER_TITLES.get(v["winner"], v["winner"])})
+    return pd.DataFrame(rows, columns=["order", "judge's reply", "parsed", "prefers"])
+
+
+def outcome_line(pair: dict) -> str:
+    if pair["outcome"] == "tie" and pair["inconsistent"]:
+        return "tie: the two orders disagree (the judge followed the position, not the content)"
+    return {"win": "win: both orders prefer the difficulty-aware answer",
+            "loss": "loss: both orders prefer the baseline answer",
+            "tie": "tie: the judge called it a tie in at least one order",
+            "unparseable": "unparseable: a verdict has no recognisable answer (excluded, never guessed)",
+            "failed": "failed: a generation or judge call failed (excluded; a rerun retries it)"}[pair["outcome"]]
+
+
+def passages_frame(pair: dict) -> pd.DataFrame:
+    return pd.DataFrame(pair["passages"], columns=["pid", "grade", "text"])
+
+
+# ---------------------------------------------------------------------------- summary
+def summary_frame(results: dict[str, dict], by: str = "overall") -> pd.DataFrame:
+    """One row per dataset (``by="overall"``) or per dataset and task / category, with the study's rate."""
+    rows = []
+    for dataset, result in results.items():
+        summary = result["summary"]
+        groups = ({"all": summary["overall"]} if by == "overall" else
+                  {f"task {k.upper()}": v for k, v in summary["by_task"].items()} if by == "task" else
+                  {f"category {k}": v for k, v in summary["by_category"].items()})
+        for group, s in groups.items():
+            rows.append({"dataset": dataset.upper(), "group": group, "judge": s["judge"],
+                         "generator": result["generators"]["aware"]["label"], "pairs": s["pairs"],
+                         "wins": s["wins"], "ties": s["ties"], "losses": s["losses"],
+                         "unparseable": s["unparseable"], "failed": s["failed"], "preference rate": s["rate"],
+                         "CI low": s["ci_low"], "CI high": s["ci_high"], "sign test p": s["sign_test_p"],
+                         "inconsistent share": s["inconsistent_share"],
+                         "study rate": preference.STUDY_RATES.get(dataset) if by == "overall" else None,
+                         "result": result["id"]})
+    return pd.DataFrame(rows)
+
+
+def study_frame() -> pd.DataFrame:
+    return pd.DataFrame([{"dataset": d.upper(), "study rate": r, "source": STUDY_NOTE}
+                         for d, r in preference.STUDY_RATES.items()])
+
+
+def summary_figure(frame: pd.DataFrame) -> go.Figure:
+    """Our preference rates with Wilson 95% intervals per dataset, beside the study's four figures."""
+    fig = go.Figure()
+    ours = frame[frame["preference rate"].notna()]
+    if len(ours):
+        hover = [html.escape(f"{r.dataset}: {r.wins} win / {r.ties} tie / {r.losses} loss; judge {r.judge}")
+                 for r in ours.itertuples()]
+        fig.add_bar(x=ours["dataset"], y=ours["preference rate"], name="this project (judge in hover)",
+                    error_y={"type": "data", "symmetric": False,
+                             "array": ours["CI high"] - ours["preference rate"],
+                             "arrayminus": ours["preference rate"] - ours["CI low"]},
+                    hovertext=hover, hoverinfo="text+y", marker_color="#1f77b4")
+    study = study_frame()
+    fig.add_scatter(x=study["dataset"], y=study["study rate"], mode="markers", name=f"study ({STUDY_NOTE})",
+                    marker={"symbol": "diamond", "size": 12, "color": "#d62728"})
+    fig.add_hline(y=0.5, line_dash="dot", line_color="#7f7f7f")
+    judges = sorted(set(ours["judge"])) if len(ours) else []
+    fig.update_layout(title="Difficulty-aware answer preferred over the baseline (Wilson 95% CI)"
+                            + (f"<br><sup>judge: {html.escape('; '.join(judges))}</sup>" if judges else ""),
+                      yaxis={"title": "preference rate", "range": [0, 1], "tickformat": ".0%"},
+                      xaxis={"title": "dataset", "categoryorder": "array",
+                             "categoryarray": [d.upper() for d in preference.STUDY_RATES]},
+                      legend={"orientation": "h", "y": -0.2}, height=400)
+    return fig
+
+
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    return frame.to_csv(index=False).encode("utf-8")

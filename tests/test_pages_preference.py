@@ -1,0 +1,118 @@
+"""The "Difficulty-aware generation" page (AppTest) and pipeline.preference_view, on a scripted stored result."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from pipeline import preference, preference_view as pv
+from tests.preference_helpers import HOSTILE, stored_result
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+PAGE = str(ROOT / "pages" / "difficulty-aware-generation.py")
+TIMEOUT = 60
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    cache_dir = tmp_path / "cache"
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(cache_dir))
+    monkeypatch.setenv("IRDASH_CONFIG", str(tmp_path / "absent.toml"))
+    st.cache_data.clear()
+    yield cache_dir
+
+
+def _page() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _codes(at: AppTest) -> list[str]:
+    return [c.value for c in at.code]
+
+
+def test_view_summary_and_selection(cache):
+    result = stored_result(small_judge=True)
+    (path,) = pv.available()["dl19"]
+    assert pv.load(path)["id"] == result["id"]
+    frame = pv.summary_frame({"dl19": result})
+    row = frame.iloc[0]
+    assert (row["wins"], row["ties"], row["losses"], row["unparseable"]) == (1, 1, 1, 1)
+    assert row["study rate"] == 0.6456 and "135M-class" in row["judge"]
+    assert set(pv.summary_frame({"dl19": result}, "category")["group"]) == {
+        "category Numerical data requirements", "category Specific product terminology",
+        "category Need for recent information"}
+    assert pv.csv_bytes(frame).decode().splitlines()[0].startswith("dataset,group,judge")
+    fig = pv.summary_figure(frame)
+    bars, study = fig.data
+    assert list(bars.y) == [pytest.approx(1 / 3)] and list(study.y) == list(preference.STUDY_RATES.values())
+    assert "135M-class" in fig.layout.title.text
+    assert [p["qid"] for p in pv.select_pairs(result, "all tasks and categories", "only wins")] == ["q1"]
+    assert [p["qid"] for p in pv.select_pairs(result, "task H2G")] == ["q3"]
+    assert [p["qid"] for p in pv.select_pairs(result, outcome_filter="only inconsistent")] == ["q2"]
+    keys = ["a", "b", "c"]
+    assert (pv.neighbour(keys, "a", -1), pv.neighbour(keys, "c", 1), pv.neighbour(keys, "x", 1)) == ("c", "a", "a")
+    assert "135M-class" in pv.small_model_warning(result)
+
+
+def test_page_without_results_shows_the_study_figures(cache):
+    at = _page()
+    assert at.title[0].value == "Difficulty-aware generation"
+    assert "python -m pipeline prefer" in at.info[0].value
+    assert at.dataframe[0].value["study rate"].tolist() == [0.6456, 0.7540, 0.5277, 0.6049]
+
+
+def test_page_side_by_side_navigation_and_filters(cache):
+    stored_result(small_judge=True)
+    at = _page()
+    assert "135M-class model" in at.warning[0].value
+    summary = at.dataframe[0].value
+    assert summary["preference rate"].tolist() == [pytest.approx(1 / 3)] and summary["study rate"].tolist() == [0.6456]
+    assert len(at.get("plotly_chart")) == 1 and at.get("download_button")
+    # the first pair: both answers, the difficulty sentence and the prompt change, all as text
+    assert at.selectbox(key="pref_pair").value == "q1|h2r"
+    codes = _codes(at)
+    assert "base answer to how many moons has mars" in codes and "aware answer to how many moons has mars" in codes
+    assert "This query requires numerical data." in codes
+    diff = next(c for c in codes if c.startswith("  [system]"))
+    assert [line for line in diff.splitlines() if line.startswith(("+", "-"))] == ["+ This query requires numerical data."]
+    verdicts = at.dataframe[2].value
+    assert verdicts["prefers"].tolist() == ["difficulty-aware", "difficulty-aware"]
+    assert at.dataframe[3].value["grade"].tolist() == [3, 2]  # grade 1 and 0 passages never reach the judge
+    # next / previous wrap around the four pairs
+    next_button = next(b for b in at.button if b.label == "Next")
+    next_button.click().run()
+    assert at.selectbox(key="pref_pair").value == "q2|h2r"
+    assert any("tie: the two orders disagree" in m.value for m in at.markdown)
+    next(b for b in at.button if b.label == "Previous").click().run()
+    next(b for b in at.button if b.label == "Previous").click().run()
+    assert at.selectbox(key="pref_pair").value == "q4|h2r"
+    assert HOSTILE in _codes(at)  # shown verbatim as text, never rendered
+    assert at.dataframe[2].value["parsed"].tolist() == ["B", "unparseable"]
+    # filters
+    at.radio(key="pref_filter").set_value("only losses").run()
+    assert at.selectbox(key="pref_pair").options == [pv.pair_label(p) for p in [_pair(at, "q3")]]
+    at.selectbox(key="pref_group").set_value("task H2R").run()
+    assert "No pair matches these filters." in at.info[0].value
+    at.radio(key="summary_by").set_value("category").run()
+    assert not at.exception and len(at.dataframe[0].value) == 3
+
+
+def _pair(at: AppTest, qid: str) -> dict:
+    (path,) = pv.available()["dl19"]
+    return next(p for p in pv.load(path)["pairs"] if p["qid"] == qid)
+
+
+def test_page_is_registered_in_the_query_failure_section(cache):
+    stored_result()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.switch_page("pages/difficulty-aware-generation.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title[0].value == "Difficulty-aware generation"
+    assert not at.warning  # a scripted judge is not a 135M model
