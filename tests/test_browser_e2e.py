@@ -193,8 +193,13 @@ def test_train_from_the_ui_and_watch_theta_d(dashboard):
     (job,) = jobs.list_jobs()
     assert job.command[3:5] == ["train", "--data"] and job.meta["data"] == "synthetic-mq2008"
     assert "--patience" in job.command and job.command[job.command.index("--patience") + 1] == "0"
-    _wait(lambda: job.pid and jobs.proc_start_time(job.pid) is None, 30, "the training process to exit")
     from ltr.store import RunStore
 
-    with RunStore() as store:  # the trainer turns SIGTERM into a cancelled run, not a failed one
-        assert store.get_run(job.meta["run_ids"][0])["status"] == "cancelled"
+    def run_status() -> str:
+        with RunStore() as store:
+            return store.get_run(job.meta["run_ids"][0])["status"]
+
+    # The run trains on a long-lived trainer host (core.jobs.hosts), which stays up for the next job:
+    # cancelling ends the run, stored as cancelled (never failed), not the host process.
+    _wait(lambda: run_status() != "running", 30, "the run to stop")
+    assert run_status() == "cancelled"
