@@ -66,14 +66,14 @@ def transaction(conn: sqlite3.Connection, *, retries: int = 20) -> Iterator[sqli
 
 
 class SchemaStore:
-    """Base of a store in one SQLite file: opens it through :func:`connect`, creates ``SCHEMA``
-    (``CREATE TABLE IF NOT EXISTS ...``), and closes as a context manager."""
+    """Base of a store in one SQLite file: opens it through :func:`connect` with ``SCHEMA``
+    (``CREATE TABLE IF NOT EXISTS ...``, run only when the file's schema version is behind), and
+    closes as a context manager."""
     SCHEMA = ""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.conn = connect(self.path)
-        self.conn.executescript(self.SCHEMA)
+        self.conn = connect(self.path, schema=self.SCHEMA)
 
     def close(self) -> None:
         self.conn.close()

@@ -40,6 +40,9 @@ def test_parse_categories_dedupes_caps_and_rejects_garbage():
     assert [c.name for c in parse_categories(text)] == ["A one", "B two", "C three"]
     assert [c.name for c in parse_categories(text, max_categories=2)] == ["A one", "B two"]
     assert parse_categories("I cannot help with that.") == []
+    copied = ('1. False Dichotomy Fallacy\n2. One Sentence\n```json\n[{"name": "short category name", '
+              '"description": "one sentence"}]\n```')  # seen from SmolLM2-135M on DL19
+    assert [c.name for c in parse_categories(copied)] == ["False Dichotomy Fallacy", "One Sentence"]
     assert parse_categories("") == []
     assert parse_categories('[{"name": "' + "x" * 200 + '"}]') == []
     assert extract_json("__import__('os').system('echo pwned')") is None  # literals only, never code

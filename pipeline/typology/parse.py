@@ -21,7 +21,9 @@ _NAME_DESC = re.compile(r"^\**\s*(?P<name>[^:*]{2,90}?)\s*\**\s*(?::|\s-\s|\s–
 NAME_KEYS = ("name", "category", "title", "label", "reason", "type")
 DESC_KEYS = ("description", "desc", "definition", "explanation", "details")
 JUSTIFICATION_KEYS = ("justification", "why", "because", "explanation", "rationale", "reason_text", "evidence")
-MATCH_RATIO = 0.8  # difflib similarity above which a slightly misspelt category name still matches
+MATCH_RATIO = 0.8
+# the prompts' JSON examples: a small model often copies them back; they are never categories
+PLACEHOLDER_NAMES = {"short category name", "category name", "name"}  # difflib similarity above which a slightly misspelt category name still matches
 
 
 def _balanced(text: str, start: int) -> str | None:
@@ -136,8 +138,10 @@ def parse_categories(text: str, max_categories: int | None = None) -> list[Categ
             elif isinstance(item, str):
                 name, _, desc = item.partition(":")
                 cats.append(clean_category(name, desc))
-    if not any(cats):
+    cats = [c for c in cats if c is not None and c.key not in PLACEHOLDER_NAMES]
+    if not cats:
         cats = [clean_category(name, desc) for name, desc in _list_lines(text)]
+        cats = [c for c in cats if c is not None and c.key not in PLACEHOLDER_NAMES]
     cats = dedupe(cats)
     return cats[:max_categories] if max_categories else cats
 
