@@ -220,23 +220,26 @@ class RunStore:
             )
             return "pending"
 
-    def start_run(self, run_id: str, *, device: str, pid: int | None = None) -> None:
-        """Claim the run for process ``pid`` (default: this one) and mark it running.
+    def start_run(self, run_id: str, *, device: str, pid: int | None = None, host: str | None = None) -> None:
+        """Claim the run for process ``pid`` on ``host`` (default: this process) and mark it running.
 
+        ``host`` is given when the trainer runs on another machine than the store (a Ray worker
+        writing through :mod:`ltr.remote_store`), so liveness checks judge the right process.
         A resumed run keeps its first start time. Raises :class:`RunBusy` when another live
         process holds it (checked in the same write transaction, so two trainers of one run
         cannot both start).
         """
         now = time.time()
         pid = pid if pid is not None else os.getpid()
+        host = host or socket.gethostname()
         with transaction(self._conn) as c:
             row = c.execute("SELECT status, pid, host, heartbeat FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-            if row is not None and row["pid"] != pid and run_is_live(dict(row)):
+            if row is not None and (row["pid"], row["host"]) != (pid, host) and run_is_live(dict(row)):
                 raise RunBusy(f"run {run_id} is being trained by pid {row['pid']} on {row['host']}")
             cur = c.execute(
                 "UPDATE runs SET status = 'running', device = ?, pid = ?, host = ?, heartbeat = ?,"
                 " started = COALESCE(started, ?), finished = NULL, error = NULL WHERE run_id = ?",
-                (device, pid, socket.gethostname(), now, now, run_id),
+                (device, pid, host, now, now, run_id),
             )
             if cur.rowcount == 0:
                 raise UnknownRun(run_id)
@@ -251,14 +254,26 @@ class RunStore:
         Re-logging a step (after a resume) replaces its values, so a resumed run's series equals an
         uninterrupted one's.
         """
+        rows = list(rows)
+        if any(values for _step, _epoch, values in rows):
+            self.log_steps_many({run_id: rows})
+
+    def log_steps_many(self, batch: Mapping[str, Sequence[tuple[int, int, Mapping[str, float]]]],
+                       heartbeats: Iterable[str] = ()) -> None:
+        """:meth:`log_steps` for several runs plus heartbeats of others, in one transaction.
+
+        What :class:`ltr.remote_store.StoreService` writes per flush for all the remote runs.
+        """
         flat = [(run_id, name, int(step), int(epoch), _finite_or_none(value))
-                for step, epoch, values in rows for name, value in values.items()]
-        if not flat:
+                for run_id, rows in batch.items() for step, epoch, values in rows for name, value in values.items()]
+        beat = sorted(set(batch) | set(heartbeats))
+        if not beat:
             return
+        now = time.time()
         with transaction(self._conn) as c:
             c.executemany("INSERT OR REPLACE INTO step_metrics (run_id, name, step, epoch, value)"
                           " VALUES (?, ?, ?, ?, ?)", flat)
-            c.execute("UPDATE runs SET heartbeat = ? WHERE run_id = ?", (time.time(), run_id))
+            c.executemany("UPDATE runs SET heartbeat = ? WHERE run_id = ?", [(now, r) for r in beat])
 
     def log_epoch(self, run_id: str, epoch: int, metrics: Mapping[str, float]) -> None:
         """Record one finished epoch's metrics (validation NDCG@k, wall seconds, ...)."""

@@ -1,0 +1,176 @@
+"""Runs on a real local Ray instance (2 CPUs, started and shut down by this module): a worker killed
+mid-run resumes from its shared checkpoint with the uninterrupted result, live step metrics through
+the store actor, a grid surviving a deterministically failing run, re-submission skipping what is done."""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from core.ray_cluster import RaySettings, connect  # noqa: E402
+from ltr.grid import Grid  # noqa: E402
+from ltr.store import RunStore  # noqa: E402
+from ltr.train import RunConfig, run_summary, train_run  # noqa: E402
+
+pytestmark = pytest.mark.slow
+TINY_QUERIES = 60  # per split: ~0.1 s per epoch on one thread
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """A small local Ray instance for this module (2 CPUs, no dashboard, 200 MB object store)."""
+    os.environ["OMP_NUM_THREADS"] = "1"  # inherited by the Ray workers started below
+    resources = connect(RaySettings(local_cpus=2, local_object_store_mb=200), log_to_driver=False)
+    yield ray.get_runtime_context().gcs_address, resources
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def tiny_data(tmp_path_factory) -> str:
+    from ltr.data.synthetic import write_synthetic
+
+    out = tmp_path_factory.mktemp("ray-tiny") / "mq2008-like"
+    write_synthetic("synthetic-mq2008", out, seed=3, n_queries=3 * TINY_QUERIES)
+    return str(out)
+
+
+def _config(data: str, **kw) -> RunConfig:
+    values = dict(data=data, fold=1, loss="learndcg", model="mlp", epochs=3, batch_size=8, lr=0.01, patience=0,
+                  device="cpu", experiment="ray-test")
+    return RunConfig(**{**values, **kw})
+
+
+def _settings(tmp_path: Path, **kw) -> RaySettings:
+    return RaySettings(executor="ray", cpus_per_run=1, max_retries=2, checkpoint_dir=f"file://{tmp_path / 'shared-ckpt'}",
+                       **kw)
+
+
+class Driver(threading.Thread):
+    """``run_grid_ray`` in a thread, so the test can watch the store and kill workers meanwhile."""
+
+    def __init__(self, grid, store_path, settings):
+        super().__init__(daemon=True)
+        self.args, self.outcome, self.error = (grid, store_path, settings), None, None
+
+    def run(self):
+        from ltr.ray_runner import run_grid_ray
+
+        try:
+            self.outcome = run_grid_ray(*self.args, progress=False, say=lambda msg: None)
+        except BaseException as exc:  # noqa: BLE001 (re-raised in the test thread)
+            self.error = exc
+
+    def result(self, timeout=240):
+        self.join(timeout)
+        assert not self.is_alive(), "the Ray grid did not finish"
+        if self.error is not None:
+            raise self.error
+        return self.outcome
+
+
+def _wait(predicate, *, timeout=120.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _comparable(summary: dict) -> dict:
+    """A run's results without wall times."""
+    return {"test_per_query": summary["test_per_query"], "test": summary["test"],
+            "validation": [{k: v for k, v in e.items() if k != "seconds"} for e in summary["validation"]],
+            "loss_parameters": summary["loss_parameters"], "train_loss": summary["train_loss"],
+            "best_epoch": summary["best_epoch"], "epochs_done": summary["epochs_done"]}
+
+
+def test_killed_worker_resumes_from_its_checkpoint_with_the_uninterrupted_result(ray_cluster, tiny_data, tmp_path,
+                                                                                 monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    victim = _config(tiny_data, fold=1, epochs=40)
+    other = _config(tiny_data, fold=2, epochs=3)
+    store_path = tmp_path / "store" / "runs.sqlite"
+    settings = _settings(tmp_path)
+    driver = Driver(Grid("kill-test", [victim, other]), store_path, settings)
+    driver.start()
+    shared = tmp_path / "shared-ckpt" / f"{victim.run_id}.pt"
+    _wait(shared.exists, what="the victim's first checkpoint in the shared location")
+    with RunStore(store_path) as store:
+        run = store.get_run(victim.run_id)
+    assert run["status"] == "running" and run["pid"] != os.getpid()
+    os.kill(run["pid"], signal.SIGKILL)  # the Ray worker process training it
+    outcome = driver.result()
+
+    assert sorted(outcome.completed) == sorted([victim.run_id, other.run_id]) and not outcome.failed
+    assert outcome.retries == {victim.run_id: 1}
+    assert 1 <= outcome.resumed[victim.run_id] < victim.epochs  # resumed from a checkpoint, not from scratch
+    assert outcome.placement[victim.run_id].split(":")[1] != str(run["pid"])
+    assert not shared.exists()  # a completed run's checkpoint is removed
+
+    torch = pytest.importorskip("torch")
+    torch.set_num_threads(1)
+    with RunStore(tmp_path / "reference" / "runs.sqlite") as ref_store:
+        reference = train_run(victim, ref_store).summary
+    with RunStore(store_path) as store:
+        resumed = run_summary(store, victim.run_id)
+    assert resumed["status"] == "completed" and resumed["epochs_done"] == victim.epochs
+    assert _comparable(resumed) == _comparable(reference)
+
+
+def test_live_step_metrics_of_a_ray_task_through_the_store_read_api(ray_cluster, tiny_data, tmp_path):
+    config = _config(tiny_data, epochs=25, log_every=1, flush_every=4)
+    store_path = tmp_path / "runs.sqlite"
+    driver = Driver(Grid("live-test", [config]), store_path, _settings(tmp_path))
+    driver.start()
+    seen_while_running = []
+    with RunStore(store_path) as store:
+        def observe():
+            run = store.find_run(config.run_id)
+            if run is None or run["status"] != "running":
+                return run is not None and run["status"] == "completed"
+            n = len(store.step_series([config.run_id], ["theta_d"], max_points=10**9))
+            if n and (not seen_while_running or n > seen_while_running[-1]):
+                seen_while_running.append(n)
+            return False
+
+        _wait(observe, what="the run to complete")
+        outcome = driver.result()
+        final = len(store.step_series([config.run_id], ["theta_d"], max_points=10**9))
+        run = store.get_run(config.run_id)
+    assert outcome.completed == [config.run_id]
+    # The trajectory grew in the store while the remote task was still training.
+    assert len(seen_while_running) >= 3, seen_while_running
+    assert seen_while_running[-1] < final
+    assert run["pid"] != os.getpid() and run["device"] == "cpu"
+
+
+def test_grid_survives_a_deterministically_failing_run_and_resubmission_skips_completed(ray_cluster, tiny_data,
+                                                                                        tmp_path):
+    good = [_config(tiny_data, fold=f) for f in (1, 2)]
+    bad = _config(tiny_data, fold=3, lr=1e30)  # the loss is NaN at the first logged step, every time
+    store_path = tmp_path / "runs.sqlite"
+    grid = Grid("fail-test", [good[0], bad, good[1]])
+    driver = Driver(grid, store_path, _settings(tmp_path))
+    driver.start()
+    outcome = driver.result()
+    assert sorted(outcome.completed) == sorted(c.run_id for c in good)
+    assert list(outcome.failed) == [bad.run_id] and "FloatingPointError" in outcome.failed[bad.run_id]
+    assert outcome.retries == {}  # a deterministic failure is not retried
+    with RunStore(store_path) as store:
+        failed = store.get_run(bad.run_id)
+        assert failed["status"] == "failed" and "training loss became nan" in failed["error"]
+        assert store.counts()["completed"] == 2
+
+    again = Driver(grid, store_path, _settings(tmp_path))
+    again.start()
+    second = again.result()
+    assert sorted(second.skipped) == sorted(c.run_id for c in good)
+    assert second.completed == [] and list(second.failed) == [bad.run_id]
