@@ -31,11 +31,17 @@ with st.container(border=True):
     slate_length = c[3].number_input("Slate length (0 = whole lists)", min_value=0, max_value=100_000, value=0)
     seed = c[4].number_input("Seed", min_value=0, max_value=2**31 - 1, value=0)
     patience = c[5].number_input("Patience (0 = never stop early)", min_value=0, max_value=10_000, value=10)
+    default_executor, ray_target = views.executor_setting()
+    executor = st.radio("Run on", ["local", "ray"], index=["local", "ray"].index(default_executor), horizontal=True,
+                        key="executor", format_func={"local": "this machine", "ray": "Ray"}.get)
+    if executor == "ray":
+        st.caption(f"Each fold runs as a Ray task on {ray_target}; its metrics stream into this dashboard's "
+                   "store and **Cancel** cancels the task.")
     if st.button("Start training", type="primary", disabled=not folds):
         request = views.TrainingRequest(data=data, folds=tuple(sorted(folds)), loss=loss, model=model,
                                         epochs=int(epochs), lr=float(lr), batch_size=int(batch_size),
                                         slate_length=int(slate_length) or None, seed=int(seed),
-                                        patience=int(patience))
+                                        patience=int(patience), executor=executor)
         try:
             job_ids = views.submit_training(request)
         except ValueError as exc:  # an invalid config (RunInputError) or no fold

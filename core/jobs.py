@@ -171,8 +171,8 @@ def submit(command: Sequence[str], *, label: str, resource: str = "cpu",
     command = [str(c) for c in command]
     if not command:
         raise JobError("a job needs a non-empty command")
-    if not (resource == "cpu" or resource.startswith("cuda:")):
-        raise JobError(f"unknown resource class {resource!r}: use 'cpu' or 'cuda:N'")
+    if not (resource in ("cpu", "ray") or resource.startswith("cuda:")):
+        raise JobError(f"unknown resource class {resource!r}: use 'cpu', 'cuda:N' or 'ray'")
     conn = _connect()
     try:
         with transaction(conn) as c:
@@ -270,8 +270,14 @@ def ensure_worker() -> int | None:
 
 
 def resource_limits() -> dict[str, int]:
-    """Concurrency limit per resource class from ``IRDASH_JOB_LIMITS`` or ``[jobs] limits``."""
-    limits = {str(k): int(v) for k, v in load_config().get("jobs", {}).get("limits", {}).items()}
+    """Concurrency limit per resource class from ``IRDASH_JOB_LIMITS`` or ``[jobs] limits``.
+
+    Class ``ray`` (jobs that drive Ray tasks) defaults to :func:`core.ray_cluster.default_job_limit`.
+    """
+    from core.ray_cluster import default_job_limit
+
+    limits = {"ray": default_job_limit()}
+    limits.update({str(k): int(v) for k, v in load_config().get("jobs", {}).get("limits", {}).items()})
     spec = os.environ.get(LIMITS_ENV, "").strip()
     for item in filter(None, (s.strip() for s in spec.split(","))):
         name, sep, value = item.partition("=")

@@ -35,6 +35,7 @@ NAMESPACE = "irdash"
 ADDRESS_ENV = "IRDASH_RAY_ADDRESS"
 CHECKPOINT_ENV = "IRDASH_RAY_CHECKPOINT_DIR"
 # Shipped with ship_code = true: never the venv, caches or data.
+CLUSTER_JOB_LIMIT = 32
 SHIP_EXCLUDES = [".venv/", "cache/", ".git/", "test-artifacts/", "*.sqlite", "*.pt", "__pycache__/"]
 
 
@@ -113,6 +114,19 @@ def run_resources(settings: RaySettings, *, wants_cuda: bool) -> dict[str, float
     if wants_cuda:
         return {"num_gpus": settings.gpus_per_run, "num_cpus": 0}
     return {"num_cpus": settings.cpus_per_run}
+
+
+def default_job_limit() -> int:
+    """How many dashboard jobs of resource class ``ray`` run at once by default.
+
+    Such a job is a light driver; on a cluster Ray queues its task until resources free up, so
+    many may wait at once. Without a cluster each job starts its own local Ray instance, so one at
+    a time (several instances would each claim every core).
+    """
+    try:
+        return CLUSTER_JOB_LIMIT if ray_settings().address else 1
+    except RayConfigError:
+        return 1  # the job itself reports the bad setting
 
 
 def describe(resources: Mapping[str, float]) -> str:

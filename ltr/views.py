@@ -24,6 +24,7 @@ from plotly.subplots import make_subplots
 
 from core import jobs
 from core.paths import data_folder
+from core.ray_cluster import EXECUTORS, ray_settings
 from ltr.store import RunStore, run_is_live
 
 JOB_KIND = "ltr.train"
@@ -135,6 +136,7 @@ class TrainingRequest:
     slate_length: int | None
     seed: int
     patience: int
+    executor: str = "local"  # "local": a trainer process per fold; "ray": a Ray task per fold
 
     def configs(self) -> list:
         from ltr.train import RunConfig
@@ -149,21 +151,37 @@ def submit_training(request: TrainingRequest, *, n_gpus: int | None = None) -> l
 
     With GPUs, folds are spread round-robin over them (resource ``cuda:i``; the job runner sets
     ``CUDA_VISIBLE_DEVICES`` so the trainer's automatic device picks that GPU); else all go to
-    ``cpu``, where the runner's limit runs them one after another.
+    ``cpu``, where the runner's limit runs them one after another. With ``executor="ray"`` each job
+    is ``python -m ltr train --executor ray``: a light local driver that runs the fold as a Ray task
+    (resource class ``ray``; Ray picks the node and the GPU, the run streams into this store, and
+    cancelling the job cancels the task).
     """
     if not request.folds:
         raise ValueError("choose at least one fold")
     n_gpus = gpu_count() if n_gpus is None else n_gpus
     job_ids = []
+    if request.executor not in EXECUTORS:
+        raise ValueError(f"executor {request.executor!r}: choose from {', '.join(EXECUTORS)}")
     for i, config in enumerate(request.configs()):
         resource = f"cuda:{i % n_gpus}" if n_gpus else "cpu"
         command = [sys.executable, "-m", "ltr", "train", *config.to_cli_args()]
         label = f"{config.data} · fold {config.fold} · {config.loss} · {config.model}"
+        if request.executor == "ray":
+            resource, label = "ray", f"{label} · ray"
+            command += ["--executor", "ray"]
         meta = {"kind": JOB_KIND, "run_ids": [config.run_id], "data": config.data, "fold": config.fold,
-                "loss": config.loss, "model": config.model}
+                "loss": config.loss, "model": config.model, "executor": request.executor}
         job_ids.append(jobs.submit(command, label=label, resource=resource, meta=meta, start_worker=False))
     jobs.ensure_worker()
     return job_ids
+
+
+def executor_setting() -> tuple[str, str]:
+    """``(default executor, where Ray runs go)`` for the training form, from ``irdash.toml`` ``[ray]``."""
+    settings = ray_settings()
+    where = (f"the Ray cluster at `{settings.address}`" if settings.address
+             else "a local Ray instance started by each job (set `[ray] address` in irdash.toml for a cluster)")
+    return settings.executor, where
 
 
 # ---------------------------------------------------------------------------- jobs table

@@ -174,3 +174,83 @@ def test_grid_survives_a_deterministically_failing_run_and_resubmission_skips_co
     second = again.result()
     assert sorted(second.skipped) == sorted(c.run_id for c in good)
     assert second.completed == [] and list(second.failed) == [bad.run_id]
+
+
+# ---------------------------------------------------------------------------- dashboard jobs on Ray
+@pytest.fixture
+def dashboard(ray_cluster, tmp_path, monkeypatch):
+    """The Training page on a private cache, its jobs sent to this module's Ray instance."""
+    from core import jobs
+
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("IRDASH_RAY_ADDRESS", ray_cluster[0])
+    monkeypatch.setenv(jobs.LIMITS_ENV, "cpu=0")  # nothing may start locally: every run here is a Ray task
+    yield tmp_path
+    for job in jobs.list_jobs(status=jobs.ACTIVE_STATUSES):
+        jobs.cancel(job.id)
+    info = jobs.worker_info()
+    if info and info["alive"]:
+        os.kill(info["pid"], signal.SIGKILL)
+
+
+def _training_page(folds, epochs):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("app_pages/ltr_training.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.multiselect[0].set_value(list(folds))
+    next(n for n in at.number_input if n.label == "Epochs").set_value(epochs)
+    next(n for n in at.number_input if n.label.startswith("Batch size")).set_value(32)
+    at.radio(key="executor").set_value("ray").run()
+    assert any("Ray task" in c.value for c in at.caption)
+    start = next(b for b in at.button if b.label == "Start training")
+    start.click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_dashboard_job_runs_as_a_ray_task_and_streams_into_the_store(dashboard):
+    from core import jobs
+
+    at = _training_page([2], epochs=2)
+    (job,) = jobs.list_jobs()
+    assert job.resource == "ray" and job.command[-2:] == ["--executor", "ray"] and job.meta["executor"] == "ray"
+    done = _wait(lambda: (j := jobs.get_job(job.id)).status in ("completed", "failed", "cancelled") and j,
+                 timeout=180, what="the Ray job to finish")
+    assert done.status == "completed", done.log_tail
+    at.run()
+    row = at.dataframe[0].value.set_index("job").loc[job.id]
+    assert row["status"] == "completed" and row["run status"] == "completed" and row["progress"] == 1.0
+    with RunStore(dashboard / "runs.sqlite") as store:
+        run = store.get_run(job.meta["run_ids"][0])
+        assert run["pid"] not in (done.pid, os.getpid())  # trained in a Ray worker, not in the job's driver
+        assert len(store.step_series([run["run_id"]], ["theta_d"])) > 0
+    assert any(spec for spec in at.get("plotly_chart"))  # the live charts read the remote run's series
+
+
+def test_cancel_in_the_dashboard_cancels_the_ray_task(dashboard):
+    from core import jobs
+
+    at = _training_page([3], epochs=500)
+    (job,) = jobs.list_jobs()
+    run_id = job.meta["run_ids"][0]
+    store_path = dashboard / "runs.sqlite"
+
+    def training():
+        if not store_path.exists():
+            return False
+        with RunStore(store_path) as store:
+            run = store.find_run(run_id)
+            return run is not None and run["status"] == "running" and run["epochs_done"] >= 1
+
+    _wait(training, timeout=180, what="the Ray task to train")
+    at.run()
+    next(b for b in at.button if b.label.startswith(f"Cancel #{job.id}")).click().run()
+    assert jobs.get_job(job.id).status == "cancelled"
+    with RunStore(store_path) as store:
+        run = _wait(lambda: (r := store.get_run(run_id))["status"] != "running" and r, timeout=30,
+                    what="the run to stop")
+    assert run["status"] == "cancelled" and "KeyboardInterrupt" in run["error"]
+    assert run["epochs_done"] < 500
