@@ -1,27 +1,25 @@
 """Dashboard entry point: ``streamlit run app.py`` (or ``make run``).
 
-Pages live in ``app_pages/`` and only lay out widgets; data and charts come from ``ltr.views`` (and,
-for the query-failure study, ``pipeline``). Training runs in background jobs (``core.jobs``), never
-in this process, so closing the tab or restarting the server does not stop it.
+Pages live in ``pages/`` (one file per page, named after its URL path; see ``pages/__init__.py`` for
+the rule) and only lay out widgets; data and charts come from ``ltr.views`` and ``pipeline.views``.
+Training runs in background jobs (``core.jobs``), never in this process, so closing the tab or
+restarting the server does not stop it.
 
-The folder is deliberately not called ``pages/``: Streamlit treats a ``pages/`` folder beside the main
-script as a legacy multipage app (its own sidebar; a page URL runs the page file without this
-navigation, or flashes "Page not found" for a custom ``url_path``).
+To add a page: put ``pages/<url-path>.py`` beside the others (first statement ``use_app_navigation()``)
+and add one ``st.Page`` line below, in the section it belongs to.
 """
 import streamlit as st
 
 st.set_page_config(page_title="IR ranking-loss and query-failure lab", layout="wide")
 
 navigation = st.navigation({
-    "": [st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True)],
+    "": [st.Page("pages/home.py", title="Home", icon=":material/home:", default=True)],
     "Learning to rank": [
-        st.Page("app_pages/ltr_training.py", title="Training", icon=":material/model_training:",
-                url_path="training"),
-        st.Page("app_pages/ltr_results.py", title="Results", icon=":material/leaderboard:", url_path="results"),
+        st.Page("pages/training.py", title="Training", icon=":material/model_training:"),
+        st.Page("pages/results.py", title="Results", icon=":material/leaderboard:"),
     ],
     "Query failure": [
-        st.Page("app_pages/query_failure.py", title="Hard to retrieve", icon=":material/search_off:",
-                url_path="hard-to-retrieve"),
+        st.Page("pages/hard-to-retrieve.py", title="Hard to retrieve", icon=":material/search_off:"),
     ],
 })
 navigation.run()

@@ -93,7 +93,7 @@ def main() -> None:
         print(f"seeded {args.runs} runs, {step_rows:,} step-metric rows, {args.runs * EPOCHS * 5:,} epoch-metric "
               f"rows, {args.runs * QUERIES * 4:,} per-query rows ({size_mb:.0f} MiB) in "
               f"{time.perf_counter() - start:.1f} s")
-        for name, page in (("home", None), ("training", "app_pages/ltr_training.py"), ("results", "app_pages/ltr_results.py")):
+        for name, page in (("home", None), ("training", "pages/training.py"), ("results", "pages/results.py")):
             first, median = render_seconds(page, args.repeats)
             verdict = "ok" if median < 2.0 else "SLOW (target < 2 s)"
             print(f"page {name:<9} first render {first:6.3f} s   median of {args.repeats}: {median:6.3f} s   {verdict}")

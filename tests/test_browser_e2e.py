@@ -32,6 +32,10 @@ THETA_POINTS_JS = """() => {
 }"""
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
+# Every page by its deep link: URL path -> the page's title (its first heading).
+PAGES = {"": "IR ranking-loss and query-failure lab", "training": "Train a ranker", "results": "Compare losses",
+         "hard-to-retrieve": "Hard to retrieve"}
+SIDEBAR = ["Home", "Training", "Results", "Hard to retrieve"]
 
 
 def _free_port() -> int:
@@ -92,12 +96,41 @@ def dashboard(tmp_path, monkeypatch):
         log.close()
 
 
+def _browser(pw):
+    return pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+
+
+@pytest.mark.parametrize("url_path", list(PAGES))
+def test_deep_link_on_a_cold_server(dashboard, url_path):
+    """A fresh server (this test's own) opened straight at a page's URL shows that page, through the
+    app's navigation: its title, each page once in the sidebar, no "Page not found"."""
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as pw:
+        browser = _browser(pw)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            page.goto(f"{dashboard}/{url_path}")
+            page.get_by_role("heading", name=PAGES[url_path]).first.wait_for(timeout=60_000)
+            page.wait_for_timeout(1500)  # a stray legacy-mode rerun or "Page not found" would show by now
+            links = page.locator('[data-testid="stSidebarNavLink"]')
+            assert [t.strip().splitlines()[-1] for t in links.all_inner_texts()] == SIDEBAR  # after the icon
+            assert page.get_by_text("Page not found").count() == 0
+            assert page.url.rstrip("/") == f"{dashboard}/{url_path}".rstrip("/")
+        except BaseException:
+            page.screenshot(path=str(ARTIFACTS / f"deep-link-{url_path or 'home'}-failure.png"), full_page=True)
+            raise
+        finally:
+            browser.close()
+
+
 def test_train_from_the_ui_and_watch_theta_d(dashboard):
     from playwright.sync_api import sync_playwright
 
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        browser = _browser(pw)
         page = browser.new_page(viewport={"width": 1400, "height": 2200})
         try:
             page.goto(f"{dashboard}/training")

@@ -1,4 +1,4 @@
-"""The dependency direction is one-way: app_pages -> ltr | pipeline -> core.
+"""The dependency direction is one-way: pages -> ltr | pipeline -> core.
 
 Checked on the import statements of every module, so a page-only dependency (streamlit) or a
 cross-study import cannot creep into the libraries unnoticed.
@@ -12,9 +12,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FORBIDDEN = {
-    "core": {"streamlit", "ltr", "pipeline", "app_pages"},
-    "ltr": {"streamlit", "pipeline", "app_pages"},
-    "pipeline": {"streamlit", "ltr", "app_pages"},
+    "core": {"streamlit", "ltr", "pipeline", "pages"},
+    "ltr": {"streamlit", "pipeline", "pages"},
+    "pipeline": {"streamlit", "ltr", "pages"},
 }
 
 

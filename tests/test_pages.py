@@ -28,8 +28,9 @@ HOSTILE = "<script>alert('x')</script> <b>not bold</b>"
 def cache(tmp_path, monkeypatch):
     """A private cache (run store, jobs) per test; jobs and the worker it may start are ended after."""
     monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path))
-    # Nothing may start on CPU here: jobs a page submits stay queued (the job runner has its own tests).
-    monkeypatch.setenv(jobs.LIMITS_ENV, "cpu=0")
+    # Nothing may start here, on the CPU or any GPU: jobs a page submits stay queued (the job runner
+    # has its own tests).
+    monkeypatch.setenv(jobs.LIMITS_ENV, ",".join(["cpu=0"] + [f"cuda:{i}=0" for i in range(views.gpu_count())]))
     yield tmp_path
     for job in jobs.list_jobs(status=jobs.ACTIVE_STATUSES):
         jobs.cancel(job.id)
@@ -127,7 +128,9 @@ def test_home_empty_store(cache):
     assert at.title[0].value == "IR ranking-loss and query-failure lab"
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Runs in the store"] == "0"
-    assert metrics["Training device"] == "cpu"  # no GPU on the CI machine
+    # The device this machine trains on, whatever it is (cpu here, "cuda (<GPU name>)" on a GPU machine).
+    assert metrics["Training device"] == views.training_device()
+    assert metrics["Training device"] == "cpu" or metrics["Training device"].startswith("cuda (")
     datasets = at.dataframe[0].value
     row = datasets.set_index("dataset").loc["synthetic-mq2008"]
     assert row["kind"] == "synthetic" and row["status"].startswith("embedded")
@@ -150,7 +153,7 @@ def test_home_counts_runs_and_finds_configured_data(cache, tmp_path, monkeypatch
 
 # ---------------------------------------------------------------------------- training
 def test_training_page_empty_store(cache):
-    at = _page("app_pages/ltr_training.py")
+    at = _page("pages/training.py")
     labels = [s.label for s in at.selectbox]
     assert labels[:3] == ["Dataset", "Loss", "Ranker"]
     assert at.selectbox[0].value == "synthetic-mq2008"
@@ -163,7 +166,7 @@ def test_training_page_empty_store(cache):
 
 def test_training_page_charts_one_line_per_fold_downsampled(cache):
     ids = _seed(cache, steps_per_run=3000)
-    at = _page("app_pages/ltr_training.py")
+    at = _page("pages/training.py")
     watch = at.selectbox(key="watch")
     assert watch.value == "__latest__"
     # The most recently active group is the failed run seeded last: shown with its error, as text.
@@ -188,7 +191,7 @@ def test_training_page_charts_one_line_per_fold_downsampled(cache):
 
 def test_training_page_fixed_loss_has_no_parameter_chart(cache):
     ids = _seed(cache)
-    at = _page("app_pages/ltr_training.py")
+    at = _page("pages/training.py")
     key = next(o for o in at.selectbox(key="watch").options if "approxndcg" in o)
     at.selectbox(key="watch").set_value(key).run()
     assert "No learnable loss parameters" in _texts(at)
@@ -197,7 +200,7 @@ def test_training_page_fixed_loss_has_no_parameter_chart(cache):
 
 
 def test_start_button_queues_one_job_per_fold_and_cancel_works(cache):
-    at = _page("app_pages/ltr_training.py")
+    at = _page("pages/training.py")
     at.multiselect[0].set_value([1, 3])
     epochs = next(n for n in at.number_input if n.label == "Epochs")
     epochs.set_value(3)
@@ -208,11 +211,13 @@ def test_start_button_queues_one_job_per_fold_and_cancel_works(cache):
     from ltr.rankers import RANKER_NAMES
     from ltr.train import RunConfig
 
-    for job, fold in zip(sorted(queued, key=lambda j: j.id), (1, 3)):
+    n_gpus = views.gpu_count()  # folds go round-robin over the GPUs when there are some
+    for i, (job, fold) in enumerate(zip(sorted(queued, key=lambda j: j.id), (1, 3))):
         config = RunConfig(data=DATA, fold=fold, loss="learndcg", model=RANKER_NAMES[0], epochs=3)
         assert job.command[:4] == [sys.executable, "-m", "ltr", "train"]
         assert job.command[4:] == config.to_cli_args()
-        assert job.meta["run_ids"] == [config.run_id] and job.resource == "cpu"
+        assert job.meta["run_ids"] == [config.run_id]
+        assert job.resource == (f"cuda:{i % n_gpus}" if n_gpus else "cpu")
     frame = at.dataframe[0].value
     assert list(frame["status"]) == ["queued", "queued"]
     cancel = [b for b in at.button if b.label.startswith("Cancel #")]
@@ -233,7 +238,7 @@ def test_training_page_shows_failed_job_and_failed_run_errors(cache):
         time.sleep(0.05)
         jobs.reap(executor)
     assert jobs.get_job(job_id).status == "failed"
-    at = _page("app_pages/ltr_training.py")
+    at = _page("pages/training.py")
     frame = at.dataframe[0].value
     row = frame.set_index("job").loc[job_id]
     assert row["status"] == "failed" and row["run status"] == "failed"
@@ -244,7 +249,7 @@ def test_training_page_shows_failed_job_and_failed_run_errors(cache):
 
 # ---------------------------------------------------------------------------- results
 def test_results_page_empty_store(cache):
-    at = _page("app_pages/ltr_results.py")
+    at = _page("pages/results.py")
     assert "No completed runs yet" in _texts(at)
     assert not at.get("plotly_chart")
 
@@ -252,7 +257,7 @@ def test_results_page_empty_store(cache):
 @pytest.mark.slow
 def test_results_page_cost_plot_significance_and_drill_down(cache):
     ids = _seed(cache)
-    at = _page("app_pages/ltr_results.py")
+    at = _page("pages/results.py")
     assert at.selectbox[0].value == DATA and at.selectbox[1].value == MODEL and at.selectbox[2].value == 10
     (spec,) = _plotly_specs(at)
     points = {t["name"]: t for t in spec["data"]}
@@ -284,7 +289,7 @@ def test_results_page_only_failed_runs(cache):
     with RunStore(cache / "runs.sqlite") as store:
         store.register_run("r1", _config(1, "learndcg"), total_epochs=4)
         store.fail_run("r1", "DatasetError: fold 1 is missing")
-    at = _page("app_pages/ltr_results.py")
+    at = _page("pages/results.py")
     assert "No completed runs yet" in _texts(at)
     assert "1 failed or cancelled run(s)" in _texts(at)
     assert at.dataframe[0].value["error"][0] == "DatasetError: fold 1 is missing"
@@ -292,5 +297,46 @@ def test_results_page_only_failed_runs(cache):
 
 def test_pages_never_render_html():
     root = Path(APP).parent
-    for path in [root / "app.py", *sorted((root / "app_pages").glob("*.py"))]:
+    for path in [root / "app.py", *sorted((root / "pages").glob("*.py"))]:
         assert "unsafe_allow_html" not in path.read_text() and "st.html" not in path.read_text(), path
+
+
+def _navigation_pages() -> list[tuple[str, dict]]:
+    """``(path, keyword arguments)`` of every ``st.Page(...)`` call in app.py."""
+    import ast
+
+    tree = ast.parse(Path(APP).read_text())
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "Page":
+            out.append((node.args[0].value, {k.arg: ast.literal_eval(k.value) for k in node.keywords}))
+    return out
+
+
+def test_page_files_follow_the_layout_rule():
+    """pages/__init__.py's rule: every page file is in app.py's navigation once, under its own name as
+    URL path, and starts with use_app_navigation() (what makes a deep link work on a cold server)."""
+    import ast
+
+    root = Path(APP).parent
+    files = sorted(p.relative_to(root).as_posix() for p in (root / "pages").glob("*.py") if p.name != "__init__.py")
+    listed = _navigation_pages()
+    assert sorted(path for path, _ in listed) == files, "every page file once in app.py's st.navigation"
+    assert not (root / "app_pages").exists()
+    for path, kwargs in listed:
+        assert "url_path" not in kwargs, f"{path}: the file name is the URL path (no url_path=)"
+        assert kwargs.get("title"), f"{path}: give the sidebar title in app.py"
+        body = ast.parse((root / path).read_text()).body
+        first = next(n for n in body if not isinstance(n, (ast.Import, ast.ImportFrom))
+                     and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)))
+        assert ast.unparse(first) == "use_app_navigation()", f"{path}: first statement must be use_app_navigation()"
+
+
+def test_every_page_opens_once_from_the_navigation(cache):
+    """Under AppTest (no browser): the app lists each page once and each one runs without an exception.
+    The deep-link-on-a-cold-server check is the real-browser test (tests/test_browser_e2e.py)."""
+    at = _app()
+    for path, _ in _navigation_pages():
+        at.switch_page(path).run()
+        assert not at.exception, (path, [e.value for e in at.exception])
+        assert at.title, path

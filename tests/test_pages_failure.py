@@ -18,7 +18,7 @@ from pipeline.retrievers import get_run
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
-PAGE = str(ROOT / "app_pages" / "query_failure.py")
+PAGE = str(ROOT / "pages" / "hard-to-retrieve.py")
 TIMEOUT = 60
 HOSTILE = "<script>alert('x')</script> <b>not bold</b> & more"
 
@@ -222,7 +222,7 @@ def test_page_is_in_the_query_failure_section(cache, tiny, monkeypatch):
     monkeypatch.setenv("IRDASH_DATA_TREC_DL", str(tiny))
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()
-    at.switch_page("app_pages/query_failure.py").run()
+    at.switch_page("pages/hard-to-retrieve.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.title[0].value == "Hard to retrieve"
 

@@ -4,6 +4,9 @@ import streamlit as st
 from pipeline import views
 from pipeline.datasets import DatasetError
 from pipeline.retrievers import COMPUTABLE
+from pages import use_app_navigation
+
+use_app_navigation()
 
 REFRESH_SECONDS = 3.0
 

@@ -7,6 +7,9 @@ from core import jobs
 from ltr import views
 from ltr.losses import LOSS_NAMES
 from ltr.rankers import RANKER_NAMES
+from pages import use_app_navigation
+
+use_app_navigation()
 
 REFRESH_SECONDS = 2.0
 FOLLOW_LATEST = "__latest__"

@@ -2,6 +2,9 @@
 import streamlit as st
 
 from ltr import views
+from pages import use_app_navigation
+
+use_app_navigation()
 
 st.title("IR ranking-loss and query-failure lab")
 
@@ -14,8 +17,8 @@ with left:
         "ranking losses and four neural rankers on LETOR data sets (5-fold cross-validation), reports "
         "NDCG@{1,3,5,10}, training cost and paired t-tests, and follows where $\\theta_d$ ends on each "
         "fold (plotted with its gradient, so drift can be told apart from learning).")
-    st.page_link("app_pages/ltr_training.py", label="Train and watch the loss parameters", icon=":material/model_training:")
-    st.page_link("app_pages/ltr_results.py", label="Compare losses: effectiveness, cost, significance",
+    st.page_link("pages/training.py", label="Train and watch the loss parameters", icon=":material/model_training:")
+    st.page_link("pages/results.py", label="Compare losses: effectiveness, cost, significance",
                  icon=":material/leaderboard:")
 with right:
     st.subheader("Query failure: TREC DL 2019-2022")
@@ -23,7 +26,7 @@ with right:
         "Which queries are hard to **retrieve** (BM25 and dense retrieval fail), hard to **generate** "
         "answers for, and hard to **judge**, and how these sets overlap across the TREC Deep Learning "
         "tracks 2019-2022.")
-    st.page_link("app_pages/query_failure.py", label="Hard to retrieve", icon=":material/search_off:")
+    st.page_link("pages/hard-to-retrieve.py", label="Hard to retrieve", icon=":material/search_off:")
 
 st.divider()
 device_col, runs_col, jobs_col = st.columns(3)

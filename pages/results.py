@@ -2,6 +2,9 @@
 import streamlit as st
 
 from ltr import views
+from pages import use_app_navigation
+
+use_app_navigation()
 
 
 @st.cache_data(max_entries=64, show_spinner="Running the paired t-tests...")

@@ -1,0 +1,37 @@
+"""The dashboard's pages: thin Streamlit scripts that only lay out widgets (data and charts come from
+``ltr.views`` and ``pipeline.views``). ``app.py`` lists them in ``st.navigation``.
+
+Rule for a page (checked by ``tests/test_pages.py::test_page_files_follow_the_layout_rule``):
+
+1. the file is ``pages/<url-path>.py``: its name without ``.py`` is its URL (``pages/training.py`` is
+   ``/training``, ``pages/hard-to-retrieve.py`` is ``/hard-to-retrieve``);
+2. its first statement after the imports is ``use_app_navigation()``;
+3. it has one ``st.Page("pages/<url-path>.py", title=..., icon=...)`` line in ``app.py`` (the title,
+   icon and sidebar section live there, nowhere else).
+
+Why both 1 and 2: Streamlit still knows its legacy multipage mode, in which a ``pages/`` folder beside
+the entry script makes the *first* script run of a fresh server run the requested page file directly
+(without ``app.py``, so without the app's sidebar and page config). Rule 1 makes every deep link
+find its file in that first run, and :func:`use_app_navigation` then turns the legacy mode off and
+runs ``app.py`` in its place, within the same script run (so a button click that triggered the run
+is not lost), which shows the same page (Streamlit resolves a page by its URL path). Every later
+run goes through ``app.py`` anyway.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+APP = Path(__file__).resolve().parent.parent / "app.py"
+
+
+def use_app_navigation() -> None:
+    """Run ``app.py`` instead when Streamlit's legacy pages/ mode ran this page directly (cold server)."""
+    import runpy
+
+    import streamlit as st
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False  # what st.navigation itself does, one run too late
+        runpy.run_path(str(APP), run_name="__main__")  # its st.navigation runs this page again, properly
+        st.stop()
