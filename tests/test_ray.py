@@ -198,7 +198,7 @@ def _training_page(folds, epochs):
 
     at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60)
     at.run()
-    at.switch_page("app_pages/ltr_training.py").run()
+    at.switch_page("pages/training.py").run()
     assert not at.exception, [e.value for e in at.exception]
     at.multiselect[0].set_value(list(folds))
     next(n for n in at.number_input if n.label == "Epochs").set_value(epochs)
