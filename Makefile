@@ -31,6 +31,7 @@ bench: setup
 	$(BIN)/python bench/bench_training.py
 	$(BIN)/python bench/bench_retrieval.py
 	$(BIN)/python bench/bench_dashboard.py
+	$(BIN)/python bench/bench_ray.py
 
 clean-cache:
 	find cache -mindepth 1 ! -name .gitkeep -exec rm -rf {} +

@@ -89,12 +89,11 @@ def connect(settings: RaySettings | None = None, *, log_to_driver: bool = True) 
 
     settings = settings or ray_settings()
     if not ray.is_initialized():
-        runtime_env: dict = {"env_vars": {"IRDASH_RAY_WORKER": "1"}}
         if settings.ship_code:
-            runtime_env.update(working_dir=str(PROJECT_ROOT), excludes=SHIP_EXCLUDES)
+            runtime_env: dict = {"working_dir": str(PROJECT_ROOT), "excludes": SHIP_EXCLUDES}
         else:
             # The cluster's nodes have this checkout at the same path (the usual shared home).
-            runtime_env["env_vars"]["PYTHONPATH"] = str(PROJECT_ROOT)
+            runtime_env = {"env_vars": {"PYTHONPATH": str(PROJECT_ROOT)}}
         if settings.address:
             ray.init(address=settings.address, namespace=NAMESPACE, runtime_env=runtime_env,
                      log_to_driver=log_to_driver)
