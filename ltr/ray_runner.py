@@ -48,7 +48,7 @@ from typing import Callable, Iterator
 
 from core.ray_cluster import RaySettings, connect, describe, run_resources
 from ltr.grid import Grid, GridOutcome, split_done
-from ltr.remote_store import RemoteRunStore, start_store_service
+from ltr.remote_store import RemoteRunStore, store_service
 from ltr.store import RunStore
 from ltr.train import RunCancelled, RunConfig, checkpoint_path, train_run
 
@@ -256,7 +256,7 @@ def run_grid_ray(grid: Grid, store_path: str | Path, settings: RaySettings, *, f
     resources = connect(settings, log_to_driver=progress)
     checkpoint_url = settings.checkpoint_dir or str(store_path.parent / "checkpoints")
     say(f"{grid.name}: {len(todo)} run(s) on Ray ({describe(resources)}); checkpoints in {checkpoint_url}")
-    actor = start_store_service(store_path)
+    actor = store_service(store_path)
     has_gpu = resources.get("GPU", 0) > 0
     task = _remote_task()
     pending: dict = {}  # ObjectRef -> (config, attempt)
@@ -285,10 +285,7 @@ def run_grid_ray(grid: Grid, store_path: str | Path, settings: RaySettings, *, f
             ray.wait(list(pending), num_returns=len(pending), timeout=CANCEL_WAIT_SECONDS)
         raise
     finally:
-        try:
-            ray.get(actor.close.remote(), timeout=30)
-        finally:
-            ray.kill(actor)
+        ray.get(actor.flush.remote(), timeout=60)  # everything this grid sent is in SQLite when we return
     return outcome
 
 

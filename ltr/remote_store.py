@@ -42,10 +42,11 @@ MAX_PENDING_ROWS = 20_000
 
 
 class StoreService:
-    """The writer actor's body (plain class; :func:`start_store_service` makes it a Ray actor)."""
+    """The writer actor's body (plain class; :func:`store_service` makes it a Ray actor)."""
 
     def __init__(self, path: str, flush_seconds: float = FLUSH_SECONDS, max_pending: int = MAX_PENDING_ROWS):
         self._store = RunStore(path)
+        self._file_id = (os.stat(path).st_dev, os.stat(path).st_ino)
         self._lock = threading.Lock()
         self._steps: dict[str, list] = defaultdict(list)
         self._beats: set[str] = set()
@@ -84,8 +85,13 @@ class StoreService:
             self._flush_locked()
             return self.writes
 
-    def path(self) -> str:
-        return str(self._store.path)
+    def serves(self, path: str) -> bool:
+        """Whether ``path`` is still the file this actor opened (not deleted and re-created since)."""
+        try:
+            now = os.stat(path)
+        except FileNotFoundError:
+            return False
+        return str(self._store.path) == path and (now.st_dev, now.st_ino) == self._file_id
 
     def _flush_locked(self) -> None:
         if not self._steps and not self._beats:
@@ -107,21 +113,33 @@ class StoreService:
             self._store.close()
 
 
-def start_store_service(path: str | Path):
-    """A :class:`StoreService` actor for the store at ``path``, pinned to this process's node.
+def store_service(path: str | Path):
+    """The :class:`StoreService` actor of the store at ``path`` on this process's node (started if needed).
 
-    The caller keeps the handle; the actor ends with its owner (the driver), after which nothing
-    can write through it any more.
+    One per (node, store file), shared by every driver there (each dashboard job is a driver):
+    named and detached, so the second grid or job finds it warm instead of paying for a new actor
+    process. It holds no CPU slot. On a local Ray instance it ends with the instance.
     """
+    import hashlib
+
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+    path = str(Path(path).resolve())
     node = ray.get_runtime_context().get_node_id()
+    name = f"irdash-store-{node[:12]}-{hashlib.sha256(path.encode()).hexdigest()[:12]}"
     actor_cls = ray.remote(num_cpus=0, max_restarts=0, max_concurrency=1)(StoreService)
-    actor = actor_cls.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote(
-        str(Path(path).resolve()))
-    ray.get(actor.path.remote())  # started (and the SQLite file opened) before any run depends on it
-    return actor
+    options = dict(name=name, lifetime="detached", get_if_exists=True,
+                   scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False))
+    for _attempt in range(50):
+        actor = actor_cls.options(**options).remote(path)
+        # Waiting here also means the SQLite file is open before any run depends on the actor.
+        if ray.get(actor.serves.remote(path)):
+            return actor
+        # The store file was deleted or replaced since that actor opened it: its writes would be lost.
+        ray.kill(actor)
+        time.sleep(0.1)  # the name is released asynchronously
+    raise RuntimeError(f"could not start the store actor for {path}")
 
 
 class RemoteRunStore:
