@@ -14,22 +14,13 @@ from typing import Iterator
 BUSY_TIMEOUT_MS = 60_000
 
 
-def connect(path: str | Path, *, readonly: bool = False) -> sqlite3.Connection:
-    """Open ``path`` in WAL mode with autocommit off-by-default semantics handled by :func:`transaction`.
-
-    ``readonly`` opens the file through a ``mode=ro`` URI (it must exist), which is what the
-    dashboard uses so that a page can never write.
-    """
+def connect(path: str | Path) -> sqlite3.Connection:
+    """Open ``path`` in WAL mode, autocommit (``isolation_level=None``): writes go through :func:`transaction`."""
     path = Path(path)
-    if readonly:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
-                               isolation_level=None, check_same_thread=False)
-    else:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                               check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.row_factory = sqlite3.Row

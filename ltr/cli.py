@@ -1,4 +1,5 @@
-"""``python -m ltr``: ``train`` one run, run a ``grid``, print/export the ``report``, list ``runs``.
+"""``python -m ltr``: ``train`` one run, run a ``grid``, print/export the ``report``, list ``runs``;
+``worker`` is the host process that trains many runs (:mod:`ltr.train.host`).
 
 Bad input (unknown names, missing or malformed data, a config clash with a stored run) prints one
 ``error: ...`` line on stderr and exits with status 2, having written nothing to the store.
@@ -138,6 +139,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--csv", default=None, help="write the full table (means, p-values) as CSV")
     r.add_argument("--latex", default=None, help="write LaTeX tables")
     r.add_argument("--json", action="store_true", help="print the table as JSON records instead of text")
+
+    w = sub.add_parser("worker", help="host process: train the run requests read on stdin (JSON lines) in this "
+                                      "process (used by the grid and the dashboard's job runner)")
+    w.add_argument("--idle-exit", type=float, default=None,
+                   help="seconds without a request before exiting (default 300)")
 
     ls = sub.add_parser("runs", help="list runs in the store (marks runs of dead processes failed first)")
     ls.add_argument("--store", default=None)
@@ -312,7 +318,13 @@ def _write_json(path: Path, payload: dict) -> None:
     atomic_write_text(path, json.dumps(payload, indent=1, allow_nan=False))
 
 
-COMMANDS = {"train": cmd_train, "grid": cmd_grid, "report": cmd_report, "runs": cmd_runs}
+def cmd_worker(args) -> int:
+    from ltr.train.host import DEFAULT_IDLE_EXIT_SECONDS, serve
+
+    return serve(0, idle_exit=DEFAULT_IDLE_EXIT_SECONDS if args.idle_exit is None else args.idle_exit)
+
+
+COMMANDS = {"train": cmd_train, "grid": cmd_grid, "report": cmd_report, "runs": cmd_runs, "worker": cmd_worker}
 
 
 def _input_errors() -> tuple[type[BaseException], ...]:

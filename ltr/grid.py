@@ -19,29 +19,30 @@ A grid file (TOML shown; YAML has the same structure)::
     [overrides.data.web10k]               # RunConfig fields for one data set / loss / model
     slate_length = 240                    # (applied in that order, later wins)
 
-Every run goes through the same entry point as a single run: a ``python -m ltr train`` process
-(so a crash or a kill affects one run only, and the run store records it the same way). Runs
-already completed in the store are skipped; ``workers`` processes run at once, each pinned to a
-device slot (CPU threads are split between CPU workers).
+Runs are trained by ``workers`` trainer hosts (``python -m ltr worker``, :mod:`ltr.train.host`),
+each training run after run in one process with the same entry point as the dashboard's job runner
+(:func:`ltr.train.inprocess.train_one`), so start-up and data loading are paid once per worker and
+fold, not once per run; a crash or a kill still costs one run only. Runs already completed in the
+store are skipped; each worker is pinned to a device (CPU threads are split between CPU workers).
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
-import queue
-import subprocess
+import signal
 import sys
-import threading
+import time
 import tomllib
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from core.paths import PROJECT_ROOT
+from core.jobs.hosts import HostProcess
 from ltr.store import RunStore
 from ltr.train import RunConfig, RunInputError
 
+POLL_SECONDS = 0.05
 GRID_KEYS = {"name", "data", "folds", "losses", "models", "seeds", "train", "loss_params", "model_params",
              "overrides"}
 
@@ -161,18 +162,50 @@ def default_devices() -> list[str]:
 @dataclass
 class GridOutcome:
     completed: list[str] = field(default_factory=list)
-    failed: dict = field(default_factory=dict)  # run id -> last stderr line
+    failed: dict = field(default_factory=dict)  # run id -> last line of its log
     skipped: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Slot:
+    """One worker: a device, its host process, and the run it is training."""
+
+    device: str
+    env: dict
+    host: HostProcess | None = None
+    config: RunConfig | None = None
+    last_fold: tuple | None = None
+
+
+def _next_config(todo: list[RunConfig], last_fold: tuple | None) -> RunConfig:
+    """The next run for a worker: one of the fold it already holds when there is one (read once)."""
+    for i, cfg in enumerate(todo):
+        if (cfg.data, cfg.fold) == last_fold:
+            return todo.pop(i)
+    return todo.pop(0)
+
+
+def _last_line(path: Path) -> str:
+    try:
+        lines = path.read_text(errors="replace").strip().splitlines()
+    except FileNotFoundError:
+        return ""
+    return lines[-1] if lines else ""
 
 
 def run_grid(grid: Grid, store_path: str | Path, *, workers: int = 1, devices: Sequence[str] | None = None,
              progress: bool = True, force: bool = False, python: str = sys.executable) -> GridOutcome:
-    """Run every not-yet-completed config of ``grid``, ``workers`` at a time; returns the outcome.
+    """Run every not-yet-completed config of ``grid`` on ``workers`` trainer hosts; returns the outcome.
 
-    Each worker slot owns a device (round-robin over ``devices``); CPU workers share the cores
-    evenly through ``OMP_NUM_THREADS``. Each run's output goes to ``<store folder>/logs/<run_id>.log``.
+    Each worker is a ``python -m ltr worker`` host (:mod:`ltr.train.host`) that trains run after run
+    in one process, runs of the fold it already read first; it owns a device (round-robin over
+    ``devices``) and CPU workers share the cores through ``OMP_NUM_THREADS``. A run's output goes to
+    ``<store folder>/logs/<run_id>.log``. A host that dies (killed, out of memory) loses only the run
+    it was training: that run is marked failed and a new host takes the next run.
     """
     from tqdm import tqdm
+
+    from ltr.train.host import host_command
 
     store_path = Path(store_path)
     with RunStore(store_path) as store:
@@ -181,61 +214,69 @@ def run_grid(grid: Grid, store_path: str | Path, *, workers: int = 1, devices: S
     outcome = GridOutcome(skipped=[c.run_id for c in done])
     if not todo:
         return outcome
+    todo = sorted(todo, key=lambda c: (c.data, c.fold))
     devices = list(devices or default_devices())
     workers = max(1, min(workers, len(todo)))
-    slots: queue.Queue[str] = queue.Queue()
-    for i in range(workers):
-        slots.put(devices[i % len(devices)])
     cpu_workers = sum(1 for i in range(workers) if devices[i % len(devices)] == "cpu")
     threads = max(1, (os.cpu_count() or 1) // max(cpu_workers, 1))
     log_dir = store_path.parent / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
-    children: set[subprocess.Popen] = set()
-    lock = threading.Lock()
-
-    def launch(cfg: RunConfig) -> tuple[str, int, str]:
-        device = slots.get()
-        try:
-            cmd = [python, "-m", "ltr", "train", *cfg.to_cli_args(), "--device", device, "--store", str(store_path)]
-            if force:
-                cmd.append("--force")
-            env = dict(os.environ)
-            if device == "cpu" and workers > 1:
-                env["OMP_NUM_THREADS"] = str(threads)
-            log = log_dir / f"{cfg.run_id}.log"
-            with open(log, "w") as fh:
-                proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, stdout=fh, stderr=subprocess.STDOUT, env=env)
-                with lock:
-                    children.add(proc)
-                code = proc.wait()
-                with lock:
-                    children.discard(proc)
-            tail = log.read_text().strip().splitlines()
-            return cfg.run_id, code, tail[-1] if tail else ""
-        finally:
-            slots.put(device)
-
+    slots = []
+    for i in range(workers):
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        if devices[i % len(devices)] == "cpu" and workers > 1:
+            env["OMP_NUM_THREADS"] = str(threads)
+        slots.append(_Slot(devices[i % len(devices)], env))
+    argv = [python, *host_command()[1:]]
     bar = tqdm(total=len(todo), desc=grid.name, unit="run", disable=not progress)
-    pool = ThreadPoolExecutor(max_workers=workers)
-    futures = []
     try:
-        futures = [pool.submit(launch, cfg) for cfg in todo]
-        for fut in as_completed(futures):
-            run_id, code, last = fut.result()
-            if code == 0:
-                outcome.completed.append(run_id)
-            else:
-                outcome.failed[run_id] = f"exit {code}: {last}"
-            bar.set_postfix(failed=len(outcome.failed))
-            bar.update()
+        while todo or any(s.config is not None for s in slots):
+            for slot in slots:
+                if slot.config is not None:
+                    code = slot.host.exit_code()
+                    if code is None and slot.host.alive():
+                        continue
+                    _record(slot, code, store_path, log_dir, outcome)
+                    bar.set_postfix(failed=len(outcome.failed))
+                    bar.update()
+                if todo:
+                    if slot.host is None or not slot.host.alive():
+                        slot.host = HostProcess(argv, env=slot.env, log=log_dir / "hosts.log")
+                    slot.config = _next_config(todo, slot.last_fold)
+                    slot.last_fold = (slot.config.data, slot.config.fold)
+                    request = {"config": {**dataclasses.asdict(slot.config), "device": slot.device},
+                               "store": str(store_path), "force": force,
+                               "log": str(log_dir / f"{slot.config.run_id}.log")}
+                    (log_dir / f"{slot.config.run_id}.log").unlink(missing_ok=True)
+                    slot.host.send(request, log_dir / f"{slot.config.run_id}.exit")
+            time.sleep(POLL_SECONDS)
     except BaseException:
-        for fut in futures:
-            fut.cancel()
-        with lock:
-            for proc in children:  # SIGTERM: each trainer marks its run cancelled (resumable)
-                proc.terminate()
+        for slot in slots:  # SIGTERM: each host marks its run cancelled (resumable) and ends
+            if slot.host is not None:
+                slot.host.signal(signal.SIGTERM)
         raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        for slot in slots:
+            if slot.host is not None:
+                slot.host.close(wait=60)
         bar.close()
     return outcome
+
+
+def _record(slot: _Slot, code: int | None, store_path: Path, log_dir: Path, outcome: GridOutcome) -> None:
+    """Book the slot's finished run; a host that died without an exit status fails its run."""
+    run_id = slot.config.run_id
+    log = log_dir / f"{run_id}.log"
+    if code == 0:
+        outcome.completed.append(run_id)
+    elif code is None:
+        why = f"the worker process died (exit status {slot.host.proc.returncode}) while training it"
+        with RunStore(store_path) as store:
+            run = store.find_run(run_id)
+            if run is not None and run["status"] == "running":
+                store.fail_run(run_id, why + "; resume it to continue")
+        outcome.failed[run_id] = why
+    else:
+        outcome.failed[run_id] = f"exit {code}: {_last_line(log)}"
+    slot.host.exit_path.unlink(missing_ok=True)
+    slot.config = None

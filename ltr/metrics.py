@@ -23,11 +23,11 @@ from collections.abc import Iterable
 import torch
 from torch import Tensor
 
+from ltr.cutoffs import NDCG_CUTOFFS
 from ltr.losses._common import check_batch, rank_discounts, ranking_order, real_labels
 
 GAINS = ("exp", "linear")
 NO_RELEVANT = ("one", "zero", "exclude")
-DEFAULT_KS = (1, 3, 5, 10)
 
 
 def ndcg_at_k(scores: Tensor, labels: Tensor, k: int, *, gain: str = "exp", no_relevant: str = "one") -> Tensor:
@@ -39,7 +39,7 @@ def ndcg_at_k(scores: Tensor, labels: Tensor, k: int, *, gain: str = "exp", no_r
 def ndcg_table(
     scores: Tensor,
     labels: Tensor,
-    ks: Iterable[int] = DEFAULT_KS,
+    ks: Iterable[int] = NDCG_CUTOFFS,
     *,
     gain: str = "exp",
     no_relevant: str = "one",

@@ -1,6 +1,6 @@
 """Training runs as Ray tasks: the ``ray`` executor of ``python -m ltr grid`` / ``train`` and of dashboard jobs.
 
-One run = one Ray task calling :func:`ltr.train.train_run`, the same entry point as a local run,
+One run = one Ray task calling :func:`ltr.train.inprocess.train_one`, the entry point of every host of runs,
 with:
 
 - **resources** from :func:`core.ray_cluster.run_resources`: ``gpus_per_run`` GPUs when the run
@@ -21,9 +21,10 @@ Failure handling, decided by the driver (Ray's own task retries are off so the s
 happened):
 
 - the worker or node is lost (``WorkerCrashedError``, ``NodeDiedError``, ...) or the run is
-  preempted (SIGTERM on the worker): the run is marked failed with the reason and resubmitted, up
-  to ``max_retries`` times; it resumes from its last shared checkpoint on whichever node Ray picks
-  and ends with the same result as an uninterrupted run (see :mod:`ltr.train`);
+  preempted (SIGTERM on the worker: the run stops as ``cancelled``, the task reports ``preempted``):
+  the run is marked failed with the reason and resubmitted, up to ``max_retries`` times; it resumes
+  from its last shared checkpoint on whichever node Ray picks and ends with the same result as an
+  uninterrupted run (see :mod:`ltr.train`);
 - the run itself fails (an exception in training, bad input): the store already holds its error;
   it is reported failed and the grid goes on;
 - Ctrl-C or SIGTERM on the driver (cancel in the dashboard): every pending task is cancelled with
@@ -50,15 +51,11 @@ from core.ray_cluster import RaySettings, connect, describe, run_resources
 from ltr.grid import Grid, GridOutcome, split_done
 from ltr.remote_store import RemoteRunStore, store_service
 from ltr.store import RunStore
-from ltr.train import RunCancelled, RunConfig, checkpoint_path, train_run
+from ltr.train import RunConfig, checkpoint_path
 
 MIRROR_POLL_SECONDS = 0.2
 # After cancelling on Ctrl-C/SIGTERM, how long the driver waits for runs to record "cancelled".
 CANCEL_WAIT_SECONDS = 20.0
-
-
-class RunPreempted(Exception):
-    """The run's worker got SIGTERM (node drained, spot instance reclaimed): retry it elsewhere."""
 
 
 # --------------------------------------------------------------------------- checkpoints
@@ -131,9 +128,18 @@ def wants_cuda(config: RunConfig, cluster_has_gpu: bool) -> bool:
 
 def train_task(config_values: dict, store_actor, checkpoint_url: str, *, use_cuda: bool, threads: int,
                force: bool = False) -> dict:
-    """The body of one run's Ray task; returns ``{run_id, status, retrained, resumed_after_epochs, test,
-    host, pid}`` (``resumed_after_epochs``: epochs the shared checkpoint held, None when it started afresh)."""
+    """The body of one run's Ray task: :func:`ltr.train.inprocess.train_one`, the entry point every host
+    of runs uses, so a Ray worker (reused by Ray for many runs) also keeps its recent folds in memory.
+
+    Returns ``{run_id, status, message, resumed_after_epochs, host, pid}``: ``status`` is
+    ``completed``, ``failed`` or ``bad input`` as :class:`~ltr.train.inprocess.RunOutcome` says, or
+    ``preempted`` when SIGTERM reached this worker (the driver's own cancel arrives as a
+    ``KeyboardInterrupt`` instead, which ends the task); ``resumed_after_epochs``: the epochs the
+    shared checkpoint held, None when the run started afresh.
+    """
     import torch
+
+    from ltr.train.inprocess import train_one
 
     config = RunConfig.from_dict(config_values)
     # cuda:N named a GPU of the driver's machine; here Ray's CUDA_VISIBLE_DEVICES names the one we got.
@@ -146,31 +152,22 @@ def train_task(config_values: dict, store_actor, checkpoint_url: str, *, use_cud
     try:
         resumed = None
         if force:
-            mirror.delete()  # train_run(force=True) starts over; a stale shared copy must not come back
+            mirror.delete()  # a forced run starts over; a stale shared copy must not come back
         elif mirror.fetch():
             resumed = int(torch.load(mirror.local, map_location="cpu", weights_only=True)["counters"]["epoch"])
         mirror.start()
         say = lambda msg: print(f"[{config.run_id}] {msg}", flush=True)  # noqa: E731 (Ray forwards to the driver)
         try:
-            with _sigterm_preempts():
-                result = train_run(config, store, force=force, progress=say)
+            outcome = train_one(config, store, force=force, progress=say)
         finally:
             mirror.stop()
-        if result.status == "completed":
+        status = "preempted" if outcome.status == "cancelled" else outcome.status
+        if status == "completed":
             mirror.delete()
-        return {"run_id": config.run_id, "status": result.status, "retrained": result.retrained,
-                "resumed_after_epochs": resumed, "test": result.summary["test"], "host": store.host, "pid": store.pid}
+        return {"run_id": config.run_id, "status": status, "message": outcome.message,
+                "resumed_after_epochs": resumed, "host": store.host, "pid": store.pid}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-
-
-@contextmanager
-def _sigterm_preempts() -> Iterator[None]:
-    """SIGTERM on a worker (not our cancel, which is a KeyboardInterrupt) means preemption."""
-    try:
-        yield
-    except RunCancelled as exc:
-        raise RunPreempted(f"worker got {exc}: preempted") from None
 
 
 _REMOTE_TASK = None
@@ -203,19 +200,14 @@ def _lost_errors() -> tuple[type[BaseException], ...]:
 
 
 def _classify(exc: BaseException) -> tuple[str, str]:
-    """``(kind, one-line message)`` of a failed task: kind ``lost``, ``cancelled`` or ``failed``."""
+    """``(kind, one-line message)`` of a task that raised: ``lost``, ``cancelled`` or ``failed``."""
     import ray.exceptions as rex
 
-    if isinstance(exc, rex.TaskCancelledError):
+    if isinstance(exc, rex.TaskCancelledError) or isinstance(getattr(exc, "cause", None), KeyboardInterrupt):
         return "cancelled", "cancelled"
-    if isinstance(exc, _lost_errors()):
-        return "lost", f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+    kind = "lost" if isinstance(exc, _lost_errors()) else "failed"
     cause = getattr(exc, "cause", None) or exc
-    if isinstance(cause, RunPreempted):
-        return "lost", str(cause)
-    if isinstance(cause, (KeyboardInterrupt, RunCancelled)):
-        return "cancelled", "cancelled"
-    return "failed", f"{type(cause).__name__}: {' '.join(str(cause).split())[:500]}"
+    return kind, f"{type(cause).__name__}: {' '.join(str(cause).split())[:500]}"
 
 
 @contextmanager
@@ -298,26 +290,30 @@ def _settle(ref, cfg: RunConfig, attempt: int, outcome: RayGridOutcome, settings
         result = ray.get(ref)
     except Exception as exc:  # noqa: BLE001 (every task error is classified below)
         kind, message = _classify(exc)
-        if kind == "lost" and attempt < settings.max_retries:
-            # Not "running" any more, so the retry can claim it wherever it lands.
-            ray.get(actor.call.remote("fail_run", (run_id, f"attempt {attempt + 1} lost: {message}; retrying"), {}))
-            outcome.retries[run_id] = attempt + 1
-            say(f"{run_id}: attempt {attempt + 1} lost ({message}); retry {attempt + 1}/{settings.max_retries}")
-            submit(cfg, attempt + 1)
-            return
-        if kind == "cancelled":
-            outcome.cancelled.append(run_id)
-            return
-        if kind == "lost":
-            message = f"gave up after {attempt + 1} lost attempt(s): {message}"
-            ray.get(actor.call.remote("fail_run", (run_id, message), {}))
-        outcome.failed[run_id] = message
-        say(f"{run_id}: failed: {message}")
+    else:
+        kind, message = {"completed": "completed", "preempted": "lost"}.get(result["status"], "failed"), \
+            result["message"]
+    if kind == "completed":
+        outcome.completed.append(run_id)
+        outcome.placement[run_id] = f"{result['host']}:{result['pid']}"
+        if result["resumed_after_epochs"] is not None:
+            outcome.resumed[run_id] = result["resumed_after_epochs"]
         return
-    outcome.completed.append(run_id)
-    outcome.placement[run_id] = f"{result['host']}:{result['pid']}"
-    if result["resumed_after_epochs"] is not None:
-        outcome.resumed[run_id] = result["resumed_after_epochs"]
+    if kind == "cancelled":
+        outcome.cancelled.append(run_id)
+        return
+    if kind == "lost" and attempt < settings.max_retries:
+        # Not "running" any more, so the retry can claim it wherever it lands.
+        ray.get(actor.call.remote("fail_run", (run_id, f"attempt {attempt + 1} lost: {message}; retrying"), {}))
+        outcome.retries[run_id] = attempt + 1
+        say(f"{run_id}: attempt {attempt + 1} lost ({message}); retry {attempt + 1}/{settings.max_retries}")
+        submit(cfg, attempt + 1)
+        return
+    if kind == "lost":
+        message = f"gave up after {attempt + 1} lost attempt(s): {message}"
+        ray.get(actor.call.remote("fail_run", (run_id, message), {}))
+    outcome.failed[run_id] = message
+    say(f"{run_id}: failed: {message}")
 
 
 def run_one_ray(config: RunConfig, store_path: str | Path, settings: RaySettings, *, force: bool = False) -> RayGridOutcome:

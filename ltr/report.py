@@ -17,9 +17,9 @@ import pandas as pd
 from scipy import stats
 
 from core.atomic import atomic_write_text
-from ltr.store import RunStore, canonical_data
+from ltr.cutoffs import NDCG_CUTOFFS
+from ltr.store import RunStore, canonical_data, latest_per_loss_and_fold
 
-KS = (1, 3, 5, 10)
 CANDIDATE = "learndcg"
 ALPHA = 0.05
 # Marks a baseline's value where the candidate is significantly better (resp. worse) than it.
@@ -53,12 +53,12 @@ def _completed_runs(store: RunStore, data: str, model: str, experiment: str | No
     runs = store.list_runs(data=data, model=model, status="completed", experiment=experiment)
     if seed is not None:
         runs = runs[runs["seed"] == seed]
-    latest = runs.sort_values("finished").drop_duplicates(["loss", "fold"], keep="last")
+    latest = latest_per_loss_and_fold(runs)
     return latest, len(runs) - len(latest)
 
 
 def significance_table(store: RunStore, data: str, model: str, *, candidate: str = CANDIDATE,
-                       losses: Sequence[str] | None = None, ks: Sequence[int] = KS, holm: bool = False,
+                       losses: Sequence[str] | None = None, ks: Sequence[int] = NDCG_CUTOFFS, holm: bool = False,
                        alpha: float = ALPHA, experiment: str | None = None, seed: int | None = None) -> pd.DataFrame:
     """One row per loss: ``data, model, loss, folds, queries, ndcg@k`` (mean over folds) and, for
     each baseline, ``diff@k`` (candidate - baseline, pooled query mean over the common folds),
@@ -133,15 +133,13 @@ def _paired_p(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _loss_order(losses) -> list[str]:
-    try:
-        from ltr.losses import LOSS_NAMES
-    except ImportError:  # pragma: no cover - the library is part of the project
-        LOSS_NAMES = ()
+    from ltr.losses import LOSS_NAMES
+
     order = {name: i for i, name in enumerate(LOSS_NAMES)}
     return sorted(losses, key=lambda name: (order.get(name, len(order)), name))
 
 
-def display_table(table: pd.DataFrame, ks: Sequence[int] = KS, digits: int = 4) -> pd.DataFrame:
+def display_table(table: pd.DataFrame, ks: Sequence[int] = NDCG_CUTOFFS, digits: int = 4) -> pd.DataFrame:
     """Strings for printing: ``NDCG@k`` per loss, a baseline's value marked with a dagger where the
     candidate is significantly better than it (double dagger: significantly worse)."""
     out = pd.DataFrame({"loss": table["loss"], "folds": table["folds"]})
@@ -154,7 +152,7 @@ def display_table(table: pd.DataFrame, ks: Sequence[int] = KS, digits: int = 4) 
     return out.reset_index(drop=True)
 
 
-def format_text(table: pd.DataFrame, ks: Sequence[int] = KS, *, with_p: bool = True) -> str:
+def format_text(table: pd.DataFrame, ks: Sequence[int] = NDCG_CUTOFFS, *, with_p: bool = True) -> str:
     """A plain-text table (and the p-values) for the terminal."""
     head = f"{table['data'].iloc[0]} / {table['model'].iloc[0]}"
     text = [head, display_table(table, ks).to_string(index=False)]
@@ -177,7 +175,7 @@ def to_csv(table: pd.DataFrame, path: str | Path) -> None:
 
 
 def to_latex(tables: Sequence[pd.DataFrame] | pd.DataFrame, path: str | Path | None = None,
-             ks: Sequence[int] = KS) -> str:
+             ks: Sequence[int] = NDCG_CUTOFFS) -> str:
     """A booktabs LaTeX table per (data, model), best mean per column in bold; written when ``path``."""
     if isinstance(tables, pd.DataFrame):
         tables = [tables]

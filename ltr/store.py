@@ -28,9 +28,9 @@ import pandas as pd
 
 from core.db import connect, transaction
 from core.paths import cache_dir
+from ltr.cutoffs import NDCG_CUTOFFS
 
 STATUSES = ("pending", "running", "completed", "failed", "cancelled")
-TEST_KS = (1, 3, 5, 10)
 # A running run whose heartbeat is older than this (and whose process is gone) is reaped as failed.
 STALE_AFTER_SECONDS = 120.0
 
@@ -157,6 +157,14 @@ def run_is_live(run: Mapping, *, stale_after: float = STALE_AFTER_SECONDS) -> bo
     if time.time() - run["heartbeat"] > stale_after:
         return False
     return run.get("host") != socket.gethostname() or _pid_alive(run.get("pid"))
+
+
+def latest_per_loss_and_fold(runs: pd.DataFrame) -> pd.DataFrame:
+    """One run per ``(loss, fold)`` of a :meth:`RunStore.list_runs` frame: the latest finished.
+
+    Where a fold was rerun (other hyper-parameters or seeds), tables and tests use the latest run.
+    """
+    return runs.sort_values("finished").drop_duplicates(["loss", "fold"], keep="last")
 
 
 def downsample_indices(n: int, max_points: int) -> np.ndarray:
@@ -301,7 +309,7 @@ class RunStore:
         ``test_means`` uses keys ``ndcg@1`` ... ``ndcg@10``; ``per_query`` maps a metric name to
         ``{qid: value}``.
         """
-        cols = {f"test_ndcg{k}": _finite_or_none(test_means.get(f"ndcg@{k}")) for k in TEST_KS}
+        cols = {f"test_ndcg{k}": _finite_or_none(test_means.get(f"ndcg@{k}")) for k in NDCG_CUTOFFS}
         rows = [(run_id, metric, str(qid), _finite_or_none(v))
                 for metric, values in per_query.items() for qid, v in values.items()]
         with transaction(self._conn) as c:

@@ -26,7 +26,7 @@ with views.open_store() as store:
         c_data, c_model, c_k = st.columns(3)
         data = c_data.selectbox("Dataset", sorted(options["data"].unique()))
         model = c_model.selectbox("Ranker", sorted(options.loc[options["data"] == data, "model"]))
-        k = c_k.selectbox("Metric", views.TEST_KS, index=views.TEST_KS.index(10), format_func=lambda v: f"NDCG@{v}")
+        k = c_k.selectbox("Metric", views.NDCG_CUTOFFS, index=views.NDCG_CUTOFFS.index(10), format_func=lambda v: f"NDCG@{v}")
         runs = views.completed_runs(store, data, model)
 
         st.subheader("Effectiveness against training cost")

@@ -25,7 +25,7 @@ from core.atomic import publish_dir
 from core import paths
 from pipeline import java
 from pipeline.datasets import passages_fingerprint
-from pipeline.retrievers import RetrievalError
+from pipeline.errors import RetrievalError
 from pipeline.trec_io import Run
 
 INDEX_ARGS = ("-collection", "JsonCollection", "-generator", "DefaultLuceneDocumentGenerator",

@@ -24,14 +24,11 @@ from pathlib import Path
 from typing import Mapping
 
 from core import paths
+from core.errors import DatasetError
 from pipeline import trec_io
 from pipeline.trec_io import Qrels, Run
 
 RELEVANT_GRADE = 2  # TREC DL convention: grades 2 (highly) and 3 (perfectly) relevant count as relevant
-
-
-class DatasetError(ValueError):
-    """A dataset cannot be loaded or lacks what a step needs (one clear line)."""
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ import numpy as np
 from core.atomic import atomic_write, publish_dir
 from core import paths
 from pipeline.datasets import passages_fingerprint
-from pipeline.retrievers import RetrievalError
+from pipeline.errors import RetrievalError
 from pipeline.trec_io import Run
 
 SHARD_SIZE = 2048

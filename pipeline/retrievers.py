@@ -17,13 +17,10 @@ from pathlib import Path
 
 from core.atomic import atomic_write_text
 from core import paths
+from pipeline.errors import RetrievalError
 from pipeline.trec_io import Run
 
 COMPUTABLE = ("bm25", "dense", "tasb", "minilm")  # dense = TAS-B when loadable, else MiniLM
-
-
-class RetrievalError(RuntimeError):
-    """A retriever cannot run or a run cannot be found (one clear line)."""
 
 
 @dataclass

@@ -22,6 +22,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core import jobs, paths
+from core.jobs import keep_jobs_moving  # noqa: F401  (the page calls views.keep_jobs_moving)
 from pipeline import datasets, retrievers
 from pipeline.datasets import TrecDlData
 from pipeline.h2r import DEFAULT_QUANTILE, h2r_report
@@ -267,14 +268,8 @@ def retrieval_jobs(dataset: str, limit: int = 10) -> list[jobs.Job]:
             if j.meta.get("kind") == JOB_KIND and j.meta.get("dataset") == dataset][:limit]
 
 
-def keep_jobs_moving(job_list: Sequence[jobs.Job]) -> None:
-    """Start the job worker when some of these jobs wait and none is alive (e.g. after a reboot)."""
-    if any(j.active for j in job_list):
-        jobs.ensure_worker()
-
-
 def jobs_frame(job_list: Sequence[jobs.Job]) -> pd.DataFrame:
     rows = [{"job": j.id, "retriever": j.meta.get("retriever", ""), "status": j.status,
-             "message": (j.log_tail or "").strip().splitlines()[-1] if j.status == "failed" and j.log_tail else ""}
+             "message": jobs.failure_message(j.log_tail) if j.status == "failed" else ""}
             for j in job_list]
     return pd.DataFrame(rows, columns=["job", "retriever", "status", "message"])

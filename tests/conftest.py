@@ -27,11 +27,13 @@ def shared_dir() -> Path:
     return SHARED
 
 
-@pytest.fixture
-def golden(shared_dir):
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def golden():
+    """allRank's reference losses, gradients and NDCG (tests/fixtures/README.md: a copy of
+    shared/fixtures/allrank_golden.json, carried here so the parity tests run without ../shared)."""
     import json
 
-    path = shared_dir / "fixtures" / "allrank_golden.json"
-    if not path.is_file():
-        pytest.skip(f"{path} is absent")
-    return json.loads(path.read_text())
+    return json.loads((FIXTURES / "allrank_golden.json").read_text())

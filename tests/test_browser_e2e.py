@@ -173,7 +173,7 @@ def test_train_from_the_ui_and_watch_theta_d(dashboard):
     (job,) = jobs.list_jobs()
     assert job.command[3:5] == ["train", "--data"] and job.meta["data"] == "synthetic-mq2008"
     assert "--patience" in job.command and job.command[job.command.index("--patience") + 1] == "0"
-    _wait(lambda: job.pid and jobs._proc_start_time(job.pid) is None, 30, "the training process to exit")
+    _wait(lambda: job.pid and jobs.proc_start_time(job.pid) is None, 30, "the training process to exit")
     from ltr.store import RunStore
 
     with RunStore() as store:  # the trainer turns SIGTERM into a cancelled run, not a failed one

@@ -200,3 +200,18 @@ def test_runs_lists_full_run_ids_and_matches_data_as_stored(tmp_path, capsys):
     assert main(["runs", "--store", str(store), "--data", "synthetic-mq2008: n_queries=60,seed=4"]) == 0
     out = capsys.readouterr().out
     assert config.run_id in out and "training loss became nan" in out and "Traceback" not in out
+
+
+def test_loss_parameter_values_invalid_or_huge(capsys, tmp_path, tiny_data):
+    """b_d=1000 trains (it used to overflow inverse_softplus); only values without an inverse are refused."""
+    store = tmp_path / "store" / "runs.sqlite"
+    base = ["train", "--data", tiny_data, "--fold", "1", "--epochs", "1", "--loss", "learndcg", "--model", "mlp"]
+    for bad, match in (("b_d=1", "need finite b_g > 1, b_d > 1"), ("b_d=NaN", "b_d=nan"), ("alpha=-2", "alpha > 0"),
+                       ("b_g=1e300", "beyond float32")):
+        _bad(capsys, base + ["--loss-param", bad], store, match)
+    assert main(base + ["--loss-param", "b_d=1000", "--store", str(store)]) == 0
+    with RunStore(store) as s:
+        (run,) = s.list_runs().to_dict("records")
+        assert run["status"] == "completed"
+        first_b_d = s.step_series([run["run_id"]], ["b_d"])["value"].iloc[0]
+    assert first_b_d == pytest.approx(1000.0, rel=1e-6)

@@ -97,8 +97,8 @@ def test_cancel_running_job_kills_its_process_group(job_cache, tmp_path):
                           what="grandchild pid"))
     assert jobs.cancel(job_id) == "cancelled"
     assert jobs.get_job(job_id).status == "cancelled"
-    _wait(lambda: jobs._proc_start_time(job.pid) is None, what="job shell to exit")
-    _wait(lambda: jobs._proc_start_time(child_pid) is None, what="grandchild to exit")
+    _wait(lambda: jobs.proc_start_time(job.pid) is None, what="job shell to exit")
+    _wait(lambda: jobs.proc_start_time(child_pid) is None, what="grandchild to exit")
     time.sleep(0.3)  # the worker must not overwrite a cancelled job with failed
     assert jobs.get_job(job_id).status == "cancelled"
 

@@ -240,8 +240,6 @@ def test_neuralloss_rejects_unknown_parameters():
 def test_learndcg_standard_theta_d_gradient_is_the_closed_form_scale_factor(b_d):
     """DCG is ln(b_d) times a b_d-free sum, so dL/dθ_d = L·σ(θ_d)/(b_d ln b_d): negative for every
     negative loss (θ_d only climbs; see the module docstring)."""
-    import torch.nn.functional as F
-
     gen = torch.Generator().manual_seed(0)
     scores = torch.randn(4, 10, generator=gen, requires_grad=True)
     labels = torch.randint(0, 3, (4, 10), generator=gen).float()
@@ -252,3 +250,40 @@ def test_learndcg_standard_theta_d_gradient_is_the_closed_form_scale_factor(b_d)
     expected = value.detach() * torch.sigmoid(theta) / (loss.b_d.detach() * torch.log(loss.b_d.detach()))
     assert loss.theta_d.grad.item() == pytest.approx(expected.item(), rel=1e-5)
     assert loss.theta_d.grad.item() < 0
+
+
+# ---------------------------------------------------------------------------- inverse softplus
+@pytest.mark.parametrize("value", [1e-300, 1e-8, 0.5, 1.0, 19.9, 20.0, 20.1, 35.0, 709.0, 710.0, 1000.0, 1e6, 1e30])
+def test_inverse_softplus_is_stable_and_exact(value):
+    from ltr.losses.learndcg import inverse_softplus
+
+    theta = inverse_softplus(value)
+    assert math.isfinite(theta)
+    # exact softplus (torch's returns x itself above x = 20)
+    back = theta + math.log1p(math.exp(-theta)) if theta > 0 else math.log1p(math.exp(theta))
+    assert back == pytest.approx(value, rel=1e-12)
+    if value >= 40:  # log(1 - e^-b) underflows to nothing: theta is b itself
+        assert theta == value
+
+
+@pytest.mark.parametrize("value", [0.0, -1.0, float("nan"), float("inf"), -float("inf")])
+def test_inverse_softplus_refuses_only_values_without_an_inverse(value):
+    from ltr.losses.learndcg import inverse_softplus
+
+    with pytest.raises(ValueError, match="cannot invert"):
+        inverse_softplus(value)
+
+
+def test_learndcg_accepts_a_large_discount_base():
+    """`--loss-param b_d=1000` used to overflow math.expm1 with a traceback."""
+    loss = make_loss("learndcg", b_d=1000.0, b_g=1e4, alpha=50.0)
+    assert loss.b_d.item() == pytest.approx(1000.0, rel=1e-6)
+    assert loss.b_g.item() == pytest.approx(1e4, rel=1e-6)
+    assert loss.alpha.item() == pytest.approx(50.0, rel=1e-6)
+    scores, labels = torch.randn(2, 5, requires_grad=True), torch.tensor([[2.0, 1, 0, 0, -1], [0, 1, 0, 0, 0]])
+    value = loss(scores, labels)
+    value.backward()
+    assert torch.isfinite(value) and torch.isfinite(scores.grad).all()
+    for bad in ({"b_d": 1.0}, {"b_d": float("nan")}, {"alpha": 0.0}, {"b_g": 1e300}):
+        with pytest.raises(ValueError):
+            make_loss("learndcg", **bad)

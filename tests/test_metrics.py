@@ -22,6 +22,29 @@ def test_matches_allrank_golden(golden, filler, no_relevant):
             torch.testing.assert_close(table[k], expected, rtol=0, atol=1e-5, msg=f"case {case['case']} k={k}")
 
 
+def test_matches_ir_measures_on_the_golden_inputs(golden):
+    """trec_eval's nDCG@k (ir_measures: linear gain, queries without a relevant document score 0) on the
+    allRank fixture's scores and labels, which the repository carries, so this runs without ../shared."""
+    import ir_measures
+
+    checked = 0
+    for case in golden["cases"]:
+        scores, labels = torch.tensor(case["y_pred"]), torch.tensor(case["y_true"])
+        qrels, run = [], []
+        for q in range(scores.shape[0]):
+            for d in range(scores.shape[1]):
+                if labels[q, d] >= 0:  # -1 is padding
+                    qrels.append(ir_measures.Qrel(f"q{q}", f"d{d:03d}", int(labels[q, d])))
+                    run.append(ir_measures.ScoredDoc(f"q{q}", f"d{d:03d}", float(scores[q, d])))
+        ours = ndcg_table(scores.double(), labels, KS, gain="linear", no_relevant="zero")
+        for k in KS:
+            theirs = {m.query_id: m.value for m in ir_measures.iter_calc([ir_measures.nDCG @ k], qrels, run)}
+            expected = torch.tensor([theirs[f"q{q}"] for q in range(scores.shape[0])], dtype=torch.float64)
+            torch.testing.assert_close(ours[k], expected, rtol=0, atol=1e-6, msg=f"case {case['case']} nDCG@{k}")
+            checked += len(theirs)
+    assert checked > 0
+
+
 def _mq2008_run(shared_dir):
     """(scores, labels) padded batches and ir_measures qrels/run from the real MQ2008 fold file."""
     from sklearn.datasets import load_svmlight_file

@@ -148,12 +148,12 @@ def test_fixed_losses_log_no_parameters_and_early_stopping(tiny_data, tmp_path):
 
 @pytest.mark.slow
 def test_a_crash_marks_the_run_failed(tiny_data, tmp_path, monkeypatch):
-    import ltr.train as train
+    import ltr.train.run as run_module
 
     def broken(*args, **kwargs):
         raise RuntimeError("validation exploded")
 
-    monkeypatch.setattr(train, "evaluate", broken)
+    monkeypatch.setattr(run_module, "evaluate", broken)  # the module whose loop calls it
     config = _tiny(tiny_data, epochs=1)
     with RunStore(tmp_path / "runs.sqlite") as store:
         with pytest.raises(RuntimeError, match="exploded"):

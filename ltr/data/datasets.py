@@ -24,16 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
+from core.errors import DatasetError
 from core.paths import cache_subdir, data_folder
 from ltr.data.cache import load_cached
 from ltr.data.letor import RankingDataset
 from ltr.data.synthetic import GENERATOR_VERSION, PRESETS, write_synthetic
 
 SPLITS = ("train", "vali", "test")
-
-
-class DatasetError(ValueError):
-    """A data set that cannot be used as asked; the message is one line saying why."""
 
 
 @dataclass(frozen=True)

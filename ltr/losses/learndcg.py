@@ -39,9 +39,17 @@ from ltr.losses.approxndcg import IDEALS, approx_ndcg_per_query
 
 
 def inverse_softplus(value: float) -> float:
-    """theta with softplus(theta) = value (value > 0)."""
-    if value <= 0:
-        raise ValueError(f"softplus is positive; cannot invert {value}")
+    """theta with softplus(theta) = log(1 + e^theta) = value, for any finite value > 0.
+
+    theta = log(e^value - 1). For large values e^value overflows (value > ~709), so there it is
+    computed as theta = value + log(1 - e^-value) = value + log(-expm1(-value)), which is exact
+    algebra and stable (it tends to value). Non-positive, infinite and NaN values have no inverse.
+    """
+    value = float(value)
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"softplus takes values in (0, inf); cannot invert {value}")
+    if value > 20.0:  # e^-20 ~ 2e-9: the correction term is tiny, expm1 keeps it exact
+        return value + math.log(-math.expm1(-value))
     return math.log(math.expm1(value))
 
 
@@ -59,8 +67,12 @@ class LearnDCG(RankingLoss):
         super().__init__()
         if normalisation not in IDEALS:
             raise ValueError(f"normalisation must be one of {IDEALS}, got {normalisation!r}")
-        if b_g <= 1 or b_d <= 1 or alpha <= 0:
-            raise ValueError(f"need b_g > 1, b_d > 1, alpha > 0; got b_g={b_g}, b_d={b_d}, alpha={alpha}")
+        if not all(math.isfinite(float(v)) for v in (b_g, b_d, alpha)) or b_g <= 1 or b_d <= 1 or alpha <= 0:
+            raise ValueError(f"need finite b_g > 1, b_d > 1, alpha > 0; got b_g={b_g}, b_d={b_d}, alpha={alpha}")
+        float32_max = torch.finfo(torch.float32).max
+        too_large = [f"{n}={v}" for n, v in (("b_g", b_g), ("b_d", b_d), ("alpha", alpha)) if float(v) > float32_max / 2]
+        if too_large:
+            raise ValueError(f"{', '.join(too_large)} is beyond float32 (the parameters are float32 tensors)")
         self.normalisation = normalisation
         self.learnable = bool(learnable)
         self.eps = float(eps)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ltr.losses._common import RankingLoss, check_batch, mean_over, real_labels, real_scores
+from ltr.losses._common import RankingLoss, check_batch, mean_over, real_scores
 
 
 class ListMLE(RankingLoss):

@@ -1,0 +1,64 @@
+"""The persistent background job queue: training never runs inside the Streamlit server.
+
+A *job* is a command line (e.g. ``[sys.executable, "-m", "ltr", "train", ...]``) plus a resource
+class (``cpu``, ``cuda:0``, ...), a label and a JSON ``meta`` (e.g. the run ids it will produce).
+Jobs live in ``cache/jobs.sqlite``; their output goes to ``cache/jobs/<id>.log``.
+
+Life cycle::
+
+    submit() -> queued --worker--> running --process exits 0--> completed
+                  |                   |------exits != 0 / dies--> failed (exit code + log tail)
+                  +--cancel()--> cancelled <--cancel(): SIGTERM to the process group
+
+Who does what:
+
+- Pages call :func:`submit`, :func:`list_jobs`, :func:`cancel` and :func:`ensure_worker`; none of
+  them waits for a job.
+- One detached *worker* (``python -m core.jobs worker``, started by :func:`ensure_worker` in its own
+  session so that it outlives the Streamlit server) loops: it reaps jobs whose process ended
+  (exit code from the job's exit file, else "process died"), escalates cancelled jobs that ignore
+  SIGTERM to SIGKILL, and starts queued jobs while each resource class is under its concurrency
+  limit. It exits after ``idle_exit`` seconds without queued or running jobs. A single instance
+  is guaranteed by an ``fcntl`` lock on ``cache/jobs/worker.lock`` (released by the kernel when the
+  worker dies, so a crashed worker never blocks the next one).
+- Jobs are started in a new session (``start_new_session=True``) so that neither a closed browser
+  tab nor a restarted Streamlit server or worker stops them; a new worker finds running jobs
+  again by their pid (checked against the process start time, so a reused pid is not mistaken
+  for the job).
+
+Concurrency limits per resource class: by default 1 (one job per GPU, one on the CPU). Override
+with ``IRDASH_JOB_LIMITS="cpu=2,cuda:0=1"`` or in ``irdash.toml``::
+
+    [jobs]
+    limits = { cpu = 2, "cuda:0" = 1 }
+
+Executors. The worker talks to processes only through the :class:`Executor` protocol
+(``launch``, ``is_alive``, ``exit_code``, ``terminate``) and stores the opaque ``handle`` string
+that ``launch`` returns. :class:`LocalProcessExecutor` runs ``/bin/sh -c '"$@"; echo $? > exit'``
+around the command, so the exit code survives a worker restart. A Ray executor would implement
+the same four methods: ``launch`` submits a ``ray.remote`` task (with ``num_gpus`` from the
+resource class) that runs the command and writes the same log, and returns the task id as the
+
+Layout (one concern per module; this package re-exports the public names):
+
+- :mod:`core.jobs.records`: the jobs database, the :class:`Job` record and its log files;
+- :mod:`core.jobs.queue`: what pages call (submit, list, cancel, worker info, limits);
+- :mod:`core.jobs.executors`: the :class:`Executor` protocol and :class:`LocalProcessExecutor`;
+- :mod:`core.jobs.lock`: the single-worker lock and starting the detached worker;
+- :mod:`core.jobs.worker`: the worker loop (reap, start queued jobs, idle exit);
+- :mod:`core.jobs.cli`: ``python -m core.jobs worker|list|cancel``.
+"""
+from core.jobs.executors import Executor, LocalProcessExecutor, make_executor, proc_start_time, visible_device
+from core.jobs.lock import ensure_worker
+from core.jobs.queue import (cancel, failure_message, get_job, keep_jobs_moving, list_jobs, resource_limits, submit,
+                             worker_info)
+from core.jobs.records import (ACTIVE_STATUSES, DEFAULT_LIMIT, JOB_STATUSES, LIMITS_ENV, LOG_TAIL_CHARS, Job,
+                               JobError, job_log_path, jobs_db_path, read_log_tail)
+from core.jobs.worker import (KILL_GRACE_SECONDS, WORKER_IDLE_EXIT_SECONDS, WORKER_POLL_SECONDS, reap, run_worker,
+                              start_queued)
+
+__all__ = ["ACTIVE_STATUSES", "DEFAULT_LIMIT", "Executor", "JOB_STATUSES", "Job", "JobError", "KILL_GRACE_SECONDS",
+           "LIMITS_ENV", "LOG_TAIL_CHARS", "LocalProcessExecutor", "WORKER_IDLE_EXIT_SECONDS", "WORKER_POLL_SECONDS",
+           "cancel", "ensure_worker", "failure_message", "get_job", "job_log_path", "jobs_db_path",
+           "keep_jobs_moving", "list_jobs", "make_executor", "proc_start_time", "reap", "read_log_tail",
+           "resource_limits", "run_worker", "start_queued", "submit", "visible_device", "worker_info"]

@@ -1,0 +1,89 @@
+"""Preparing a run without writing anything: names, data, ranker and loss checked and built."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Mapping
+
+import torch
+
+from ltr.train.config import RunConfig, RunInputError, one_line, resolve_device
+
+
+@dataclass
+class PreparedRun:
+    config: RunConfig
+    device: torch.device
+    splits: dict  # split name -> RankingDataset
+    model: torch.nn.Module
+    loss_fn: torch.nn.Module
+    pretrain_seconds: float | None
+    stored_config: dict  # what the store records (result config + data signature)
+
+
+def prepare_run(config: RunConfig, *, splits: Mapping | None = None) -> PreparedRun:
+    """Validate names, load and check the fold, build ranker and loss; raises :class:`RunInputError`.
+
+    ``splits`` (``{"train"|"vali"|"test": RankingDataset}``) are the fold's data already loaded by
+    this process (:mod:`ltr.train.inprocess`); they are checked like freshly loaded ones.
+    """
+    from ltr.data.datasets import DatasetError, load_fold, resolve_dataset
+    from ltr.data.letor import LetorFormatError
+    from ltr.losses import LOSS_NAMES, make_loss
+    from ltr.rankers import RANKER_NAMES, make_ranker
+
+    if config.loss not in LOSS_NAMES:
+        raise RunInputError(f"unknown loss {config.loss!r}; choose from {', '.join(LOSS_NAMES)}")
+    if config.model not in RANKER_NAMES:
+        raise RunInputError(f"unknown model {config.model!r}; choose from {', '.join(RANKER_NAMES)}")
+    device = resolve_device(config.device)
+    try:
+        spec, _folder = resolve_dataset(config.data)
+        if not 1 <= config.fold <= spec.n_folds:
+            raise RunInputError(f"{config.data}: fold {config.fold} does not exist (folds 1..{spec.n_folds})")
+        if splits is None:
+            splits = {split: load_fold(config.data, config.fold, split) for split in ("train", "vali", "test")}
+    except (DatasetError, LetorFormatError, FileNotFoundError) as exc:
+        raise RunInputError(one_line(exc)) from None
+    for split, ds in splits.items():
+        if spec.n_features and ds.n_features != spec.n_features:
+            raise RunInputError(f"{config.data} fold {config.fold} {split}: {ds.n_features} features, "
+                                f"but {spec.name} has {spec.n_features}")
+        if ds.n_queries == 0:
+            raise RunInputError(f"{config.data} fold {config.fold} {split}: no queries")
+    n_features = splits["train"].n_features
+    # The loss first: NeuralLoss may pre-train (consuming RNG) only when its cache is cold, and the
+    # run's seed must not depend on that.
+    try:
+        loss_fn = make_loss(config.loss, **_dataset_loss_defaults(config, spec, splits["train"]))
+    except TypeError as exc:  # make_loss already names the loss
+        raise RunInputError(one_line(exc)) from None
+    except ValueError as exc:
+        raise RunInputError(f"bad parameters for loss {config.loss!r}: {one_line(exc)}") from None
+    torch.manual_seed(config.seed)
+    try:
+        model = make_ranker(config.model, n_features, **config.model_params)
+    except (TypeError, ValueError) as exc:
+        raise RunInputError(f"bad parameters for model {config.model!r}: {one_line(exc)}") from None
+    pretrain = getattr(loss_fn, "pretrain_seconds", None)
+    stored = config.result_config()
+    stored["data_signature"] = {"n_features": n_features,
+                                **{f"{s}_queries": ds.n_queries for s, ds in splits.items()},
+                                **{f"{s}_documents": int(ds.labels.shape[0]) for s, ds in splits.items()}}
+    stored = json.loads(json.dumps(stored, sort_keys=True))  # as the store gives it back (tuples -> lists)
+    return PreparedRun(config, device, splits, model.to(device), loss_fn.to(device),
+                       None if pretrain is None else float(pretrain), stored)
+
+
+def _dataset_loss_defaults(config: RunConfig, spec, train) -> dict:
+    """The loss parameters with dataset-dependent defaults filled in.
+
+    RMSE regresses labels onto ``n_levels * sigmoid(s)``, so its scale must be the number of grades
+    of the dataset (3 for MQ2007/2008, 5 for WEB10K/Yahoo), not a fixed 5.
+    """
+    params = dict(config.loss_params)
+    if config.loss == "rmse" and "n_levels" not in params:
+        max_grade = spec.max_grade if spec.max_grade is not None else int(train.labels.max(initial=0))
+        params["n_levels"] = int(max_grade) + 1
+    return params
+

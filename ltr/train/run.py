@@ -1,0 +1,184 @@
+"""Training one run end to end: store bookkeeping, cancellation by signal, the epoch loop, the test."""
+from __future__ import annotations
+
+import json
+import math
+import signal
+import threading
+import time
+import traceback
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+from ltr.cutoffs import NDCG_CUTOFFS
+from ltr.store import RunBusy, RunConfigMismatch, RunStore, run_is_live
+from ltr.train.checkpoint import (CHECKPOINT_FORMAT, checkpoint_path, clone_state, load_checkpoint, rng_state,
+                                  save_checkpoint, set_rng_state)
+from ltr.train.config import RunCancelled, RunConfig, RunInputError, one_line
+from ltr.train.loop import EVAL_BATCH_SIZE, FLUSH_SECONDS, build_optimizer, evaluate, make_batcher, train_epoch
+from ltr.train.prepare import PreparedRun, prepare_run
+from ltr.train.steplog import StepLog
+from ltr.train.summary import run_summary
+
+SELECTION_METRIC = "ndcg@10"
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    status: str
+    retrained: bool  # False when the stored result of a completed run was returned
+    summary: dict  # :func:`run_summary` of the run (the ``--out`` JSON)
+
+
+def train_run(config: RunConfig, store: RunStore, resume: bool = True, *, force: bool = False,
+              prepared: PreparedRun | None = None, progress: Callable[[str], None] | None = None,
+              cancel: threading.Event | None = None) -> RunResult:
+    """Train (or resume, or just look up) the run of ``config``; see the module docstring.
+
+    ``resume=False`` discards a checkpoint and starts over; ``force=True`` also retrains a run
+    that completed (and replaces a stored run whose configuration no longer matches). Setting
+    ``cancel`` (from any thread) stops the run at its next step like SIGTERM does: it is marked
+    ``cancelled`` and :class:`RunCancelled` is raised.
+    """
+    run_id = config.run_id
+    prepared = prepared or prepare_run(config)
+    existing = store.find_run(run_id)
+    if existing is not None:
+        if run_is_live(existing):
+            raise RunInputError(f"run {run_id} is being trained right now by pid {existing['pid']} "
+                                f"on {existing['host']}")
+        if existing["config"] != prepared.stored_config and not force:
+            raise RunInputError(f"run {run_id} is stored with a different configuration or data "
+                                f"(stored {json.dumps(existing['config'], sort_keys=True)}); "
+                                f"use --force to replace it")
+        if force:
+            store.delete_run(run_id)
+            checkpoint_path(store, run_id).unlink(missing_ok=True)
+            existing = None
+        elif existing["status"] == "completed":
+            return RunResult(run_id, "completed", False, run_summary(store, run_id))
+    try:
+        store.register_run(run_id, prepared.stored_config, experiment=config.experiment,
+                           total_epochs=config.epochs)
+    except RunConfigMismatch as exc:  # a concurrent writer registered it differently meanwhile
+        raise RunInputError(one_line(exc)) from None
+    ckpt_path = checkpoint_path(store, run_id)
+    if existing is None or not resume:
+        ckpt_path.unlink(missing_ok=True)  # a leftover from a deleted store must not be resumed
+    try:
+        with _sigterm_cancels():
+            try:
+                store.start_run(run_id, device=str(prepared.device))
+            except RunBusy as exc:
+                raise RunInputError(one_line(exc)) from None
+            _train(prepared, store, ckpt_path, progress or (lambda _msg: None), cancel)
+    except RunInputError:
+        raise
+    except (RunCancelled, KeyboardInterrupt) as exc:
+        store.fail_run(run_id, f"cancelled ({type(exc).__name__}); resume to continue", status="cancelled")
+        raise
+    except BaseException as exc:
+        tb = traceback.format_exception(exc)
+        store.fail_run(run_id, f"{type(exc).__name__}: {one_line(exc)}\n{''.join(tb[-6:])}")
+        raise
+    return RunResult(run_id, "completed", True, run_summary(store, run_id))
+
+
+@contextmanager
+def _sigterm_cancels() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        if callable(previous):  # a host process's own handler (it ends the host after this run)
+            previous(signum, frame)
+        raise RunCancelled(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[[str], None],
+           cancel: threading.Event | None) -> None:
+    cfg, device, run_id = p.config, p.device, p.config.run_id
+    model, loss_fn = p.model, p.loss_fn
+    optimizer = build_optimizer(model, loss_fn, cfg.lr, cfg.effective_loss_lr)
+    train_b = make_batcher(p.splits["train"], device, cfg.batch_size, slate_length=cfg.slate_length,
+                           shuffle=True, seed=cfg.seed)
+    eval_bs = max(cfg.batch_size, EVAL_BATCH_SIZE)
+    vali_b = make_batcher(p.splits["vali"], device, eval_bs)
+    step_log = StepLog(loss_fn, device, rows=cfg.flush_every)
+
+    state = {"epoch": 0, "step": 0, "best_metric": -math.inf, "best_epoch": -1, "bad_epochs": 0,
+             "stopped": False, "train_seconds": 0.0}
+    best_model, best_loss = clone_state(model), clone_state(loss_fn)
+    ckpt = load_checkpoint(ckpt_path, run_id)
+    if ckpt is not None:
+        model.load_state_dict(ckpt["model"])
+        loss_fn.load_state_dict(ckpt["loss"])
+        optimizer.load_state_dict(ckpt["optimizer"])
+        best_model, best_loss = ckpt["best_model"], ckpt["best_loss"]
+        state.update(ckpt["counters"])
+        set_rng_state(ckpt["rng"])
+        progress(f"resuming {run_id} after epoch {state['epoch'] - 1} (step {state['step']})")
+    store.truncate_after(run_id, step=state["step"], epoch=state["epoch"])
+
+    last_beat = [time.monotonic()]
+
+    def flush() -> None:
+        rows = step_log.drain()
+        if rows:
+            store.log_steps(run_id, rows)  # also beats the heartbeat
+        else:
+            store.heartbeat(run_id)
+        last_beat[0] = time.monotonic()
+
+    def tick() -> None:
+        if cancel is not None and cancel.is_set():
+            raise RunCancelled("cancel requested")
+        if time.monotonic() - last_beat[0] > FLUSH_SECONDS:
+            flush()
+
+    while not state["stopped"] and state["epoch"] < cfg.epochs:
+        epoch, started = state["epoch"], time.perf_counter()
+        step, mean_loss = train_epoch(model, loss_fn, optimizer, train_b, epoch, state["step"],
+                                      log_every=cfg.log_every, step_log=step_log, on_flush=flush,
+                                      cancel=cancel)
+        flush()
+        vali = evaluate(model, vali_b, p.splits["vali"].n_queries, NDCG_CUTOFFS, tick).mean(dim=1).tolist()
+        seconds = time.perf_counter() - started
+        metrics = {f"ndcg@{k}": v for k, v in zip(NDCG_CUTOFFS, vali)}
+        selected = metrics[SELECTION_METRIC]
+        if selected > state["best_metric"]:
+            state.update(best_metric=selected, best_epoch=epoch, bad_epochs=0)
+            best_model, best_loss = clone_state(model), clone_state(loss_fn)
+        else:
+            state["bad_epochs"] += 1
+        state.update(epoch=epoch + 1, step=step, train_seconds=state["train_seconds"] + seconds,
+                     stopped=bool(cfg.patience) and state["bad_epochs"] >= cfg.patience)
+        # Store first, checkpoint second: a checkpoint always has its epoch in the store.
+        store.log_epoch(run_id, epoch, {**metrics, "seconds": seconds, "train_loss": float(mean_loss)})
+        save_checkpoint(ckpt_path, {
+            "format": CHECKPOINT_FORMAT, "run_id": run_id, "model": model.state_dict(),
+            "loss": loss_fn.state_dict(), "optimizer": optimizer.state_dict(), "best_model": best_model,
+            "best_loss": best_loss, "counters": dict(state), "rng": rng_state()})
+        progress(f"epoch {epoch}: vali ndcg@10 {selected:.4f} (best {state['best_metric']:.4f} at "
+                 f"{state['best_epoch']}) loss {float(mean_loss):.4f} {seconds:.1f}s")
+
+    model.load_state_dict(best_model)
+    test_ds = p.splits["test"]
+    per_query = evaluate(model, make_batcher(test_ds, device, eval_bs), test_ds.n_queries, NDCG_CUTOFFS, tick).cpu()
+    means = {f"ndcg@{k}": float(per_query[i].mean()) for i, k in enumerate(NDCG_CUTOFFS)}
+    per_query_map = {f"ndcg@{k}": dict(zip(test_ds.qids, per_query[i].tolist())) for i, k in enumerate(NDCG_CUTOFFS)}
+    store.finish_run(run_id, test_means=means, per_query=per_query_map, train_seconds=state["train_seconds"],
+                     pretrain_seconds=p.pretrain_seconds, best_epoch=state["best_epoch"])
+    ckpt_path.unlink(missing_ok=True)
+    progress("test " + " ".join(f"{k} {v:.4f}" for k, v in means.items()))
+

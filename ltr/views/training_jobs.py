@@ -1,0 +1,147 @@
+"""Starting runs from the training form (one background job per fold) and the table of those jobs."""
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+import pandas as pd
+
+from core import jobs
+from core.ray_cluster import EXECUTORS, ray_settings
+from ltr.store import RunStore, run_is_live
+from ltr.views.home import gpu_count
+
+JOB_KIND = "ltr.train"
+
+
+@dataclass(frozen=True)
+class TrainingRequest:
+    """What the training form asks for; one run (and one job) per fold."""
+
+    data: str
+    folds: tuple[int, ...]
+    loss: str
+    model: str
+    epochs: int
+    lr: float
+    batch_size: int
+    slate_length: int | None
+    seed: int
+    patience: int
+    executor: str = "local"  # "local": a trainer host runs each fold; "ray": a Ray task per fold
+
+    def configs(self) -> list:
+        from ltr.train import RunConfig
+
+        return [RunConfig(data=self.data, fold=fold, loss=self.loss, model=self.model, epochs=self.epochs,
+                          lr=self.lr, batch_size=self.batch_size, slate_length=self.slate_length or None,
+                          seed=self.seed, patience=self.patience) for fold in self.folds]
+
+
+def submit_training(request: TrainingRequest, *, n_gpus: int | None = None) -> list[int]:
+    """Queue one training job per fold (run by a trainer host, see below); returns the job ids.
+
+    With GPUs, folds are spread round-robin over them (resource ``cuda:i``; the job runner sets
+    ``CUDA_VISIBLE_DEVICES`` so the trainer's automatic device picks that GPU); else all go to
+    ``cpu``, where the runner's limit runs them one after another.
+
+    With ``executor="ray"`` each job is ``python -m ltr train --executor ray`` instead: a light
+    local driver that runs the fold as a Ray task (resource class ``ray``; Ray picks the node and
+    the GPU, the run streams into this store, cancelling the job cancels the task).
+    """
+    from ltr.train.host import host_command
+
+    if not request.folds:
+        raise ValueError("choose at least one fold")
+    if request.executor not in EXECUTORS:
+        raise ValueError(f"executor {request.executor!r}: choose from {', '.join(EXECUTORS)}")
+    n_gpus = gpu_count() if n_gpus is None else n_gpus
+    job_ids = []
+    for i, config in enumerate(request.configs()):
+        resource = f"cuda:{i % n_gpus}" if n_gpus else "cpu"
+        command = [sys.executable, "-m", "ltr", "train", *config.to_cli_args()]
+        label = f"{config.data} · fold {config.fold} · {config.loss} · {config.model}"
+        # Run by a trainer host (``python -m ltr worker``) that stays up between jobs: torch is
+        # imported and the fold read once; ``command`` is the same run as a process of its own.
+        meta = {"kind": JOB_KIND, "run_ids": [config.run_id], "data": config.data, "fold": config.fold,
+                "loss": config.loss, "model": config.model, "host": host_command(),
+                "host_request": {"config": dataclasses.asdict(config)}}
+        if request.executor == "ray":
+            # A driver process of its own (no host): it holds the Ray connection while the task runs.
+            resource, label = "ray", f"{label} · ray"
+            command += ["--executor", "ray"]
+            meta = {k: v for k, v in meta.items() if k not in ("host", "host_request")} | {"executor": "ray"}
+        job_ids.append(jobs.submit(command, label=label, resource=resource, meta=meta, start_worker=False))
+    jobs.ensure_worker()
+    return job_ids
+
+
+def executor_setting() -> tuple[str, str]:
+    """``(default executor, where Ray runs go)`` for the training form, from ``irdash.toml`` ``[ray]``."""
+    settings = ray_settings()
+    where = (f"the Ray cluster at `{settings.address}`" if settings.address
+             else "a local Ray instance started by each job (set `[ray] address` in irdash.toml for a cluster)")
+    return settings.executor, where
+
+
+# ---------------------------------------------------------------------------- jobs table
+def active_job_count() -> int:
+    return len(jobs.list_jobs(status=jobs.ACTIVE_STATUSES, limit=None))
+
+
+def _elapsed(start: float | None, end: float | None) -> str:
+    if start is None:
+        return ""
+    seconds = int((end or time.time()) - start)
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+def jobs_frame(store: RunStore, job_list: Sequence[jobs.Job]) -> pd.DataFrame:
+    """The jobs table: job status, progress from its run (epochs done / total), run status, message.
+
+    ``progress`` is in [0, 1]; a completed run counts as 1 even when early stopping ended it early.
+    A run still marked running whose process is gone shows ``running (stale)``.
+    """
+    columns = ["job", "label", "status", "resource", "progress", "epochs", "run status", "elapsed", "run_id",
+               "message"]
+    run_ids = [rid for j in job_list for rid in j.meta.get("run_ids", [])[:1]]
+    runs = {r["run_id"]: r for r in store.list_runs(run_ids=run_ids).to_dict("records")} if run_ids else {}
+    rows = []
+    for job in job_list:
+        run_id = (job.meta.get("run_ids") or [None])[0]
+        run = runs.get(run_id)
+        done = int(run["epochs_done"]) if run else 0
+        total = int(run["total_epochs"]) if run and _is_number(run["total_epochs"]) else None
+        if run and run["status"] == "completed":
+            progress = 1.0
+        else:
+            progress = min(done / total, 1.0) if total else 0.0
+        run_status = ""
+        if run:
+            run_status = run["status"]
+            if run_status == "running" and not run_is_live(run):
+                run_status = "running (stale)"
+        message = ""
+        if job.status == "failed":
+            message = jobs.failure_message(job.log_tail)
+        elif run is not None and isinstance(run.get("error"), str) and run["error"]:
+            message = jobs.failure_message(run["error"])
+        rows.append({"job": job.id, "label": job.label, "status": job.status, "resource": job.resource,
+                     "progress": progress, "epochs": f"{done}/{total}" if total else "",
+                     "run status": run_status, "elapsed": _elapsed(job.started, job.finished),
+                     "run_id": run_id or "", "message": message})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def ltr_jobs(limit: int = 30) -> list[jobs.Job]:
+    """The most recent training jobs started from the dashboard (newest first)."""
+    return [j for j in jobs.list_jobs(limit=limit * 4) if j.meta.get("kind") == JOB_KIND][:limit]
+
+
+def _is_number(value) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
