@@ -35,9 +35,14 @@ with ``IRDASH_JOB_LIMITS="cpu=2,cuda:0=1"`` or in ``irdash.toml``::
 Executors. The worker talks to processes only through the :class:`Executor` protocol
 (``launch``, ``is_alive``, ``exit_code``, ``terminate``) and stores the opaque ``handle`` string
 that ``launch`` returns. :class:`LocalProcessExecutor` runs ``/bin/sh -c '"$@"; echo $? > exit'``
-around the command, so the exit code survives a worker restart. A Ray executor would implement
-the same four methods: ``launch`` submits a ``ray.remote`` task (with ``num_gpus`` from the
-resource class) that runs the command and writes the same log, and returns the task id as the
+around the command, so the exit code survives a worker restart.
+
+Ray. Jobs of resource class ``ray`` are local driver processes (``python -m ltr train --executor
+ray``) that run their work as Ray tasks (:mod:`ltr.ray_runner`); the queue, limits, logs and
+cancel are those of any job (SIGTERM to the driver makes it ``ray.cancel`` its tasks). The queue
+itself stays local on purpose: a Ray task dies with the process that submitted it, while a job
+must outlive the dashboard and this worker. The class's default limit is
+:func:`core.ray_cluster.default_job_limit`.
 
 Layout (one concern per module; this package re-exports the public names):
 
