@@ -272,3 +272,25 @@ def test_store_actor_is_shared_per_store_file_and_replaced_with_the_file(ray_clu
     ray.get(second.flush.remote())
     with RunStore(path) as store:
         assert len(store.step_series(["r"], ["loss"])) == 1
+
+
+def test_cli_grid_on_an_existing_cluster_then_resubmitted(ray_cluster, tiny_data, tmp_path):
+    """``python -m ltr grid --executor ray --address <cluster>``: a driver process of its own joins the
+    running cluster (as on a head node), and the same command again skips what is done."""
+    import subprocess
+    import sys
+
+    from core.paths import PROJECT_ROOT
+
+    store = tmp_path / "runs.sqlite"
+    cmd = [sys.executable, "-m", "ltr", "grid", "--name", "cli-ray", "--data", tiny_data, "--folds", "1", "2",
+           "--losses", "ranknet", "--models", "mlp", "--epochs", "2", "--batch-size", "16", "--store", str(store),
+           "--no-progress", "--executor", "ray", "--address", ray_cluster[0], "--checkpoint-dir", str(tmp_path / "ck")]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    first = subprocess.run(cmd, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert "cli-ray: 2 completed, 0 already done, 0 failed" in first.stdout
+    again = subprocess.run(cmd, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and "cli-ray: 0 completed, 2 already done, 0 failed" in again.stdout
+    with RunStore(store) as s:
+        assert s.counts()["completed"] == 2 and set(s.list_runs()["experiment"]) == {"cli-ray"}
