@@ -25,7 +25,9 @@ configs and metrics, never tensors, through it).
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, fields, replace
+from pathlib import Path
 from typing import Any, Mapping
 
 from core.paths import PROJECT_ROOT, load_config
@@ -113,6 +115,36 @@ def run_resources(settings: RaySettings, *, wants_cuda: bool) -> dict[str, float
     if wants_cuda:
         return {"num_gpus": settings.gpus_per_run, "num_cpus": 0}
     return {"num_cpus": settings.cpus_per_run}
+
+
+def node_service(actor_body: type, path: str | Path, *, prefix: str):
+    """The actor serving the file ``path`` from this process's node: ``actor_body(path)`` as a Ray actor.
+
+    For files that only this node can open (a SQLite store): the actor is pinned here, holds no CPU
+    slot, and is named after the node and the file and detached, so every driver on this node that
+    uses the file shares one warm actor (on a local Ray instance it ends with the instance).
+    ``actor_body`` must have ``serves(path) -> bool``: an actor whose file was deleted or replaced
+    since it opened it (its writes would be lost) is killed and a new one started.
+    """
+    import hashlib
+
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    path = str(Path(path).resolve())
+    node = ray.get_runtime_context().get_node_id()
+    name = f"{prefix}-{node[:12]}-{hashlib.sha256(path.encode()).hexdigest()[:12]}"
+    actor_cls = ray.remote(num_cpus=0, max_restarts=0, max_concurrency=1)(actor_body)
+    options = dict(name=name, lifetime="detached", get_if_exists=True,
+                   scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False))
+    for _attempt in range(50):
+        actor = actor_cls.options(**options).remote(path)
+        # Waiting here also means the file is open before anything depends on the actor.
+        if ray.get(actor.serves.remote(path)):
+            return actor
+        ray.kill(actor)
+        time.sleep(0.1)  # the name is released asynchronously
+    raise RuntimeError(f"could not start the actor serving {path}")
 
 
 def default_job_limit() -> int:

@@ -26,11 +26,11 @@ from __future__ import annotations
 import os
 import socket
 import threading
-import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from core.ray_cluster import node_service
 from ltr.store import RunStore
 
 POSTED = ("log_steps", "heartbeat")
@@ -116,30 +116,11 @@ class StoreService:
 def store_service(path: str | Path):
     """The :class:`StoreService` actor of the store at ``path`` on this process's node (started if needed).
 
-    One per (node, store file), shared by every driver there (each dashboard job is a driver):
-    named and detached, so the second grid or job finds it warm instead of paying for a new actor
-    process. It holds no CPU slot. On a local Ray instance it ends with the instance.
+    One per (node, store file), shared by every driver there (each dashboard job is a driver), so the
+    second grid or job finds it warm instead of paying for a new actor process; see
+    :func:`core.ray_cluster.node_service`.
     """
-    import hashlib
-
-    import ray
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-    path = str(Path(path).resolve())
-    node = ray.get_runtime_context().get_node_id()
-    name = f"irdash-store-{node[:12]}-{hashlib.sha256(path.encode()).hexdigest()[:12]}"
-    actor_cls = ray.remote(num_cpus=0, max_restarts=0, max_concurrency=1)(StoreService)
-    options = dict(name=name, lifetime="detached", get_if_exists=True,
-                   scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False))
-    for _attempt in range(50):
-        actor = actor_cls.options(**options).remote(path)
-        # Waiting here also means the SQLite file is open before any run depends on the actor.
-        if ray.get(actor.serves.remote(path)):
-            return actor
-        # The store file was deleted or replaced since that actor opened it: its writes would be lost.
-        ray.kill(actor)
-        time.sleep(0.1)  # the name is released asynchronously
-    raise RuntimeError(f"could not start the store actor for {path}")
+    return node_service(StoreService, path, prefix="irdash-store")
 
 
 class RemoteRunStore:

@@ -37,3 +37,16 @@ def golden():
     import json
 
     return json.loads((FIXTURES / "allrank_golden.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """A small local Ray instance for one test module (2 CPUs, no dashboard, 200 MB object store),
+    shut down after it; yields ``(gcs address, cluster resources)``."""
+    ray = pytest.importorskip("ray")
+    from core.ray_cluster import RaySettings, connect
+
+    os.environ["OMP_NUM_THREADS"] = "1"  # inherited by the Ray workers started below
+    resources = connect(RaySettings(local_cpus=2, local_object_store_mb=200), log_to_driver=False)
+    yield ray.get_runtime_context().gcs_address, resources
+    ray.shutdown()

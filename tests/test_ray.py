@@ -13,22 +13,13 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from core.ray_cluster import RaySettings, connect  # noqa: E402
+from core.ray_cluster import RaySettings  # noqa: E402
 from ltr.grid import Grid  # noqa: E402
 from ltr.store import RunStore  # noqa: E402
 from ltr.train import RunConfig, run_summary, train_run  # noqa: E402
 
 pytestmark = pytest.mark.slow
 TINY_QUERIES = 60  # per split: ~0.1 s per epoch on one thread
-
-
-@pytest.fixture(scope="module")
-def ray_cluster():
-    """A small local Ray instance for this module (2 CPUs, no dashboard, 200 MB object store)."""
-    os.environ["OMP_NUM_THREADS"] = "1"  # inherited by the Ray workers started below
-    resources = connect(RaySettings(local_cpus=2, local_object_store_mb=200), log_to_driver=False)
-    yield ray.get_runtime_context().gcs_address, resources
-    ray.shutdown()
 
 
 @pytest.fixture(scope="module")
