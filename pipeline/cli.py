@@ -10,6 +10,23 @@ Commands::
         hard-to-retrieve sets per retriever, their mean NDCG@10 and their intersection
     coverage --dataset dl19|...|all [--json]
         judged queries and how many judged / relevant passages have text
+    h2j (--dataset dlYY | --qrels FILE [--topics F] [--passages F]) --judge NAME[=FILE] [--setup binary|graded]
+        [--quantile 0.25] [--cap N] [--json]
+        per-query judge/NIST disagreement and the H2J set, under "binary" and "graded"
+    h2g (--dataset dlYY | --qrels ...) --generator NAME[=FILE.jsonl] [--encoder auto|roberta-large|minilm]
+        [--aggregate max|mean] [--json]
+        per-query BERTScore F1 against the grade-2/3 passages and the H2G set, per generator
+    overlap (--dataset dlYY | --qrels ...) --retriever NAME[=RUNFILE] --generator NAME[=FILE.jsonl]
+        --judge NAME[=FILE] --setup binary|graded [--quantile 0.25] [--json]
+        the three sets (h2r, h2g, h2j), Venn regions, shares and pairwise figures of one configuration
+    run --dataset dlYY [--retriever ...]... [--generator ...]... [--judge ...]... [--setup ...]... [--cap N]
+        every step (H2R, answers, BERTScore, judgments, every configuration's overlap, stability), with
+        progress bars; resumable (LLM calls and BERTScore pairs are cached); writes
+        cache/failure/<dataset>/study.json (and --out FILE)
+
+A generator or judge NAME without a file is an LLM spec: embedded, auto, ollama:MODEL[@HOST],
+openai:MODEL@BASE_URL (see pipeline.llm.factory); a judge NAME that matches the data folder's
+judgments/judgments.NAME.<dataset>.txt imports that file.
 
 Errors print one line on stderr and exit with status 1.
 """
@@ -98,6 +115,104 @@ def cmd_coverage(args) -> None:
         _dump(out)
 
 
+def _collection(args):
+    from pipeline.failure import load_collection
+
+    return load_collection(args.dataset, qrels=args.qrels, topics=args.topics, passages=args.passages,
+                           data_dir=args.data)
+
+
+def _llm_options(args) -> dict:
+    return {"timeout": args.llm_timeout, "retries": args.llm_retries}
+
+
+def cmd_h2j(args) -> None:
+    from pipeline.failure import judgment_values, judgments_for, task_set
+
+    data = _collection(args)
+    out = {"dataset": data.name, "quantile": args.quantile}
+    for setup in args.setup or ["binary", "graded"]:
+        judgments = judgments_for(data, args.judge, setup, cap=args.cap, llm_options=_llm_options(args),
+                                  progress=not args.json)
+        values, info = judgment_values(data, judgments)
+        out[setup] = {"judge": judgments.judge, "per_query": values, "h2j": task_set(values, "h2j", args.quantile),
+                      **info}
+    if args.json:
+        _dump(out)
+        return
+    for setup in args.setup or ["binary", "graded"]:
+        r = out[setup]
+        print(f"{data.name} {setup} ({r['judge']}): {r['n_queries']} queries, {r['n_pairs_compared']} pairs, "
+              f"{r['n_unparseable']} unparseable; H2J ({len(r['h2j'])}): {' '.join(r['h2j'])}")
+
+
+def cmd_h2g(args) -> None:
+    from pipeline.failure import generation_for, generation_values, task_set
+
+    data = _collection(args)
+    out = {"dataset": data.name, "quantile": args.quantile, "generators": {}}
+    for arg in args.generator:
+        gen = generation_for(data, arg, llm_options=_llm_options(args), progress=not args.json)
+        values, info = generation_values(data, gen, args.encoder, args.aggregate)
+        out["generators"][gen.name] = {"provenance": gen.provenance, "per_query": values,
+                                       "h2g": task_set(values, "h2g", args.quantile), **info}
+    if args.json:
+        _dump(out)
+        return
+    for name, r in out["generators"].items():
+        print(f"{data.name} {name} ({r['encoder']}): {len(r['per_query'])} queries, {r['n_excluded']} excluded; "
+              f"H2G ({len(r['h2g'])}): {' '.join(r['h2g'])}")
+
+
+def cmd_overlap(args) -> None:
+    from pipeline.failure import failure_sets
+
+    result = failure_sets(args.dataset, retriever=args.retriever, generator=args.generator, judge=args.judge,
+                          setup=args.setup, quantile=args.quantile, data_dir=args.data, qrels=args.qrels,
+                          topics=args.topics, passages=args.passages, encoder=args.encoder, cap=args.cap,
+                          llm_options=_llm_options(args), progress=not args.json)
+    out = result.as_dict()
+    if args.json:
+        _dump(out)
+        return
+    print(f"{out['dataset']} {out['configuration']}: {out['n_queries']} queries")
+    for task in ("h2r", "h2g", "h2j"):
+        print(f"  {task} ({len(out[task])}): {' '.join(out[task])}")
+    print(f"  all three: {out['all_three']['count']} ({out['all_three']['share']:.1%})")
+    for pair, fig in out["pairwise"].items():
+        print(f"  {pair}: {fig['count']} (expected {fig['expected_if_independent']:.2f}, p = {fig['p_value']:.3g}, "
+              f"Jaccard {fig['jaccard']:.2f})")
+
+
+def cmd_run(args) -> None:
+    from pipeline.failure import run_study
+
+    data = _collection(args)
+    retrievers = args.retriever or (sorted(data.imported_runs()) or ["bm25"])
+    judges = args.judge
+    if not judges:
+        found = sorted(p.name.split(".")[1] for p in (data.folder / "judgments").glob(f"judgments.*.{data.name}.txt")) \
+            if data.folder is not None and (data.folder / "judgments").is_dir() else []
+        judges = found + ["auto"]
+    study = run_study(data, retrievers=retrievers, generators=args.generator or ["auto"], judges=judges,
+                      setups=args.setup or ["binary", "graded"], quantile=args.quantile, encoder=args.encoder,
+                      aggregate=args.aggregate, cap=args.cap, llm_options=_llm_options(args),
+                      log=(lambda m: print(m, file=sys.stderr)))
+    if args.out:
+        from core.atomic import atomic_write_text
+        atomic_write_text(args.out, json.dumps(study, ensure_ascii=False, indent=1))
+    if args.json:
+        _dump(study)
+        return
+    for label, c in study["configurations"].items():
+        a = c["analysis"]
+        largest = a["largest_pairwise"]
+        print(f"{label}: all three {a['all_three']['share']:.1%}; exclusive "
+              + ", ".join(f"{t} {e['share']:.0%}" for t, e in a["exclusive"].items() if e["share"] is not None)
+              + f"; largest pair {largest['pair']} ({largest['count']}, p = {largest['p_value']:.3g})"
+              + (f"  [{c['note']}]" if c["note"] else ""))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m pipeline", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -133,6 +248,49 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--measure", default="nDCG@10")
     data_args(p)
     p.set_defaults(func=cmd_h2r)
+
+    def collection_args(p, dataset_required=False):
+        p.add_argument("--dataset", choices=list(DATASETS), required=dataset_required)
+        p.add_argument("--qrels", default=None, help="any TREC-style qrels file instead of --dataset")
+        p.add_argument("--topics", default=None, help="qid<TAB>query file (with --qrels)")
+        p.add_argument("--passages", default=None, help="pid<TAB>text file (with --qrels)")
+        p.add_argument("--data", default=None, help="TREC DL data folder (default: configured trec_dl folder)")
+        p.add_argument("--quantile", type=float, default=0.25)
+        p.add_argument("--cap", type=int, default=20, help="LLM judge: judged pairs per query at most (stratified)")
+        p.add_argument("--encoder", default="auto", choices=["auto", "roberta-large", "minilm"])
+        p.add_argument("--aggregate", default="max", choices=["max", "mean"], help="BERTScore over several passages")
+        p.add_argument("--llm-timeout", type=float, default=300.0, help="seconds per LLM call")
+        p.add_argument("--llm-retries", type=int, default=2)
+        p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("h2j", help="hard-to-judge sets: judge/NIST disagreement per query (binary and graded)")
+    collection_args(p)
+    p.add_argument("--judge", required=True, metavar="NAME[=FILE]")
+    p.add_argument("--setup", action="append", choices=["binary", "graded"], help="default: both")
+    p.set_defaults(func=cmd_h2j)
+
+    p = sub.add_parser("h2g", help="hard-to-generate sets: BERTScore F1 of zero-shot answers per query")
+    collection_args(p)
+    p.add_argument("--generator", required=True, action="append", metavar="NAME[=FILE.jsonl]")
+    p.set_defaults(func=cmd_h2g)
+
+    p = sub.add_parser("overlap", help="the three failure sets of one configuration and their overlap")
+    collection_args(p)
+    p.add_argument("--retriever", required=True, metavar="NAME[=RUNFILE]")
+    p.add_argument("--generator", required=True, metavar="NAME[=FILE.jsonl]")
+    p.add_argument("--judge", required=True, metavar="NAME[=FILE]")
+    p.add_argument("--setup", required=True, choices=["binary", "graded"])
+    p.set_defaults(func=cmd_overlap)
+
+    p = sub.add_parser("run", help="every failure-study step and every configuration's overlap (resumable)")
+    collection_args(p)
+    p.add_argument("--retriever", action="append", metavar="NAME[=RUNFILE]", help="default: the imported runs")
+    p.add_argument("--generator", action="append", metavar="NAME[=FILE.jsonl]", help="default: auto")
+    p.add_argument("--judge", action="append", metavar="NAME[=FILE]",
+                   help="default: the data folder's judgment files and the auto LLM judge")
+    p.add_argument("--setup", action="append", choices=["binary", "graded"], help="default: both")
+    p.add_argument("--out", default=None, help="also write the study JSON here")
+    p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("coverage", help="judged queries and passage-text coverage")
     p.add_argument("--dataset", default="all", choices=[*DATASETS, "all"])

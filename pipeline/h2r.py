@@ -42,18 +42,31 @@ class HardSet:
 def hard_to_retrieve(per_query: Mapping[str, float], quantile: float = DEFAULT_QUANTILE,
                      retriever: str = "") -> HardSet:
     """The queries whose value falls at or below the ``quantile``-th quantile (see the module rule)."""
+    return hard_set(per_query, quantile, retriever)
+
+
+def hard_set(per_query: Mapping[str, float], quantile: float = DEFAULT_QUANTILE, name: str = "", *,
+             top: bool = False) -> HardSet:
+    """The module's rule for any task: the bottom ``quantile`` (value <= numpy.quantile(v, q)), or with
+    ``top`` the top one (value >= numpy.quantile(v, 1 - q), hardest = highest first; H2J's
+    disagreement). Ties at the threshold are included either way."""
     if not 0.0 < quantile <= 1.0:
         raise ValueError(f"quantile must be in (0, 1], got {quantile}")
     if not per_query:
-        raise ValueError(f"{retriever or 'run'}: no scored queries")
+        raise ValueError(f"{name or 'run'}: no scored queries")
     qids = np.array(list(per_query), dtype=object)
     values = np.fromiter(per_query.values(), dtype=np.float64, count=len(qids))
     if np.isnan(values).any():
-        raise ValueError(f"{retriever or 'run'}: NaN per-query values (queries without judgments?)")
-    threshold = float(np.quantile(values, quantile))
-    hard = values <= threshold
-    order = np.lexsort((qids[hard].astype(str), values[hard]))
-    return HardSet(retriever=retriever, quantile=quantile, threshold=threshold,
+        raise ValueError(f"{name or 'run'}: NaN per-query values (queries without judgments?)")
+    if top:
+        threshold = float(np.quantile(values, 1.0 - quantile))
+        hard = values >= threshold
+        order = np.lexsort((qids[hard].astype(str), -values[hard]))
+    else:
+        threshold = float(np.quantile(values, quantile))
+        hard = values <= threshold
+        order = np.lexsort((qids[hard].astype(str), values[hard]))
+    return HardSet(retriever=name, quantile=quantile, threshold=threshold,
                    qids=tuple(qids[hard][order]), mean=float(values[hard].mean()),
                    n_queries=len(values), overall_mean=float(values.mean()))
 

@@ -39,6 +39,12 @@ def golden():
     return json.loads((FIXTURES / "allrank_golden.json").read_text())
 
 
+@pytest.fixture
+def shared_dir_or_none() -> Path | None:
+    """``../shared`` when present, else None (for tests that use real data when they can)."""
+    return SHARED if SHARED.is_dir() else None
+
+
 @pytest.fixture(scope="module")
 def ray_cluster():
     """A small local Ray instance for one test module (2 CPUs, no dashboard, 200 MB object store),

@@ -20,7 +20,15 @@ Message = dict[str, str]
 
 
 class LLMError(RuntimeError):
-    """A call failed (server error, timeout, malformed reply); never cached as an answer."""
+    """A call failed (server error, timeout, malformed reply); never cached as an answer.
+
+    ``retryable`` is False for failures a retry cannot fix (an unknown model, a refused request):
+    the client then gives up at once instead of backing off.
+    """
+
+    def __init__(self, message: str, *, retryable: bool = True):
+        super().__init__(message)
+        self.retryable = retryable
 
 
 @dataclass(frozen=True)

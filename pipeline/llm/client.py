@@ -1,0 +1,220 @@
+"""``CachedClient``: a backend behind the response cache, with a concurrency limit, a timeout per
+call and retries with exponential backoff. This is the :class:`~pipeline.llm.base.ChatClient` that
+analysis code receives (``pipeline.llm.make_client``).
+
+- A cached answer is returned without calling the model (``LLMReply.cached``).
+- Two workers never pay for the same call twice: the first claims it in the cache; the others wait
+  for its answer (or take the claim over when its owner died).
+- A failed attempt is recorded in the cache's ``failures`` table; after the last retry the call
+  raises :class:`LLMError` (``chat``) or returns it in its slot (``chat_many``). Nothing is cached.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Sequence
+
+from pipeline.llm.base import GenerationOptions, LLMBackend, LLMError, LLMReply, Message, Provenance
+from pipeline.llm.cache import ResponseCache, new_owner, request_key
+
+POLL_S = 0.2  # how often a worker waiting for another worker's claim looks for the answer
+
+
+class CachedClient:
+    """See the module docstring. ``timeout`` bounds one attempt (seconds), ``retries`` is the number
+    of extra attempts after a retryable failure, waiting ``backoff * 2**i`` seconds before retry i."""
+
+    def __init__(self, backend: LLMBackend, cache: ResponseCache | None = None, *, concurrency: int = 1,
+                 timeout: float = 120.0, retries: int = 2, backoff: float = 1.0, batch_size: int = 8):
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        self.backend = backend
+        self.cache = cache if cache is not None else ResponseCache()
+        self.concurrency = concurrency
+        self.timeout = float(timeout)
+        self.retries = max(0, int(retries))
+        self.backoff = float(backoff)
+        # backends with ``complete_batch`` (the embedded model) answer up to this many requests per call
+        self.batch_size = max(1, int(batch_size)) if hasattr(backend, "complete_batch") else 1
+        self._slots = threading.BoundedSemaphore(concurrency)  # limit on calls in flight (all threads)
+        self.calls_made = 0  # attempts that reached the backend (for tests and progress reports)
+
+    @property
+    def provenance(self) -> Provenance:
+        return self.backend.provenance
+
+    def _lease_s(self, scale: int = 1) -> float:
+        """How long a claim stays ours: every attempt timing out plus every backoff, plus slack."""
+        return (self.timeout * scale * (self.retries + 1)
+                + sum(self.backoff * 2 ** i for i in range(self.retries)) + 30.0)
+
+    # ---- one call --------------------------------------------------------------------------------
+    def chat(self, messages: Sequence[Message], options: GenerationOptions | None = None) -> LLMReply:
+        options = options or GenerationOptions()
+        prov = self.provenance
+        key = request_key(prov.backend, prov.model, messages, options)
+        owner = new_owner()
+        request = {"messages": list(messages), "options": options.as_dict()}
+        while True:
+            claim = self.cache.claim(key, backend=prov.backend, model=prov.model, request=request,
+                                     owner=owner, lease_s=self._lease_s())
+            if claim.state == "hit":
+                return LLMReply(claim.text, prov, cached=True, seconds=0.0)
+            if claim.state == "claimed":
+                break
+            time.sleep(POLL_S)  # another worker is paying for this call: wait for its answer
+        try:
+            (text,), seconds = self._call_with_retries([key], lambda: [self.backend.complete(messages, options)])
+        except BaseException:
+            self.cache.release(key, owner)
+            raise
+        self.cache.put(key, text, seconds=seconds, owner=owner)
+        return LLMReply(text, prov, cached=False, seconds=seconds)
+
+    def _call_with_retries(self, keys: Sequence[str], call, scale: int = 1) -> tuple:
+        """``call()`` with retries; every failed attempt is recorded under each of ``keys``."""
+        prov = self.provenance
+        for attempt in range(self.retries + 1):
+            try:
+                return self._call_once(call, scale)
+            except LLMError as exc:
+                for key in keys:
+                    self.cache.record_failure(key, backend=prov.backend, model=prov.model, attempt=attempt,
+                                              error=str(exc))
+                if attempt == self.retries or not getattr(exc, "retryable", True):
+                    raise
+                time.sleep(self.backoff * 2 ** attempt)
+        raise AssertionError("unreachable")
+
+    def _call_once(self, call, scale: int = 1) -> tuple[list[str], float]:
+        """One attempt in its own daemon thread, so a backend that hangs is abandoned at ``timeout``
+        (``scale`` times it for a batch of ``scale`` requests; HTTP backends also get the timeout
+        themselves and end their thread soon after)."""
+        outcome: dict = {}
+
+        def target():
+            try:
+                outcome["texts"] = call()
+            except BaseException as exc:  # handed to the caller below
+                outcome["error"] = exc
+
+        prepare = getattr(self.backend, "prepare", None)
+        if prepare is not None:
+            prepare()  # one-time setup (loading weights) is not part of a call's timeout
+        with self._slots:
+            self.calls_made += 1
+            start = time.perf_counter()
+            thread = threading.Thread(target=target, daemon=True, name="llm-call")
+            thread.start()
+            thread.join(self.timeout * scale)
+            seconds = time.perf_counter() - start
+        if thread.is_alive():
+            raise LLMError(f"{self.provenance.backend}:{self.provenance.model}: no reply within "
+                           f"{self.timeout * scale:g} s")
+        if "error" in outcome:
+            exc = outcome["error"]
+            if isinstance(exc, LLMError):
+                raise exc
+            raise LLMError(f"{self.provenance.backend}:{self.provenance.model}: "
+                           f"{type(exc).__name__}: {exc}") from exc
+        texts = outcome.get("texts")
+        for text in texts:
+            if not isinstance(text, str):
+                raise LLMError(f"{self.provenance.backend}:{self.provenance.model}: reply is not text "
+                               f"({type(text).__name__})")
+        return texts, seconds
+
+    # ---- many calls ------------------------------------------------------------------------------
+    def chat_many(self, requests: Sequence[Sequence[Message]], options: GenerationOptions | None = None,
+                  progress: str | None = None) -> list[LLMReply | LLMError]:
+        """Answer ``requests`` with up to ``concurrency`` calls in flight; identical requests are
+        asked once. ``progress`` is a tqdm description (no bar when None)."""
+        options = options or GenerationOptions()
+        prov = self.provenance
+        keys = [request_key(prov.backend, prov.model, m, options) for m in requests]
+        unique: dict[str, Sequence[Message]] = {}
+        for key, messages in zip(keys, requests):
+            unique.setdefault(key, messages)
+        results: dict[str, LLMReply | LLMError] = {}
+        bar = None
+        if progress is not None:
+            from tqdm import tqdm
+            bar = tqdm(total=len(unique), desc=progress, unit="call")
+        try:
+            if self.batch_size > 1:
+                items = []
+                for key, messages in unique.items():  # cached answers first, so batches hold misses only
+                    text = self.cache.get(key)
+                    if text is None:
+                        items.append((key, messages))
+                    else:
+                        results[key] = LLMReply(text, prov, cached=True, seconds=0.0)
+                if bar is not None:
+                    bar.update(len(results))
+                # similar prompt lengths batch together: less left padding per generate call
+                items.sort(key=lambda item: sum(len(m["content"]) for m in item[1]))
+                for start in range(0, len(items), self.batch_size):
+                    batch = items[start:start + self.batch_size]
+                    results.update(self._answer_batch(batch, options))
+                    if bar is not None:
+                        bar.update(len(batch))
+            else:
+                def one(item):
+                    key, messages = item
+                    try:
+                        results[key] = self.chat(messages, options)
+                    except LLMError as exc:
+                        results[key] = exc
+
+                with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+                    for _ in pool.map(one, unique.items()):
+                        if bar is not None:
+                            bar.update(1)
+        finally:
+            if bar is not None:
+                bar.close()
+        return [results[key] for key in keys]
+
+    def _answer_batch(self, batch, options: GenerationOptions) -> dict[str, LLMReply | LLMError]:
+        """Cached answers for ``[(key, messages), ...]``; the requests this worker claims go to the
+        backend in one ``complete_batch`` call; those another worker is making are waited for."""
+        prov = self.provenance
+        owner = new_owner()
+        out: dict[str, LLMReply | LLMError] = {}
+        claimed, busy = [], []
+        for key, messages in batch:
+            claim = self.cache.claim(key, backend=prov.backend, model=prov.model, owner=owner,
+                                     request={"messages": list(messages), "options": options.as_dict()},
+                                     lease_s=self._lease_s(len(batch)))
+            if claim.state == "hit":
+                out[key] = LLMReply(claim.text, prov, cached=True, seconds=0.0)
+            elif claim.state == "claimed":
+                claimed.append((key, messages))
+            else:
+                busy.append((key, messages))
+        if claimed:
+            keys = [k for k, _ in claimed]
+            try:
+                texts, seconds = self._call_with_retries(
+                    keys, lambda: self.backend.complete_batch([m for _, m in claimed], options), scale=len(claimed))
+                if len(texts) != len(claimed):
+                    raise LLMError(f"{prov.backend}:{prov.model}: {len(texts)} replies for {len(claimed)} requests")
+            except LLMError as exc:
+                for key in keys:
+                    self.cache.release(key, owner)
+                    out[key] = exc
+            except BaseException:
+                for key in keys:
+                    self.cache.release(key, owner)
+                raise
+            else:
+                for key, text in zip(keys, texts):
+                    self.cache.put(key, text, seconds=seconds / len(keys), owner=owner)
+                    out[key] = LLMReply(text, prov, cached=False, seconds=seconds / len(keys))
+        for key, messages in busy:
+            try:
+                out[key] = self.chat(messages, options)
+            except LLMError as exc:
+                out[key] = exc
+        return out

@@ -1,0 +1,97 @@
+"""Overlap of the three failure sets (H2R, H2G, H2J) of one dataset and configuration.
+
+Figures, over the ``N`` queries that all three tasks score (the *universe*):
+
+- the seven Venn regions (queries in exactly those sets), with counts and query ids;
+- the share of the universe hard in all three tasks;
+- each set's exclusive share: |A only| / |A|;
+- per pair (A, B): |A ∩ B|, Jaccard |A ∩ B| / |A ∪ B|, the conditional shares |A ∩ B| / |A| and
+  |A ∩ B| / |B|, the overlap expected if the sets were drawn independently |A| |B| / N, and the
+  one-sided hypergeometric p-value P(X >= |A ∩ B|), X ~ Hypergeom(N, |A|, |B|) (scipy.stats), which
+  tells "larger than chance" apart from "largest".
+
+:func:`failure_sets` is the Python entry point for one configuration (used by the CLI, the page and
+the typology / preference steps): it returns the three sets, the per-query values behind them and
+the generated answers.
+"""
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Iterable, Mapping
+
+from scipy import stats
+
+from pipeline.h2r import overlap_regions
+
+TASKS = ("h2r", "h2g", "h2j")
+
+
+def region_name(members: Iterable[str]) -> str:
+    """``("h2r", "h2j")`` -> ``"h2r&h2j"`` (the JSON key of a Venn region)."""
+    return "&".join(members)
+
+
+def pairwise(a: set, b: set, n: int) -> dict:
+    """Overlap figures of two sets drawn from ``n`` queries (see the module docstring)."""
+    both = len(a & b)
+    union = len(a | b)
+    expected = len(a) * len(b) / n if n else 0.0
+    # P(X >= both): sf(k - 1); scipy's argument order is (k, M = population, n = successes, N = draws)
+    p_value = float(stats.hypergeom.sf(both - 1, n, len(a), len(b))) if n else 1.0
+    return {"count": both, "jaccard": both / union if union else 0.0,
+            "share_of_first": both / len(a) if a else 0.0, "share_of_second": both / len(b) if b else 0.0,
+            "expected_if_independent": expected, "ratio_to_expected": both / expected if expected else None,
+            "p_value": min(1.0, max(0.0, p_value))}
+
+
+def overlap_analysis(sets: Mapping[str, Iterable[str]], universe: Iterable[str]) -> dict:
+    """All overlap figures of named sets (normally ``h2r``, ``h2g``, ``h2j``) within ``universe``."""
+    universe = set(universe)
+    members = {name: set(qids) for name, qids in sets.items()}
+    for name, qids in members.items():
+        outside = qids - universe
+        if outside:
+            raise ValueError(f"set {name} holds {len(outside)} queries outside the universe, e.g. {sorted(outside)[0]}")
+    n = len(universe)
+    regions = {region_name(k): {"count": len(v), "qids": v} for k, v in overlap_regions(members).items()}
+    names = list(members)
+    everything = set.intersection(*members.values()) if members else set()
+    exclusive = {}
+    for name in names:
+        only = regions[name]["count"]
+        exclusive[name] = {"count": only, "share": only / len(members[name]) if members[name] else None}
+    pairs = {region_name((a, b)): {"first": a, "second": b, **pairwise(members[a], members[b], n)}
+             for a, b in combinations(names, 2)}
+    largest = max(pairs, key=lambda k: (pairs[k]["count"], pairs[k]["jaccard"])) if pairs else None
+    ties = [k for k in pairs if largest and pairs[k]["count"] == pairs[largest]["count"]]
+    return {"n_queries": n, "sizes": {name: len(q) for name, q in members.items()},
+            "sets": {name: sorted(q) for name, q in members.items()},
+            "regions": regions,
+            "all_three": {"count": len(everything), "share": len(everything) / n if n else None,
+                          "qids": sorted(everything)},
+            "exclusive": exclusive, "pairwise": pairs,
+            "largest_pairwise": {"pair": largest, "count": pairs[largest]["count"] if largest else 0,
+                                 "p_value": pairs[largest]["p_value"] if largest else None,
+                                 "tied_with": [k for k in ties if k != largest]}}
+
+
+def stability_table(analyses: Mapping[str, Mapping]) -> list[dict]:
+    """One row per (configuration, pair): count, Jaccard, expected, p-value, and whether the pair is
+    the configuration's largest; plus the all-three share. ``analyses`` maps a configuration label to
+    :func:`overlap_analysis` output."""
+    rows = []
+    for config, analysis in analyses.items():
+        for pair, fig in analysis["pairwise"].items():
+            rows.append({"configuration": config, "pair": pair, "count": fig["count"],
+                         "jaccard": fig["jaccard"], "expected": fig["expected_if_independent"],
+                         "p_value": fig["p_value"], "largest": pair == analysis["largest_pairwise"]["pair"],
+                         "all_three_share": analysis["all_three"]["share"], "n_queries": analysis["n_queries"]})
+    return rows
+
+
+def failure_sets(dataset=None, **kwargs):
+    """The three sets of one configuration: see :func:`pipeline.failure.failure_sets` (the steps live
+    there; this name is the entry point other analyses import)."""
+    from pipeline.failure import failure_sets as compute
+
+    return compute(dataset, **kwargs)

@@ -1,0 +1,33 @@
+"""The embedded SmolLM2-135M-Instruct backend generating for two real DL19 queries on the CPU."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline.generation import zero_shot_messages
+from pipeline.llm import GenerationOptions, ResponseCache, make_client
+from pipeline.llm.backends.embedded import gguf_path
+
+# two DL19 test queries (topics.dl19-passage.txt); read from ../shared when it is there
+DL19 = {"1037798": "who is robert gray", "1063750": "why did the us volunterilay enter ww1"}
+
+
+@pytest.mark.slow
+def test_embedded_model_answers_two_real_queries(tmp_path, shared_dir_or_none):
+    try:
+        gguf_path()
+    except Exception as exc:
+        pytest.skip(str(exc))
+    queries = dict(DL19)
+    if shared_dir_or_none is not None:
+        from pipeline.trec_io import read_topics
+        topics = read_topics(shared_dir_or_none / "data" / "trec_dl" / "topics.dl19-passage.txt")
+        queries = {qid: topics[qid] for qid in DL19}
+    client = make_client("embedded", cache=ResponseCache(tmp_path / "c.sqlite"))
+    options = GenerationOptions(max_tokens=40)
+    replies = client.chat_many([zero_shot_messages(q) for q in queries.values()], options)
+    texts = [r.text for r in replies]
+    assert all(len(t.split()) >= 5 for t in texts), texts  # real sentences, not empty or a token
+    assert texts[0] != texts[1]
+    assert all(r.provenance.small and r.provenance.backend == "embedded" for r in replies)
+    again = client.chat(zero_shot_messages(list(queries.values())[0]), options)
+    assert again.cached and again.text == texts[0]  # greedy decoding, served from the cache
