@@ -7,7 +7,6 @@ import threading
 import pytest
 
 ray = pytest.importorskip("ray")
-pytest.importorskip("pipeline.llm.cache", reason="the response cache (issue 8) is not on this branch yet")
 
 from core.ray_cluster import RaySettings  # noqa: E402
 from pipeline.llm.backends import OllamaBackend  # noqa: E402

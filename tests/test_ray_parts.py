@@ -170,3 +170,21 @@ def test_cli_refuses_bad_ray_settings_with_one_line(config_file, capsys):
     config_file.write_text('[ray]\nmax_retries = -1\n')
     assert main(args) == EXIT_BAD_INPUT
     assert "max_retries must be >= 0" in capsys.readouterr().err
+
+
+def test_make_client_with_the_ray_executor_wraps_the_cached_client(tmp_path, monkeypatch):
+    monkeypatch.setenv("IRDASH_RAY_ADDRESS", "auto")
+    from pipeline.llm import ResponseCache, make_client
+    from pipeline.llm.client import CachedClient
+    from pipeline.llm.ray_fanout import RayChatClient
+
+    cache = ResponseCache(tmp_path / "llm.sqlite")
+    local = make_client("ollama:llama3.2:3b@http://127.0.0.1:9", cache=cache)
+    assert isinstance(local, CachedClient)
+    fan = make_client("ollama:llama3.2:3b@http://127.0.0.1:9", cache=cache, executor="ray",
+                      address="ray://head:10001")
+    assert isinstance(fan, RayChatClient) and fan.client.cache is cache
+    assert fan.settings.address == "ray://head:10001" and fan.provenance == local.provenance
+    assert fan._backend == "ollama:llama3.2:3b@http://127.0.0.1:9"  # what each worker rebuilds
+    with pytest.raises(ValueError, match="LLM executor"):
+        make_client("ollama:llama3.2:3b@http://127.0.0.1:9", cache=cache, executor="slurm")
