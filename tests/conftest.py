@@ -52,7 +52,14 @@ def ray_cluster():
     ray = pytest.importorskip("ray")
     from core.ray_cluster import RaySettings, connect
 
+    threads = os.environ.get("OMP_NUM_THREADS")
     os.environ["OMP_NUM_THREADS"] = "1"  # inherited by the Ray workers started below
-    resources = connect(RaySettings(local_cpus=2, local_object_store_mb=200), log_to_driver=False)
-    yield ray.get_runtime_context().gcs_address, resources
-    ray.shutdown()
+    try:
+        resources = connect(RaySettings(local_cpus=2, local_object_store_mb=200), log_to_driver=False)
+        yield ray.get_runtime_context().gcs_address, resources
+    finally:
+        ray.shutdown()
+        if threads is None:
+            os.environ.pop("OMP_NUM_THREADS", None)
+        else:
+            os.environ["OMP_NUM_THREADS"] = threads
