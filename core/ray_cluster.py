@@ -117,14 +117,33 @@ def run_resources(settings: RaySettings, *, wants_cuda: bool) -> dict[str, float
     return {"num_cpus": settings.cpus_per_run}
 
 
+class FileService:
+    """Base of the actor bodies :func:`node_service` starts: remembers the file (device, inode) it opened."""
+
+    def _bind_file(self, path: str) -> None:
+        self._bound = (path, _file_id(path))
+
+    def serves(self, path: str) -> bool:
+        """Whether ``path`` is still the file this actor opened (not deleted and re-created since)."""
+        return (path, _file_id(path)) == self._bound
+
+
+def _file_id(path: str) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
 def node_service(actor_body: type, path: str | Path, *, prefix: str):
     """The actor serving the file ``path`` from this process's node: ``actor_body(path)`` as a Ray actor.
 
     For files that only this node can open (a SQLite store): the actor is pinned here, holds no CPU
     slot, and is named after the node and the file and detached, so every driver on this node that
     uses the file shares one warm actor (on a local Ray instance it ends with the instance).
-    ``actor_body`` must have ``serves(path) -> bool``: an actor whose file was deleted or replaced
-    since it opened it (its writes would be lost) is killed and a new one started.
+    ``actor_body`` is a :class:`FileService` that binds the file it opens: an actor whose file was
+    deleted or replaced since (its writes would be lost) is killed and a new one started.
     """
     import hashlib
 

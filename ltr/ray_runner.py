@@ -41,7 +41,6 @@ import signal
 import sys
 import tempfile
 import threading
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -261,6 +260,9 @@ def run_grid_ray(grid: Grid, store_path: str | Path, settings: RaySettings, *, f
                                          threads=int(res.get("num_cpus") or 1), force=force and attempt == 0)
         pending[ref] = (cfg, attempt)
 
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(todo), desc=grid.name, unit="run", disable=not progress)
     try:
         with _sigterm_interrupts():
             for cfg in todo:
@@ -269,7 +271,9 @@ def run_grid_ray(grid: Grid, store_path: str | Path, settings: RaySettings, *, f
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
                 for ref in ready:
                     cfg, attempt = pending.pop(ref)
-                    _settle(ref, cfg, attempt, outcome, settings, actor, submit, say)
+                    if _settle(ref, cfg, attempt, outcome, settings, actor, submit, say):
+                        bar.update()
+                    bar.set_postfix(failed=len(outcome.failed), retried=len(outcome.retries))
     except BaseException:
         for ref in pending:
             ray.cancel(ref)  # KeyboardInterrupt in the task: train_run marks the run cancelled
@@ -277,12 +281,14 @@ def run_grid_ray(grid: Grid, store_path: str | Path, settings: RaySettings, *, f
             ray.wait(list(pending), num_returns=len(pending), timeout=CANCEL_WAIT_SECONDS)
         raise
     finally:
+        bar.close()
         ray.get(actor.flush.remote(), timeout=60)  # everything this grid sent is in SQLite when we return
     return outcome
 
 
 def _settle(ref, cfg: RunConfig, attempt: int, outcome: RayGridOutcome, settings: RaySettings, actor,
-            submit: Callable[[RunConfig, int], None], say: Callable[[str], None]) -> None:
+            submit: Callable[[RunConfig, int], None], say: Callable[[str], None]) -> bool:
+    """Record how the task of ``cfg`` ended; False when the run was resubmitted (a lost attempt)."""
     import ray
 
     run_id = cfg.run_id
@@ -298,25 +304,27 @@ def _settle(ref, cfg: RunConfig, attempt: int, outcome: RayGridOutcome, settings
         outcome.placement[run_id] = f"{result['host']}:{result['pid']}"
         if result["resumed_after_epochs"] is not None:
             outcome.resumed[run_id] = result["resumed_after_epochs"]
-        return
+        return True
     if kind == "cancelled":
         outcome.cancelled.append(run_id)
-        return
+        return True
     if kind == "lost" and attempt < settings.max_retries:
         # Not "running" any more, so the retry can claim it wherever it lands.
         ray.get(actor.call.remote("fail_run", (run_id, f"attempt {attempt + 1} lost: {message}; retrying"), {}))
         outcome.retries[run_id] = attempt + 1
         say(f"{run_id}: attempt {attempt + 1} lost ({message}); retry {attempt + 1}/{settings.max_retries}")
         submit(cfg, attempt + 1)
-        return
+        return False
     if kind == "lost":
         message = f"gave up after {attempt + 1} lost attempt(s): {message}"
         ray.get(actor.call.remote("fail_run", (run_id, message), {}))
     outcome.failed[run_id] = message
     say(f"{run_id}: failed: {message}")
+    return True
 
 
-def run_one_ray(config: RunConfig, store_path: str | Path, settings: RaySettings, *, force: bool = False) -> RayGridOutcome:
+def run_one_ray(config: RunConfig, store_path: str | Path, settings: RaySettings, *,
+                force: bool = False) -> RayGridOutcome:
     """One run on Ray (``python -m ltr train --executor ray``, dashboard jobs)."""
     grid = Grid(config.experiment or config.run_id, [config])
     return run_grid_ray(grid, store_path, settings, force=force, register=False)

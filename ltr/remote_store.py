@@ -30,7 +30,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from core.ray_cluster import node_service
+from core.ray_cluster import FileService, node_service
 from ltr.store import RunStore
 
 POSTED = ("log_steps", "heartbeat")
@@ -41,12 +41,12 @@ FLUSH_SECONDS = 0.25
 MAX_PENDING_ROWS = 20_000
 
 
-class StoreService:
+class StoreService(FileService):
     """The writer actor's body (plain class; :func:`store_service` makes it a Ray actor)."""
 
     def __init__(self, path: str, flush_seconds: float = FLUSH_SECONDS, max_pending: int = MAX_PENDING_ROWS):
         self._store = RunStore(path)
-        self._file_id = (os.stat(path).st_dev, os.stat(path).st_ino)
+        self._bind_file(path)
         self._lock = threading.Lock()
         self._steps: dict[str, list] = defaultdict(list)
         self._beats: set[str] = set()
@@ -85,13 +85,6 @@ class StoreService:
             self._flush_locked()
             return self.writes
 
-    def serves(self, path: str) -> bool:
-        """Whether ``path`` is still the file this actor opened (not deleted and re-created since)."""
-        try:
-            now = os.stat(path)
-        except FileNotFoundError:
-            return False
-        return str(self._store.path) == path and (now.st_dev, now.st_ino) == self._file_id
 
     def _flush_locked(self) -> None:
         if not self._steps and not self._beats:

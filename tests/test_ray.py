@@ -38,8 +38,8 @@ def _config(data: str, **kw) -> RunConfig:
 
 
 def _settings(tmp_path: Path, **kw) -> RaySettings:
-    return RaySettings(executor="ray", cpus_per_run=1, max_retries=2, checkpoint_dir=f"file://{tmp_path / 'shared-ckpt'}",
-                       **kw)
+    return RaySettings(executor="ray", cpus_per_run=1, max_retries=2,
+                       checkpoint_dir=f"file://{tmp_path / 'shared-ckpt'}", **kw)
 
 
 class Driver(threading.Thread):

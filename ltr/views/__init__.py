@@ -36,8 +36,8 @@ from ltr.views.training_jobs import (JOB_KIND, TrainingRequest, active_job_count
 
 __all__ = ["CHART_MAX_POINTS", "FOLD_COLOURS", "JOB_KIND", "METRIC_TITLES", "NDCG_CUTOFFS", "PARAMETER_VIEWS",
            "RunGroup", "TrainingRequest", "active_job_count", "completed_runs", "cost_effectiveness", "cost_figure",
-           "dataset_choices", "dataset_overview", "executor_setting", "failed_runs", "fold_detail", "fold_table", "gpu_count",
-           "group_runs", "has_step_metric", "jobs_frame", "keep_jobs_moving", "ltr_jobs", "n_folds", "open_store",
+           "dataset_choices", "dataset_overview", "executor_setting", "failed_runs", "fold_detail", "fold_table",
+           "gpu_count", "group_runs", "has_step_metric", "jobs_frame", "keep_jobs_moving", "ltr_jobs", "n_folds", "open_store",
            "result_options", "results_version", "run_groups", "significance", "significance_csv",
            "significance_display", "significance_latex", "significance_legend", "step_figure", "store_summary",
            "submit_training", "training_device", "trec_dl_status", "validation_figure"]

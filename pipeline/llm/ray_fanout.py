@@ -24,11 +24,10 @@ Where the server runs matters: an Ollama ``host`` of ``127.0.0.1`` means each wo
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Sequence
 
-from core.ray_cluster import RaySettings, connect, node_service, ray_settings
+from core.ray_cluster import FileService, RaySettings, connect, node_service, ray_settings
 from pipeline.llm.base import GenerationOptions, LLMError, LLMReply, Message, Provenance
 from pipeline.llm.cache import ResponseCache, request_key
 from pipeline.llm.client import CachedClient
@@ -37,21 +36,12 @@ DEFAULT_CHUNK = 8
 TASK_RETRIES = 2
 
 
-class CacheService:
+class CacheService(FileService):
     """The response cache of one SQLite file, for workers on any node (body of a Ray actor)."""
 
     def __init__(self, path: str):
         self._cache = ResponseCache(path)
-        stat = os.stat(path)
-        self._file_id = (stat.st_dev, stat.st_ino)
-
-    def serves(self, path: str) -> bool:
-        """Whether ``path`` is still the file this actor opened (not deleted and re-created since)."""
-        try:
-            stat = os.stat(path)
-        except FileNotFoundError:
-            return False
-        return str(self._cache.path) == path and (stat.st_dev, stat.st_ino) == self._file_id
+        self._bind_file(path)
 
     def get(self, key):
         return self._cache.get(key)
