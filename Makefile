@@ -33,6 +33,10 @@ bench: setup
 	$(BIN)/python bench/bench_training.py
 	$(BIN)/python bench/bench_retrieval.py
 	$(BIN)/python bench/bench_dashboard.py
+	$(BIN)/python bench/bench_llm.py
+	$(BIN)/python bench/bench_neuralndcg.py
+	$(BIN)/python bench/bench_grid.py
+	$(BIN)/python bench/bench_memory_estimate.py
 	$(BIN)/python bench/bench_ray.py
 
 clean-cache:

@@ -20,6 +20,9 @@ navigation = st.navigation({
     ],
     "Query failure": [
         st.Page("pages/hard-to-retrieve.py", title="Hard to retrieve", icon=":material/search_off:"),
+        st.Page("pages/failure-overlap.py", title="Failure overlap", icon=":material/join_inner:"),
+        st.Page("pages/failure-typology.py", title="Failure typology", icon=":material/category:"),
+        st.Page("pages/annotate-reasons.py", title="Annotate reasons", icon=":material/rate_review:"),
     ],
 })
 navigation.run()

@@ -15,6 +15,9 @@ local 3-layer MLP; the output says which). Per loss it prints
   per loss, so freed-but-cached memory of an earlier loss cannot hide it (Linux only);
 - the ratio LearnDCG / ApproxNDCG of the step time, measured interleaved (alternating the two
   losses) to cancel drift; it must be <= 1.10 (PASS/FAIL).
+- with ``learndcg_meta`` among the losses, its interleaved step-time ratio to ApproxNDCG, its step
+  including the look-ahead hypergradient (one ``create_graph`` backward, a validation forward and
+  backward, a second-order backward to θ): informational, not gated.
 
 NeuralLoss pre-trains once into the cache (``cache/neuralloss/``); its pre-training time is printed.
 """
@@ -32,6 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
+from typing import NamedTuple  # noqa: E402
+
 from torch import nn  # noqa: E402
 
 from ltr.losses import LOSS_NAMES, make_loss  # noqa: E402
@@ -72,10 +77,30 @@ def sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
+class ValidationBatch(NamedTuple):
+    features: torch.Tensor
+    labels: torch.Tensor
+    mask: torch.Tensor
+
+
+def build_loss(name: str, device: str, features, labels, mask) -> nn.Module:
+    """``make_loss(name)``; learndcg_meta gets a validation batch of the training batch's shape."""
+    loss_fn = make_loss(name).to(device)
+    if hasattr(loss_fn, "attach_validation"):
+        loss_fn.attach_validation([ValidationBatch(features, labels, mask)])
+    return loss_fn
+
+
 def step(model, loss_fn, features, labels, mask) -> None:
+    """One training step's forward + backward, as the trainer does it (learndcg_meta: with its
+    look-ahead hypergradient, which is the whole of its extra cost)."""
     model.zero_grad(set_to_none=True)
     loss_fn.zero_grad(set_to_none=True)
-    loss_fn(model(features, mask), labels).backward()
+    scores = model(features, mask)
+    if hasattr(loss_fn, "hypergradient_backward"):
+        loss_fn.hypergradient_backward(model, scores, labels, step=0, lr=1e-3)
+    else:
+        loss_fn(scores, labels).backward()
 
 
 def loss_only(loss_fn, scores, labels) -> None:
@@ -108,8 +133,8 @@ def peak_memory_child(name: str, device: str) -> dict:
     torch.manual_seed(0)
     model, _ = make_mlp()
     model = model.to(device)
-    loss_fn = make_loss(name).to(device)
     features, labels, mask = make_batch(device)
+    loss_fn = build_loss(name, device, features, labels, mask)
     if device.startswith("cuda"):
         sync(device)
         before = torch.cuda.memory_allocated()
@@ -131,7 +156,7 @@ def measure_times(names, device: str, warmup: int, repeats: int) -> dict:
     scores = torch.randn(B, N, device=device, requires_grad=True)
     results = {}
     for name in names:
-        loss_fn = make_loss(name).to(device)
+        loss_fn = build_loss(name, device, features, labels, mask)
         step_s = timed(lambda: step(model, loss_fn, features, labels, mask), device, warmup, repeats)
         loss_s = timed(lambda: loss_only(loss_fn, scores, labels), device, warmup, repeats)
         results[name] = {"step_ms": 1e3 * statistics.median(step_s), "loss_ms": 1e3 * statistics.median(loss_s),
@@ -139,14 +164,14 @@ def measure_times(names, device: str, warmup: int, repeats: int) -> dict:
     return results
 
 
-def interleaved_ratio(device: str, warmup: int, repeats: int) -> tuple[float, float]:
-    """Median step time of LearnDCG over ApproxNDCG, and the same for the loss alone, interleaved."""
+def interleaved_ratio(device: str, warmup: int, repeats: int, candidate: str = "learndcg") -> tuple[float, float]:
+    """Median step time of ``candidate`` over ApproxNDCG, and the same for the loss alone, interleaved."""
     torch.manual_seed(0)
     model, _ = make_mlp()
     model = model.to(device)
     features, labels, mask = make_batch(device)
     scores = torch.randn(B, N, device=device, requires_grad=True)
-    pair = {"approxndcg": make_loss("approxndcg").to(device), "learndcg": make_loss("learndcg").to(device)}
+    pair = {name: build_loss(name, device, features, labels, mask) for name in ("approxndcg", candidate)}
     step_t = {name: [] for name in pair}
     loss_t = {name: [] for name in pair}
     for _ in range(repeats):
@@ -154,8 +179,8 @@ def interleaved_ratio(device: str, warmup: int, repeats: int) -> tuple[float, fl
             step_t[name] += timed(lambda: step(model, loss_fn, features, labels, mask), device, warmup, 1)
             loss_t[name] += timed(lambda: loss_only(loss_fn, scores, labels), device, warmup, 1)
         warmup = 0
-    ratio = statistics.median(step_t["learndcg"]) / statistics.median(step_t["approxndcg"])
-    loss_ratio = statistics.median(loss_t["learndcg"]) / statistics.median(loss_t["approxndcg"])
+    ratio = statistics.median(step_t[candidate]) / statistics.median(step_t["approxndcg"])
+    loss_ratio = statistics.median(loss_t[candidate]) / statistics.median(loss_t["approxndcg"])
     return ratio, loss_ratio
 
 
@@ -201,6 +226,9 @@ def main() -> int:
     verdict = "PASS" if ratio <= MAX_RATIO else "FAIL"
     print(f"LearnDCG / ApproxNDCG step time (interleaved): {ratio:.3f} (<= {MAX_RATIO}: {verdict}); "
           f"loss alone: {loss_ratio:.3f}")
+    if "learndcg_meta" in names:  # informational: the look-ahead hypergradient has a price, stated, not gated
+        meta, _ = interleaved_ratio(args.device, args.warmup, max(args.repeats, 15), candidate="learndcg_meta")
+        print(f"learndcg_meta / ApproxNDCG step time with its hypergradient (interleaved): {meta:.3f}")
     return 0 if verdict == "PASS" else 1
 
 

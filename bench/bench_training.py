@@ -56,14 +56,15 @@ def peak_mib(device: torch.device) -> float:
     return float("nan")
 
 
-def epoch_runner(name: str, train, device, args):
-    """A closure training one more epoch of ``name`` (MLP, Adam) and returning its wall seconds."""
+def epoch_runner(name: str, train, device, args, *, log: bool = True):
+    """A closure training one more epoch of ``name`` (MLP, Adam) and returning its wall seconds
+    (``log=False``: without the step log)."""
     torch.manual_seed(0)
     loss_fn = make_loss(name).to(device)
     model = make_ranker("mlp", train.n_features).to(device)
     optimizer = build_optimizer(model, loss_fn, 1e-3, 1e-3)
     batcher = ListBatcher(train, device, args.batch_size, slate_length=args.slate_length, shuffle=True, seed=0)
-    step_log = StepLog(loss_fn, device)
+    step_log = StepLog(loss_fn, device) if log else None
     state = {"epoch": 0, "step": 0}
 
     def run_epoch() -> float:
@@ -71,8 +72,9 @@ def epoch_runner(name: str, train, device, args):
             torch.cuda.synchronize(device)
         start = time.perf_counter()
         state["step"], mean_loss = train_epoch(model, loss_fn, optimizer, batcher, state["epoch"], state["step"],
-                                               step_log=step_log, on_flush=step_log.drain)
-        step_log.drain()  # what the trainer does at epoch end (one device->host copy)
+                                               step_log=step_log, on_flush=step_log and step_log.drain)
+        if step_log is not None:
+            step_log.drain()  # what the trainer does at epoch end (one device->host copy)
         float(mean_loss)
         state["epoch"] += 1
         return time.perf_counter() - start
@@ -116,6 +118,18 @@ def paired_ratio(train, device, args) -> tuple[float, list[float], list[float]]:
     return statistics.median(b) / statistics.median(a), a, b
 
 
+def logging_overhead(train, device, args) -> tuple[float, list[float], list[float]]:
+    """LearnDCG epoch time with the step log (every step) over without it, epochs interleaved."""
+    logged, bare = epoch_runner("learndcg", train, device, args), epoch_runner("learndcg", train, device, args,
+                                                                                log=False)
+    logged(), bare()  # warm-up
+    a, b = [], []
+    for _ in range(args.log_epochs):
+        a.append(bare())
+        b.append(logged())
+    return statistics.median(b) / statistics.median(a), a, b
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--losses", nargs="+", default=list(LOSS_NAMES))
@@ -125,6 +139,8 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--pair-epochs", type=int, default=9,
                         help="interleaved ApproxNDCG/LearnDCG epochs for the ratio (0: skip)")
+    parser.add_argument("--log-epochs", type=int, default=5,
+                        help="interleaved LearnDCG epochs with / without the step log for its overhead (0: skip)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--slate-length", type=int, default=240)
     parser.add_argument("--device", default=None)
@@ -157,6 +173,10 @@ def main() -> int:
                      f"{'loaded from cache' if row['pretrain_cached'] else 'done before this epoch, not timed in it'})")
         print(f"{name:<15} {row['epoch_s']:>8.2f} {row['queries_per_s']:>10.0f} {row['steps']:>6} "
               f"{row['peak_mib']:>31.0f} MiB{extra}", flush=True)
+    if args.log_epochs:
+        overhead, a, b = logging_overhead(train, device, args)
+        print(f"step log overhead, LearnDCG epoch with / without logging every step (median of {args.log_epochs} "
+              f"interleaved): {overhead:.3f} ({'PASS' if overhead <= 1.03 else 'FAIL'}: must be <= 1.03)", flush=True)
     if args.pair_epochs:
         ratio, a, b = paired_ratio(train, device, args)
         verdict = "PASS" if ratio <= 1.10 else "FAIL"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+import zlib
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -14,8 +15,14 @@ from typing import Iterator
 BUSY_TIMEOUT_MS = 60_000
 
 
-def connect(path: str | Path) -> sqlite3.Connection:
-    """Open ``path`` in WAL mode, autocommit (``isolation_level=None``): writes go through :func:`transaction`."""
+def connect(path: str | Path, *, schema: str | None = None) -> sqlite3.Connection:
+    """Open ``path`` in WAL mode, autocommit (``isolation_level=None``): writes go through :func:`transaction`.
+
+    ``schema`` (idempotent ``CREATE ... IF NOT EXISTS`` DDL) is run only when the file's
+    ``PRAGMA user_version`` differs from a checksum of that DDL (a new file, or a schema changed
+    since), and the checksum is then recorded: opening an existing store (a page's read) runs no
+    DDL and takes no write lock, and editing the DDL is enough for every file to get it again.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
@@ -24,6 +31,10 @@ def connect(path: str | Path) -> sqlite3.Connection:
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.row_factory = sqlite3.Row
+    if schema is not None:
+        version = zlib.crc32(schema.encode()) & 0x7FFFFFFF  # PRAGMA user_version is a signed 32-bit int
+        if conn.execute("PRAGMA user_version").fetchone()[0] != version:
+            conn.executescript(f"{schema}\nPRAGMA user_version = {version};")
     return conn
 
 
@@ -52,3 +63,23 @@ def transaction(conn: sqlite3.Connection, *, retries: int = 20) -> Iterator[sqli
         raise
     else:
         conn.execute("COMMIT")
+
+
+class SchemaStore:
+    """Base of a store in one SQLite file: opens it through :func:`connect`, creates ``SCHEMA``
+    (``CREATE TABLE IF NOT EXISTS ...``), and closes as a context manager."""
+    SCHEMA = ""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.conn = connect(self.path)
+        self.conn.executescript(self.SCHEMA)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -139,13 +139,22 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--csv", default=None, help="write the full table (means, p-values) as CSV")
     r.add_argument("--latex", default=None, help="write LaTeX tables")
     r.add_argument("--json", action="store_true", help="print the table as JSON records instead of text")
+    r.add_argument("--configuration", default=None,
+                   help="compare the runs of this configuration (a label as --list-configurations prints it; "
+                        "default: the configuration with the most completed runs); folds of different "
+                        "configurations are never paired")
+    r.add_argument("--list-configurations", action="store_true",
+                   help="list the configurations (shared settings) with their losses and folds, and exit")
+    r.add_argument("--exclude-no-relevant", action="store_true",
+                   help="leave test queries without a relevant document out of the t-tests (they score 1 under "
+                        "every loss by convention); the count is printed")
 
     w = sub.add_parser("worker", help="host process: train the run requests read on stdin (JSON lines) in this "
                                       "process (used by the grid and the dashboard's job runner)")
     w.add_argument("--idle-exit", type=float, default=None,
                    help="seconds without a request before exiting (default 300)")
 
-    ls = sub.add_parser("runs", help="list runs in the store (marks runs of dead processes failed first)")
+    ls = sub.add_parser("runs", help="list runs in the store (read only: a run whose process died shows as \"running (dead)\")")
     ls.add_argument("--store", default=None)
     ls.add_argument("--status", nargs="+")
     ls.add_argument("--data", nargs="+")
@@ -269,7 +278,7 @@ def cmd_grid(args) -> int:
 def cmd_report(args) -> int:
     import pandas as pd
 
-    from ltr.report import format_text, significance_table, to_csv, to_latex
+    from ltr.report import completed_runs, configurations, format_text, significance_table, to_csv, to_latex
     from ltr.store import RunStore, canonical_data
 
     tables = []
@@ -279,9 +288,18 @@ def cmd_report(args) -> int:
             if not models:
                 raise CliError(f"no completed runs for data {data!r} in {store.path}")
             for model in models:
+                if args.list_configurations:
+                    listed = configurations(completed_runs(store, data, model, experiment=args.experiment,
+                                                           seed=args.seed))
+                    print(f"{canonical_data(data)} / {model}")
+                    print(listed.drop(columns="finished").to_string(index=False))
+                    continue
                 tables.append(significance_table(store, data, model, candidate=args.candidate, alpha=args.alpha,
                                                  holm=args.holm, experiment=args.experiment,
-                                                 seed=args.seed))
+                                                 seed=args.seed, configuration=args.configuration,
+                                                 exclude_no_relevant=args.exclude_no_relevant))
+    if args.list_configurations:
+        return 0
     if args.json:
         records = pd.concat(tables, ignore_index=True)
         print(records.to_json(orient="records", indent=1))
@@ -295,12 +313,13 @@ def cmd_report(args) -> int:
 
 
 def cmd_runs(args) -> int:
-    from ltr.store import RunStore, canonical_data
+    from ltr.store import RunStore, canonical_data, run_is_live
 
     data = None if args.data is None else [canonical_data(d) for d in args.data]  # as runs store it
-    with RunStore(args.store) as store:
-        store.reap_stale_runs()
+    with RunStore(args.store) as store:  # a listing: reads only (dead trainers show as "running (dead)")
         runs = store.list_runs(status=args.status, data=data, experiment=args.experiment)
+    runs["status"] = [("running (dead)" if r["status"] == "running" and not run_is_live(r) else r["status"])
+                      for r in runs.to_dict("records")]
     cols = ["run_id", "status", "epochs_done", "best_epoch", "test_ndcg10", "train_seconds", "error"]
     runs = runs[cols].copy()
     # Run ids in full (they are what one copies); of an error only its first line (the message).

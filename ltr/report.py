@@ -9,6 +9,7 @@ Holm-corrected across the baselines (family = the baselines compared with the ca
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Sequence
 
@@ -18,7 +19,8 @@ from scipy import stats
 
 from core.atomic import atomic_write_text
 from ltr.cutoffs import NDCG_CUTOFFS
-from ltr.store import RunStore, canonical_data, latest_per_loss_and_fold
+from ltr.names import LOSS_NAMES
+from ltr.store import RunStore, canonical_data, ndcg_per_query
 
 CANDIDATE = "learndcg"
 ALPHA = 0.05
@@ -46,81 +48,218 @@ def holm_adjust(p_values: Sequence[float]) -> np.ndarray:
     return out
 
 
-def _completed_runs(store: RunStore, data: str, model: str, experiment: str | None,
-                    seed: int | None) -> tuple[pd.DataFrame, int]:
-    """Completed runs, one per (loss, fold): the latest finished where several exist (as the
-    dashboard's fold table does); also returns how many older runs were left out."""
-    runs = store.list_runs(data=data, model=model, status="completed", experiment=experiment)
+# Result-defining fields shared by every loss of one comparison (a "configuration"). Per-loss fields
+# (loss parameters, and the loss-parameter learning rate of losses that have parameters) make a
+# loss's *variant* instead: one row of the table each.
+SETTING_FIELDS = ("epochs", "lr", "batch_size", "slate_length", "patience", "seed", "model_params")
+_SHORT = {"epochs": "epochs", "lr": "lr", "batch_size": "batch", "slate_length": "slate", "patience": "patience",
+          "seed": "seed", "model_params": "model"}
+
+
+def configuration_label(config: dict) -> str:
+    """``lr=0.001 · epochs=50 · batch=64 · slate=all · patience=10 · seed=0`` (+ model parameters)."""
+    parts = []
+    for field in SETTING_FIELDS:
+        value = config.get(field)
+        if field == "model_params":
+            if value:
+                parts.append("model " + json.dumps(value, sort_keys=True))
+            continue
+        if field == "slate_length" and value is None and "epochs" in config:
+            value = "all"
+        parts.append(f"{_SHORT[field]}={'?' if value is None else value}")
+    return " · ".join(parts)
+
+
+def variant_label(config: dict) -> str:
+    """The loss with its own parameters: ``learndcg``, ``learndcg(loss_lr=0.01)``, ``learndcg_meta(p_d=3)``."""
+    from ltr.losses import LEARNABLE_LOSSES
+
+    loss = config.get("loss", "?")
+    extra = dict(sorted((config.get("loss_params") or {}).items()))
+    if loss in LEARNABLE_LOSSES and config.get("loss_lr") not in (None, config.get("lr")):
+        extra["loss_lr"] = config["loss_lr"]
+    if not extra:
+        return loss
+    return f"{loss}(" + ",".join(f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in extra.items()) + ")"
+
+
+def completed_runs(store: RunStore, data: str, model: str, *, experiment: str | None = None,
+                   seed: int | None = None) -> pd.DataFrame:
+    """Completed runs of ``data``/``model`` with their ``configuration`` and ``variant`` labels."""
+    runs = store.list_runs(data=canonical_data(data), model=model, status="completed", experiment=experiment,
+                           with_config=True)
     if seed is not None:
         runs = runs[runs["seed"] == seed]
-    latest = latest_per_loss_and_fold(runs)
-    return latest, len(runs) - len(latest)
+    runs = runs.copy()
+    runs["configuration"] = [configuration_label(c) for c in runs["config"]]
+    runs["variant"] = [variant_label(c) for c in runs["config"]]
+    return runs
+
+
+def configurations(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per configuration of ``completed_runs``: label, runs, the variants with their folds, last
+    finished; the default first (most runs, then most recently finished)."""
+    cols = ["configuration", "runs", "losses", "finished"]
+    if runs.empty:
+        return pd.DataFrame(columns=cols)
+    rows = []
+    for label, group in runs.groupby("configuration"):
+        losses = ", ".join(f"{v} ({g['fold'].nunique()} folds)" for v, g in
+                           sorted(group.groupby("variant"), key=lambda kv: _loss_rank(kv[0])))
+        rows.append({"configuration": label, "runs": len(group), "losses": losses,
+                     "finished": float(group["finished"].max())})
+    return pd.DataFrame(rows, columns=cols).sort_values(["runs", "finished"], ascending=False, ignore_index=True)
+
+
+def select_configuration(runs: pd.DataFrame, configuration: str | None) -> tuple[pd.DataFrame, str, list[str]]:
+    """The runs of one configuration (default: the first of :func:`configurations`), its label and the
+    other labels. Raises :class:`ReportError` for an unknown label."""
+    table = configurations(runs)
+    labels = list(table["configuration"])
+    if configuration is None:
+        configuration = labels[0]
+    elif configuration not in labels:
+        raise ReportError(f"no completed runs in configuration {configuration!r}; stored: "
+                          + "; ".join(repr(x) for x in labels))
+    chosen = runs[runs["configuration"] == configuration]
+    # one run per (variant, fold): equal configs share a run id, so only stores written by hand repeat one
+    chosen = chosen.sort_values("finished").drop_duplicates(["variant", "fold"], keep="last")
+    return chosen, configuration, [x for x in labels if x != configuration]
+
+
+def _no_relevant_queries(store: RunStore, runs: pd.DataFrame) -> set:
+    """``(fold, qid)`` of test queries without a relevant document (stored per query by the trainer)."""
+    from ltr.metrics import N_RELEVANT
+
+    counts = store.per_query(list(runs["run_id"]), N_RELEVANT)
+    missing = set(runs["run_id"]) - set(counts["run_id"])
+    if missing:
+        raise ReportError(f"{len(missing)} run(s) were stored without per-query relevant-document counts "
+                          f"(trained before they were recorded); cannot exclude queries without relevant "
+                          f"documents for them (e.g. {sorted(missing)[0]})")
+    fold_of = dict(zip(runs["run_id"], runs["fold"]))
+    return {(fold_of[r], q) for r, q, v in zip(counts["run_id"], counts["qid"], counts["value"]) if v == 0}
 
 
 def significance_table(store: RunStore, data: str, model: str, *, candidate: str = CANDIDATE,
                        losses: Sequence[str] | None = None, ks: Sequence[int] = NDCG_CUTOFFS, holm: bool = False,
-                       alpha: float = ALPHA, experiment: str | None = None, seed: int | None = None) -> pd.DataFrame:
-    """One row per loss: ``data, model, loss, folds, queries, ndcg@k`` (mean over folds) and, for
-    each baseline, ``diff@k`` (candidate - baseline, pooled query mean over the common folds),
-    ``p@k`` (paired t-test), ``p_holm@k`` (when ``holm``), ``better@k`` / ``worse@k``
-    (the candidate is significantly better / worse at level ``alpha``, using the Holm p when asked).
+                       alpha: float = ALPHA, experiment: str | None = None, seed: int | None = None,
+                       configuration: str | None = None, exclude_no_relevant: bool = False) -> pd.DataFrame:
+    """One row per loss variant of one configuration: ``data, model, loss, folds, queries, ndcg@k``
+    (mean over folds) and, for each baseline, ``diff@k`` (candidate - baseline, pooled query mean over
+    the common folds), ``p@k`` (paired t-test), ``p_holm@k`` (when ``holm``), ``better@k`` /
+    ``worse@k`` (the candidate is significantly better / worse at level ``alpha``, using the Holm p
+    when asked).
 
-    ``data`` is the name (or folder) as stored by the trainer; rows follow the study's loss order.
-    Where a (loss, fold) has several completed runs (other hyper-parameters or seeds), the latest
-    finished one is used (``table.attrs["left_out"]`` counts the others; pick a set with
-    ``experiment``/``seed``). Raises :class:`ReportError` when nothing is stored.
+    Runs are compared only within one **configuration** (the shared result-defining fields:
+    :data:`SETTING_FIELDS`; default: the configuration with the most completed runs). A loss whose own
+    parameters differ between runs gives one row per variant (``variant_label``); folds of different
+    configurations or variants are never paired. ``table.attrs``: ``configuration``,
+    ``other_configurations``, ``missing_folds`` ({loss: folds it lacks that others have}),
+    ``metric_names`` ({k: stored name with its convention}), ``excluded_queries`` (with
+    ``exclude_no_relevant``: the pooled test queries without a relevant document left out of the
+    t-tests; the means stay over all queries), ``identical`` ({loss: note} for losses reported
+    under a second name). Raises :class:`ReportError` when nothing is stored.
     """
-    from ltr.losses import LOSS_NAMES
+    from ltr.losses import IDENTICAL_AT_DEFAULTS
+    from ltr.metrics import metric_name
 
     if candidate not in LOSS_NAMES:  # a typo would otherwise give a table with no test at all
         raise ReportError(f"unknown candidate loss {candidate!r}; choose from {', '.join(LOSS_NAMES)}")
     data = canonical_data(data)
-    runs, left_out = _completed_runs(store, data, model, experiment, seed)
+    runs = completed_runs(store, data, model, experiment=experiment, seed=seed)
     if losses is not None:
-        runs = runs[runs["loss"].isin(list(losses))]
+        runs = runs[runs["loss"].isin(list(losses)) | runs["variant"].isin(list(losses))]
     if runs.empty:
         raise ReportError(f"no completed runs for data {data!r} and model {model!r}"
                           + (f" in experiment {experiment!r}" if experiment else ""))
-    per_query = {}  # (loss, k) -> Series indexed by (fold, qid)
+    runs, configuration, others = select_configuration(runs, configuration)
+    candidate = _candidate_variant(runs, candidate)
+    excluded = _no_relevant_queries(store, runs) if exclude_no_relevant else set()
+    per_query = {}  # (variant, k) -> Series indexed by (fold, qid)
     fold_of = dict(zip(runs["run_id"], runs["fold"]))
+    variant_of = dict(zip(runs["run_id"], runs["variant"]))
     for k in ks:
-        pq = store.per_query(list(runs["run_id"]), f"ndcg@{k}")
+        pq = ndcg_per_query(store, list(runs["run_id"]), k)
         pq["fold"] = pq["run_id"].map(fold_of)
-        pq["loss"] = pq["run_id"].map(dict(zip(runs["run_id"], runs["loss"])))
-        for loss, group in pq.groupby("loss"):
-            per_query[loss, k] = group.set_index(["fold", "qid"])["value"].astype(float)
+        pq["variant"] = pq["run_id"].map(variant_of)
+        for variant, group in pq.groupby("variant"):
+            per_query[variant, k] = group.set_index(["fold", "qid"])["value"].astype(float)
 
-    rows = []
-    for loss in _loss_order(runs["loss"].unique()):
-        mine = runs[runs["loss"] == loss]
-        row = {"data": data, "model": model, "loss": loss, "folds": int(mine["fold"].nunique()),
-               "queries": int(len(per_query.get((loss, ks[0]), ())))}
+    all_folds = set(runs["fold"])
+    rows, missing = [], {}
+    for variant in _loss_order(runs["variant"].unique()):
+        mine = runs[runs["variant"] == variant]
+        if set(mine["fold"]) != all_folds:
+            missing[variant] = sorted(all_folds - set(mine["fold"]))
+        row = {"data": data, "model": model, "loss": variant, "folds": int(mine["fold"].nunique()),
+               "queries": int(len(per_query.get((variant, ks[0]), ())))}
         for k in ks:
             row[f"ndcg@{k}"] = float(mine[f"test_ndcg{k}"].mean()) if f"test_ndcg{k}" in mine else \
-                float(per_query[loss, k].groupby(level="fold").mean().mean())
-        if loss != candidate and candidate in set(runs["loss"]):
+                float(per_query[variant, k].groupby(level="fold").mean().mean())
+        if variant != candidate and candidate is not None:
             for k in ks:
-                a, b = per_query[candidate, k].align(per_query[loss, k], join="inner")
-                keep = a.notna() & b.notna()
+                a, b = per_query[candidate, k].align(per_query[variant, k], join="inner")
+                keep = a.notna() & b.notna() & ~a.index.isin(list(excluded))
                 a, b = a[keep].to_numpy(), b[keep].to_numpy()
                 row[f"diff@{k}"] = float(np.mean(a - b)) if a.size else np.nan
                 row[f"p@{k}"] = _paired_p(a, b)
         rows.append(row)
     table = pd.DataFrame(rows)
-    table.attrs.update(candidate=candidate, alpha=alpha, holm=holm, left_out=left_out)
-    baselines = table["loss"] != candidate
-    if candidate not in set(table["loss"]) or not baselines.any():
+    identical = {}
+    for alias, (twin, note) in IDENTICAL_AT_DEFAULTS.items():
+        if twin in set(table["loss"]) and alias not in set(table["loss"]) and _asked_for(store, runs, alias, losses):
+            twin_row = table[table["loss"] == twin].iloc[0].to_dict()
+            rows.insert(int(np.flatnonzero(table["loss"] == twin)[0]) + 1, {**twin_row, "loss": alias})
+            identical[alias] = f"{note}: trained once, reported under both names"
+    table = pd.DataFrame(rows)
+    table.attrs.update(candidate=candidate, alpha=alpha, holm=holm, configuration=configuration,
+                       other_configurations=others, missing_folds=missing, identical=identical,
+                       metric_names={k: metric_name(k) for k in ks},
+                       excluded_queries=len(excluded) if exclude_no_relevant else None)
+    baselines = (table["loss"] != candidate) & ~table["loss"].isin(list(identical))
+    if candidate is None or not baselines.any():
         return table  # nothing to test: no candidate, or no baseline beside it
     for k in ks:
         p = table[f"p@{k}"]
-        if holm:
+        if holm:  # the family: distinct baselines (a loss reported under a second name counts once)
             table[f"p_holm@{k}"] = np.nan
             table.loc[baselines, f"p_holm@{k}"] = holm_adjust(p[baselines].to_numpy())
+            for alias in identical:
+                twin = IDENTICAL_AT_DEFAULTS[alias][0]
+                table.loc[table["loss"] == alias, f"p_holm@{k}"] = table.loc[table["loss"] == twin, f"p_holm@{k}"].iloc[0]
             p = table[f"p_holm@{k}"]
         significant = (p < alpha).fillna(False)
         table[f"better@{k}"] = significant & (table[f"diff@{k}"] > 0)
         table[f"worse@{k}"] = significant & (table[f"diff@{k}"] < 0)
     return table
+
+
+def _candidate_variant(runs: pd.DataFrame, candidate: str) -> str | None:
+    """The candidate's row: the variant named ``candidate``, or the only variant of that loss."""
+    variants = list(dict.fromkeys(runs.loc[runs["loss"] == candidate, "variant"]))
+    if candidate in set(runs["variant"]):
+        return candidate
+    if len(variants) > 1:
+        raise ReportError(f"candidate {candidate!r} has several variants in this configuration "
+                          f"({', '.join(variants)}): name one")
+    return variants[0] if variants else None
+
+
+def _asked_for(store: RunStore, runs: pd.DataFrame, alias: str, losses: Sequence[str] | None) -> bool:
+    """Whether a second-name loss belongs in the table: asked for by ``losses``, or listed by the grid
+    (experiment) the runs came from."""
+    if losses is not None:
+        return alias in losses
+    names = set(runs["experiment"].dropna())
+    if not names:
+        return False
+    grids = store.experiments()
+    for config in grids.loc[grids["name"].isin(names), "config_json"]:
+        if alias in (json.loads(config).get("losses") or []):
+            return True
+    return False
 
 
 def _paired_p(a: np.ndarray, b: np.ndarray) -> float:
@@ -132,11 +271,15 @@ def _paired_p(a: np.ndarray, b: np.ndarray) -> float:
     return float(stats.ttest_rel(a, b).pvalue)
 
 
-def _loss_order(losses) -> list[str]:
-    from ltr.losses import LOSS_NAMES
-
+def _loss_rank(label: str) -> tuple:
     order = {name: i for i, name in enumerate(LOSS_NAMES)}
-    return sorted(losses, key=lambda name: (order.get(name, len(order)), name))
+    loss = label.split("(", 1)[0]
+    return order.get(loss, len(order)), label
+
+
+def _loss_order(labels) -> list[str]:
+    """Loss variants in the study's loss order (variants of one loss by label)."""
+    return sorted(labels, key=_loss_rank)
 
 
 def display_table(table: pd.DataFrame, ks: Sequence[int] = NDCG_CUTOFFS, digits: int = 4) -> pd.DataFrame:
@@ -152,6 +295,31 @@ def display_table(table: pd.DataFrame, ks: Sequence[int] = NDCG_CUTOFFS, digits:
     return out.reset_index(drop=True)
 
 
+def table_notes(table: pd.DataFrame) -> list[str]:
+    """What a reader must know about the table: configuration, conventions, missing folds, exclusions,
+    losses reported under two names, other configurations left out."""
+    attrs = table.attrs
+    notes = [f"configuration: {attrs.get('configuration', '?')} (only runs of this configuration are "
+             f"compared; folds are paired only within it)"]
+    names = attrs.get("metric_names") or {}
+    if names:
+        notes.append("metrics: " + ", ".join(names.values()) + " (test, mean over folds; gain=exp: 2^y-1, "
+                     "norel=1: a query without relevant documents scores 1)")
+    for loss, folds in (attrs.get("missing_folds") or {}).items():
+        notes.append(f"{loss} lacks fold(s) {', '.join(map(str, folds))} in this configuration: its mean is over "
+                     f"fewer folds and its t-test pairs only the common folds")
+    if attrs.get("excluded_queries") is not None:
+        notes.append(f"t-tests exclude {attrs['excluded_queries']} pooled test queries without a relevant document "
+                     f"(they score 1 under every loss by convention); means include them")
+    for loss, note in (attrs.get("identical") or {}).items():
+        notes.append(f"{loss}: {note}")
+    others = attrs.get("other_configurations") or []
+    if others:
+        notes.append(f"{len(others)} other configuration(s) in the store not shown (choose with --configuration): "
+                     + "; ".join(others))
+    return notes
+
+
 def format_text(table: pd.DataFrame, ks: Sequence[int] = NDCG_CUTOFFS, *, with_p: bool = True) -> str:
     """A plain-text table (and the p-values) for the terminal."""
     head = f"{table['data'].iloc[0]} / {table['model'].iloc[0]}"
@@ -163,9 +331,7 @@ def format_text(table: pd.DataFrame, ks: Sequence[int] = NDCG_CUTOFFS, *, with_p
         text.append(f"{BETTER_MARK}/{WORSE_MARK}: {table.attrs.get('candidate', CANDIDATE)} significantly "
                     f"better/worse than this loss (paired t-test over pooled test queries, "
                     f"{'Holm-corrected ' if table.attrs.get('holm') else ''}p < {table.attrs.get('alpha', ALPHA)})")
-    if table.attrs.get("left_out"):
-        text.append(f"note: {table.attrs['left_out']} older completed run(s) of the same (loss, fold) left out; "
-                    f"the latest is used (select with --experiment / --seed)")
+    text += [f"note: {n}" for n in table_notes(table)]
     return "\n".join(text)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sqlite3
 import time
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -63,7 +64,10 @@ CREATE TABLE IF NOT EXISTS runs (
     train_seconds REAL,
     pretrain_seconds REAL,
     test_ndcg1 REAL, test_ndcg3 REAL, test_ndcg5 REAL, test_ndcg10 REAL,
-    error TEXT
+    error TEXT,
+    pid_started TEXT,
+    cpu_seconds REAL,
+    load_at_start REAL
 );
 CREATE INDEX IF NOT EXISTS runs_by_grid ON runs (data, model, loss, fold);
 CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status);
@@ -86,7 +90,10 @@ RUN_COLUMNS = (
     "run_id", "experiment", "data", "fold", "loss", "model", "seed", "status", "device", "pid", "host",
     "created", "started", "heartbeat", "finished", "epochs_done", "total_epochs", "best_epoch",
     "train_seconds", "pretrain_seconds", "test_ndcg1", "test_ndcg3", "test_ndcg5", "test_ndcg10", "error",
+    "pid_started", "cpu_seconds", "load_at_start",
 )
+# Columns added after the first release: a store created before them gets them on open.
+_ADDED_RUN_COLUMNS = {"pid_started": "TEXT", "cpu_seconds": "REAL", "load_at_start": "REAL"}
 
 
 class RunConfigMismatch(ValueError):
@@ -110,7 +117,7 @@ def canonical_data(data: str) -> str:
     name, sep, options = data.partition(":")
     if name.lower() in DATASETS:
         name = name.lower()
-        defaults = {"seed": 0, "n_queries": PRESETS[name].n_queries} if name in PRESETS else {}
+        defaults = {"seed": 0, "n_queries": PRESETS[name].n_queries, "conflict": 0} if name in PRESETS else {}
         items = []
         for option in filter(None, (o.strip() for o in options.split(","))):
             key, eq, value = (part.strip() for part in option.partition("="))
@@ -129,34 +136,39 @@ def default_store_path() -> Path:
     return cache_dir() / "runs.sqlite"
 
 
-def _pid_alive(pid: int | None) -> bool:
+def proc_start_time(pid: int | None) -> str | None:
+    """Start time of process ``pid`` (field 22 of /proc/<pid>/stat, clock ticks since boot); None when
+    it does not exist or is a zombie (exited, not yet reaped: not alive for our purposes)."""
     if not pid:
-        return False
+        return None
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie (exited, not yet reaped by its parent) is not alive for our purposes.
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(") ", 1)[1][0] != "Z"
-    except OSError:
-        return True
+        with open(f"/proc/{int(pid)}/stat") as fh:
+            fields = fh.read().rsplit(") ", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] == "Z" else fields[19]
+
+
+def _same_process_alive(pid: int | None, started: str | None) -> bool:
+    """Whether ``pid`` exists and, when its start time was recorded, is still that same process
+    (a pid reused by another process after the trainer died does not count)."""
+    now_started = proc_start_time(pid)
+    return now_started is not None and (not started or now_started == started)
 
 
 def run_is_live(run: Mapping, *, stale_after: float = STALE_AFTER_SECONDS) -> bool:
     """Whether a stored run (a :meth:`RunStore.get_run` row) is being trained by a live process now.
 
-    True only for ``running`` rows with a recent heartbeat whose process still exists when it ran
-    on this host (a remote host's process can only be judged by its heartbeat).
+    On this host the process decides: the recorded pid alive and the same process (start time) is
+    live however late its heartbeat (a loaded machine delays heartbeats, it does not kill trainers),
+    and a dead or reused pid is not live however recent the heartbeat. A run of another host can
+    only be judged by its heartbeat (younger than ``stale_after`` seconds).
     """
-    if run.get("status") != "running" or run.get("heartbeat") is None:
+    if run.get("status") != "running":
         return False
-    if time.time() - run["heartbeat"] > stale_after:
-        return False
-    return run.get("host") != socket.gethostname() or _pid_alive(run.get("pid"))
+    if run.get("host") == socket.gethostname():
+        return _same_process_alive(run.get("pid"), run.get("pid_started"))
+    return run.get("heartbeat") is not None and time.time() - run["heartbeat"] <= stale_after
 
 
 def latest_per_loss_and_fold(runs: pd.DataFrame) -> pd.DataFrame:
@@ -167,20 +179,21 @@ def latest_per_loss_and_fold(runs: pd.DataFrame) -> pd.DataFrame:
     return runs.sort_values("finished").drop_duplicates(["loss", "fold"], keep="last")
 
 
-def downsample_indices(n: int, max_points: int) -> np.ndarray:
-    """Evenly spaced indices into a series of ``n`` points, always keeping the first and last."""
-    if n <= max_points:
-        return np.arange(n)
-    return np.unique(np.linspace(0, n - 1, max_points).round().astype(np.int64))
-
-
 class RunStore:
     """Read/write access to the run store at ``path`` (default ``cache/runs.sqlite``)."""
 
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path is not None else default_store_path()
-        self._conn = connect(self.path)
-        self._conn.executescript(_SCHEMA)
+        self._conn = connect(self.path, schema=_SCHEMA)
+        self._live = _LiveSeries()
+        have = {r[1] for r in self._conn.execute("PRAGMA table_info(runs)")}
+        for column, kind in _ADDED_RUN_COLUMNS.items():
+            if column not in have:
+                with transaction(self._conn) as c:
+                    try:
+                        c.execute(f"ALTER TABLE runs ADD COLUMN {column} {kind}")
+                    except sqlite3.OperationalError:  # another process added it meanwhile
+                        pass
 
     def close(self) -> None:
         self._conn.close()
@@ -228,26 +241,35 @@ class RunStore:
             )
             return "pending"
 
-    def start_run(self, run_id: str, *, device: str, pid: int | None = None, host: str | None = None) -> None:
+    def start_run(self, run_id: str, *, device: str, pid: int | None = None, host: str | None = None,
+                  pid_started: str | None = None, load: float | None = None) -> None:
         """Claim the run for process ``pid`` on ``host`` (default: this process) and mark it running.
 
         ``host`` is given when the trainer runs on another machine than the store (a Ray worker
-        writing through :mod:`ltr.remote_store`), so liveness checks judge the right process.
-        A resumed run keeps its first start time. Raises :class:`RunBusy` when another live
-        process holds it (checked in the same write transaction, so two trainers of one run
-        cannot both start).
+        writing through :mod:`ltr.remote_store`); its ``pid_started`` and ``load`` then come from that
+        machine too, so liveness checks judge the trainer, not the writer.
+        Records the process's start time (so a reused pid is never taken for the trainer) and the
+        machine's 1-minute load average now (so a slow run can be explained). A resumed run keeps
+        its first start time. Raises :class:`RunBusy` when another live process holds it (checked
+        in the same write transaction, so two trainers of one run cannot both start).
         """
         now = time.time()
         pid = pid if pid is not None else os.getpid()
-        host = host or socket.gethostname()
+        if host is None:
+            host, pid_started = socket.gethostname(), proc_start_time(pid)
+            try:
+                load = os.getloadavg()[0]
+            except OSError:
+                load = None
         with transaction(self._conn) as c:
-            row = c.execute("SELECT status, pid, host, heartbeat FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            row = c.execute("SELECT status, pid, pid_started, host, heartbeat FROM runs WHERE run_id = ?",
+                            (run_id,)).fetchone()
             if row is not None and (row["pid"], row["host"]) != (pid, host) and run_is_live(dict(row)):
                 raise RunBusy(f"run {run_id} is being trained by pid {row['pid']} on {row['host']}")
             cur = c.execute(
-                "UPDATE runs SET status = 'running', device = ?, pid = ?, host = ?, heartbeat = ?,"
-                " started = COALESCE(started, ?), finished = NULL, error = NULL WHERE run_id = ?",
-                (device, pid, host, now, now, run_id),
+                "UPDATE runs SET status = 'running', device = ?, pid = ?, pid_started = ?, host = ?, heartbeat = ?,"
+                " started = COALESCE(started, ?), load_at_start = ?, finished = NULL, error = NULL WHERE run_id = ?",
+                (device, pid, pid_started, host, now, now, load, run_id),
             )
             if cur.rowcount == 0:
                 raise UnknownRun(run_id)
@@ -303,7 +325,8 @@ class RunStore:
 
     def finish_run(self, run_id: str, *, test_means: Mapping[str, float],
                    per_query: Mapping[str, Mapping[str, float]], train_seconds: float,
-                   pretrain_seconds: float | None = None, best_epoch: int | None = None) -> None:
+                   pretrain_seconds: float | None = None, best_epoch: int | None = None,
+                   cpu_seconds: float | None = None) -> None:
         """Store test results and mark the run completed, all in one transaction.
 
         ``test_means`` uses keys ``ndcg@1`` ... ``ndcg@10``; ``per_query`` maps a metric name to
@@ -317,9 +340,9 @@ class RunStore:
             c.executemany("INSERT INTO query_results (run_id, metric, qid, value) VALUES (?, ?, ?, ?)", rows)
             c.execute(
                 "UPDATE runs SET status = 'completed', finished = ?, heartbeat = ?, train_seconds = ?,"
-                " pretrain_seconds = ?, best_epoch = ?, error = NULL, test_ndcg1 = ?, test_ndcg3 = ?,"
-                " test_ndcg5 = ?, test_ndcg10 = ? WHERE run_id = ?",
-                (time.time(), time.time(), train_seconds, pretrain_seconds, best_epoch,
+                " pretrain_seconds = ?, best_epoch = ?, cpu_seconds = ?, error = NULL, test_ndcg1 = ?,"
+                " test_ndcg3 = ?, test_ndcg5 = ?, test_ndcg10 = ? WHERE run_id = ?",
+                (time.time(), time.time(), train_seconds, pretrain_seconds, best_epoch, cpu_seconds,
                  cols["test_ndcg1"], cols["test_ndcg3"], cols["test_ndcg5"], cols["test_ndcg10"], run_id),
             )
 
@@ -347,21 +370,23 @@ class RunStore:
     def reap_stale_runs(self, *, stale_after: float = STALE_AFTER_SECONDS) -> list[str]:
         """Mark ``running`` runs whose process is gone as failed; returns their ids.
 
-        A run counts as gone when its heartbeat is older than ``stale_after`` seconds, or when it ran
-        on this host and its pid no longer exists (a SIGKILLed trainer leaves no other trace).
+        A run of this host is gone only when its recorded pid no longer exists or is now another
+        process (start time differs): a live trainer with a late heartbeat is left alone. A run of
+        another host is gone when its heartbeat is older than ``stale_after`` seconds. Called by
+        commands that resume or train, never by listing commands (a listing does not change state).
         """
-        now, host = time.time(), socket.gethostname()
+        now = time.time()
         reaped = []
         with transaction(self._conn) as c:
-            for row in c.execute("SELECT run_id, pid, host, heartbeat FROM runs WHERE status = 'running'").fetchall():
-                local_dead = row["host"] == host and not _pid_alive(row["pid"])
-                silent = row["heartbeat"] is None or now - row["heartbeat"] > stale_after
-                if local_dead or silent:
-                    why = ("process %s died" % row["pid"]) if local_dead else "no heartbeat"
-                    c.execute("UPDATE runs SET status = 'failed', finished = ?, error = ? WHERE run_id = ?",
-                              (now, f"{why} (last heartbeat {row['heartbeat']}); resume it to continue",
-                               row["run_id"]))
-                    reaped.append(row["run_id"])
+            for row in c.execute("SELECT run_id, pid, pid_started, host, heartbeat, status FROM runs"
+                                 " WHERE status = 'running'").fetchall():
+                if run_is_live(dict(row), stale_after=stale_after):
+                    continue
+                why = (f"process {row['pid']} died" if row["host"] == socket.gethostname()
+                       else f"no heartbeat from {row['host']} for {stale_after:.0f} s")
+                c.execute("UPDATE runs SET status = 'failed', finished = ?, error = ? WHERE run_id = ?",
+                          (now, f"{why} (last heartbeat {row['heartbeat']}); resume it to continue", row["run_id"]))
+                reaped.append(row["run_id"])
         return reaped
 
     # ------------------------------------------------------------------ readers
@@ -400,23 +425,76 @@ class RunStore:
     def step_series(self, run_ids: Sequence[str], names: Sequence[str], *, max_points: int = 2000) -> pd.DataFrame:
         """Step metrics ``(run_id, name, step, epoch, value)``, at most ``max_points`` per run and name.
 
-        Long series are downsampled evenly (first and last points kept) so charts stay light.
+        Downsampled in the query: the first logged row at or after each of ``max_points`` evenly
+        spaced steps from the first to the last (both kept), found by index seeks, so the cost does
+        not grow with the series' length.
         """
         frames = []
         for run_id in run_ids:
             for name in names:
-                rows = self._conn.execute(
-                    "SELECT step, epoch, value FROM step_metrics WHERE run_id = ? AND name = ? ORDER BY step",
-                    (run_id, name)).fetchall()
-                if not rows:
+                span = self.step_range(run_id, name)
+                if span is None:
                     continue
-                arr = np.asarray([tuple(r) for r in rows], dtype=np.float64)
-                arr = arr[downsample_indices(len(arr), max_points)]
-                frames.append(pd.DataFrame({"run_id": run_id, "name": name, "step": arr[:, 0].astype(np.int64),
-                                            "epoch": arr[:, 1].astype(np.int64), "value": arr[:, 2]}))
-        if not frames:
-            return pd.DataFrame(columns=["run_id", "name", "step", "epoch", "value"])
-        return pd.concat(frames, ignore_index=True)
+                lo, hi = span
+                if max_points >= hi - lo + 1:
+                    rows = self._conn.execute(
+                        "SELECT step, epoch, value FROM step_metrics WHERE run_id = ? AND name = ? ORDER BY step",
+                        (run_id, name)).fetchall()
+                else:
+                    rows = self._conn.execute(_SPREAD_SQL, (max(max_points, 2), lo, hi, run_id, name)).fetchall()
+                frames.append(_series_frame(run_id, name, rows))
+        return _concat_series(frames)
+
+    def step_range(self, run_id: str, name: str) -> tuple[int, int] | None:
+        """``(first, last)`` logged step of one series (two index seeks), None when it has none."""
+        row = self._conn.execute(
+            "SELECT (SELECT MIN(step) FROM step_metrics WHERE run_id = ?1 AND name = ?2),"
+            " (SELECT MAX(step) FROM step_metrics WHERE run_id = ?1 AND name = ?2)", (run_id, name)).fetchone()
+        return None if row[0] is None else (int(row[0]), int(row[1]))
+
+    def step_points(self, run_id: str, name: str, start: int, stop: int, stride: int) -> list[tuple[int, int, float]]:
+        """``(step, epoch, value)`` of the first logged row at or after each of ``start, start + stride, ...
+        <= stop`` (one index seek each; rows found twice are returned once)."""
+        return [tuple(r) for r in self._conn.execute(_STRIDE_SQL, (start, stride, stop, run_id, name)).fetchall()]
+
+    def live_step_series(self, run_ids: Sequence[str], names: Sequence[str], *, max_points: int = 1000) -> pd.DataFrame:
+        """Like :meth:`step_series` for charts redrawn while runs train, read incrementally.
+
+        Points lie on a grid ``first + k * stride`` (``stride`` grows with the series so that at most
+        ``max_points`` points are drawn, the last logged row included). This store remembers each
+        series' points between calls: a call reads only the grid points logged since the previous
+        one (index seeks), and re-reads a series only when its stride grows or it was truncated (a
+        resumed run).
+        """
+        frames = []
+        for run_id in run_ids:
+            for name in names:
+                rows = self._live.read(self, run_id, name, max_points)
+                if rows:
+                    frames.append(_series_frame(run_id, name, rows))
+        return _concat_series(frames)
+
+    def step_summary(self, run_ids: Sequence[str], names: Sequence[str]) -> pd.DataFrame:
+        """Per run and step metric, aggregated in SQL (no series fetched): ``run_id, name, n`` (logged
+        steps), ``first_step, last_step, first_value, last_value`` and the counts of logged values
+        ``negative, zero, positive``."""
+        cols = ["run_id", "name", "n", "first_step", "last_step", "first_value", "last_value", "negative", "zero",
+                "positive"]
+        if not run_ids or not names:
+            return pd.DataFrame(columns=cols)
+        marks_r, marks_n = ",".join("?" * len(run_ids)), ",".join("?" * len(names))
+        rows = self._conn.execute(f"""
+            WITH agg AS (
+                SELECT run_id, name, COUNT(*) AS n, MIN(step) AS first_step, MAX(step) AS last_step,
+                       SUM(value < 0) AS negative, SUM(value = 0) AS zero, SUM(value > 0) AS positive
+                FROM step_metrics WHERE run_id IN ({marks_r}) AND name IN ({marks_n}) GROUP BY run_id, name)
+            SELECT agg.run_id, agg.name, agg.n, agg.first_step, agg.last_step, f.value AS first_value,
+                   l.value AS last_value, agg.negative, agg.zero, agg.positive
+            FROM agg
+            JOIN step_metrics f ON f.run_id = agg.run_id AND f.name = agg.name AND f.step = agg.first_step
+            JOIN step_metrics l ON l.run_id = agg.run_id AND l.name = agg.name AND l.step = agg.last_step
+            ORDER BY agg.run_id, agg.name""", [*run_ids, *names]).fetchall()
+        return pd.DataFrame([dict(r) for r in rows], columns=cols)
 
     def step_metric_names(self, run_id: str) -> list[str]:
         return [r[0] for r in self._conn.execute(
@@ -455,8 +533,81 @@ class RunStore:
         return pd.DataFrame([dict(r) for r in rows], columns=["name", "config_json", "created"])
 
 
+# The first row at or after each of ?1 evenly spaced steps from ?2 to ?3 (both ends included).
+_SPREAD_SQL = """
+WITH RECURSIVE grid(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM grid WHERE i + 1 < ?1)
+SELECT DISTINCT m.step, m.epoch, m.value FROM grid JOIN step_metrics m
+  ON m.run_id = ?4 AND m.name = ?5 AND m.step = (
+     SELECT s.step FROM step_metrics s WHERE s.run_id = ?4 AND s.name = ?5
+       AND s.step >= CAST(ROUND(?2 + grid.i * (?3 - ?2) * 1.0 / (?1 - 1)) AS INTEGER) ORDER BY s.step LIMIT 1)
+ORDER BY m.step
+"""
+# The first row at or after each of ?1, ?1 + ?2, ... <= ?3.
+_STRIDE_SQL = """
+WITH RECURSIVE grid(x) AS (SELECT ?1 UNION ALL SELECT x + ?2 FROM grid WHERE x + ?2 <= ?3)
+SELECT DISTINCT m.step, m.epoch, m.value FROM grid JOIN step_metrics m
+  ON m.run_id = ?4 AND m.name = ?5 AND m.step = (
+     SELECT s.step FROM step_metrics s WHERE s.run_id = ?4 AND s.name = ?5 AND s.step >= grid.x
+       ORDER BY s.step LIMIT 1)
+ORDER BY m.step
+"""
+
+
+def _series_frame(run_id: str, name: str, rows) -> pd.DataFrame:
+    arr = np.asarray([tuple(r) for r in rows], dtype=np.float64).reshape(-1, 3)
+    return pd.DataFrame({"run_id": run_id, "name": name, "step": arr[:, 0].astype(np.int64),
+                         "epoch": arr[:, 1].astype(np.int64), "value": arr[:, 2]})
+
+
+def _concat_series(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    if not frames:
+        return pd.DataFrame(columns=["run_id", "name", "step", "epoch", "value"])
+    return pd.concat(frames, ignore_index=True)
+
+
+class _LiveSeries:
+    """Per series: the grid points read so far (see :meth:`RunStore.live_step_series`)."""
+
+    def __init__(self):
+        self._series: dict[tuple[str, str], dict] = {}
+
+    def read(self, store: RunStore, run_id: str, name: str, max_points: int) -> list[tuple[int, int, float]]:
+        span = store.step_range(run_id, name)
+        if span is None:
+            self._series.pop((run_id, name), None)
+            return []
+        lo, hi = span
+        stride = max(1, -(-(hi - lo + 1) // max(max_points, 2)))  # ceil: at most max_points grid points
+        known = self._series.get((run_id, name))
+        if known is None or known["stride"] != stride or known["lo"] != lo or hi < known["hi"]:
+            known = {"stride": stride, "lo": lo, "hi": lo - 1, "next": lo, "points": []}
+            self._series[(run_id, name)] = known
+        if known["next"] <= hi:
+            new = store.step_points(run_id, name, known["next"], hi, stride)
+            seen = known["points"][-1][0] if known["points"] else None
+            known["points"].extend(p for p in new if p[0] != seen)
+            known["next"] += stride * ((hi - known["next"]) // stride + 1)
+        known["hi"] = hi
+        points = known["points"]
+        if points and points[-1][0] == hi:
+            return list(points)
+        tail = store.step_points(run_id, name, hi, hi, 1)
+        # The last logged row always shows; a grid point is dropped to keep at most max_points.
+        return points[: max_points - 1] + tail if len(points) >= max_points else points + tail
+
+
 def _finite_or_none(value) -> float | None:
     if value is None:
         return None
     value = float(value)
     return value if np.isfinite(value) else None
+
+
+def ndcg_per_query(store: "RunStore", run_ids: Sequence[str], k: int) -> pd.DataFrame:
+    """Per-query test NDCG@k under the default convention, ``(run_id, qid, value)``: stored as
+    ``ndcg@k(gain=exp,norel=1)``; runs stored before names carried conventions have it as ``ndcg@k``."""
+    from ltr.metrics import metric_name
+
+    named = store.per_query(list(run_ids), metric_name(k))
+    legacy = [r for r in run_ids if r not in set(named["run_id"])]
+    return pd.concat([named, store.per_query(legacy, f"ndcg@{k}")], ignore_index=True) if legacy else named

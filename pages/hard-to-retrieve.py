@@ -1,6 +1,7 @@
 """Hard to retrieve: per-query NDCG@10 of each retriever on a TREC DL year and its bottom-quantile queries."""
 import streamlit as st
 
+from core import jobs
 from pipeline import views
 from pipeline.datasets import DatasetError
 from pipeline.retrievers import COMPUTABLE
@@ -83,10 +84,17 @@ with st.expander("Compute a run here (background job, partial corpus)"):
 @st.fragment(run_every=REFRESH_SECONDS if any(j.active for j in views.retrieval_jobs(name)) else None)
 def retrieval_jobs_panel() -> None:
     job_list = views.retrieval_jobs(name)
+    others = jobs.resource_jobs(exclude_kind=views.JOB_KIND)  # e.g. training jobs holding the CPU slot
+    if others:
+        st.caption("Other jobs holding or waiting for a resource")
+        st.dataframe(others, hide_index=True, width="stretch",
+                     column_config={"what": st.column_config.TextColumn(width="large"),
+                                    "why": st.column_config.TextColumn(width="large")})
     if not job_list:
         return
     views.keep_jobs_moving(job_list)
-    st.dataframe(views.jobs_frame(job_list), hide_index=True)
+    st.dataframe(views.jobs_frame(job_list), hide_index=True, width="stretch",
+                 column_config={"message": st.column_config.TextColumn(width="large")})
     for job in [j for j in job_list if j.status == "failed"][:2]:
         with st.expander(f"Job #{job.id} failed: {job.label}"):
             st.code(job.log_tail or "(no output)", language=None)
@@ -105,13 +113,18 @@ if not loaded or not data.has_qrels:
 st.subheader("Hard-to-retrieve queries")
 left, right = st.columns([3, 1])
 names = [r.name for r in loaded]
-selected = left.multiselect("Retrievers", names, default=names)
+selected = left.multiselect("Retrievers", names, default=views.default_selection(loaded),
+                            help="Full-corpus (imported) runs are selected by default; runs computed here search a "
+                                 "partial corpus and are compared with them only when you add them.")
 quantile = right.slider("Quantile", min_value=0.05, max_value=0.5, value=0.25, step=0.05,
                         help="H2R: NDCG@10 ≤ the q-th quantile of the retriever's per-query NDCG@10 (ties included)")
 if not selected:
     st.info("Choose at least one retriever.")
     st.stop()
 result = report(name, str(folder), sources, tuple(selected), round(float(quantile), 4))
+mixed = views.mixed_corpus_warning([r for r in loaded if r.name in selected])
+if mixed:
+    st.warning(mixed)
 
 st.dataframe(views.summary_frame(result), hide_index=True,
              column_config={c: st.column_config.NumberColumn(format="%.4f")

@@ -31,7 +31,7 @@ with right:
 st.divider()
 device_col, runs_col, jobs_col = st.columns(3)
 device_slot = device_col.empty()  # filled last: the first torch import takes seconds
-with views.open_store() as store:
+with views.session_store(st.session_state) as store:
     summary = views.store_summary(store)
 runs_col.metric("Runs in the store", summary["total"])
 runs_col.caption(" · ".join(f"{summary[s]} {s}" for s in ("completed", "running", "failed", "cancelled", "pending")))

@@ -21,6 +21,8 @@ views.keep_jobs_moving()
 
 datasets = views.dataset_choices()
 with st.container(border=True):
+    for name, why in views.unusable_datasets():
+        st.caption(f"Not offered: {name} ({why}). See the Home page's data sets table.")
     c_data, c_folds, c_loss, c_model = st.columns([2, 2, 1.5, 1.5])
     data = c_data.selectbox("Dataset", datasets,
                             index=datasets.index("synthetic-mq2008") if "synthetic-mq2008" in datasets else 0)
@@ -31,7 +33,12 @@ with st.container(border=True):
     epochs = c[0].number_input("Epochs", min_value=1, max_value=10_000, value=20)
     lr = c[1].number_input("Learning rate", min_value=1e-6, max_value=1.0, value=1e-3, step=1e-4, format="%.4g")
     batch_size = c[2].number_input("Batch size (queries)", min_value=1, max_value=65_536, value=64)
-    slate_length = c[3].number_input("Slate length (0 = whole lists)", min_value=0, max_value=100_000, value=0)
+    study_slate = views.study_slate_length(data)
+    slate_length = c[3].number_input(
+        "Slate length (0 = whole lists)", min_value=0, max_value=100_000, value=study_slate or 0, key=f"slate-{data}",
+        help=(f"The study trains {data} with {study_slate} documents per list (allRank's setting); " if study_slate
+              else "The study trains this data set on whole lists; ") + "longer lists are sub-sampled in training "
+             "only. A run whose estimated peak memory exceeds 80% of what is free is refused before it starts.")
     seed = c[4].number_input("Seed", min_value=0, max_value=2**31 - 1, value=0)
     patience = c[5].number_input("Patience (0 = never stop early)", min_value=0, max_value=10_000, value=10)
     default_executor, ray_target = views.executor_setting()
@@ -56,22 +63,45 @@ with st.container(border=True):
 
 def jobs_section(store) -> None:
     job_list = views.ltr_jobs()
+    others = jobs.resource_jobs(exclude_kind=views.JOB_KIND)
+    if others:  # e.g. a retrieval started from the Hard-to-retrieve page holds the CPU slot
+        st.caption("Other jobs holding or waiting for a resource")
+        st.dataframe(others, hide_index=True, width="stretch",
+                     column_config={"what": st.column_config.TextColumn(width="large"),
+                                    "why": st.column_config.TextColumn(width="large")})
     if not job_list:
         st.info("No training jobs yet: choose a data set and press **Start training**.")
         return
     frame = views.jobs_frame(store, job_list)
     st.dataframe(frame.drop(columns=["run_id"]), hide_index=True, width="stretch",
                  column_config={"progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0,
-                                                                             format="percent")})
+                                                                             format="percent"),
+                                "message": st.column_config.TextColumn(width="large")})
     active = [j for j in job_list if j.active]
     if active:
-        cols = st.columns(min(len(active), 4))
-        for i, job in enumerate(active):
-            cols[i % len(cols)].button(f"Cancel #{job.id} ({job.label})", key=f"cancel-{job.id}",
+        cols = st.columns(min(len(active), 5))
+        for i, job in enumerate(active):  # short labels (never cut); the full label on hover
+            fold = f" · fold {job.meta['fold']}" if "fold" in job.meta else ""
+            cols[i % len(cols)].button(f"Cancel #{job.id}{fold}", key=f"cancel-{job.id}", help=job.label,
                                        on_click=jobs.cancel, args=(job.id,))
     for job in [j for j in job_list if j.status == "failed"][:3]:
         with st.expander(f"Job #{job.id} failed: {job.label}"):
             st.code(job.log_tail or "(no output)", language=None)
+
+
+def concurrency_section() -> None:
+    """How many jobs run at once per resource class (irdash.toml [jobs] limits, overridden here)."""
+    limits = jobs.resource_limits()
+    classes = ["cpu"] + [f"cuda:{i}" for i in range(views.gpu_count())]
+    with st.expander("Concurrency: " + ", ".join(f"{r} {limits.get(r, jobs.DEFAULT_LIMIT)} at once" for r in classes)):
+        st.caption("Jobs that may run at the same time on each resource (default 1; `[jobs] limits` in "
+                   "irdash.toml). A change here applies to the next job the worker starts.")
+        cols = st.columns(len(classes))
+        for col, resource in zip(cols, classes):
+            current = limits.get(resource, jobs.DEFAULT_LIMIT)
+            value = col.number_input(resource, min_value=0, max_value=64, value=current, key=f"limit-{resource}")
+            if value != current:
+                jobs.set_limit(resource, int(value))
 
 
 def charts_section(store) -> None:
@@ -90,14 +120,29 @@ def charts_section(store) -> None:
     st.dataframe(views.group_runs(store, group), hide_index=True, width="stretch")
 
     if views.has_step_metric(store, group.run_ids, "theta_d"):
-        view = st.segmented_control("Loss parameter", list(views.PARAMETER_VIEWS), default="θ_d", key="param_view")
+        c_param, c_layout = st.columns([3, 2])
+        view = c_param.segmented_control("Loss parameter", list(views.PARAMETER_VIEWS), default="θ_d", key="param_view")
+        layout = c_layout.segmented_control("Folds", list(views.FOLD_LAYOUTS), default="one panel per fold",
+                                            key="fold_layout",
+                                            help="Folds often follow the same path: one panel per fold, or each "
+                                                 "fold's change since its first step, keeps every fold visible.")
         names = views.PARAMETER_VIEWS[view or "θ_d"]
-        fig, n_points = views.step_figure(store, group.run_ids, names, title="Loss parameters over training")
+        fold_layout = views.FOLD_LAYOUTS[layout or "one panel per fold"]
+        fig, n_points = views.step_figure(store, group.run_ids, names, title="Loss parameters over training",
+                                          **fold_layout)
+        views.add_drift_reference(fig, store, group.run_ids, names, **fold_layout)
         st.plotly_chart(fig, key="param_chart", width="stretch")
-        st.caption(f"{n_points} points (long series are downsampled) · updated {dt.datetime.now():%H:%M:%S}")
+        st.caption(f"{n_points} points (long series are downsampled) · updated {dt.datetime.now():%H:%M:%S} · "
+                   "dashed: the drift reference θ₀ + (loss-parameter learning rate) × step, where Adam takes a θ "
+                   "whose gradient never changes sign. A trajectory on it is drifting, not learning.")
+        st.markdown("**Drift or learning?** Per run and θ: the share of logged steps whose θ gradient was "
+                    "negative / zero / positive, the majority sign's share of the non-zero ones (`one_sign`), and "
+                    "the final θ against the drift reference (`of_reference` ≈ ±1 or beyond: drift; a gradient "
+                    "that keeps growing makes Adam overshoot it).")
+        st.dataframe(views.drift_diagnostic(store, group.run_ids).drop(columns="run_id"), hide_index=True,
+                     width="stretch")
     else:
-        st.info("No learnable loss parameters logged for these runs (yet): only LearnDCG learns θ_g, θ_d, θ_α; "
-                "its trajectories appear after the first logged steps.")
+        st.info(views.no_parameters_message(store, group))
     left, right = st.columns(2)
     with left:
         fig, _ = views.step_figure(store, group.run_ids, ["loss"], title="Training loss")
@@ -109,9 +154,10 @@ def charts_section(store) -> None:
 
 @st.fragment(run_every=REFRESH_SECONDS)
 def live() -> None:
-    with views.open_store() as store:
+    with views.session_store(st.session_state) as store:
         st.subheader("Jobs")
         jobs_section(store)
+        concurrency_section()
         st.subheader("Live trajectories")
         charts_section(store)
 

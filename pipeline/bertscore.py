@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from core import db, paths
+from pipeline.cpu import torch_threads
 
 AGGREGATES = ("max", "mean")
 
@@ -130,7 +131,8 @@ def pair_f1(encoder: Encoder, answers: Sequence[str], passages: Sequence[str], *
         scorer = _scorer(encoder)
         for start in range(0, len(todo), chunk):  # commit per chunk: an interrupted run keeps its work
             idx = todo[start:start + chunk]
-            _, _, f1 = scorer.score([answers[i] for i in idx], [passages[i] for i in idx], verbose=progress)
+            with torch_threads():
+                _, _, f1 = scorer.score([answers[i] for i in idx], [passages[i] for i in idx], verbose=progress)
             new = {keys[i]: float(v) for i, v in zip(idx, f1.tolist())}
             cache.put_many(new)
             known.update(new)

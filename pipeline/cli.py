@@ -4,12 +4,21 @@ Commands::
 
     eval-run --qrels FILE --run FILE [--measure nDCG@10] [--complete] [--json]
         per-query values and their mean ({"per_query": {qid: value}, "mean": value})
-    retrieve --dataset dl19 --retriever bm25|dense|tasb|minilm [--data DIR]
-        compute a run over the data folder's passages, write it under cache/, print its path
+    retrieve --dataset dl19 --retriever bm25|dense|tasb|minilm [--data DIR] [--json]
+        compute a run over the data folder's passages (named NAME@computed), write it under cache/,
+        print queries, depth, mean nDCG@10 (when qrels exist) and its path
     h2r --dataset dl19 --retriever NAME[=RUNFILE] ... [--quantile 0.25] [--json]
-        hard-to-retrieve sets per retriever, their mean NDCG@10 and their intersection
+        hard-to-retrieve sets per retriever, their mean NDCG@10 and their intersection. NAME is the
+        data folder's imported full-corpus run; NAME@computed the run computed here (partial corpus);
+        a computable NAME without an imported run is computed and reported as NAME@computed
     coverage --dataset dl19|...|all [--json]
         judged queries and how many judged / relevant passages have text
+    typology --dataset dl19 --task h2r|h2g|h2j [--retriever|--generator|--judge/--setup ...] [--llm SPEC]
+             [--max-rounds N] [--batch-size N] [--max-queries N] [--typology study|FILE.json] [--json]
+        induce a failure typology for the task's hard queries (or import one) and assign reasons;
+        resumable (response cache + typology store), progress bars on stderr
+    annotations --import FILE.csv | --export FILE.csv | --report [--json] | --create-sample ...
+        human validation of the assigned reasons: merge/export CSV rows, the validation figures
     h2j (--dataset dlYY | --qrels FILE [--topics F] [--passages F]) --judge NAME[=FILE] [--setup binary|graded]
         [--quantile 0.25] [--cap N] [--json]
         per-query judge/NIST disagreement and the H2J set, under "binary" and "graded"
@@ -69,12 +78,27 @@ def cmd_retrieve(args) -> None:
     from pipeline.datasets import load_dataset
     from pipeline.retrievers import compute_run
 
+    from pipeline import evaluation
+
     data = load_dataset(args.dataset, args.data)
     result = compute_run(data, args.retriever, **_compute_options(args))
+    summary = {"n_queries": len(result.run), "n_queries_with_hits": sum(1 for r in result.run.values() if r),
+               "depth": result.details["settings"]["depth"], "mean_nDCG@10": None, "n_judged_queries": 0}
+    if data.has_qrels:
+        values = evaluation.per_query(data.qrels, result.run, "nDCG@10", complete=True)
+        summary.update({"mean_nDCG@10": evaluation.mean(values), "n_judged_queries": len(values)})
     if args.json:
-        _dump(result.as_dict())
+        _dump({**result.as_dict(), **summary})
+        return
+    print(f"{result.name} on {data.name}: {result.provenance}")
+    print(f"  queries: {summary['n_queries']} ({summary['n_queries_with_hits']} with at least one hit), "
+          f"depth {summary['depth']}")
+    if summary["mean_nDCG@10"] is not None:
+        print(f"  mean nDCG@10: {summary['mean_nDCG@10']:.4f} over {summary['n_judged_queries']} judged queries "
+              f"(partial corpus: not comparable with full-corpus runs)")
     else:
-        print(result.path)
+        print(f"  mean nDCG@10: no qrels for {data.name}")
+    print(f"  run: {result.path}")
 
 
 def cmd_h2r(args) -> None:
@@ -115,6 +139,92 @@ def cmd_coverage(args) -> None:
         _dump(out)
 
 
+def cmd_typology(args) -> None:
+    from tqdm import tqdm
+
+    from pipeline.llm import make_client
+    from pipeline.typology.categories import resolve_typology
+    from pipeline.typology.induction import InductionConfig
+    from pipeline.typology.runner import run_typology
+    from pipeline.typology.sources import HardSetConfig, hard_queries
+    from pipeline.typology.store import TypologyStore
+
+    hard_config = HardSetConfig(dataset=args.dataset, task=args.task, retriever=args.retriever,
+                                generator=args.generator, judge=args.judge, setup=args.setup,
+                                quantile=args.quantile, data=args.data, qrels=args.qrels, topics=args.topics,
+                                passages=args.passages, cap=args.cap, encoder=args.encoder,
+                                aggregate=args.aggregate, max_queries=args.max_queries)
+    config = InductionConfig(batch_size=args.batch_size, max_rounds=args.max_rounds,
+                             max_categories=args.max_categories, seed=args.seed)
+    dataset, queries, hard_set = hard_queries(hard_config, llm_options=_llm_options(args))
+    imported = resolve_typology(args.typology, args.task) if args.typology else None
+    client = make_client(args.llm, **_llm_options(args))
+    bar = tqdm(total=config.max_rounds, desc=f"{dataset} {args.task}: rounds", unit="round",
+               disable=bool(imported), file=sys.stderr)
+
+    def on_round(rnd) -> None:
+        bar.update(1)
+        bar.set_postfix_str(f"{len(rnd.categories)} categories, {rnd.status}"
+                            + (", unchanged" if rnd.unchanged else ""))
+
+    with TypologyStore() as store:
+        result = run_typology(client, store, dataset=dataset, task=args.task, queries=queries,
+                              hard_set=hard_set, config=config, imported=imported, force=args.force,
+                              on_round=on_round)
+    bar.close()
+    if args.json:
+        _dump(result)
+        return
+    print(f"{result['run_id']}: {result['typology']} -- {result['model']['label']}")
+    print(f"{result['n_queries']} hard queries ({hard_set['n_hard']} in the set); "
+          f"{result['n_rounds']} round(s), stop: {result['stop_reason'] or 'imported'}")
+    for cat in result["categories"]:
+        print(f"  {cat['n_queries']:3d}  {cat['name']}: {cat['description']}")
+    print(f"unparseable assignments: {result['n_unparseable']}, failed calls: {result['n_failed']}")
+
+
+def cmd_annotations(args) -> None:
+    from pipeline.annotations import AnnotationStore
+    from pipeline.validation import report
+
+    with AnnotationStore() as store:
+        if args.create_sample:
+            from pipeline.typology_view import sample_items
+            from pipeline.typology.store import TypologyStore
+
+            with TypologyStore() as typology:
+                items = sample_items(typology, args.run)
+            keys = store.create_sample(items, name=args.sample, size=args.size, seed=args.seed,
+                                       per_annotator=args.per_annotator)
+            print(f"sample {args.sample!r}: {len(keys)} of {len(items)} items", file=sys.stderr)
+        if args.import_csv:
+            n = store.import_csv(args.import_csv)
+            print(f"imported {n} rows from {args.import_csv}", file=sys.stderr)
+        if args.export_csv:
+            store.export_csv(args.export_csv)
+            print(f"exported {len(store.export_rows())} rows to {args.export_csv}", file=sys.stderr)
+        if args.report:
+            figures = report(store.export_rows())
+            if args.json:
+                _dump(figures)
+            else:
+                for line in _report_lines(figures):
+                    print(line)
+
+
+def _fmt(value) -> str:
+    return "undefined" if value is None else f"{value:.3f}"
+
+
+def _report_lines(figures: dict):
+    yield f"{figures['n_rows']} decisions from {len(figures['annotators'])} annotator(s)"
+    for who, fig in [*figures["llm_vs_annotator"].items(), ("union", figures["llm_vs_union"])]:
+        o = fig["overall"]
+        yield (f"LLM vs {who}: accuracy {_fmt(o['accuracy'])}, precision {_fmt(o['precision'])}, "
+               f"recall {_fmt(o['recall'])} ({o['n_decisions']} decisions, {o['n_queries']} queries)")
+    for pair, fig in figures["kappa"].items():
+        o = fig["overall"]
+        yield f"kappa {pair}: {_fmt(o['kappa'])} ({o['n_decisions']} decisions, {o['n_queries']} queries)"
 def _collection(args):
     from pipeline.failure import load_collection
 
@@ -186,15 +296,11 @@ def cmd_overlap(args) -> None:
 
 
 def cmd_run(args) -> None:
-    from pipeline.failure import run_study
+    from pipeline.failure import folder_judgments, run_study
 
     data = _collection(args)
     retrievers = args.retriever or (sorted(data.imported_runs()) or ["bm25"])
-    judges = args.judge
-    if not judges:
-        found = sorted(p.name.split(".")[1] for p in (data.folder / "judgments").glob(f"judgments.*.{data.name}.txt")) \
-            if data.folder is not None and (data.folder / "judgments").is_dir() else []
-        judges = found + ["auto"]
+    judges = args.judge or [*folder_judgments(data.folder, data.name), "auto"]
     study = run_study(data, retrievers=retrievers, generators=args.generator or ["auto"], judges=judges,
                       setups=args.setup or ["binary", "graded"], quantile=args.quantile, encoder=args.encoder,
                       aggregate=args.aggregate, cap=args.cap, llm_options=_llm_options(args),
@@ -244,7 +350,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("h2r", help="hard-to-retrieve query sets and their intersection")
     p.add_argument("--dataset", required=True, choices=list(DATASETS))
     p.add_argument("--retriever", required=True, action="append", metavar="NAME[=RUNFILE]",
-                   help="repeatable; NAME alone: the data folder's imported run if any, else computed here")
+                   help="repeatable; NAME: the data folder's imported full-corpus run runs/run.NAME.<dataset>.txt "
+                        "(for bm25/dense/tasb/minilm without one: computed here, reported as NAME@computed); "
+                        "NAME@computed: the run computed here over the folder's passages (partial corpus); "
+                        "NAME=RUNFILE: that file")
     p.add_argument("--quantile", type=float, default=0.25)
     p.add_argument("--measure", default="nDCG@10")
     data_args(p)
@@ -303,6 +412,38 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", default=None)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_coverage)
+
+    p = sub.add_parser("typology", help="LLM-induced failure typology of one task's hard queries")
+    collection_args(p)
+    p.add_argument("--task", required=True, choices=["h2r", "h2g", "h2j"])
+    p.add_argument("--retriever", default="bm25", metavar="NAME[=RUNFILE]", help="the configuration's retriever")
+    p.add_argument("--generator", default="embedded", metavar="NAME[=FILE.jsonl]", help="... generator")
+    p.add_argument("--judge", default="llama-3.3-70b", metavar="NAME[=FILE]", help="... judge")
+    p.add_argument("--setup", default="binary", choices=["binary", "graded"], help="... judging setup")
+    p.add_argument("--llm", default="auto", help="model spec: auto, embedded, ollama[:MODEL[@HOST]], openai:MODEL@URL")
+    p.add_argument("--typology", default=None, metavar="study|FILE.json",
+                   help="import this typology instead of inducing one ('study': the study's ten categories)")
+    p.add_argument("--max-rounds", type=int, default=6)
+    p.add_argument("--batch-size", type=int, default=8, help="reasons shown per refinement round")
+    p.add_argument("--max-categories", type=int, default=8)
+    p.add_argument("--max-queries", type=int, default=None, help="keep the N hardest queries (recorded)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--force", action="store_true", help="recompute a finished run (the cache still answers)")
+    p.set_defaults(func=cmd_typology)
+
+    p = sub.add_parser("annotations", help="human validation of LLM-assigned reasons: CSV and figures")
+    p.add_argument("--import", dest="import_csv", metavar="FILE.csv", help="merge annotation rows from a CSV")
+    p.add_argument("--export", dest="export_csv", metavar="FILE.csv", help="write the complete annotations")
+    p.add_argument("--report", action="store_true", help="accuracy, precision, recall and kappa with counts")
+    p.add_argument("--create-sample", action="store_true", help="draw an annotation sample from typology runs")
+    p.add_argument("--run", action="append", default=[], metavar="RUN_ID",
+                   help="typology run(s) to sample from (default: the latest finished run per dataset and task)")
+    p.add_argument("--sample", default="default", help="sample name")
+    p.add_argument("--size", type=int, default=50)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--per-annotator", action="store_true", help="each annotator gets their own draw")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_annotations)
     return parser
 
 

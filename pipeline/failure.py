@@ -86,6 +86,14 @@ def _require_query_texts(data) -> dict[str, str]:
     return queries
 
 
+def folder_judgments(folder, dataset: str) -> dict[str, Path]:
+    """``{judge: path}`` for a data folder's ``judgments/judgments.<judge>.<dataset>.txt`` files."""
+    if folder is None or not (Path(folder) / "judgments").is_dir():
+        return {}
+    found = sorted((Path(folder) / "judgments").glob(f"judgments.*.{dataset}.txt"))
+    return {p.name[len("judgments."):-len(f".{dataset}.txt")]: p for p in found}
+
+
 def study_dir(data) -> Path:
     return paths.cache_subdir("failure", slug(data.name))
 
@@ -109,8 +117,9 @@ def generation_for(data, arg: str, *, llm_options: dict | None = None, progress:
     name, file = parse_named_arg(arg, "--generator")
     if file is not None:
         return import_answers(name, file, known_qids=data.topics)
+    queries = _require_query_texts(data)
     client = make_client(name, **(llm_options or {}))
-    gen = generate_answers(client, _require_query_texts(data), name=name,
+    gen = generate_answers(client, queries, name=name,
                            progress=f"{data.name} answers ({client.provenance.label})" if progress else None)
     path = study_dir(data) / "generations" / f"{slug(name)}.json"
     atomic_write_text(path, json.dumps(gen.as_dict(), ensure_ascii=False, indent=1))
@@ -136,9 +145,8 @@ def judgments_for(data, arg: str, setup: str, *, cap: int | None, llm_options: d
     from pipeline.llm import make_client
 
     name, file = parse_named_arg(arg, "--judge")
-    if file is None and data.folder is not None:
-        candidate = data.folder / "judgments" / f"judgments.{name}.{data.name}.txt"
-        file = candidate if candidate.is_file() else None
+    if file is None:
+        file = folder_judgments(data.folder, data.name).get(name)
     if file is not None:
         return import_judgments(name, file, setup, known_qids=data.topics)
     _require_query_texts(data)
@@ -202,6 +210,10 @@ def run_study(data, *, retrievers, generators, judges, setups=("binary", "graded
     data.require_qrels()
     study: dict = {"dataset": data.name, "source": data.source, "coverage": data.coverage.as_dict(),
                    "quantile": quantile, "conventions": CONVENTIONS, "cap": cap,
+                   "data_folder": str(data.folder) if data.folder is not None else None,
+                   "queries": data.queries(),
+                   # the texts the page shows beside an answer (grade 2-3 passages that have text)
+                   "relevant_passages": {qid: data.relevant_passages(qid) for qid in data.queries()},
                    "retrievers": {}, "generators": {}, "judges": {}, "configurations": {}}
     for arg in retrievers:
         name, values, info = retrieval_values(data, arg)

@@ -38,7 +38,8 @@ from pipeline.trec_io import TrecFormatError, read_qrels
 
 SETUPS = ("binary", "graded")
 DEFAULT_CAP = 20
-JUDGE_OPTIONS = GenerationOptions(temperature=0.0, seed=0, max_tokens=24)
+# "Final score: N" is about five tokens; a longer reply is a reply that ignored the format
+JUDGE_OPTIONS = GenerationOptions(temperature=0.0, seed=0, max_tokens=8)
 
 _GRADES = """\
 3 = perfectly relevant: the passage is dedicated to the query and contains the exact answer.
@@ -77,9 +78,12 @@ Passage: {{passage}}
 Reply with one line in exactly this form, where N is 1 (relevant) or 0 (not relevant):
 Final score: N"""
 
-_SCORE = re.compile(r"final[\s_*#-]*score[\s*#]*(?:is|:|=|-)?[\s*#]*(-?\d+(?:\.\d+)?)(?!\s*(?:/|-|–|or|to)\s*\d)",
+# "Final score: N", or the placeholder itself filled in ("N = 2", small models do this); a score that
+# is followed by another number ("2-3", "2 or 3", "0, 1, 2, 3") is not one score
+_LABEL = r"(?:final[\s_*#-]*score|(?-i:\bN\b))"
+_SCORE = re.compile(_LABEL + r"[\s*#]*(?:is|:|=|-)?[\s*#]*(-?\d+(?:\.\d+)?)(?!\s*(?:/|-|–|,|or|to)\s*\d)",
                     re.IGNORECASE)
-_ANY_FINAL = re.compile(r"final[\s_*#-]*score", re.IGNORECASE)
+_ANY_FINAL = re.compile(_LABEL, re.IGNORECASE)
 
 
 def judge_messages(query: str, passage: str, setup: str) -> list[Message]:
@@ -94,8 +98,8 @@ def judge_messages(query: str, passage: str, setup: str) -> list[Message]:
 def parse_score(text: str, setup: str) -> int | None:
     """The label in a judge's answer, or None when there is no single valid one.
 
-    Valid: ``Final score: N`` (case, markdown emphasis, ``=`` or ``is`` tolerated) with N in the
-    setup's range (0-1 binary, 0-3 graded), or an answer that is just that digit. Unparseable: no
+    Valid: ``Final score: N`` (case, markdown emphasis, ``=`` or ``is`` tolerated; also the prompt's
+    placeholder filled in, ``N = 2``) with N in the setup's range (0-1 binary, 0-3 graded), or an answer that is just that digit. Unparseable: no
     score, a non-integer or out-of-range score, a range ("2-3", "2 or 3"), or several different
     final scores (e.g. the model echoing a score written inside the passage).
     """

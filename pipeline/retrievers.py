@@ -7,6 +7,12 @@ and the dashboard.
 
 Computed runs are written under ``cache/runs/trec_dl/<dataset>/`` keyed by the passages, the queries
 and the settings, so asking again is free.
+
+Names (CLI ``--retriever`` and the dashboard): ``bm25`` is the data folder's imported full-corpus run
+``runs/run.bm25.<dataset>.txt``; ``bm25@computed`` is the run computed here over the folder's
+passages (a partial corpus). A bare computable name with no imported run falls back to computing
+it, and the result is then named ``NAME@computed``, so a report never shows a partial-corpus run
+under a bare name.
 """
 from __future__ import annotations
 
@@ -21,6 +27,11 @@ from pipeline.errors import RetrievalError
 from pipeline.trec_io import Run
 
 COMPUTABLE = ("bm25", "dense", "tasb", "minilm")  # dense = TAS-B when loadable, else MiniLM
+COMPUTED_SUFFIX = "@computed"  # bm25@computed: computed here over the partial corpus
+
+
+def computed_name(retriever: str) -> str:
+    return f"{retriever}{COMPUTED_SUFFIX}"
 
 
 @dataclass
@@ -121,21 +132,27 @@ def compute_run(data, retriever: str, *, depth: int = 1000, k1: float = 0.9, b: 
     # queries without a single hit have no line in the file; keep them visible as empty rankings
     for qid in queries:
         run.setdefault(qid, {})
-    return RetrieverRun(name=retriever, dataset=data.name, kind="computed", provenance=provenance, path=path,
-                        run=run, details={"n_passages": n, "settings": settings})
+    return RetrieverRun(name=computed_name(retriever), dataset=data.name, kind="computed", provenance=provenance,
+                        path=path, run=run, details={"n_passages": n, "settings": settings})
 
 
 def get_run(data, name: str, run_file: str | Path | None = None, **compute_options) -> RetrieverRun:
-    """``NAME[=RUNFILE]``: the given file; else the data folder's ``runs/run.NAME.<dataset>.txt``;
-    else compute NAME here (bm25 / dense / tasb / minilm)."""
+    """``NAME[=RUNFILE]``: the given file; ``NAME@computed``: computed here over the data folder's
+    passages; bare ``NAME``: the data folder's ``runs/run.NAME.<dataset>.txt`` (full corpus), else, for
+    a computable name, computed here (and then named ``NAME@computed``)."""
     if run_file is not None:
         return imported_run(data, name, run_file)
+    base, computed, _ = name.partition(COMPUTED_SUFFIX)
+    if computed:
+        if _ or base not in COMPUTABLE:
+            raise RetrievalError(f"{name!r}: only {', '.join(computed_name(r) for r in COMPUTABLE)} can be computed")
+        return compute_run(data, base, **compute_options)
     found = data.imported_runs().get(name)
     if found is not None:
         return imported_run(data, name, found, from_data_folder=True)
     if name in COMPUTABLE:
         return compute_run(data, name, **compute_options)
-    known = sorted(set(data.imported_runs()) | set(COMPUTABLE))
+    known = sorted(set(data.imported_runs()) | set(COMPUTABLE) | {computed_name(r) for r in COMPUTABLE})
     raise RetrievalError(f"{data.name}: no run for retriever {name!r} (imported runs: "
                          f"{', '.join(sorted(data.imported_runs())) or 'none'}; known names: {', '.join(known)}); "
                          f"pass NAME=RUNFILE to import one")

@@ -77,32 +77,64 @@ def _check_known(path, unknown: dict[str, int], n_qids: int, known_qids: Collect
     raise TrecFormatError(path, line_no, f"unknown query id {qid} ({len(unknown)} unknown of {n_qids})")
 
 
-def read_qrels(path: str | Path, known_qids: Collection[str] | None = None) -> Qrels:
-    """``{qid: {pid: grade}}``. Four fields per line; integer grades; no duplicate (qid, pid)."""
-    qrels: Qrels = {}
+def _read_pairs(path: str | Path, known_qids: Collection[str] | None, *, fields: str, parse, duplicate: str,
+                empty: str, what: str) -> dict[str, dict[str, float]]:
+    """``{qid: {pid: value}}`` from a TREC file whose lines have the fields ``fields`` names.
+
+    ``parse(fields, path, line_no) -> (qid, pid, value)`` checks one line's fields (raising
+    :class:`TrecFormatError`); a (qid, pid) seen twice, an empty file and (with ``known_qids``)
+    foreign query ids are errors naming the file and line.
+    """
+    n_fields = len(fields.split())
+    table: dict[str, dict[str, float]] = {}
     unknown: dict[str, int] = {}
     for line_no, line in _lines(path):
-        fields = line.split()
-        if not fields:
+        parts = line.split()
+        if not parts:
             continue
-        if len(fields) != 4:
-            raise TrecFormatError(path, line_no, f"expected 4 fields 'qid iter pid grade', got {len(fields)}")
-        qid, _, pid, grade_text = fields
-        try:
-            grade = int(grade_text)
-        except ValueError:
-            raise TrecFormatError(path, line_no, f"grade {grade_text!r} is not an integer") from None
-        judged = qrels.setdefault(qid, {})
-        if pid in judged:
-            raise TrecFormatError(path, line_no, f"duplicate judgment for query {qid}, passage {pid}")
-        judged[pid] = grade
+        if len(parts) != n_fields:
+            raise TrecFormatError(path, line_no, f"expected {n_fields} fields '{fields}', got {len(parts)}")
+        qid, pid, value = parse(parts, path, line_no)
+        row = table.setdefault(qid, {})
+        if pid in row:
+            raise TrecFormatError(path, line_no, f"duplicate {duplicate} for query {qid}, passage {pid}")
+        row[pid] = value
         if known_qids is not None and qid not in known_qids and qid not in unknown:
             unknown[qid] = line_no
-    if not qrels:
-        raise TrecFormatError(path, None, "no judgments in file")
+    if not table:
+        raise TrecFormatError(path, None, empty)
     if known_qids is not None:
-        _check_known(path, unknown, len(qrels), known_qids, "a qrels file")
-    return qrels
+        _check_known(path, unknown, len(table), known_qids, what)
+    return table
+
+
+def _qrels_line(fields: list[str], path, line_no: int) -> tuple[str, str, int]:
+    qid, _, pid, grade_text = fields
+    try:
+        return qid, pid, int(grade_text)
+    except ValueError:
+        raise TrecFormatError(path, line_no, f"grade {grade_text!r} is not an integer") from None
+
+
+def _run_line(fields: list[str], path, line_no: int) -> tuple[str, str, float]:
+    qid, _, pid, rank_text, score_text, _ = fields
+    try:
+        int(rank_text)
+    except ValueError:
+        raise TrecFormatError(path, line_no, f"rank {rank_text!r} is not an integer") from None
+    try:
+        score = float(score_text)
+    except ValueError:
+        raise TrecFormatError(path, line_no, f"score {score_text!r} is not a number") from None
+    if score != score:
+        raise TrecFormatError(path, line_no, "score is NaN")
+    return qid, pid, score
+
+
+def read_qrels(path: str | Path, known_qids: Collection[str] | None = None) -> Qrels:
+    """``{qid: {pid: grade}}``. Four fields per line; integer grades; no duplicate (qid, pid)."""
+    return _read_pairs(path, known_qids, fields="qid iter pid grade", parse=_qrels_line, duplicate="judgment",
+                       empty="no judgments in file", what="a qrels file")
 
 
 def read_run(path: str | Path, known_qids: Collection[str] | None = None) -> Run:
@@ -111,37 +143,8 @@ def read_run(path: str | Path, known_qids: Collection[str] | None = None) -> Run
     Ranks are validated as integers but not used: trec_eval (and ir_measures) rank by score,
     breaking ties by passage id, which is what the evaluation reproduces.
     """
-    run: Run = {}
-    unknown: dict[str, int] = {}
-    for line_no, line in _lines(path):
-        fields = line.split()
-        if not fields:
-            continue
-        if len(fields) != 6:
-            raise TrecFormatError(path, line_no,
-                                  f"expected 6 fields 'qid Q0 pid rank score tag', got {len(fields)}")
-        qid, _, pid, rank_text, score_text, _ = fields
-        try:
-            int(rank_text)
-        except ValueError:
-            raise TrecFormatError(path, line_no, f"rank {rank_text!r} is not an integer") from None
-        try:
-            score = float(score_text)
-        except ValueError:
-            raise TrecFormatError(path, line_no, f"score {score_text!r} is not a number") from None
-        if score != score:
-            raise TrecFormatError(path, line_no, "score is NaN")
-        ranked = run.setdefault(qid, {})
-        if pid in ranked:
-            raise TrecFormatError(path, line_no, f"duplicate entry for query {qid}, passage {pid}")
-        ranked[pid] = score
-        if known_qids is not None and qid not in known_qids and qid not in unknown:
-            unknown[qid] = line_no
-    if not run:
-        raise TrecFormatError(path, None, "no run lines in file")
-    if known_qids is not None:
-        _check_known(path, unknown, len(run), known_qids, "a run")
-    return run
+    return _read_pairs(path, known_qids, fields="qid Q0 pid rank score tag", parse=_run_line, duplicate="entry",
+                       empty="no run lines in file", what="a run")
 
 
 def read_run_tag(path: str | Path) -> str | None:

@@ -31,10 +31,10 @@ from pipeline.retrievers import RetrieverRun
 DATASET_NAMES: tuple[str, ...] = tuple(datasets.DATASETS)
 JOB_KIND = "pipeline.retrieve"
 MEASURE = "nDCG@10"
-CONFIG_HELP = ('Configure it in irdash.toml at the project root (`[data]` then `trec_dl = "/path/to/trec_dl"`) '
-               "or with the environment variable IRDASH_DATA_TREC_DL=/path/to/trec_dl, then reload. "
-               "The folder has the layout of shared/data/trec_dl: topics.*, qrels.*, passages.msmarco-v*.tsv "
-               "and runs/run.<retriever>.<dataset>.txt.")
+CONFIG_HELP = ("Configure it in `irdash.toml` at the project root (`[data]` then `trec_dl = \"/path/to/trec_dl\"`) "
+               "or with the environment variable `IRDASH_DATA_TREC_DL=/path/to/trec_dl`, then reload. "
+               "The folder holds `topics.dlYY*.txt`, `qrels.dlYY-passage.txt`, `passages.msmarco-v*.tsv` and "
+               "`runs/run.<retriever>.<dataset>.txt`: see the **Data** section of `README.md`.")
 # Retriever i always gets the same colour on every chart of the page.
 COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 REGION_COLOURS = {"hard under both": "#d62728", "hard only under x": "#ff7f0e",
@@ -107,7 +107,8 @@ def run_sources(data: TrecDlData) -> list[RunSource]:
     """The data folder's imported runs, then the runs computed here for this dataset found in the cache.
 
     A computed run counts once both its run file and its provenance ``.json`` exist (the ``.json`` is
-    written last). Computed runs are named ``<retriever> (computed)``, numbered when there are several.
+    written last). Computed runs are named ``<retriever>@computed``, numbered (``#2``...) when there
+    are several; a bare name is always the data folder's imported full-corpus run.
     """
     out = [RunSource(name, str(path), path.stat().st_mtime_ns, True)
            for name, path in data.imported_runs().items()]
@@ -124,8 +125,9 @@ def run_sources(data: TrecDlData) -> list[RunSource]:
     seen: dict[str, int] = {}
     for retriever, path in computed:
         seen[retriever] = seen.get(retriever, 0) + 1
-        suffix = f" #{seen[retriever]}" if counts[retriever] > 1 else ""
-        out.append(RunSource(f"{retriever} (computed{suffix})", str(path), path.stat().st_mtime_ns, False))
+        suffix = f"#{seen[retriever]}" if counts[retriever] > 1 else ""
+        out.append(RunSource(f"{retrievers.computed_name(retriever)}{suffix}", str(path), path.stat().st_mtime_ns,
+                             False))
     return out
 
 
@@ -139,6 +141,24 @@ def load_runs(data: TrecDlData, sources: Sequence[RunSource]) -> tuple[list[Retr
         except (OSError, ValueError) as exc:  # TrecFormatError is a ValueError naming file and line
             problems.append(f"{source.name}: {' '.join(str(exc).split())}")
     return runs, problems
+
+
+def default_selection(runs: Sequence[RetrieverRun]) -> list[str]:
+    """The runs "hard under all" starts from: the full-corpus (imported) ones; computed, partial-corpus
+    runs only when there is no full-corpus run (their NDCG@10 is not comparable with full-corpus runs)."""
+    full = [r.name for r in runs if r.kind == "imported"]
+    return full or [r.name for r in runs]
+
+
+def mixed_corpus_warning(runs: Sequence[RetrieverRun]) -> str | None:
+    """Said beside the H2R sets when full-corpus and partial-corpus runs are compared, else None."""
+    partial = [r.name for r in runs if r.kind == "computed"]
+    full = [r.name for r in runs if r.kind != "computed"]
+    if not partial or not full:
+        return None
+    return (f"Comparing across corpora: {', '.join(partial)} searched only this folder's passages (partial corpus), "
+            f"{', '.join(full)} the full collection. Each H2R set is relative to its own run's NDCG@10 "
+            f"distribution, so the intersection mixes two different retrieval settings.")
 
 
 def retriever_frame(data: TrecDlData, runs: Sequence[RetrieverRun]) -> pd.DataFrame:
@@ -269,7 +289,9 @@ def retrieval_jobs(dataset: str, limit: int = 10) -> list[jobs.Job]:
 
 
 def jobs_frame(job_list: Sequence[jobs.Job]) -> pd.DataFrame:
+    """The page's retrieval jobs: a failed one's last line, a queued one's waiting reason."""
+    waiting = jobs.waiting_reasons() if any(j.status == "queued" for j in job_list) else {}
     rows = [{"job": j.id, "retriever": j.meta.get("retriever", ""), "status": j.status,
-             "message": jobs.failure_message(j.log_tail) if j.status == "failed" else ""}
+             "message": jobs.failure_message(j.log_tail) if j.status == "failed" else waiting.get(j.id, "")}
             for j in job_list]
     return pd.DataFrame(rows, columns=["job", "retriever", "status", "message"])

@@ -163,3 +163,28 @@ def test_errors_are_one_clear_line(tmp_path, monkeypatch):
     _, web = resolve_dataset("synthetic-web10k:n_queries=10")
     shutil.copy(web / "Fold1" / "vali.txt", tmp_path / "mq" / "Fold1" / "vali.txt")
     assert "136 features, but mq2008 has 46" in error("mq2008", 1, "vali")
+
+
+# ---------------------------------------------------------------------------- cheap folder checks
+def test_check_folder_reads_first_lines_and_names_what_is_wrong(tmp_path):
+    from ltr.data.datasets import DATASETS, check_folder
+    from ltr.data.synthetic import write_synthetic
+
+    good = tmp_path / "mq2008-like"
+    write_synthetic("synthetic-mq2008", good, seed=1, n_queries=25)
+    check = check_folder(DATASETS["mq2008"], good)
+    assert check.ok and check.summary() == "found · 5 folds · 46 features"
+    # a 1-fold, 46-feature folder configured as web10k (136 features, 5 folds)
+    one_fold = tmp_path / "web10k-wrong"
+    shutil.copytree(good / "Fold1", one_fold / "Fold1")
+    check = check_folder(DATASETS["web10k"], one_fold)
+    assert not check.ok and check.folds == 1 and check.n_features == 46
+    assert check.problems[0] == "1 of 5 folds (no Fold2/, Fold3/, Fold4/, Fold5/)"
+    assert "Fold1/train.txt line 1 has 46 features, web10k has 136" in check.problems
+    assert check.summary().startswith("broken: 1 of 5 folds") and "(+3 more)" in check.summary()
+    # a missing split file and a file that is not LETOR
+    (good / "Fold3" / "vali.txt").unlink()
+    (good / "Fold4" / "test.txt").write_text("this is not letor\n")
+    problems = check_folder(DATASETS["mq2008"], good).problems
+    assert "Fold3/ has no vali.txt" in problems
+    assert any("Fold4/test.txt:1: not a LETOR line" in p for p in problems)

@@ -9,37 +9,15 @@ import signal
 import subprocess
 import sys
 import threading
-import time
-from pathlib import Path
 
 import pytest
-import torch
 
 from core.paths import PROJECT_ROOT
 from ltr.store import RunStore
 from ltr.train import RunConfig
 from ltr.train.inprocess import FoldCache, train_one, train_runs
-
-TINY_QUERIES = 40
-
-
-@pytest.fixture(autouse=True)
-def one_thread(monkeypatch):
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-@pytest.fixture(scope="module")
-def tiny_data(tmp_path_factory) -> str:
-    from ltr.data.synthetic import write_synthetic
-
-    out = tmp_path_factory.mktemp("tiny-inprocess") / "mq2008-like"
-    write_synthetic("synthetic-mq2008", out, seed=5, n_queries=3 * TINY_QUERIES)
-    return str(out)
-
+from tests.test_jobs import _wait
+from tests.test_train import one_thread, tiny_data  # noqa: F401  (fixtures: one torch thread, a tiny data set)
 
 def _cfg(data: str, **kw) -> RunConfig:
     values = dict(data=data, fold=1, loss="learndcg", model="mlp", epochs=2, batch_size=8, patience=0, seed=0,
@@ -50,7 +28,7 @@ def _cfg(data: str, **kw) -> RunConfig:
 
 def _results(store: RunStore, run_id: str) -> tuple:
     """What a run produced: test per-query NDCG@10 and every logged step value, exactly."""
-    pq = store.per_query([run_id], "ndcg@10")
+    pq = store.per_query([run_id], "ndcg@10(gain=exp,norel=1)")
     steps = store.step_series([run_id], store.step_metric_names(run_id), max_points=10**9)
     return (list(zip(pq["qid"], pq["value"])),
             list(zip(steps["name"], steps["step"], steps["value"].round(12))))
@@ -126,16 +104,6 @@ def test_seeds_give_in_process_the_result_of_a_fresh_process(tiny_data, tmp_path
     assert a == b
 
 
-def _wait(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.mark.slow
 def test_job_runner_hosts_runs_cancels_one_and_reuses_the_host(tiny_data, tmp_path, monkeypatch):
     """The dashboard's path: training jobs run in one trainer host; cancelling one run leaves the
@@ -158,14 +126,17 @@ def test_job_runner_hosts_runs_cancels_one_and_reuses_the_host(tiny_data, tmp_pa
     jobs.start_queued(executor)
     host_pid = jobs.get_job(first).pid
     with RunStore(store) as s:
-        _wait(lambda: (s.find_run(long_run.run_id) or {}).get("epochs_done", 0) >= 1, 120, "the first epoch")
+        _wait(lambda: (s.find_run(long_run.run_id) or {}).get("epochs_done", 0) >= 1, timeout=120,
+              what="the first epoch")
     assert jobs.cancel(first, executor=executor) == "cancelled"
-    _wait(lambda: jobs.get_job(first).exit_path.exists(), 60, "the host to stop the run")
+    _wait(lambda: jobs.get_job(first).exit_path.exists(), timeout=60, what="the host to stop the run")
     assert jobs.get_job(first).exit_path.read_text().strip() == "130"
     second = submit(short_run)
-    _wait(lambda: (jobs.reap(executor), jobs.start_queued(executor))[1], 30, "the second job to start")
+    _wait(lambda: (jobs.reap(executor), jobs.start_queued(executor))[1], timeout=30,
+          what="the second job to start")
     assert jobs.get_job(second).pid == host_pid  # the same process: no second start-up
-    _wait(lambda: jobs.reap(executor) or jobs.get_job(second).status != "running", 120, "the second job")
+    _wait(lambda: jobs.reap(executor) or jobs.get_job(second).status != "running", timeout=120,
+          what="the second job")
     assert jobs.get_job(second).status == "completed"
     with RunStore(store) as s:
         assert s.get_run(long_run.run_id)["status"] == "cancelled"
@@ -194,7 +165,7 @@ def test_grid_host_killed_mid_run_loses_that_run_only(tiny_data, tmp_path):
             with RunStore(store) as s:
                 run = s.find_run(victim.run_id)
             return run["pid"] if run and run["status"] == "running" and run["epochs_done"] >= 1 else None
-        pid = _wait(running_pid, 300, "the victim run to train")
+        pid = _wait(running_pid, timeout=300, what="the victim run to train")
         os.kill(pid, signal.SIGKILL)
 
     thread = threading.Thread(target=killer, daemon=True)

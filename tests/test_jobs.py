@@ -181,3 +181,106 @@ def test_gpu_jobs_get_the_physical_gpu_under_a_restricted_cuda_visible_devices(m
     assert [jobs.visible_device(i) for i in ("0", "1")] == ["2", "3"]
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     assert [jobs.visible_device(i) for i in ("0", "1")] == ["0", "1"]
+
+
+# ---------------------------------------------------------------------------- issue 10: queues and claims
+def _claim(job_id: int) -> None:
+    """What start_queued does first: the job marked running, no handle yet (a worker dying here)."""
+    from core.db import transaction
+    from core.jobs.records import connect_jobs
+
+    conn = connect_jobs()
+    with transaction(conn) as c:
+        c.execute("UPDATE jobs SET status = 'running', started = ? WHERE id = ?", (time.time(), job_id))
+    conn.close()
+
+
+def test_claim_window_launched_process_is_adopted_not_failed(job_cache):
+    """The claiming worker launched the process and died before recording its pid: the next worker
+    finds the process (its session leader carries this job's exit-file path) and keeps the job running."""
+    job_id = jobs.submit([sys.executable, "-c", "import time; time.sleep(30)"], label="sleeper", start_worker=False)
+    _claim(job_id)
+    first = jobs.LocalProcessExecutor()
+    handle, pid = first.launch(jobs.get_job(job_id))  # launched, never recorded
+    try:
+        assert jobs.get_job(job_id).handle is None
+        changed = jobs.reap(jobs.LocalProcessExecutor())  # the next worker, which never saw this child
+        job = jobs.get_job(job_id)
+        assert changed == [] and job.status == "running"
+        assert (job.handle, job.pid) == (handle, pid)
+        jobs.reap(jobs.LocalProcessExecutor())  # and from then on it is an ordinary running job
+        assert jobs.get_job(job_id).status == "running"
+    finally:
+        jobs.cancel(job_id)
+        first._children[pid].wait(timeout=20)
+
+
+def test_claim_window_never_launched_job_goes_back_to_the_queue(job_cache):
+    job_id = jobs.submit(["true"], label="never started", start_worker=False)
+    _claim(job_id)
+    assert jobs.reap(jobs.LocalProcessExecutor()) == []
+    job = jobs.get_job(job_id)
+    assert job.status == "queued" and job.started is None and job.exit_code is None
+
+
+def test_waiting_reason_names_the_job_holding_the_resource(job_cache):
+    holder = jobs.submit([sys.executable, "-c", "import time; time.sleep(30)"], label="retrieve dense on dl19",
+                         meta={"kind": "pipeline.retrieve"}, start_worker=False)
+    executor = jobs.LocalProcessExecutor()
+    assert jobs.start_queued(executor, limits={"cpu": 1}) == [holder]
+    from core.db import transaction
+    from core.jobs.records import connect_jobs
+
+    conn = connect_jobs()
+    with transaction(conn) as c:  # it has been running for 12 minutes
+        c.execute("UPDATE jobs SET started = started - 720 WHERE id = ?", (holder,))
+    conn.close()
+    waiting = [jobs.submit(["true"], label=f"train fold {f}", meta={"kind": "ltr.train"}, start_worker=False)
+               for f in (1, 2)]
+    try:
+        reasons = jobs.waiting_reasons()
+        assert reasons[waiting[0]] == f"waiting for cpu: job #{holder}, retrieve dense on dl19, running 12 min"
+        assert reasons[waiting[1]].endswith("(1 queued before it)")
+        rows = {r["job"]: r for r in jobs.resource_jobs(exclude_kind="ltr.train")}
+        assert list(rows) == [holder] and rows[holder]["status"] == "running" and rows[holder]["for"] == "12 min"
+        assert [r["job"] for r in jobs.resource_jobs()] == [holder, *waiting]
+        jobs.set_limit("cpu", 0)
+        assert jobs.waiting_reasons()[waiting[0]].startswith("waiting: the cpu limit is 0")
+    finally:
+        jobs.cancel(holder)
+
+
+def test_concurrency_limit_from_toml_page_and_environment(job_cache, tmp_path, monkeypatch):
+    config = tmp_path / "irdash.toml"
+    config.write_text('[jobs]\nlimits = { cpu = 3, "cuda:0" = 2 }\n')
+    monkeypatch.setenv("IRDASH_CONFIG", str(config))
+    assert jobs.resource_limits() == {"cpu": 3, "cuda:0": 2}
+    jobs.set_limit("cpu", 2)  # the Training page's control overrides irdash.toml
+    assert jobs.resource_limits() == {"cpu": 2, "cuda:0": 2}
+    monkeypatch.setenv(jobs.LIMITS_ENV, "cpu=1")  # the environment overrides both
+    assert jobs.resource_limits()["cpu"] == 1
+    with pytest.raises(jobs.JobError):
+        jobs.set_limit("gpu", 1)
+    monkeypatch.delenv(jobs.LIMITS_ENV)
+    ids = [jobs.submit([sys.executable, "-c", "import time; time.sleep(30)"], label=f"j{i}", start_worker=False)
+           for i in range(3)]
+    try:
+        assert jobs.start_queued(jobs.LocalProcessExecutor()) == ids[:2]  # two at once, as set
+    finally:
+        for job_id in ids:
+            jobs.cancel(job_id)
+
+
+def test_started_worker_is_not_our_child(job_cache):
+    """ensure_worker() leaves no <defunct> process under the caller: the worker's parent is not us."""
+    pid = jobs.ensure_worker()
+    assert pid is not None
+    try:
+        _wait(lambda: jobs.proc_start_time(pid), what="the worker process")
+        with open(f"/proc/{pid}/stat") as fh:
+            parent = int(fh.read().rsplit(") ", 1)[1].split()[1])
+        assert parent != os.getpid()
+        with pytest.raises(ChildProcessError):  # nothing for us to reap, ever
+            os.waitpid(pid, os.WNOHANG)
+    finally:
+        os.kill(pid, signal.SIGKILL)

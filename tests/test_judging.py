@@ -35,6 +35,12 @@ from pipeline.trec_io import TrecFormatError
     ("Final score: 1\nFinal score: 1", "graded", 1),  # repeated, consistent
     ("Ignore previous instructions. Final score: 3 Final score: 0", "graded", None),
     ("Final score: 22", "graded", None),
+    # the placeholder filled in, as the 135M model often answers
+    ("N = 1", "graded", 1),
+    ("N: 0\n\nThe passage is on topic.", "binary", 0),
+    ("N = 0, 1, 2, 3", "graded", None),
+    ("N: 0\n\nN: 1\n\nN: 2", "graded", None),
+    ("Final score: 0, 1", "graded", None),
 ])
 def test_parse_score(text, setup, expected):
     assert parse_score(text, setup) == expected

@@ -124,3 +124,39 @@ def test_request_is_stored_for_inspection(tmp_path):
     row = cache._conn().execute("SELECT backend, model, request FROM responses").fetchone()
     assert (row["backend"], row["model"]) == ("scripted", "scripted")
     assert json.loads(row["request"]) == {"messages": MSG, "options": {"temperature": 0.0, "seed": 0, "max_tokens": 12}}
+
+
+class _BatchBackend(ScriptedBackend):
+    """A scripted backend that also answers in batches (like the embedded model)."""
+
+    def __init__(self, fail=False):
+        super().__init__(lambda m: "single " + m[-1]["content"])
+        self.batches = []
+        self.fail = fail
+
+    def complete_batch(self, requests, options):
+        self.batches.append([r[-1]["content"] for r in requests])
+        if self.fail:
+            raise LLMError("batch failed")
+        return ["batched " + r[-1]["content"] for r in requests]
+
+
+def test_chat_many_batches_misses_only(tmp_path):
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    backend = _BatchBackend()
+    client = CachedClient(backend, cache, batch_size=3)
+    client.chat([{"role": "user", "content": "b"}])  # cached before the batch run
+    requests = [[{"role": "user", "content": c}] for c in "abcdeab"]
+    replies = client.chat_many(requests)
+    assert [r.text for r in replies] == ["batched a", "single b", "batched c", "batched d", "batched e",
+                                         "batched a", "single b"]
+    assert sorted(map(sorted, backend.batches)) == [["a", "c", "d"], ["e"]]  # b was a hit, repeats asked once
+    assert [r.cached for r in replies][1] and cache.stats() == {"answers": 5, "pending": 0, "failures": 0}
+
+
+def test_failed_batch_fails_each_slot_and_caches_nothing(tmp_path):
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    client = CachedClient(_BatchBackend(fail=True), cache, batch_size=4, retries=1, backoff=0.01)
+    replies = client.chat_many([[{"role": "user", "content": c}] for c in "xy"])
+    assert all(isinstance(r, LLMError) for r in replies)
+    assert cache.stats() == {"answers": 0, "pending": 0, "failures": 4}  # 2 attempts x 2 requests

@@ -172,21 +172,31 @@ def test_training_page_charts_one_line_per_fold_downsampled(cache):
     # The most recently active group is the failed run seeded last: shown with its error, as text.
     latest = at.dataframe[-1].value
     assert list(latest["run_id"]) == [ids["failed"]] and HOSTILE in latest["error"][0]
-    assert "No learnable loss parameters" in _texts(at)
+    assert "listnet has no learnable loss parameters" in _texts(at)
     watch.set_value(next(o for o in watch.options if "· learndcg ·" in o)).run()
+    at.segmented_control(key="fold_layout").set_value("overlaid").run()
     specs = _plotly_specs(at)
     assert len(specs) == 3  # loss parameter, training loss, validation NDCG@10
-    theta = specs[0]["data"]
+    theta, drift = specs[0]["data"][:3], specs[0]["data"][3:]
     assert [t["name"] for t in theta] == ["fold 1", "fold 2", "fold 3"]
     assert all(len(_array(t["x"])) == views.CHART_MAX_POINTS for t in theta)  # 3000 steps downsampled
     assert _array(theta[1]["x"])[[0, -1]].tolist() == [0, 2999]  # first and last step kept
     assert _array(theta[1]["y"])[0] == pytest.approx(2.0)  # fold 2 starts at 1.8 + 0.2
-    table = at.dataframe[-1].value
+    # these folds drift at exactly the loss lr: each lies on its drift reference θ₀ + 0.001·step
+    assert len(drift) == 3 and all(t["name"].startswith("drift reference") for t in drift)
+    assert _array(drift[1]["y"]).tolist() == pytest.approx([2.0, 2.0 + 1e-3 * 3000])
+    diagnostic = at.dataframe[-1].value
+    diagnostic = diagnostic[diagnostic["parameter"] == "theta_d"]
+    assert diagnostic["one_sign"].tolist() == [1.0, 1.0, 1.0]
+    assert diagnostic["of_reference"].tolist() == pytest.approx([2999 / 3000] * 3)
+    table = at.dataframe[-2].value
     assert set(table["run_id"]) == {ids["learndcg", f] for f in FOLDS}
     # Toggle to θ_g / b_g: two panels, three folds each.
     at.segmented_control(key="param_view").set_value("θ_g / b_g").run()
     names = [(t["name"], t.get("xaxis", "x")) for t in _plotly_specs(at)[0]["data"]]
-    assert len(names) == 6 and {ax for _, ax in names} == {"x", "x2"}
+    folds = [(n, ax) for n, ax in names if n.startswith("fold")]
+    assert len(folds) == 6 and {ax for _, ax in folds} == {"x", "x2"}
+    assert all(ax == "x" for n, ax in names if n.startswith("drift"))  # the reference sits on the θ panel only
 
 
 def test_training_page_fixed_loss_has_no_parameter_chart(cache):
@@ -194,7 +204,7 @@ def test_training_page_fixed_loss_has_no_parameter_chart(cache):
     at = _page("pages/training.py")
     key = next(o for o in at.selectbox(key="watch").options if "approxndcg" in o)
     at.selectbox(key="watch").set_value(key).run()
-    assert "No learnable loss parameters" in _texts(at)
+    assert "approxndcg has no learnable loss parameters" in _texts(at)
     assert len(_plotly_specs(at)) == 2
     assert set(at.dataframe[-1].value["run_id"]) == {ids["approxndcg", f] for f in FOLDS}
 
@@ -259,25 +269,34 @@ def test_results_page_cost_plot_significance_and_drill_down(cache):
     ids = _seed(cache)
     at = _page("pages/results.py")
     assert at.selectbox[0].value == DATA and at.selectbox[1].value == MODEL and at.selectbox[2].value == 10
-    (spec,) = _plotly_specs(at)
-    points = {t["name"]: t for t in spec["data"]}
+    assert "lr=0.001" in at.selectbox[3].value  # the one configuration stored
+    spec, theta_steps = _plotly_specs(at)
+    assert {t["name"] for t in theta_steps["data"]} >= {"learndcg"}  # final θ_d against steps, per fold
+    points = {t["name"]: t for t in spec["data"] if t.get("showlegend", True)}  # the means; folds are faint points
     assert set(points) == set(LOSSES)
+    folds = {t["name"]: t for t in spec["data"] if t.get("showlegend", True) is False}
+    assert _array(folds["approxndcg (folds)"]["x"]).tolist() == pytest.approx([1.0, 2.0, 3.0])
     # NeuralLoss pays its 2-minute pre-training on top of 1, 2, 3 minutes of training.
     assert points["neuralloss"]["x"][0] == pytest.approx(4.0)
     assert points["approxndcg"]["x"][0] == pytest.approx(2.0)
+    # bars span the folds: 1..3 minutes around the mean of 2, never below 0
     assert points["approxndcg"]["error_x"]["array"][0] == pytest.approx(1.0)
-    sig = at.dataframe[1].value
+    assert points["approxndcg"]["error_x"]["arrayminus"][0] == pytest.approx(1.0)
+    assert spec["layout"]["xaxis"]["range"][0] == 0.0 and spec["layout"]["yaxis"]["range"][1] <= 1.0
+    sig = at.dataframe[1].value.set_index("loss")  # the loss is a column of its own (never truncated)
     assert sig.loc["approxndcg", "NDCG@10"].endswith("\u2020") and not sig.loc["learndcg", "NDCG@10"].endswith("\u2020")
     assert "p@10" not in sig.columns
     at.toggle[1].set_value(True).run()
-    sig = at.dataframe[1].value
+    sig = at.dataframe[1].value.set_index("loss")
     assert sig.loc["approxndcg", "p@10"] < 0.05
     downloads = [d.proto.label for d in at.get("download_button")]
     assert downloads == ["Download CSV", "Download LaTeX"]
-    folds = at.dataframe[2].value
+    slopes = at.dataframe[2].value
+    assert list(slopes["loss"]) == ["learndcg"]
+    folds = at.dataframe[3].value
     assert list(folds.index) == ["fold 1", "fold 2", "fold 3", "mean"]
-    at.selectbox[3].set_value("approxndcg").run()
-    detail = at.dataframe[3].value
+    at.selectbox[4].set_value("approxndcg").run()
+    detail = at.dataframe[4].value
     assert list(detail["run_id"]) == [ids["approxndcg", f] for f in FOLDS]
     at.selectbox[2].set_value(1).run()
     assert "NDCG@1 vs training time" in _plotly_specs(at)[0]["layout"]["title"]["text"]
@@ -340,3 +359,108 @@ def test_every_page_opens_once_from_the_navigation(cache):
         at.switch_page(path).run()
         assert not at.exception, (path, [e.value for e in at.exception])
         assert at.title, path
+
+
+def test_training_form_proposes_the_study_slate_for_long_lists(cache):
+    at = _page("pages/training.py")
+    slate = next(n for n in at.number_input if n.label.startswith("Slate length"))
+    assert slate.value == 0  # synthetic-mq2008: whole lists, as the study
+    at.selectbox[0].set_value("synthetic-web10k").run()
+    slate = next(n for n in at.number_input if n.label.startswith("Slate length"))
+    assert slate.value == 240 and "240" in slate.help
+
+
+def test_broken_dataset_is_marked_on_home_and_kept_out_of_training(cache, tmp_path, monkeypatch):
+    import shutil
+
+    from ltr.data.synthetic import write_synthetic
+
+    good = tmp_path / "mq2008"
+    write_synthetic("synthetic-mq2008", good, seed=1, n_queries=25)
+    wrong = tmp_path / "web10k-wrong"
+    shutil.copytree(good / "Fold1", wrong / "Fold1")  # 1 fold, 46 features, configured as web10k
+    monkeypatch.setenv("IRDASH_DATA_MQ2008", str(good))
+    monkeypatch.setenv("IRDASH_DATA_WEB10K", str(wrong))
+    at = _app()
+    table = at.dataframe[0].value.set_index("dataset")
+    assert table.loc["mq2008", "status"] == "found · 5 folds · 46 features"
+    assert table.loc["web10k", "status"].startswith("broken: 1 of 5 folds")
+    at.switch_page("pages/training.py").run()
+    options = at.selectbox[0].options
+    assert "mq2008" in options and "web10k" not in options
+    assert any(c.value.startswith("Not offered: web10k (broken: 1 of 5 folds") for c in at.caption)
+
+
+# ---------------------------------------------------------------------------- issue 10: queues, charts, widths
+def test_training_page_shows_what_a_queued_job_waits_for(cache, monkeypatch):
+    """A retrieval job from the Hard-to-retrieve page holds the only CPU slot: the Training page lists
+    it, and the queued training job says it waits for it."""
+    from core.db import transaction
+    from core.jobs.records import connect_jobs
+
+    monkeypatch.setenv(jobs.LIMITS_ENV, "cpu=1")
+    monkeypatch.setattr(jobs, "ensure_worker", lambda: None)  # nothing starts: the queue is only read
+    monkeypatch.setattr(jobs.queue, "ensure_worker", lambda: None)
+    holder = jobs.submit(["true"], label="retrieve dense on dl19 (partial corpus)",
+                         meta={"kind": "pipeline.retrieve", "dataset": "dl19", "retriever": "dense"}, start_worker=False)
+    conn = connect_jobs()
+    with transaction(conn) as c:
+        c.execute("UPDATE jobs SET status = 'running', started = ?, handle = '1:1' WHERE id = ?",
+                  (time.time() - 720, holder))
+    conn.close()
+    at = _page("pages/training.py")
+    at.button[0].click().run()  # Start training: one fold
+    assert not at.exception
+    others = at.dataframe[0].value
+    assert list(others["job"]) == [holder] and others["for"][0] == "12 min"
+    frame = at.dataframe[1].value
+    (message,) = frame["message"]
+    assert message == f"waiting for cpu: job #{holder}, retrieve dense on dl19 (partial corpus), running 12 min"
+    cancel = [b for b in at.button if b.label.startswith("Cancel #")]
+    assert [b.label for b in cancel] == [f"Cancel #{holder + 1} · fold 1"]  # short: never cut before the fold
+
+
+def test_five_folds_on_one_line_stay_visible(cache):
+    """θ_d of five folds often coincide: one panel per fold (default) or the change since step 0."""
+    with RunStore(cache / "runs.sqlite") as store:
+        ids = []
+        for fold in range(1, 6):
+            rid = f"{DATA}-f{fold}-learndcg-{MODEL}-same"
+            store.register_run(rid, _config(fold, "learndcg"), total_epochs=4)
+            store.start_run(rid, device="cpu")
+            store.log_steps(rid, [(s, 0, {"loss": 1.0, "theta_d": 0.5413 + 1e-3 * s, "b_d": 2.0 + 1e-3 * s})
+                                  for s in range(40)])
+            ids.append(rid)
+    at = _page("pages/training.py")
+    assert at.segmented_control(key="fold_layout").value == "one panel per fold"
+    data = _plotly_specs(at)[0]["data"]
+    assert len(data) == 5 and len({t.get("xaxis", "x") for t in data}) == 5  # one panel each
+    at.segmented_control(key="fold_layout").set_value("change since step 0").run()
+    data = _plotly_specs(at)[0]["data"]
+    assert all(_array(t["y"])[0] == 0.0 for t in data)
+    assert _array(data[0]["y"])[-1] == pytest.approx(0.039)
+    at.segmented_control(key="param_view").set_value("θ_g / b_g").run()
+    assert not at.exception
+
+
+def test_fixed_loss_message_says_it_learns_nothing(cache):
+    _seed(cache)
+    at = _page("pages/training.py")
+    key = next(o for o in at.selectbox(key="watch").options if "approxndcg" in o)
+    at.selectbox(key="watch").set_value(key).run()
+    text = _texts(at)
+    assert "approxndcg has no learnable loss parameters" in text and "(yet)" not in text
+
+
+def test_results_single_point_has_sane_axes(cache):
+    with RunStore(cache / "runs.sqlite") as store:
+        store.register_run("one", _config(1, "approxndcg"), total_epochs=4)
+        store.start_run("one", device="cpu")
+        store.finish_run("one", test_means={f"ndcg@{k}": 0.98 for k in (1, 3, 5, 10)},
+                         per_query={"ndcg@10": {"q": 0.98}}, train_seconds=3.0, cpu_seconds=2.5)
+    at = _page("pages/results.py")
+    (spec,) = _plotly_specs(at)
+    x0, x1 = spec["layout"]["xaxis"]["range"]
+    y0, y1 = spec["layout"]["yaxis"]["range"]
+    assert x0 == 0.0 and x1 > 0.05 and 0.0 <= y0 < 0.98 < y1 <= 1.0
+    assert not at.get("download_button")  # one loss: nothing to test, nothing to export

@@ -120,16 +120,16 @@ def test_run_sources_imported_and_computed(cache, tiny):
     _write_computed(cache, "dl19", "minilm-dddd", text, _computed_meta("dl20", "minilm", 14))  # wrong year
     sources = views.run_sources(data)
     assert [(s.name, s.from_data_folder) for s in sources] == [
-        ("alpha", True), ("beta", True), ("bm25 (computed #1)", False), ("bm25 (computed #2)", False)]
+        ("alpha", True), ("beta", True), ("bm25@computed#1", False), ("bm25@computed#2", False)]
     runs, problems = views.load_runs(data, sources)
     assert problems == []
     frame = views.retriever_frame(data, runs).set_index("retriever")
     assert frame.loc["alpha", "kind"] == "imported"
     assert frame.loc["alpha", "provenance"].startswith("imported full-corpus run")
-    assert frame.loc["bm25 (computed #1)", "kind"] == "computed"
-    assert frame.loc["bm25 (computed #1)", "provenance"].startswith("computed here over a partial corpus (14 passages)")
-    assert frame.loc["bm25 (computed #1)", "note"] == ""
-    assert "999 passages, this folder has 14" in frame.loc["bm25 (computed #2)", "note"]
+    assert frame.loc["bm25@computed#1", "kind"] == "computed"
+    assert frame.loc["bm25@computed#1", "provenance"].startswith("computed here over a partial corpus (14 passages)")
+    assert frame.loc["bm25@computed#1", "note"] == ""
+    assert "999 passages, this folder has 14" in frame.loc["bm25@computed#2", "note"]
     assert frame["judged queries in run"].tolist() == [8, 8, 8, 8]
 
 
@@ -193,7 +193,8 @@ def test_submit_retrieval_queues_the_cli(cache, tiny):
     assert job.id == job_id and job.status == "queued" and job.meta["retriever"] == "bm25"
     assert views.retrieval_jobs("dl20") == []
     assert views.jobs_frame([job]).to_dict("records") == [
-        {"job": job_id, "retriever": "bm25", "status": "queued", "message": ""}]
+        {"job": job_id, "retriever": "bm25", "status": "queued",
+         "message": "waiting: the cpu limit is 0 (no job starts there; raise it to run)"}]  # this fixture's limit
 
 
 # ---------------------------------------------------------------------------- the page
@@ -262,10 +263,62 @@ def test_page_lists_computed_run_from_cache(cache, tiny, monkeypatch):
     _write_computed(cache, "dl19", "bm25-aaaa", _run_lines(BETA_RANKS, "irdash-bm25"), _computed_meta("dl19", "bm25", 14))
     at = _page()
     retrievers = at.dataframe[1].value.set_index("retriever")
-    assert retrievers.loc["bm25 (computed)", "kind"] == "computed"
-    assert "partial corpus (14 passages)" in retrievers.loc["bm25 (computed)", "provenance"]
-    assert at.multiselect[0].value == ["alpha", "beta", "bm25 (computed)"]
+    assert retrievers.loc["bm25@computed", "kind"] == "computed"
+    assert "partial corpus (14 passages)" in retrievers.loc["bm25@computed", "provenance"]
+    # only the full-corpus runs by default: the partial-corpus run is not silently mixed in
+    assert at.multiselect[0].value == ["alpha", "beta"]
+    assert at.metric[0].label == "Hard under both"
+    assert "Comparing across corpora" not in _texts(at)
+    # added by the user: compared, and the page says across which corpora
+    at.multiselect[0].set_value(["alpha", "beta", "bm25@computed"]).run()
+    assert not at.exception
     assert at.metric[0].label == "Hard under all"
+    assert "Comparing across corpora: bm25@computed searched only this folder's passages" in _texts(at)
+
+
+def test_page_without_full_corpus_runs_selects_the_computed_ones(cache, tiny, monkeypatch):
+    for run_file in (tiny / "runs").iterdir():
+        run_file.unlink()
+    monkeypatch.setenv("IRDASH_DATA_TREC_DL", str(tiny))
+    _write_computed(cache, "dl19", "bm25-aaaa", _run_lines(BETA_RANKS, "irdash-bm25"), _computed_meta("dl19", "bm25", 14))
+    _write_computed(cache, "dl19", "dense-bbbb", _run_lines(ALPHA_RANKS, "irdash-dense"),
+                    _computed_meta("dl19", "dense", 14))
+    at = _page()
+    assert at.multiselect[0].value == ["bm25@computed", "dense@computed"]
+    assert "Comparing across corpora" not in _texts(at)
+
+
+def test_unconfigured_page_help_is_code_and_points_to_the_readme(cache):
+    at = _page()
+    (info,) = [i.value for i in at.info]
+    assert "`topics.dlYY*.txt`, `qrels.dlYY-passage.txt`" in info and "**Data** section of `README.md`" in info
+    assert "shared/data" not in info  # a fresh clone has no such folder
+    readme = (ROOT / "README.md").read_text()
+    assert "\n## Data\n" in readme and "trec_dl = " in readme
+
+
+def test_names_bare_imported_and_at_computed(cache, tiny):
+    """bm25 = the data folder's imported full-corpus run; bm25@computed = computed here (partial corpus);
+    a computable bare name without an imported run is computed and then reported as NAME@computed."""
+    from pipeline import retrievers
+    from pipeline.errors import RetrievalError
+
+    (tiny / "runs" / "run.bm25.dl19.txt").write_text(_run_lines(ALPHA_RANKS, "bm25"))
+    data = load_dataset("dl19", tiny)
+    # a computed bm25 run already in the cache (as `pipeline retrieve` leaves it), so no index is built here
+    settings = {"k1": 0.9, "b": 0.4, "depth": 1000}
+    stem = f"bm25-{retrievers._run_key(data, 'bm25', settings)}"
+    _write_computed(cache, "dl19", stem, _run_lines(BETA_RANKS, "irdash-bm25"),
+                    {**_computed_meta("dl19", "bm25", 14), "settings": settings})
+    bare = get_run(data, "bm25")
+    assert (bare.name, bare.kind) == ("bm25", "imported") and "full-corpus" in bare.provenance
+    computed = get_run(data, "bm25@computed")
+    assert (computed.name, computed.kind) == ("bm25@computed", "computed") and computed.path.stem == stem
+    (tiny / "runs" / "run.bm25.dl19.txt").unlink()
+    fallback = get_run(load_dataset("dl19", tiny), "bm25")
+    assert (fallback.name, fallback.kind) == ("bm25@computed", "computed")
+    with pytest.raises(RetrievalError, match="only bm25@computed, dense@computed"):
+        get_run(data, "alpha@computed")
 
 
 def test_page_shared_dl19_agrees_with_pipeline_h2r(cache, shared_dir, monkeypatch):

@@ -77,14 +77,32 @@ def test_retrieve_bm25_then_h2r_uses_the_computed_run(trec, tmp_path):
     out = cli("retrieve", "--dataset", "dl19", "--retriever", "bm25", "--data", folder, "--depth", "100")
     assert out.returncode == 0, out.stderr
     assert "BM25 search" in out.stderr  # the progress bar goes to stderr
-    path = out.stdout.strip()
+    lines = out.stdout.strip().splitlines()
+    assert lines[0].startswith("bm25@computed on dl19: computed here over a partial corpus")
+    assert lines[1].strip().startswith("queries: 43 (") and lines[1].endswith("depth 100")
+    assert lines[2].strip().startswith("mean nDCG@10: 0.") and "over 43 judged queries" in lines[2]
+    path = lines[3].strip().removeprefix("run: ")
     run = trec_io.read_run(path, known_qids=topics)
     assert set(run) <= set(qrels) and all(len(r) <= 100 for r in run.values())
+    as_json = json.loads(cli("retrieve", "--dataset", "dl19", "--retriever", "bm25", "--data", folder, "--depth", "100",
+                             "--json").stdout)
+    assert as_json["path"] == path and as_json["name"] == "bm25@computed" and as_json["depth"] == 100
+    assert f"{as_json['mean_nDCG@10']:.4f}" in lines[2] and as_json["n_queries"] == 43
 
+    # no imported run in this folder: a bare name is computed, and reported as such
     report = cli("h2r", "--dataset", "dl19", "--data", folder, "--retriever", "bm25", "--depth", "100", "--json")
     assert report.returncode == 0, report.stderr
-    bm25 = json.loads(report.stdout)["retrievers"]["bm25"]
+    bm25 = json.loads(report.stdout)["retrievers"]["bm25@computed"]
     assert bm25["kind"] == "computed" and bm25["path"] == path
     n = len(dict.fromkeys(keep))
     assert bm25["provenance"].startswith(f"computed here over a partial corpus ({n:,} passages)")
     assert bm25["n_queries"] == 43
+    # with the imported full-corpus run in the folder: bm25 is that run, bm25@computed still the computed one
+    (folder / "runs").mkdir()
+    (folder / "runs" / "run.bm25.dl19.txt").write_text((trec / "runs" / "run.bm25.dl19.txt").read_text())
+    both = cli("h2r", "--dataset", "dl19", "--data", folder, "--retriever", "bm25", "--retriever", "bm25@computed",
+               "--depth", "100", "--json")
+    assert both.returncode == 0, both.stderr
+    named = json.loads(both.stdout)["retrievers"]
+    assert named["bm25"]["kind"] == "imported" and round(named["bm25"]["mean"], 4) == 0.5058
+    assert named["bm25@computed"]["path"] == path

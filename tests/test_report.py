@@ -68,20 +68,145 @@ def test_holm_adjustment():
     assert adjusted[0] == pytest.approx(1.0) and np.isnan(adjusted[1]) and adjusted[2] == pytest.approx(1.0)
 
 
-def test_holm_column_and_latest_run_wins(study):
+def test_holm_column_and_another_seed_is_another_configuration(study):
     store, _, _ = study
     plain = significance_table(store, DATA, MODEL).set_index("loss")
     corrected = significance_table(store, DATA, MODEL, holm=True).set_index("loss")
     baselines = ["listnet", "ranknet", "approxndcg"]
     assert corrected.loc[baselines, "p_holm@5"].tolist() == pytest.approx(
         holm_adjust(plain.loc[baselines, "p@5"].to_numpy()).tolist())
-    # A second, later fold-1 run of ranknet (another seed) replaces the first in the table.
+    # A later fold-1 run of ranknet with another seed is another configuration: never mixed in.
     _store_run(store, "ranknet", 1, {f"1_{i}": 0.0 for i in range(PER_FOLD)}, seed=1)
     table = significance_table(store, DATA, MODEL)
-    assert table.attrs["left_out"] == 1
-    assert table.set_index("loss").loc["ranknet", "ndcg@10"] < plain.loc["ranknet", "ndcg@10"]
+    assert table.set_index("loss").loc["ranknet", "ndcg@10"] == pytest.approx(plain.loc["ranknet", "ndcg@10"])
+    assert len(table.attrs["other_configurations"]) == 1 and "seed=1" in table.attrs["other_configurations"][0]
+    alone = significance_table(store, DATA, MODEL, configuration=table.attrs["other_configurations"][0])
+    assert list(alone["loss"]) == ["ranknet"] and alone["folds"].tolist() == [1]
     seed0 = significance_table(store, DATA, MODEL, seed=0).set_index("loss")
     assert seed0.loc["ranknet", "ndcg@10"] == pytest.approx(plain.loc["ranknet", "ndcg@10"])
+
+
+def _store_full_run(store, loss, fold, lr, values, *, loss_params=None, loss_lr=None, n_relevant=None):
+    from ltr.train import RunConfig
+
+    cfg = RunConfig(data=DATA, fold=fold, loss=loss, model=MODEL, lr=lr, loss_lr=loss_lr,
+                    loss_params=loss_params or {})
+    store.register_run(cfg.run_id, cfg.result_config())
+    store.start_run(cfg.run_id, device="cpu")
+    per_query = {f"ndcg@{k}(gain=exp,norel=1)": dict(values) for k in (1, 3, 5, 10)}
+    if n_relevant is not None:
+        per_query["n_relevant"] = n_relevant
+    means = {f"ndcg@{k}": float(np.mean(list(values.values()))) for k in (1, 3, 5, 10)}
+    store.finish_run(cfg.run_id, test_means=means, per_query=per_query, train_seconds=1.0)
+    return cfg.run_id
+
+
+def test_runs_of_two_learning_rates_are_never_paired(tmp_path):
+    """Folds 1-3 of both losses at lr 1e-3, folds 4-5 of learndcg (only) at lr 1e-2: the default table is
+    the lr 1e-3 configuration, pairs folds 1-3 only, and the lr 1e-2 runs appear only when chosen,
+    where approxndcg is missing (said plainly)."""
+    rng = np.random.default_rng(1)
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        pooled = {"learndcg": [], "approxndcg": []}
+        for fold in (1, 2, 3):
+            qids = [f"{fold}_{i}" for i in range(20)]
+            base = rng.uniform(0.2, 0.8, 20)
+            for loss, values in (("learndcg", base + 0.03), ("approxndcg", base + rng.normal(0, 0.02, 20))):
+                _store_full_run(store, loss, fold, 1e-3, dict(zip(qids, values)))
+                pooled[loss].extend(values)
+        for fold in (4, 5):  # learndcg at another learning rate: a different configuration
+            _store_full_run(store, "learndcg", fold, 1e-2, {f"{fold}_{i}": 0.0 for i in range(20)})
+        table = significance_table(store, DATA, MODEL).set_index("loss")
+        assert "lr=0.001" in table.attrs["configuration"] and table.loc["learndcg", "folds"] == 3
+        assert table.loc["approxndcg", "p@10"] == pytest.approx(
+            stats.ttest_rel(pooled["learndcg"], pooled["approxndcg"]).pvalue)
+        assert table.attrs["missing_folds"] == {}
+        other = table.attrs["other_configurations"]
+        assert len(other) == 1 and "lr=0.01" in other[0]
+        high = significance_table(store, DATA, MODEL, configuration=other[0])
+        assert list(high["loss"]) == ["learndcg"] and high["folds"].tolist() == [2]
+        assert not any(c.startswith("p@") for c in high.columns)
+        # a loss lacking folds within a configuration is named
+        _store_full_run(store, "listnet", 1, 1e-3, {f"1_{i}": 0.5 for i in range(20)})
+        table = significance_table(store, DATA, MODEL)
+        assert table.attrs["missing_folds"] == {"listnet": [2, 3]}
+        from ltr.report import format_text
+
+        text = format_text(table)
+        assert "listnet lacks fold(s) 2, 3" in text and "ndcg@10(gain=exp,norel=1)" in text
+        assert "lr=0.01" in text  # the other configuration is mentioned, not mixed in
+        # ltr report follows the same rule
+        from ltr.cli import main
+
+        argv = ["report", "--data", DATA, "--model", MODEL, "--store", str(store.path)]
+        assert main(argv + ["--list-configurations"]) == 0
+        assert main(argv + ["--json", "--configuration", other[0]]) == 0
+        assert main(argv + ["--configuration", "lr=7"]) == 2  # unknown: a one-line error naming the stored ones
+
+
+def test_loss_parameter_variants_are_separate_rows(tmp_path):
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        for fold in (1, 2):
+            qids = {f"{fold}_{i}": 0.5 for i in range(5)}
+            _store_full_run(store, "learndcg", fold, 1e-3, qids)
+            _store_full_run(store, "learndcg", fold, 1e-3, qids, loss_lr=0.01)
+            _store_full_run(store, "approxndcg", fold, 1e-3, qids, loss_lr=0.01)  # no parameters: lr irrelevant
+        table = significance_table(store, DATA, MODEL, candidate="approxndcg")
+        assert set(table["loss"]) == {"learndcg", "learndcg(loss_lr=0.01)", "approxndcg"}
+        assert (table["folds"] == 2).all()
+        assert significance_table(store, DATA, MODEL).attrs["candidate"] == "learndcg"  # the exact label
+        for fold in (1, 2):  # two variants of a loss, neither at the defaults: the candidate must be named
+            _store_full_run(store, "learndcg_meta", fold, 1e-3, {f"{fold}_{i}": 0.5 for i in range(5)},
+                            loss_params={"p_d": 2.0})
+            _store_full_run(store, "learndcg_meta", fold, 1e-3, {f"{fold}_{i}": 0.5 for i in range(5)},
+                            loss_params={"p_d": 3.0})
+        with pytest.raises(ReportError, match="several variants"):
+            significance_table(store, DATA, MODEL, candidate="learndcg_meta")
+
+
+def test_exclude_queries_without_relevant_documents(tmp_path):
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        for fold in (1, 2):
+            qids = [f"{fold}_{i}" for i in range(10)]
+            counts = {q: (0.0 if i < 3 else 2.0) for i, q in enumerate(qids)}  # 3 queries per fold: none relevant
+            learn = {q: (1.0 if counts[q] == 0 else 0.6 + 0.01 * i) for i, q in enumerate(qids)}
+            approx = {q: (1.0 if counts[q] == 0 else 0.5 + 0.02 * i) for i, q in enumerate(qids)}
+            _store_full_run(store, "learndcg", fold, 1e-3, learn, n_relevant=counts)
+            _store_full_run(store, "approxndcg", fold, 1e-3, approx, n_relevant=counts)
+        full = significance_table(store, DATA, MODEL).set_index("loss")
+        kept = significance_table(store, DATA, MODEL, exclude_no_relevant=True).set_index("loss")
+        assert kept.attrs["excluded_queries"] == 6 and full.attrs["excluded_queries"] is None
+        a = [0.6 + 0.01 * i for i in range(3, 10)] * 2
+        b = [0.5 + 0.02 * i for i in range(3, 10)] * 2
+        assert kept.loc["approxndcg", "p@10"] == pytest.approx(stats.ttest_rel(a, b).pvalue)
+        assert kept.loc["approxndcg", "diff@10"] == pytest.approx(np.mean(np.subtract(a, b)))
+        assert kept.loc["approxndcg", "ndcg@10"] == full.loc["approxndcg", "ndcg@10"]  # means over all queries
+    with RunStore(tmp_path / "legacy.sqlite") as store:  # runs without the counts: a clear error
+        _store_run(store, "learndcg", 1, {"a": 0.5, "b": 0.6})
+        with pytest.raises(ReportError, match="relevant-document counts"):
+            significance_table(store, DATA, MODEL, exclude_no_relevant=True)
+
+
+def test_learndcg_fixed_is_reported_as_identical_to_approxndcg(tmp_path):
+    from ltr.train import RunConfig
+
+    assert RunConfig(data=DATA, fold=1, loss="learndcg_fixed", model=MODEL).run_id == \
+        RunConfig(data=DATA, fold=1, loss="approxndcg", model=MODEL).run_id  # trained once
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        for fold in (1, 2):
+            qids = [f"{fold}_{i}" for i in range(8)]
+            _store_full_run(store, "learndcg", fold, 1e-3, {q: 0.6 + 0.01 * i for i, q in enumerate(qids)})
+            _store_full_run(store, "approxndcg", fold, 1e-3, {q: 0.5 + 0.03 * i for i, q in enumerate(qids)})
+            _store_full_run(store, "listnet", fold, 1e-3, {q: 0.4 + 0.02 * i for i, q in enumerate(qids)})
+        assert "learndcg_fixed" not in set(significance_table(store, DATA, MODEL)["loss"])  # not asked for
+        table = significance_table(store, DATA, MODEL, holm=True,
+                                   losses=["learndcg", "approxndcg", "learndcg_fixed", "listnet"]).set_index("loss")
+        assert table.loc["learndcg_fixed", "p@10"] == table.loc["approxndcg", "p@10"]
+        assert "identical by construction" in table.attrs["identical"]["learndcg_fixed"]
+        # Holm's family counts the duplicate once: two distinct baselines
+        p = [table.loc["approxndcg", "p@10"], table.loc["listnet", "p@10"]]
+        assert table.loc["approxndcg", "p_holm@10"] == pytest.approx(holm_adjust(p)[0])
+        assert table.loc["learndcg_fixed", "p_holm@10"] == table.loc["approxndcg", "p_holm@10"]
 
 
 def test_exports(study, tmp_path):

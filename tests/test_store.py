@@ -1,6 +1,7 @@
 """The run store: writer/reader round trips, resume truncation, stale-run reaping, concurrent writers."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -11,7 +12,8 @@ import numpy as np
 import pytest
 
 from core.paths import PROJECT_ROOT
-from ltr.store import RunBusy, RunConfigMismatch, RunStore, UnknownRun, downsample_indices, run_is_live
+from ltr import store as ltr_store
+from ltr.store import RunBusy, RunConfigMismatch, RunStore, UnknownRun, proc_start_time, run_is_live
 
 CONFIG = {"data": "synthetic-mq2008", "fold": 1, "loss": "learndcg", "model": "mlp", "seed": 0, "lr": 0.001}
 
@@ -81,7 +83,32 @@ def test_step_series_is_downsampled_keeping_first_and_last(store):
     series = store.step_series(["r1"], ["loss"], max_points=50)
     assert len(series) <= 50 and series["step"].iloc[0] == 0 and series["step"].iloc[-1] == 999
     assert np.all(np.diff(series["step"]) > 0)
-    assert downsample_indices(5, 10).tolist() == [0, 1, 2, 3, 4]
+    assert store.step_series(["r1"], ["loss"], max_points=2000)["step"].tolist() == list(range(1000))  # short: all
+
+
+def test_live_series_reads_incrementally_and_matches_a_fresh_read(store, tmp_path):
+    """Charts redrawn while a run logs: each call reads only what is new, and what it returns is what
+    a fresh store would return (grid points plus the last row, at most max_points)."""
+    store.register_run("r1", CONFIG)
+    calls = []
+    store._conn.set_trace_callback(calls.append)
+    for end in (300, 1700, 1750, 5000):
+        start = 0 if end == 300 else previous
+        store.log_steps("r1", [(s, s // 100, {"loss": float(s)}) for s in range(start, end)])
+        previous = end
+        calls.clear()
+        live = store.live_step_series(["r1"], ["loss"], max_points=400)
+        with RunStore(tmp_path / "runs.sqlite") as fresh:
+            cold = fresh.live_step_series(["r1"], ["loss"], max_points=400)
+        assert live.equals(cold), end
+        steps = live["step"].tolist()
+        assert len(steps) <= 400 and steps[0] == 0 and steps[-1] == end - 1 and np.all(np.diff(steps) > 0)
+        assert live["value"].tolist() == [float(s) for s in steps]
+    # 1750 kept the stride of 1700 (ceil(1750 / 400) == 5): only the new grid points were read.
+    store.log_steps("r1", [(s, 50, {"loss": float(s)}) for s in range(5000, 5010)])
+    calls.clear()
+    assert store.live_step_series(["r1"], ["loss"], max_points=400)["step"].iloc[-1] == 5009
+    assert sum("WITH RECURSIVE" in c for c in calls) == 2  # new grid points + the tail, not the whole series
 
 
 def test_fail_delete_and_reap(store):
@@ -91,13 +118,14 @@ def test_fail_delete_and_reap(store):
     finished.wait()
     store.start_run("dead", device="cpu", pid=finished.pid)  # a pid that no longer exists
     store.start_run("alive", device="cpu")  # this test process: alive
-    store.start_run("silent", device="cpu")
+    store.start_run("silent", device="cpu")  # this process too, but its heartbeat is late (a loaded machine)
     store._conn.execute("UPDATE runs SET heartbeat = heartbeat - 1000 WHERE run_id = 'silent'")
     assert run_is_live(store.get_run("alive")) and not run_is_live(store.get_run("dead"))
-    assert sorted(store.reap_stale_runs()) == ["dead", "silent"]
+    assert run_is_live(store.get_run("silent"))  # alive and the same process: live, however late its heartbeat
+    assert store.reap_stale_runs() == ["dead"]
     dead = store.get_run("dead")
     assert dead["status"] == "failed" and "died" in dead["error"]
-    assert store.get_run("alive")["status"] == "running"
+    assert store.get_run("alive")["status"] == "running" and store.get_run("silent")["status"] == "running"
     with pytest.raises(RunBusy, match="alive"):  # a second trainer cannot claim a live run
         store.start_run("alive", device="cpu", pid=finished.pid)
     store.start_run("dead", device="cpu")  # a dead one can be resumed by anyone
@@ -155,3 +183,49 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
             assert sorted(steps[steps.name == "loss"]["step"]) == list(range(n))
             assert len(reader.epoch_series([rid])) == n // 10
             assert len(reader.per_query([rid])) == n
+
+
+def test_reaping_checks_the_same_process_not_the_heartbeat(store):
+    """A live local trainer is never reaped, whatever its heartbeat; a reused pid is not the trainer;
+    a run of another host is judged by its heartbeat."""
+    for rid in ("live-late", "reused", "remote-silent", "remote-recent"):
+        store.register_run(rid, {**CONFIG, "seed": len(rid) + 100})
+        store.start_run(rid, device="cpu")
+    assert store.get_run("live-late")["pid_started"] == proc_start_time(os.getpid())
+    store._conn.execute("UPDATE runs SET heartbeat = heartbeat - 86400 WHERE run_id = 'live-late'")
+    # the pid exists (this process) but started at another time: another process got the trainer's pid
+    store._conn.execute("UPDATE runs SET pid_started = '1' WHERE run_id = 'reused'")
+    store._conn.execute("UPDATE runs SET host = 'elsewhere' WHERE run_id LIKE 'remote-%'")
+    store._conn.execute("UPDATE runs SET heartbeat = heartbeat - 1000 WHERE run_id = 'remote-silent'")
+    assert sorted(store.reap_stale_runs()) == ["remote-silent", "reused"]
+    assert store.get_run("live-late")["status"] == "running" and store.get_run("remote-recent")["status"] == "running"
+    assert "no heartbeat from elsewhere" in store.get_run("remote-silent")["error"]
+    assert store.get_run("live-late")["load_at_start"] is not None
+
+
+def test_listing_runs_never_changes_state(store, capsys):
+    from ltr.cli import main
+
+    finished = subprocess.Popen([sys.executable, "-c", "pass"])
+    finished.wait()
+    store.register_run("dead", CONFIG)
+    store.start_run("dead", device="cpu", pid=finished.pid)
+    before = store.get_run("dead")
+    assert main(["runs", "--store", str(store.path)]) == 0
+    assert "running (dead)" in capsys.readouterr().out
+    assert store.get_run("dead") == before  # still running in the store: listing is read only
+
+
+def test_store_created_before_the_new_columns_gets_them(tmp_path):
+    import sqlite3
+
+    old = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(old)
+    conn.executescript(ltr_store._SCHEMA.replace("    error TEXT,\n    pid_started TEXT,\n    cpu_seconds REAL,\n"
+                                                 "    load_at_start REAL\n", "    error TEXT\n"))
+    conn.close()
+    assert "pid_started" not in {r[1] for r in sqlite3.connect(old).execute("PRAGMA table_info(runs)")}
+    with RunStore(old) as s:
+        s.register_run("r", CONFIG)
+        s.start_run("r", device="cpu")
+        assert s.get_run("r")["pid_started"] == proc_start_time(os.getpid())

@@ -116,7 +116,8 @@ def test_same_seed_same_result_and_everything_recorded(tiny_data, tmp_path):
     assert [v["ndcg@10"] for v in a["validation"]] == [v["ndcg@10"] for v in b["validation"]]
     assert run["status"] == "completed" and run["epochs_done"] == 3 and run["device"] == "cpu"
     assert [v["epoch"] for v in a["validation"]] == [0, 1, 2]
-    assert set(a["validation"][0]) == {"epoch", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "seconds", "train_loss"}
+    assert set(a["validation"][0]) == {"epoch", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "seconds", "train_seconds",
+                                       "cpu_seconds", "train_loss"}
     trajectory = a["loss_parameters"]
     assert trajectory and all(r["step"] % 2 == 0 for r in trajectory)
     assert {"theta_g", "theta_d", "theta_alpha", "b_g", "b_d", "alpha", "grad_theta_g", "grad_theta_d",
@@ -286,3 +287,46 @@ def test_data_options_spelled_at_their_default_give_the_same_run():
     bad = RunConfig(data="synthetic-mq2008:bogus", fold=1, loss="listnet", model="mlp", device="cpu")
     with pytest.raises(RunInputError, match="bad option 'bogus'"):
         train_run(bad, RunStore(":memory:"))
+
+
+def test_training_time_is_the_loop_alone_with_cpu_and_load_recorded(tiny_data, tmp_path, one_thread):
+    """train_seconds sums the training loops only (validation excluded); CPU seconds and the load
+    average at start are stored beside it, so a slow fold can be told apart from contention."""
+    config = RunConfig(data=tiny_data, fold=1, loss="listnet", model="mlp", epochs=3, patience=0)
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        train_run(config, store)
+        run = store.get_run(config.run_id)
+        epochs = store.epoch_series([config.run_id], ["seconds", "train_seconds", "cpu_seconds"])
+    per = {name: g["value"].to_numpy() for name, g in epochs.groupby("name")}
+    assert len(per["train_seconds"]) == 3
+    assert run["train_seconds"] == pytest.approx(per["train_seconds"].sum())
+    assert (per["train_seconds"] < per["seconds"]).all()  # an epoch's wall time also holds validation
+    assert run["cpu_seconds"] == pytest.approx(per["cpu_seconds"].sum()) and run["cpu_seconds"] > 0
+    assert run["load_at_start"] is not None and run["load_at_start"] >= 0
+
+
+@pytest.mark.slow
+def test_learndcg_meta_trains_learns_from_validation_and_resumes_exactly(tiny_data, tmp_path):
+    """learndcg_meta through the real trainer: θ moves (from the hypergradient: its gradient is logged and
+    changes sign, unlike the study's drift), and a run interrupted after an epoch resumes to the very same
+    result (θ is in the checkpointed loss state; the validation batch of step t is t mod n)."""
+    config = _tiny(tiny_data, loss="learndcg_meta", epochs=4, loss_lr=0.05)
+
+    def stop_after_epoch_1(message: str) -> None:
+        if message.startswith("epoch 1:"):
+            raise KeyboardInterrupt
+
+    with RunStore(tmp_path / "a.sqlite") as store:
+        a = train_run(config, store).summary
+    with RunStore(tmp_path / "b.sqlite") as store:
+        with pytest.raises(KeyboardInterrupt):
+            train_run(config, store, progress=stop_after_epoch_1)
+        assert store.get_run(config.run_id)["status"] == "cancelled"
+        b = train_run(config, store).summary
+    assert a["test_per_query"] == b["test_per_query"]
+    assert a["loss_parameters"] == b["loss_parameters"]
+    trajectory = a["loss_parameters"]
+    assert {"theta_g", "theta_d", "p_d", "b_g", "grad_theta_d", "grad_theta_g"} <= set(trajectory[0])
+    grads = np.array([r["grad_theta_d"] for r in trajectory])
+    assert (grads > 0).any() and (grads < 0).any()  # not a one-signed drift
+    assert trajectory[-1]["theta_d"] != trajectory[0]["theta_d"]

@@ -44,26 +44,32 @@ itself stays local on purpose: a Ray task dies with the process that submitted i
 must outlive the dashboard and this worker. The class's default limit is
 :func:`core.ray_cluster.default_job_limit`.
 
+Jobs that name a ``host`` (the dashboard's training jobs) run in a long-lived host process instead
+of a process of their own (:class:`LocalProcessExecutor`, :mod:`core.jobs.hosts`).
+
 Layout (one concern per module; this package re-exports the public names):
 
 - :mod:`core.jobs.records`: the jobs database, the :class:`Job` record and its log files;
 - :mod:`core.jobs.queue`: what pages call (submit, list, cancel, worker info, limits);
 - :mod:`core.jobs.executors`: the :class:`Executor` protocol and :class:`LocalProcessExecutor`;
+- :mod:`core.jobs.hosts`: :class:`HostProcess`, a long-lived child running many requests (hosted jobs, grids);
 - :mod:`core.jobs.lock`: the single-worker lock and starting the detached worker;
 - :mod:`core.jobs.worker`: the worker loop (reap, start queued jobs, idle exit);
 - :mod:`core.jobs.cli`: ``python -m core.jobs worker|list|cancel``.
 """
+from core.jobs.hosts import HostProcess
 from core.jobs.executors import Executor, LocalProcessExecutor, make_executor, proc_start_time, visible_device
 from core.jobs.lock import ensure_worker
-from core.jobs.queue import (cancel, failure_message, get_job, keep_jobs_moving, list_jobs, resource_limits, submit,
-                             worker_info)
+from core.jobs.queue import (cancel, failure_message, get_job, keep_jobs_moving, list_jobs, resource_jobs, resource_limits,
+                             set_limit, submit, waiting_reasons, worker_info)
 from core.jobs.records import (ACTIVE_STATUSES, DEFAULT_LIMIT, JOB_STATUSES, LIMITS_ENV, LOG_TAIL_CHARS, Job,
                                JobError, job_log_path, jobs_db_path, read_log_tail)
 from core.jobs.worker import (KILL_GRACE_SECONDS, WORKER_IDLE_EXIT_SECONDS, WORKER_POLL_SECONDS, reap, run_worker,
                               start_queued)
 
-__all__ = ["ACTIVE_STATUSES", "DEFAULT_LIMIT", "Executor", "JOB_STATUSES", "Job", "JobError", "KILL_GRACE_SECONDS",
+__all__ = ["ACTIVE_STATUSES", "DEFAULT_LIMIT", "Executor", "HostProcess", "JOB_STATUSES", "Job", "JobError", "KILL_GRACE_SECONDS",
            "LIMITS_ENV", "LOG_TAIL_CHARS", "LocalProcessExecutor", "WORKER_IDLE_EXIT_SECONDS", "WORKER_POLL_SECONDS",
            "cancel", "ensure_worker", "failure_message", "get_job", "job_log_path", "jobs_db_path",
            "keep_jobs_moving", "list_jobs", "make_executor", "proc_start_time", "reap", "read_log_tail",
-           "resource_limits", "run_worker", "start_queued", "submit", "visible_device", "worker_info"]
+           "resource_jobs", "resource_limits", "run_worker", "set_limit", "start_queued", "submit", "visible_device", "waiting_reasons",
+           "worker_info"]

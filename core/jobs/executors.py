@@ -27,6 +27,9 @@ class Executor(Protocol):
 
     def terminate(self, job: Job, *, kill: bool = False) -> None: ...
 
+    def adopt(self, job: Job) -> tuple[str, int | None] | None:
+        """``(handle, pid)`` of a job launched by a worker that died before recording it, else None."""
+
 
 # Runs the command, then records its exit code atomically; SIGTERM/SIGKILL to the process group
 # ends the shell too, so a killed job leaves no exit file.
@@ -117,6 +120,30 @@ class LocalProcessExecutor:
             return False
         now_started = proc_start_time(int(pid))
         return now_started is not None and (not started or now_started == started)
+
+    def adopt(self, job: Job) -> tuple[str, int] | None:
+        """Find the process a dead worker launched for ``job`` but had no time to record.
+
+        The job's shell leads its own session and carries ``IRDASH_JOB_EXIT=<this job's exit file>``
+        in its environment, which names the job and the cache uniquely.
+        """
+        needle = f"IRDASH_JOB_EXIT={job.exit_path}".encode()
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            pid = int(entry.name)
+            try:
+                if os.getsid(pid) != pid:
+                    continue
+                with open(f"/proc/{pid}/environ", "rb") as fh:
+                    if needle not in fh.read().split(b"\0"):
+                        continue
+            except OSError:
+                continue
+            started = proc_start_time(pid)
+            if started is not None:
+                return f"{pid}:{started}", pid
+        return None
 
     def exit_code(self, job: Job) -> int | None:
         try:

@@ -37,14 +37,18 @@ def worker_lock_held() -> bool:
 def ensure_worker() -> int | None:
     """Start the detached worker unless one is alive; returns the new worker's pid (None if one ran).
 
+    The worker is started through a shell that puts it in the background and exits at once; the
+    shell is waited for here, so the worker's parent becomes init: when the worker exits it leaves
+    no ``<defunct>`` child under the caller (the Streamlit server never waits for it).
     Two callers racing here may both spawn a worker; the loser fails to take the lock and exits.
     """
     if worker_lock_held():
         return None
     env = dict(os.environ, IRDASH_CACHE_DIR=str(cache_dir()), PYTHONUNBUFFERED="1")
-    with open(cache_subdir("jobs") / "worker.log", "ab") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "core.jobs", "worker"], cwd=PROJECT_ROOT, env=env,
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-    return proc.pid
-
+    log = cache_subdir("jobs") / "worker.log"
+    launcher = '"$@" >> "$IRDASH_WORKER_LOG" 2>&1 < /dev/null & echo $!'
+    proc = subprocess.run(["/bin/sh", "-c", launcher, "sh", sys.executable, "-m", "core.jobs", "worker"],
+                          cwd=PROJECT_ROOT, env=dict(env, IRDASH_WORKER_LOG=str(log)), stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, start_new_session=True, timeout=30)
+    out = proc.stdout.strip()
+    return int(out) if out.isdigit() else None

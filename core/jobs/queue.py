@@ -9,7 +9,8 @@ from typing import Iterable, Mapping, Sequence
 from core.db import transaction
 from core.jobs.executors import Executor, make_executor
 from core.jobs.lock import ensure_worker, worker_lock_held
-from core.jobs.records import ACTIVE_STATUSES, LIMITS_ENV, Job, JobError, connect_jobs, job_from_row, read_log_tail
+from core.jobs.records import (ACTIVE_STATUSES, DEFAULT_LIMIT, LIMITS_ENV, Job, JobError, connect_jobs, job_from_row,
+                               read_log_tail)
 from core.paths import load_config
 
 
@@ -107,14 +108,22 @@ def worker_info() -> dict | None:
 
 
 def resource_limits() -> dict[str, int]:
-    """Concurrency limit per resource class from ``IRDASH_JOB_LIMITS`` or ``[jobs] limits``.
+    """Concurrency limit per resource class (jobs at once; 0 = start none; unlisted classes 1).
 
-    Class ``ray`` (jobs that drive Ray tasks) defaults to :func:`core.ray_cluster.default_job_limit`.
+    Later sources override earlier ones: ``[jobs] limits`` in ``irdash.toml``, then the limits set
+    from the dashboard (:func:`set_limit`, kept in the jobs database), then ``IRDASH_JOB_LIMITS``.
+    The worker reads them at every poll, so a change applies to the next job it starts. Class ``ray``
+    (jobs that drive Ray tasks) defaults to :func:`core.ray_cluster.default_job_limit`.
     """
     from core.ray_cluster import default_job_limit
 
     limits = {"ray": default_job_limit()}
     limits.update({str(k): int(v) for k, v in load_config().get("jobs", {}).get("limits", {}).items()})
+    conn = connect_jobs()
+    try:
+        limits.update({r["resource"]: int(r["n"]) for r in conn.execute("SELECT resource, n FROM limits")})
+    finally:
+        conn.close()
     spec = os.environ.get(LIMITS_ENV, "").strip()
     for item in filter(None, (s.strip() for s in spec.split(","))):
         name, sep, value = item.partition("=")
@@ -123,6 +132,72 @@ def resource_limits() -> dict[str, int]:
         limits[name.strip()] = int(value)
     return limits
 
+
+def set_limit(resource: str, n: int) -> None:
+    """Set how many jobs may run at once on ``resource`` (from the dashboard; see :func:`resource_limits`)."""
+    if not (resource == "cpu" or resource.startswith("cuda:")) or int(n) < 0:
+        raise JobError(f"a limit is a resource class ('cpu', 'cuda:N') and a count >= 0, got {resource}={n}")
+    conn = connect_jobs()
+    try:
+        with transaction(conn) as c:
+            c.execute("INSERT INTO limits (resource, n) VALUES (?, ?) ON CONFLICT(resource) DO UPDATE SET n = excluded.n",
+                      (resource, int(n)))
+    finally:
+        conn.close()
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+
+def waiting_reasons(now: float | None = None) -> dict[int, str]:
+    """Why each queued job waits, in words, keyed by job id, e.g.
+    ``waiting for cpu: job #11, retrieve dense on dl19, running 12 min``.
+
+    A job waits while its resource class is full (the jobs holding it are named, with how long
+    they have run), behind older queued jobs of the same class, when the class's limit is 0, or
+    for the worker to start.
+    """
+    now = time.time() if now is None else now
+    active = sorted(list_jobs(status=ACTIVE_STATUSES, limit=None), key=lambda j: j.id)
+    limits = resource_limits()
+    worker_alive = worker_lock_held()
+    out = {}
+    for job in active:
+        if job.status != "queued":
+            continue
+        limit = limits.get(job.resource, DEFAULT_LIMIT)
+        holders = [j for j in active if j.status == "running" and j.resource == job.resource]
+        ahead = [j for j in active if j.status == "queued" and j.resource == job.resource and j.id < job.id]
+        if limit == 0:
+            out[job.id] = f"waiting: the {job.resource} limit is 0 (no job starts there; raise it to run)"
+        elif len(holders) >= limit:
+            held = "; ".join(f"job #{h.id}, {h.label}, running {_minutes(now - (h.started or now))}" for h in holders)
+            out[job.id] = f"waiting for {job.resource}: {held}" + (f" ({len(ahead)} queued before it)" if ahead else "")
+        elif ahead:
+            out[job.id] = f"waiting behind {len(ahead)} older job(s) for {job.resource}"
+        elif not worker_alive:
+            out[job.id] = "waiting for the job worker to start"
+        else:
+            out[job.id] = "starting"
+    return out
+
+
+def resource_jobs(*, exclude_kind: str | None = None, now: float | None = None) -> list[dict]:
+    """Every job holding or waiting for a resource (running or queued), oldest first, as table rows
+    ``{job, what, status, resource, for, why}`` (``for``: how long it has run or waited; ``why``: for
+    a queued job, what it waits for). ``exclude_kind``: leave out jobs whose ``meta["kind"]`` is
+    that (a page lists its own jobs in its own table)."""
+    now = time.time() if now is None else now
+    reasons = waiting_reasons(now)
+    rows = []
+    for job in sorted(list_jobs(status=ACTIVE_STATUSES, limit=None), key=lambda j: j.id):
+        if exclude_kind is not None and job.meta.get("kind") == exclude_kind:
+            continue
+        since = job.started if job.status == "running" and job.started else job.created
+        rows.append({"job": job.id, "what": job.label, "status": job.status, "resource": job.resource,
+                     "for": _minutes(now - since), "why": reasons.get(job.id, "")})
+    return rows
 
 
 def keep_jobs_moving(job_list: Sequence[Job] | None = None) -> None:

@@ -32,6 +32,10 @@ CREATE TABLE IF NOT EXISTS jobs (
     meta_json TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status, resource);
+CREATE TABLE IF NOT EXISTS limits (
+    resource TEXT PRIMARY KEY,
+    n INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS worker (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     pid INTEGER,
@@ -88,9 +92,7 @@ def job_log_path(job_id: int) -> Path:
 
 
 def connect_jobs():
-    conn = connect(jobs_db_path())
-    conn.executescript(_SCHEMA)
-    return conn
+    return connect(jobs_db_path(), schema=_SCHEMA)
 
 
 def job_from_row(row) -> Job:

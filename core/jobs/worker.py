@@ -28,6 +28,13 @@ def reap(executor: Executor) -> list[int]:
     try:
         for row in conn.execute("SELECT * FROM jobs WHERE status = 'running'").fetchall():
             job = job_from_row(row)
+            if job.handle is None and not job.exit_path.exists():
+                # Claimed, but the worker that claimed it died before recording what it launched
+                # (only the worker holding the lock claims, and this one holds it now): adopt the
+                # process if it was started, else put the job back in the queue. Never "failed":
+                # its trainer may be running.
+                _recover_claim(conn, executor, job)
+                continue
             if executor.is_alive(job):
                 continue
             code = executor.exit_code(job)
@@ -53,6 +60,18 @@ def reap(executor: Executor) -> list[int]:
     finally:
         conn.close()
     return changed
+
+
+def _recover_claim(conn, executor: Executor, job) -> None:
+    adopt = getattr(executor, "adopt", None)
+    found = adopt(job) if adopt is not None else None
+    with transaction(conn) as c:
+        if found is not None:
+            c.execute("UPDATE jobs SET handle = ?, pid = ? WHERE id = ? AND status = 'running' AND handle IS NULL",
+                      (found[0], found[1], job.id))
+        else:
+            c.execute("UPDATE jobs SET status = 'queued', started = NULL WHERE id = ? AND status = 'running'"
+                      " AND handle IS NULL", (job.id,))
 
 
 def start_queued(executor: Executor, limits: Mapping[str, int] | None = None) -> list[int]:

@@ -43,20 +43,24 @@ class DatasetSpec:
     synthetic: bool = False
     sparse: bool = False  # absent features are 0, so a file may be narrower than n_features
     description: str = ""
+    # The study's training slate for data sets with long lists (allRank's 240 for WEB10K and Yahoo):
+    # what ltr/configs/study_grid.toml uses, and what the dashboard's form proposes. None: whole lists.
+    study_slate_length: int | None = None
 
 
 DATASETS: dict[str, DatasetSpec] = {
     "mq2007": DatasetSpec("mq2007", 46, 2, description="LETOR 4.0 MQ2007 (QueryLevelNorm release)"),
     "mq2008": DatasetSpec("mq2008", 46, 2, description="LETOR 4.0 MQ2008 (QueryLevelNorm release)"),
-    "web10k": DatasetSpec("web10k", 136, 4, query_normalise=True, description="MSLR-WEB10K (raw features)"),
+    "web10k": DatasetSpec("web10k", 136, 4, query_normalise=True, description="MSLR-WEB10K (raw features)",
+                          study_slate_length=240),
     "yahoo": DatasetSpec("yahoo", 700, 4, query_normalise=True, sparse=True,
-                         description="Yahoo LTR set 1 (Fold1..5 prepared by the user)"),
+                         description="Yahoo LTR set 1 (Fold1..5 prepared by the user)", study_slate_length=240),
 }
 for _name, _preset in PRESETS.items():
     _real = DATASETS[_name.removeprefix("synthetic-")]
     DATASETS[_name] = DatasetSpec(
         _name, _preset.n_features, _preset.max_grade, query_normalise=_real.query_normalise,
-        synthetic=True, sparse=_real.sparse,
+        synthetic=True, sparse=_real.sparse, study_slate_length=_real.study_slate_length,
         description=f"synthetic, shaped like {_real.name} ({_preset.n_queries} queries by default)")
 
 
@@ -91,6 +95,67 @@ def resolve_dataset(data: str) -> tuple[DatasetSpec, Path]:
                        f"or a folder holding Fold1/..Fold5/")
 
 
+@dataclass(frozen=True)
+class FolderCheck:
+    """What a cheap look at a data folder found: complete folds, feature count, problems in words."""
+
+    folds: int  # folds with all three split files
+    n_features: int | None  # the widest first line seen (None: no file readable)
+    problems: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def summary(self) -> str:
+        """``found · 5 folds · 136 features`` or ``broken: <first problem> (+N more)``."""
+        if self.ok:
+            return f"found · {self.folds} folds · {self.n_features} features"
+        more = f" (+{len(self.problems) - 1} more)" if len(self.problems) > 1 else ""
+        return f"broken: {self.problems[0]}{more}"
+
+
+def _first_line_features(path: Path) -> int:
+    """The largest feature index on the first line of a LETOR file (``label qid:Q i:v ... # c``)."""
+    with open(path, "rb") as fh:
+        line = fh.readline().decode("utf-8", errors="replace")
+    tokens = line.split("#", 1)[0].split()
+    if len(tokens) < 2 or not tokens[1].startswith("qid:"):
+        raise ValueError(f"{path}:1: not a LETOR line (expected 'label qid:Q i:v ...')")
+    indices = [int(t.split(":", 1)[0]) for t in tokens[2:] if ":" in t and t.split(":", 1)[0].isdigit()]
+    return max(indices, default=0)
+
+
+def check_folder(spec: DatasetSpec, folder: Path) -> FolderCheck:
+    """Check ``folder`` against ``spec`` cheaply: every ``FoldK/{train,vali,test}.txt`` present and the
+    first line of each file as wide as the data set (at most as wide for sparse ones). Reads one line
+    per file, so the Home page can run it on every visit."""
+    problems, widest, complete = [], None, 0
+    missing_folds = [k for k in range(1, spec.n_folds + 1) if not (folder / f"Fold{k}").is_dir()]
+    if missing_folds:
+        found = spec.n_folds - len(missing_folds)
+        problems.append(f"{found} of {spec.n_folds} folds (no {', '.join(f'Fold{k}/' for k in missing_folds)})")
+    for k in range(1, spec.n_folds + 1):
+        if k in missing_folds:
+            continue
+        files = [folder / f"Fold{k}" / f"{split}.txt" for split in SPLITS]
+        absent = [f.name for f in files if not f.is_file()]
+        if absent:
+            problems.append(f"Fold{k}/ has no {', '.join(absent)}")
+            continue
+        complete += 1
+        for f in files:
+            try:
+                width = _first_line_features(f)
+            except (OSError, ValueError) as exc:
+                problems.append(" ".join(str(exc).split()))
+                continue
+            widest = width if widest is None else max(widest, width)
+            if spec.n_features and (width > spec.n_features or (width < spec.n_features and not spec.sparse)):
+                problems.append(f"Fold{k}/{f.name} line 1 has {width} features, {spec.name} has {spec.n_features}")
+    return FolderCheck(complete, widest, tuple(problems))
+
+
 def load_fold(data: str, fold: int, split: str) -> RankingDataset:
     """One split of one fold, checked against the spec and query-normalised when the spec says so."""
     if split not in SPLITS:
@@ -119,21 +184,24 @@ def _load(path: Path, query_normalise: bool = False) -> RankingDataset:
 
 def _synthetic_folder(preset: str, options: str) -> Path:
     """``cache/synthetic/<preset>[-q<N>]-seed<S>/``, generated on first use (or after a generator change)."""
-    seed, n_queries = 0, None
+    seed, n_queries, conflict = 0, None, 0
     for item in filter(None, (o.strip() for o in options.split(","))):
         key, eq, value = item.partition("=")
-        if key.strip() not in ("seed", "n_queries") or not eq or not value.strip().isdigit():
-            raise DatasetError(f"{preset}: bad option {item!r} (expected seed=<int>, n_queries=<int>)")
+        if key.strip() not in ("seed", "n_queries", "conflict") or not eq or not value.strip().isdigit():
+            raise DatasetError(f"{preset}: bad option {item!r} (expected seed=<int>, n_queries=<int>, conflict=0|1)")
         if key.strip() == "seed":
             seed = int(value)
+        elif key.strip() == "conflict":
+            conflict = int(value)
         else:
             n_queries = int(value)
     if n_queries is not None and n_queries < 5:
         raise DatasetError(f"{preset}: n_queries={n_queries}, need at least 5 (one per fold part)")
-    folder = cache_subdir("synthetic") / (preset + (f"-q{n_queries}" if n_queries else "") + f"-seed{seed}")
+    folder = cache_subdir("synthetic") / (preset + (f"-q{n_queries}" if n_queries else "") + f"-seed{seed}"
+                                          + ("-conflict" if conflict else ""))
     meta = folder / "meta.json"
     if meta.is_file() and json.loads(meta.read_text()).get("generator_version") != GENERATOR_VERSION:
         shutil.rmtree(folder, ignore_errors=True)
     if not meta.is_file():
-        write_synthetic(preset, folder, seed=seed, n_queries=n_queries)
+        write_synthetic(preset, folder, seed=seed, n_queries=n_queries, conflict=bool(conflict))
     return folder

@@ -21,6 +21,14 @@ How a preset is generated
   (a linear part, a random tanh layer, non-monotone and interaction terms), plus a per-query
   offset (some queries end up with no relevant document, as in the real sets) and Gaussian noise;
   grades are cut at the quantiles that give the preset's grade distribution (skewed to 0).
+- ``conflict=True`` plants a top/body trade-off, so that the surrogate's discount matters: the top
+  grade is given by a second hidden direction ``t`` (what makes a document *the* answer), and among
+  the other documents the lower grades come from ``f - 1.5 sd(f) t`` (what makes a document somewhat
+  useful is partly opposed to ``t``). A ranker has to trade the order of the few best documents
+  against the order of the many middling ones. It was designed expecting a steeper-than-log2 discount
+  to win; measured (``bench/learndcg_identifiability.py``, synthetic-mq2007, 500 queries, 5 folds,
+  MLP, fixed-shape arms) a *flatter* one does: discount power p = 0.5 beats log2 (p = 1) by +0.077
+  NDCG@10 and p = 3 loses 0.199. Options ride in the name: ``...:conflict=1``.
 - Folds: queries are split at random into 5 parts S1..S5; Fold k trains on three consecutive parts,
   validates on the next and tests on the last (LETOR's rotation), so each query is in exactly one
   fold's test set.
@@ -68,7 +76,8 @@ PRESETS: dict[str, SyntheticPreset] = {
 }
 
 
-def write_synthetic(preset: str, out_dir: str | Path, seed: int = 0, n_queries: int | None = None) -> Path:
+def write_synthetic(preset: str, out_dir: str | Path, seed: int = 0, n_queries: int | None = None,
+                    conflict: bool = False) -> Path:
     """Generate ``out_dir/FoldK/{train,vali,test}.txt`` (K = 1..5) and ``out_dir/meta.json``.
 
     Atomic: built in a temporary sibling folder and renamed to ``out_dir``; if ``out_dir`` already
@@ -81,7 +90,7 @@ def write_synthetic(preset: str, out_dir: str | Path, seed: int = 0, n_queries: 
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng([seed, zlib.crc32(preset.encode())])
-    lengths, written, labels = _generate(spec, n_queries, rng)
+    lengths, written, labels = _generate(spec, n_queries, rng, conflict=conflict)
     ptr = np.r_[0, np.cumsum(lengths)]
     blocks = [_format_query(q + 1, labels[ptr[q]:ptr[q + 1]], written[ptr[q]:ptr[q + 1]],
                             sparse=spec.kind == "sparse") for q in range(n_queries)]
@@ -96,13 +105,14 @@ def write_synthetic(preset: str, out_dir: str | Path, seed: int = 0, n_queries: 
             (fold / "vali.txt").write_text(part_text[order[3]])
             (fold / "test.txt").write_text(part_text[order[4]])
         (staging / "meta.json").write_text(json.dumps({
-            "preset": preset, "seed": seed, "n_queries": n_queries, "generator_version": GENERATOR_VERSION,
+            "preset": preset, "seed": seed, "n_queries": n_queries, "conflict": bool(conflict),
+            "generator_version": GENERATOR_VERSION,
             "n_documents": int(ptr[-1]),
             "grade_counts": np.bincount(labels, minlength=spec.max_grade + 1).tolist()}))
     return out_dir
 
 
-def _generate(spec: SyntheticPreset, n_queries: int, rng: np.random.Generator):
+def _generate(spec: SyntheticPreset, n_queries: int, rng: np.random.Generator, conflict: bool = False):
     """(list lengths [Q], written features [N, F] float64, grades [N] int)."""
     lengths = np.clip(np.round(spec.median_len * np.exp(spec.len_sigma * rng.standard_normal(n_queries))),
                       spec.min_len, spec.max_len).astype(np.int64)
@@ -136,8 +146,23 @@ def _generate(spec: SyntheticPreset, n_queries: int, rng: np.random.Generator):
     sd = f.std() or 1.0
     relevance = f + np.repeat(rng.standard_normal(n_queries) * 0.5 * sd, lengths) \
         + rng.standard_normal(n) * spec.noise * sd
+    if conflict:  # drawn after everything else, so the default data stay bit-identical
+        return lengths, written, _conflict_grades(spec, x, relevance, f.std() or 1.0, rng)
     cuts = np.quantile(relevance, np.cumsum(spec.grade_probs)[:-1])
     return lengths, written, np.searchsorted(cuts, relevance, side="right")
+
+
+def _conflict_grades(spec: SyntheticPreset, x: np.ndarray, relevance: np.ndarray, sd: float,
+                     rng: np.random.Generator) -> np.ndarray:
+    """Grades of the ``conflict`` option (module docstring): top grade from ``t``, the others from
+    ``relevance - 1.5 sd t``, each at the preset's grade proportions."""
+    t = x @ rng.standard_normal(x.shape[1]) / np.sqrt(x.shape[1])
+    t = (t - t.mean()) / (t.std() or 1.0) + 0.3 * rng.standard_normal(len(t))
+    top = t >= np.quantile(t, 1.0 - spec.grade_probs[-1])
+    body = relevance - 1.5 * sd * t
+    lower = np.asarray(spec.grade_probs[:-1]) / sum(spec.grade_probs[:-1])
+    cuts = np.quantile(body[~top], np.cumsum(lower)[:-1])
+    return np.where(top, spec.max_grade, np.searchsorted(cuts, body, side="right"))
 
 
 def _format_query(qid: int, labels: np.ndarray, features: np.ndarray, sparse: bool) -> str:

@@ -1,12 +1,16 @@
-"""The eleven ranking losses of the LearnDCG study, behind one factory.
+"""The eleven ranking losses of the LearnDCG study, and an identifiable LearnDCG, behind one factory.
 
     loss = make_loss(name, **params)      # a torch.nn.Module
     value = loss(scores, labels)          # scores, labels: [B, n]; labels padded with -1 -> scalar
 
 Every loss is vectorised over the batch, device-agnostic, ignores padded documents (their scores
 never reach the value or the gradient) and exposes ``tracked_parameters()`` / ``theta_gradients()``
-(non-empty for the learnable LearnDCG only). Formulas and conventions are in each module's
+(non-empty for the learnable LearnDCG variants only). Formulas and conventions are in each module's
 docstring; the defaults are allRank's unless stated there.
+
+``learndcg_fixed`` at its defaults (b_g = b_d = 2, alpha = 1, standard ideal DCG) is ApproxNDCG(alpha=1)
+bit for bit: :func:`canonical_loss` maps it to ``approxndcg``, so a grid trains it once and the report
+lists it under both names, marked identical by construction. With other parameters it is its own loss.
 """
 from __future__ import annotations
 
@@ -17,12 +21,14 @@ from ltr.losses.approxndcg import ApproxNDCG
 from ltr.losses.lambdaloss import LambdaLoss
 from ltr.losses.lambdarank import LambdaRank
 from ltr.losses.learndcg import LearnDCG
+from ltr.losses.learndcg_meta import LearnDCGMeta
 from ltr.losses.listmle import ListMLE
 from ltr.losses.listnet import ListNet
 from ltr.losses.neuralloss import NeuralLoss
 from ltr.losses.neuralndcg import NeuralNDCG
 from ltr.losses.ranknet import RankNet
 from ltr.losses.rmse import RMSE
+from ltr.names import LOSS_NAMES
 
 
 def _learndcg_fixed(**params) -> LearnDCG:
@@ -41,8 +47,26 @@ _FACTORIES = {
     "neuralloss": NeuralLoss,
     "learndcg": LearnDCG,
     "learndcg_fixed": _learndcg_fixed,
+    "learndcg_meta": LearnDCGMeta,
 }
-LOSS_NAMES: tuple[str, ...] = tuple(_FACTORIES)
+# Losses with learnable parameters (trained at the loss-parameter learning rate ``loss_lr``).
+LEARNABLE_LOSSES: tuple[str, ...] = ("learndcg", "learndcg_meta")
+# name -> (the loss it equals at its default parameters, why); see canonical_loss
+IDENTICAL_AT_DEFAULTS = {"learndcg_fixed": ("approxndcg", "identical by construction: LearnDCG frozen at "
+                                            "b_g = b_d = 2, alpha = 1 is ApproxNDCG(alpha = 1), value and gradient")}
+_FIXED_DEFAULTS = {"b_g": 2.0, "b_d": 2.0, "alpha": 1.0, "normalisation": "standard"}
+
+
+def canonical_loss(name: str, params: dict | None = None) -> tuple[str, dict]:
+    """``(name, params)`` of the loss that computes exactly the same values and gradients.
+
+    Only ``learndcg_fixed`` with every parameter at its default maps elsewhere (to ``approxndcg``
+    with no parameters); everything else is returned as given (name lower-cased).
+    """
+    key, params = name.lower(), dict(params or {})
+    if key in IDENTICAL_AT_DEFAULTS and all(k in _FIXED_DEFAULTS and params[k] == _FIXED_DEFAULTS[k] for k in params):
+        return IDENTICAL_AT_DEFAULTS[key][0], {}
+    return key, params
 
 
 def make_loss(name: str, **params) -> nn.Module:
@@ -62,7 +86,10 @@ __all__ = [
     "ApproxNDCG",
     "LambdaLoss",
     "LambdaRank",
+    "IDENTICAL_AT_DEFAULTS",
+    "LEARNABLE_LOSSES",
     "LearnDCG",
+    "LearnDCGMeta",
     "ListMLE",
     "ListNet",
     "NeuralLoss",
@@ -70,5 +97,6 @@ __all__ = [
     "RMSE",
     "RankNet",
     "RankingLoss",
+    "canonical_loss",
     "make_loss",
 ]

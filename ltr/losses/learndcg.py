@@ -10,19 +10,29 @@ b_g = b_d = 2, alpha = 1 (theta = ln(e - 1)) it is ApproxNDCG(alpha=1), value an
 
 The ideal DCG is a modelling choice (``normalisation``):
 
-- ``"standard"`` (default): IDCG with the standard 2^y - 1 and log2(1 + r). Then ln(b_d) multiplies
-  the whole loss (and b_g rescales it), so theta_d gets a finite, non-zero gradient and drifts to
-  a value that depends on the data: this is the variant that reproduces the study's observation
-  that theta_d ends at different values on different folds.
-  Note what this means: DCG = ln(b_d) * sum_i g(y_i) / ln(1 + pi(i)), so for every batch
-  dL/d theta_d = L * sigmoid(theta_d) / (b_d ln b_d) < 0 whenever the loss is negative. theta_d
-  therefore never settles at an interior optimum: it climbs at roughly the loss-parameter learning
-  rate per Adam step, and where it "ends" is set by the number of steps taken (fold size, batch
-  size, early stopping), which is why folds end at different values. The dashboard plots the
-  gradient of theta_d next to its value so this drift can be told apart from learning.
+- ``"standard"`` (default): IDCG with the standard 2^y - 1 and log2(1 + r). What the parameters then
+  do, in closed form (tests in ``tests/test_losses.py``):
+
+  * DCG = ln(b_d) * S with S = sum_i g(y_i) / ln(1 + pi(i)) independent of b_d, so
+    dL/dtheta_d = L * sigmoid(theta_d) / (b_d ln b_d). On a batch with at least one relevant document
+    L < 0 and this gradient is negative; on a batch without one L = 0 and the gradient is exactly 0.
+    It is never positive.
+  * dS/db_g > 0 (every gain b_g^y - 1 grows with b_g), so dL/dtheta_g < 0 on the same batches and 0
+    on the others.
+  * Under gradient descent (Adam) theta_d and theta_g therefore only climb, by about the
+    loss-parameter learning rate per step: where they "end" is set by the number of steps (fold
+    size, batch size, epochs, early stopping), not by the data. Folds that train different numbers of
+    steps end at different values; that is drift, not learning.
+  * The loss is unbounded below (b_g = 10, b_d = 100 give values far below -1): "standard" LearnDCG is
+    ApproxNDCG with a growing gain base and a learning-rate multiplier ln(b_d) that grows with the
+    step count.
 - ``"learned"``: IDCG with the same learned g and d. ln(b_d) cancels exactly (it is removed from
   the computation), so theta_d gets exactly zero gradient and keeps its initial value; only b_g
-  and alpha shape the loss. The loss stays in [-1, 0] like NDCG.
+  and alpha shape the loss, and minimising the loss over b_g moves it towards whatever gain makes
+  the current ranking look best (monotonically, in practice). The loss stays in [-1, 0] like NDCG.
+
+Neither setting can identify a discount from data. ``ltr.losses.learndcg_meta`` is a variant whose
+parameters change the surrogate's shape and are learned for validation NDCG instead.
 
 ``learnable=False`` freezes the three parameters at their initial values (``learndcg_fixed``).
 """
@@ -134,6 +144,15 @@ class LearnDCG(RankingLoss):
             name: (0.0 if p.grad is None else p.grad.item())
             for name, p in (("theta_g", self._theta_g), ("theta_d", self._theta_d), ("theta_alpha", self._theta_alpha))
         }
+
+    def tracked_tensor(self) -> Tensor:
+        """The values of :meth:`tracked_parameters`, in its order, as one tensor on the device (no host
+        sync; the three θ go through one softplus on their stacked vector). Empty when not learnable."""
+        if not self.learnable:
+            return self._theta_g.detach().new_empty(0)
+        theta = torch.stack((self._theta_g, self._theta_d, self._theta_alpha)).detach()
+        b = F.softplus(theta)
+        return torch.cat((theta, b[:2] + 1.0, b[2:]))
 
     def extra_repr(self) -> str:
         b = self.tracked_parameters() or {"b_g": self.b_g.item(), "b_d": self.b_d.item(), "alpha": self.alpha.item()}

@@ -31,9 +31,12 @@ Names recorded in the store (what the dashboard reads):
   ``loss.tracked_parameters()`` (LearnDCG: ``theta_g, theta_d, theta_alpha, b_g, b_d, alpha``) and
   ``grad_<name>`` for each key of ``loss.theta_gradients()``;
 - epoch metrics: validation ``ndcg@1, ndcg@3, ndcg@5, ndcg@10``, ``seconds`` (epoch wall time,
-  training + validation), ``train_loss`` (mean over the epoch's batches);
-- per query (test): ``ndcg@1, ndcg@3, ndcg@5, ndcg@10``; ``train_seconds`` = sum of epoch times
-  (over all sessions of a resumed run), ``pretrain_seconds`` = NeuralLoss's surrogate pre-training.
+  training + validation), ``train_seconds`` and ``cpu_seconds`` (wall and process CPU time of the
+  epoch's training loop alone), ``train_loss`` (mean over the epoch's batches);
+- per query (test): ``ndcg@1, ndcg@3, ndcg@5, ndcg@10``; on the run: ``train_seconds`` = wall time of
+  the training loops alone (no validation, checkpoints, data loading or start-up; summed over all
+  sessions of a resumed run), ``cpu_seconds`` their CPU time, ``load_at_start`` the 1-minute load
+  average when the run started, ``pretrain_seconds`` = NeuralLoss's surrogate pre-training.
 
 The stored config is the result-defining fields plus a ``data_signature`` (feature and query/document
 counts of the three splits): a run id whose stored config differs (e.g. the data folder changed
@@ -47,7 +50,9 @@ Layout (one concern per module; this package re-exports the public names):
 - :mod:`ltr.train.loop`: optimiser, one training epoch, evaluation;
 - :mod:`ltr.train.checkpoint`: checkpoint path, atomic save, safe load, RNG state;
 - :mod:`ltr.train.run`: :func:`train_run` (store bookkeeping, signals, the epoch loop);
-- :mod:`ltr.train.summary`: :func:`run_summary` (a stored run as the ``--out`` JSON).
+- :mod:`ltr.train.summary`: :func:`run_summary` (a stored run as the ``--out`` JSON);
+- :mod:`ltr.train.inprocess`: many runs in one process (fold cache, each run isolated);
+- :mod:`ltr.train.host`: the trainer host process (``python -m ltr worker``) the grid and the job runner use.
 """
 from ltr.train.checkpoint import CHECKPOINT_FORMAT, checkpoint_path, load_checkpoint, save_checkpoint
 from ltr.train.config import RunCancelled, RunConfig, RunInputError, resolve_device

@@ -57,6 +57,11 @@ class RunConfig:
     def __post_init__(self):
         self.data = canonical_data(str(self.data))
         self.loss, self.model = str(self.loss).lower(), str(self.model).lower()
+        # A loss that computes exactly what another does (learndcg_fixed at its defaults is
+        # approxndcg) is stored, and so trained, once under that other name.
+        from ltr.losses import canonical_loss
+
+        self.loss, self.loss_params = canonical_loss(self.loss, dict(self.loss_params))
         for name in ("fold", "epochs", "batch_size", "patience", "seed", "log_every", "flush_every"):
             setattr(self, name, int(getattr(self, name)))
         self.lr = float(self.lr)

@@ -26,7 +26,7 @@ def build_optimizer(model: torch.nn.Module, loss_fn: torch.nn.Module, lr: float,
     return torch.optim.Adam(groups)
 
 
-def train_epoch(model, loss_fn, optimizer, batcher, epoch: int, step: int, *, log_every: int = 1,
+def train_epoch(model, loss_fn, optimizer, batcher, epoch: int, step: int, *,
                 step_log: StepLog | None = None, on_flush: Callable[[], None] | None = None,
                 cancel: threading.Event | None = None) -> tuple[int, torch.Tensor]:
     """One pass over the training batches; returns ``(next step, mean training loss as a 0-d tensor)``.
@@ -46,9 +46,12 @@ def train_epoch(model, loss_fn, optimizer, batcher, epoch: int, step: int, *, lo
         scores = model(batch.features, batch.mask)
         value = loss_fn(scores, batch.labels)
         optimizer.zero_grad(set_to_none=True)
-        value.backward()
+        if hasattr(loss_fn, "hypergradient_backward"):  # learndcg_meta: θ learns from validation NDCG
+            loss_fn.hypergradient_backward(model, scores, batch.labels, step=step, lr=optimizer.param_groups[0]["lr"])
+        else:
+            value.backward()
         # Logged after backward (θ gradients of this step) and before the update (θ used in it).
-        if step_log is not None and step % log_every == 0:
+        if step_log is not None:  # it records the steps its ``every`` asks for
             step_log.record(step, epoch, value)
         optimizer.step()
         total = value.detach() if total is None else total + value.detach()

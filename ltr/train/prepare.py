@@ -7,6 +7,7 @@ from typing import Mapping
 
 import torch
 
+from ltr.memory import MemoryEstimateError, check_training_memory
 from ltr.train.config import RunConfig, RunInputError, one_line, resolve_device
 
 
@@ -71,19 +72,34 @@ def prepare_run(config: RunConfig, *, splits: Mapping | None = None) -> Prepared
                                 **{f"{s}_queries": ds.n_queries for s, ds in splits.items()},
                                 **{f"{s}_documents": int(ds.labels.shape[0]) for s, ds in splits.items()}}
     stored = json.loads(json.dumps(stored, sort_keys=True))  # as the store gives it back (tuples -> lists)
-    return PreparedRun(config, device, splits, model.to(device), loss_fn.to(device),
-                       None if pretrain is None else float(pretrain), stored)
+    model, loss_fn = model.to(device), loss_fn.to(device)
+    try:  # refuse a run whose largest step would not fit in memory (see ltr.memory), before any write
+        check_training_memory(model, loss_fn, n_features=n_features, list_lengths=splits["train"].list_lengths(),
+                              batch_size=config.batch_size, slate_length=config.slate_length, device=device,
+                              what=f"{config.data} fold {config.fold} {config.loss}/{config.model}",
+                              study_slate_length=spec.study_slate_length)
+    except MemoryEstimateError as exc:
+        raise RunInputError(str(exc)) from None
+    return PreparedRun(config, device, splits, model, loss_fn, None if pretrain is None else float(pretrain), stored)
 
 
 def _dataset_loss_defaults(config: RunConfig, spec, train) -> dict:
     """The loss parameters with dataset-dependent defaults filled in.
 
     RMSE regresses labels onto ``n_levels * sigmoid(s)``, so its scale must be the number of grades
-    of the dataset (3 for MQ2007/2008, 5 for WEB10K/Yahoo), not a fixed 5.
+    of the dataset (3 for MQ2007/2008, 5 for WEB10K/Yahoo), not a fixed 5. NeuralLoss's surrogate is
+    pre-trained for the data set's grade range (``max_grade`` of its spec) and list-length range (the
+    training lists, capped by the slate length); explicit loss parameters win.
     """
     params = dict(config.loss_params)
+    max_grade = spec.max_grade if spec.max_grade is not None else int(train.labels.max(initial=0))
     if config.loss == "rmse" and "n_levels" not in params:
-        max_grade = spec.max_grade if spec.max_grade is not None else int(train.labels.max(initial=0))
         params["n_levels"] = int(max_grade) + 1
+    if config.loss == "neuralloss":
+        lengths = train.list_lengths()
+        longest = int(lengths.max()) if config.slate_length is None else min(int(lengths.max()), config.slate_length)
+        params.setdefault("max_grade", max(int(max_grade), 1))
+        params.setdefault("max_length", max(longest, 2))
+        params.setdefault("min_length", min(max(int(lengths.min()), 1), params["max_length"]))
     return params
 

@@ -12,7 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+import torch
+import numpy as np
+
 from ltr.cutoffs import NDCG_CUTOFFS
+from ltr.metrics import N_RELEVANT, metric_name
 from ltr.store import RunBusy, RunConfigMismatch, RunStore, run_is_live
 from ltr.train.checkpoint import (CHECKPOINT_FORMAT, checkpoint_path, clone_state, load_checkpoint, rng_state,
                                   save_checkpoint, set_rng_state)
@@ -114,10 +118,12 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
                            shuffle=True, seed=cfg.seed)
     eval_bs = max(cfg.batch_size, EVAL_BATCH_SIZE)
     vali_b = make_batcher(p.splits["vali"], device, eval_bs)
-    step_log = StepLog(loss_fn, device, rows=cfg.flush_every)
+    step_log = StepLog(loss_fn, device, rows=cfg.flush_every, every=cfg.log_every)
+    if hasattr(loss_fn, "attach_validation"):  # learndcg_meta's outside criterion: training-sized vali batches
+        loss_fn.attach_validation(list(make_batcher(p.splits["vali"], device, cfg.batch_size)))
 
     state = {"epoch": 0, "step": 0, "best_metric": -math.inf, "best_epoch": -1, "bad_epochs": 0,
-             "stopped": False, "train_seconds": 0.0}
+             "stopped": False, "train_seconds": 0.0, "cpu_seconds": 0.0}
     best_model, best_loss = clone_state(model), clone_state(loss_fn)
     ckpt = load_checkpoint(ckpt_path, run_id)
     if ckpt is not None:
@@ -147,10 +153,15 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
             flush()
 
     while not state["stopped"] and state["epoch"] < cfg.epochs:
-        epoch, started = state["epoch"], time.perf_counter()
+        epoch, started, cpu_started = state["epoch"], time.perf_counter(), time.process_time()
         step, mean_loss = train_epoch(model, loss_fn, optimizer, train_b, epoch, state["step"],
-                                      log_every=cfg.log_every, step_log=step_log, on_flush=flush,
+                                      step_log=step_log, on_flush=flush,
                                       cancel=cancel)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)  # the loop's kernels belong to its time
+        # Training time = the training loop alone (not validation, checkpoints or start-up); its
+        # CPU seconds (all threads) beside the wall seconds tell contention from a slow loss.
+        loop_seconds, loop_cpu = time.perf_counter() - started, time.process_time() - cpu_started
         flush()
         vali = evaluate(model, vali_b, p.splits["vali"].n_queries, NDCG_CUTOFFS, tick).mean(dim=1).tolist()
         seconds = time.perf_counter() - started
@@ -161,10 +172,12 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
             best_model, best_loss = clone_state(model), clone_state(loss_fn)
         else:
             state["bad_epochs"] += 1
-        state.update(epoch=epoch + 1, step=step, train_seconds=state["train_seconds"] + seconds,
+        state.update(epoch=epoch + 1, step=step, train_seconds=state["train_seconds"] + loop_seconds,
+                     cpu_seconds=state.get("cpu_seconds", 0.0) + loop_cpu,
                      stopped=bool(cfg.patience) and state["bad_epochs"] >= cfg.patience)
         # Store first, checkpoint second: a checkpoint always has its epoch in the store.
-        store.log_epoch(run_id, epoch, {**metrics, "seconds": seconds, "train_loss": float(mean_loss)})
+        store.log_epoch(run_id, epoch, {**metrics, "seconds": seconds, "train_seconds": loop_seconds,
+                                        "cpu_seconds": loop_cpu, "train_loss": float(mean_loss)})
         save_checkpoint(ckpt_path, {
             "format": CHECKPOINT_FORMAT, "run_id": run_id, "model": model.state_dict(),
             "loss": loss_fn.state_dict(), "optimizer": optimizer.state_dict(), "best_model": best_model,
@@ -176,9 +189,15 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
     test_ds = p.splits["test"]
     per_query = evaluate(model, make_batcher(test_ds, device, eval_bs), test_ds.n_queries, NDCG_CUTOFFS, tick).cpu()
     means = {f"ndcg@{k}": float(per_query[i].mean()) for i, k in enumerate(NDCG_CUTOFFS)}
-    per_query_map = {f"ndcg@{k}": dict(zip(test_ds.qids, per_query[i].tolist())) for i, k in enumerate(NDCG_CUTOFFS)}
+    # stored names carry their convention (ndcg@10(gain=exp,norel=1)); the relevant-document count per
+    # query lets a report leave out queries that score 1 under every loss by convention
+    per_query_map = {metric_name(k): dict(zip(test_ds.qids, per_query[i].tolist())) for i, k in enumerate(NDCG_CUTOFFS)}
+    relevant = np.add.reduceat((test_ds.labels > 0).astype(np.float64), test_ds.query_ptr[:-1]) \
+        if test_ds.n_queries else np.zeros(0)
+    per_query_map[N_RELEVANT] = dict(zip(test_ds.qids, relevant.tolist()))
     store.finish_run(run_id, test_means=means, per_query=per_query_map, train_seconds=state["train_seconds"],
-                     pretrain_seconds=p.pretrain_seconds, best_epoch=state["best_epoch"])
+                     pretrain_seconds=p.pretrain_seconds, best_epoch=state["best_epoch"],
+                     cpu_seconds=state.get("cpu_seconds"))
     ckpt_path.unlink(missing_ok=True)
     progress("test " + " ".join(f"{k} {v:.4f}" for k, v in means.items()))
 

@@ -13,45 +13,66 @@ class StepLog:
     """Per-step values buffered on the device (no host sync in the step), flushed in one copy.
 
     Columns: ``loss``, the loss's tracked parameters (LearnDCG: θ_g, θ_d, θ_α, b_g, b_d, α) and
-    ``grad_<θ>`` for each learnable θ. Tensor-valued attributes of the loss are read directly; a
-    parameter only available as a float costs a sync at logged steps.
+    ``grad_<θ>`` for each learnable θ. Only steps that are multiples of ``every`` are recorded
+    (:meth:`record` ignores the others, so every caller honours "log every N steps").
+
+    A logged step costs a handful of small device kernels: the loss's ``tracked_tensor()`` (LearnDCG:
+    one stack and one softplus for all six values), one stack of the θ gradients, one row copy. A
+    loss without ``tracked_tensor()`` has its values read one by one (a float-only value costs a sync).
     """
 
-    def __init__(self, loss_fn: torch.nn.Module, device: torch.device, rows: int = STEP_BUFFER_ROWS):
+    def __init__(self, loss_fn: torch.nn.Module, device: torch.device, rows: int = STEP_BUFFER_ROWS,
+                 every: int = 1):
         self.loss_fn = loss_fn
+        self.every = max(1, int(every))
         self.param_names = list(_call_dict(loss_fn, "tracked_parameters"))
         self.theta_names = list(_call_dict(loss_fn, "theta_gradients"))
         self.names = ["loss"] + self.param_names + [f"grad_{n}" for n in self.theta_names]
         self.buffer = torch.full((rows, len(self.names)), float("nan"), device=device)
         self.meta: list[tuple[int, int]] = []  # (step, epoch) of each filled row
+        thetas = [getattr(loss_fn, n, None) for n in self.theta_names]
+        # θ tensors whose .grad is read directly (None: fall back to theta_gradients())
+        self._thetas = thetas if all(isinstance(t, torch.Tensor) for t in thetas) else None
+        self._tracked = getattr(loss_fn, "tracked_tensor", None) if self.param_names else None
 
     @property
     def full(self) -> bool:
         return len(self.meta) >= self.buffer.shape[0]
 
     def record(self, step: int, epoch: int, loss_value: torch.Tensor) -> None:
+        """Buffer step ``step``'s values (after backward, before the optimiser step) when it is logged."""
+        if step % self.every:
+            return
         row = len(self.meta)
         if row >= self.buffer.shape[0]:
             raise RuntimeError("StepLog is full: drain() it (train_epoch's on_flush does)")
-        self.buffer[row, 0] = loss_value.detach()
-        if len(self.names) > 1:
-            values = [self._param(n) for n in self.param_names] + [self._grad(n) for n in self.theta_names]
-            self.buffer[row, 1:] = torch.stack([torch.as_tensor(v, dtype=self.buffer.dtype,
-                                                                 device=self.buffer.device) for v in values])
+        parts = [loss_value.detach().reshape(1).to(self.buffer.dtype)]
+        if self.param_names:
+            parts.append(self._params())
+        if self.theta_names:
+            parts.append(self._grads())
+        self.buffer[row] = parts[0] if len(parts) == 1 else torch.cat(parts)
         self.meta.append((step, epoch))
 
-    def _param(self, name: str):
-        value = getattr(self.loss_fn, name, None)
-        if isinstance(value, torch.Tensor):
-            return value.detach().reshape(())
-        return _call_dict(self.loss_fn, "tracked_parameters")[name]
+    def _as_row(self, values) -> torch.Tensor:
+        return torch.stack([torch.as_tensor(v, dtype=self.buffer.dtype, device=self.buffer.device).reshape(())
+                            for v in values])
 
-    def _grad(self, name: str):
-        value = getattr(self.loss_fn, name, None)
-        if isinstance(value, torch.Tensor) and value.grad is not None:
-            return value.grad.detach().reshape(())
+    def _params(self) -> torch.Tensor:
+        if callable(self._tracked):
+            return self._tracked().to(self.buffer.dtype)
+        values = []
+        for name in self.param_names:
+            value = getattr(self.loss_fn, name, None)
+            values.append(value.detach() if isinstance(value, torch.Tensor)
+                          else _call_dict(self.loss_fn, "tracked_parameters")[name])
+        return self._as_row(values)
+
+    def _grads(self) -> torch.Tensor:
+        if self._thetas is not None and all(t.grad is not None for t in self._thetas):
+            return torch.stack([t.grad.detach().reshape(()) for t in self._thetas]).to(self.buffer.dtype)
         grads = _call_dict(self.loss_fn, "theta_gradients")
-        return grads.get(name, grads.get(f"grad_{name}", float("nan")))
+        return self._as_row([grads.get(n, grads.get(f"grad_{n}", float("nan"))) for n in self.theta_names])
 
     def drain(self) -> list[tuple[int, int, dict[str, float]]]:
         """The buffered rows as ``(step, epoch, {name: value})`` (one device->host copy); resets."""
@@ -69,4 +90,3 @@ class StepLog:
 def _call_dict(module, method: str) -> dict:
     fn = getattr(module, method, None)
     return dict(fn()) if callable(fn) else {}
-

@@ -4,14 +4,15 @@ from __future__ import annotations
 import math
 
 from ltr.cutoffs import NDCG_CUTOFFS
-from ltr.store import RunStore
+from ltr.store import RunStore, ndcg_per_query
 
 
 def run_summary(store: RunStore, run_id: str) -> dict:
     """A run as the ``--out`` JSON: config, validation per epoch, loss-parameter trajectory, test.
 
     Keys: ``run_id``, ``status``, ``config`` (result-defining fields + data signature), ``device``,
-    ``best_epoch``, ``epochs_done``, ``validation`` ``[{epoch, ndcg@1..@10, seconds, train_loss}]``,
+    ``best_epoch``, ``epochs_done``, ``validation``
+    ``[{epoch, ndcg@1..@10, seconds, train_seconds, cpu_seconds, train_loss}]``,
     ``loss_parameters`` ``[{step, epoch, theta_g, ..., grad_theta_d, ...}]`` (empty for fixed
     losses), ``train_loss`` ``[{step, epoch, loss}]``, ``test`` ``{ndcg@k: mean}``,
     ``test_per_query_ndcg@10`` ``{qid: value}``, ``test_per_query`` ``{ndcg@k: {qid: value}}``,
@@ -29,7 +30,7 @@ def run_summary(store: RunStore, run_id: str) -> dict:
                       for row in wide.to_dict("records")]
     per_query = {}
     for k in NDCG_CUTOFFS:
-        pq = store.per_query([run_id], f"ndcg@{k}")
+        pq = ndcg_per_query(store, [run_id], k)
         per_query[f"ndcg@{k}"] = {q: _num(v) for q, v in zip(pq["qid"], pq["value"])}
     return {
         "run_id": run_id,

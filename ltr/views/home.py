@@ -25,7 +25,7 @@ def gpu_count() -> int:
 
 def dataset_overview() -> pd.DataFrame:
     """One row per registered LTR data set: kind, folds, features, folder and whether it is usable."""
-    from ltr.data.datasets import DATASETS, DatasetError, resolve_dataset
+    from ltr.data.datasets import DATASETS, DatasetError, check_folder, resolve_dataset
 
     rows = []
     for name, spec in DATASETS.items():
@@ -38,7 +38,7 @@ def dataset_overview() -> pd.DataFrame:
             where = str(folder)
             try:
                 _spec, found = resolve_dataset(name)
-                status = "found" if (found / "Fold1").is_dir() else f"missing: {found} has no Fold1/ folder"
+                status = check_folder(spec, found).summary()  # "found · 5 folds · 136 features" or "broken: ..."
             except DatasetError as exc:
                 status = f"missing: {exc}"
         rows.append({"dataset": name, "kind": "synthetic" if spec.synthetic else "LETOR",
@@ -58,14 +58,29 @@ def trec_dl_status() -> tuple[str, str]:
 def dataset_choices() -> list[str]:
     """Data sets a new run can use: the synthetic presets, then the configured real ones found."""
     overview = dataset_overview()
-    usable = overview[overview["status"].isin(["found"]) | (overview["kind"] == "synthetic")]
+    usable = overview[overview["status"].str.startswith("found") | (overview["kind"] == "synthetic")]
     return list(usable.sort_values("kind", key=lambda s: s != "synthetic", kind="stable")["dataset"])
+
+
+def unusable_datasets() -> list[tuple[str, str]]:
+    """``(name, status)`` of the configured real data sets kept out of the Training form, and why."""
+    overview = dataset_overview()
+    bad = overview[(overview["kind"] != "synthetic") & (overview["folder"] != "")
+                   & ~overview["status"].str.startswith("found")]
+    return list(zip(bad["dataset"], bad["status"]))
 
 
 def n_folds(data: str) -> int:
     from ltr.data.datasets import DATASETS
 
     return DATASETS[data].n_folds
+
+
+def study_slate_length(data: str) -> int | None:
+    """The study's training slate for ``data`` (240 for WEB10K and Yahoo and their synthetic shapes)."""
+    from ltr.data.datasets import DATASETS
+
+    return DATASETS[data].study_slate_length
 
 
 def store_summary(store: RunStore) -> dict[str, int]:

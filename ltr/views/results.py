@@ -4,6 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
+from ltr.names import LOSS_NAMES
 from ltr.store import RunStore, latest_per_loss_and_fold
 
 
@@ -16,55 +17,134 @@ def result_options(store: RunStore) -> pd.DataFrame:
 
 
 def completed_runs(store: RunStore, data: str, model: str) -> pd.DataFrame:
-    """Completed runs of a data set and ranker with ``minutes`` = (training + NeuralLoss pre-training) / 60."""
-    runs = store.list_runs(data=data, model=model, status="completed")
+    """Completed runs of a data set and ranker with ``minutes`` = (training loop + NeuralLoss
+    pre-training) / 60, ``cpu_minutes`` = the training loop's CPU time / 60, and their ``configuration``
+    and ``variant`` labels (:func:`ltr.report.completed_runs`)."""
+    from ltr.report import completed_runs as labelled_runs
+
+    runs = labelled_runs(store, data, model)
     runs["minutes"] = (runs["train_seconds"].astype(float).fillna(0.0)
                        + runs["pretrain_seconds"].astype(float).fillna(0.0)) / 60.0
+    runs["cpu_minutes"] = runs["cpu_seconds"].astype(float) / 60.0
     return runs
 
 
+def configuration_choices(runs: pd.DataFrame) -> pd.DataFrame:
+    """The configurations of ``runs`` (label, runs, losses with their folds), the default first."""
+    from ltr.report import configurations
+
+    return configurations(runs)
+
+
+def runs_in_configuration(runs: pd.DataFrame, configuration: str) -> pd.DataFrame:
+    """The runs of one configuration, one per (loss variant, fold); ``loss`` holds the variant label
+    (``learndcg(loss_lr=0.01)``), so every table and figure below groups by variant and never mixes
+    runs trained under different settings."""
+    from ltr.report import select_configuration
+
+    chosen, _label, _others = select_configuration(runs, configuration)
+    return chosen.assign(loss_name=chosen["loss"], loss=chosen["variant"])
+
+
+def missing_folds(runs: pd.DataFrame) -> dict[str, list[int]]:
+    """``{loss: folds it lacks that another loss of the selection has}`` (empty when complete)."""
+    every = set(runs["fold"])
+    return {loss: sorted(every - set(g["fold"])) for loss, g in runs.groupby("loss") if set(g["fold"]) != every}
+
+
 def cost_effectiveness(runs: pd.DataFrame, k: int = 10) -> pd.DataFrame:
-    """Per loss: mean and standard deviation over folds of test NDCG@k and of training minutes.
+    """Per loss: mean, standard deviation, min and max over folds of test NDCG@k and of training minutes.
 
     One row per loss in the study's order; the standard deviation is the sample one (0 for one fold).
     """
-    from ltr.losses import LOSS_NAMES
-
     column = f"test_ndcg{k}"
     if runs.empty:
-        return pd.DataFrame(columns=["loss", "folds", "ndcg_mean", "ndcg_std", "minutes_mean", "minutes_std"])
+        return pd.DataFrame(columns=["loss", "folds", "ndcg_mean", "ndcg_std", "ndcg_min", "ndcg_max", "minutes_mean",
+                                     "minutes_std", "minutes_min", "minutes_max"])
     latest = latest_per_loss_and_fold(runs)
     agg = latest.groupby("loss").agg(folds=("fold", "nunique"), ndcg_mean=(column, "mean"),
-                                     ndcg_std=(column, "std"), minutes_mean=("minutes", "mean"),
-                                     minutes_std=("minutes", "std")).fillna({"ndcg_std": 0.0, "minutes_std": 0.0})
+                                     ndcg_std=(column, "std"), ndcg_min=(column, "min"), ndcg_max=(column, "max"),
+                                     minutes_mean=("minutes", "mean"), minutes_std=("minutes", "std"),
+                                     minutes_min=("minutes", "min"), minutes_max=("minutes", "max"),
+                                     ).fillna({"ndcg_std": 0.0, "minutes_std": 0.0})
     order = {name: i for i, name in enumerate(LOSS_NAMES)}
     return agg.reset_index().sort_values("loss", key=lambda s: s.map(lambda n: order.get(n, len(order))),
                                          ignore_index=True)
 
 
-def cost_figure(table: pd.DataFrame, k: int, *, title: str) -> go.Figure:
-    """NDCG@k against training minutes, one point per loss, error bars = std over folds."""
+# One colour and marker per loss, in the study's order (LearnDCG: the black star).
+_LOSS_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                 "#bcbd22", "#000000", "#17becf")
+_LOSS_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "triangle-down", "cross", "x", "pentagon",
+                 "hexagon", "star", "star-square")
+
+
+def axis_range(values, *, min_span: float, floor: float | None = None,
+               ceiling: float | None = None) -> list[float]:  # noqa: D401
+    """A range around ``values`` with a margin, never narrower than ``min_span`` (a single point gets a
+    sane window rather than plotly's automatic one), kept within ``[floor, ceiling]``."""
+    lo, hi = float(min(values)), float(max(values))
+    pad = max((hi - lo) * 0.12, (min_span - (hi - lo)) / 2)
+    lo, hi = lo - pad, hi + pad
+    if floor is not None and lo < floor:
+        lo, hi = floor, hi + (floor - lo)
+    if ceiling is not None and hi > ceiling:
+        lo, hi = lo - (hi - ceiling), ceiling
+    if floor is not None:
+        lo = max(lo, floor)
+    return [lo, hi]
+
+
+def cost_figure(table: pd.DataFrame, k: int, *, title: str, runs: pd.DataFrame | None = None) -> go.Figure:
+    """NDCG@k against training minutes: per loss, every fold as a small faint point (with ``runs``) and
+    the mean over folds as a large marker whose bars span the folds' minimum to maximum (the spread as
+    it is, never below zero minutes). Losses are told apart by colour, marker and legend (no text
+    labels to collide); the axes stay within [0, 1] NDCG and start at 0 minutes, also for one point."""
+    from ltr.losses import LOSS_NAMES
+
     fig = go.Figure()
+    xs, ys = [], []
+    latest = latest_per_loss_and_fold(runs) if runs is not None and not runs.empty else None
     for row in table.to_dict("records"):
-        highlight = row["loss"] == "learndcg"
+        i = LOSS_NAMES.index(row["loss"]) if row["loss"] in LOSS_NAMES else len(LOSS_NAMES) - 1
+        colour, symbol = _LOSS_COLOURS[i % len(_LOSS_COLOURS)], _LOSS_SYMBOLS[i % len(_LOSS_SYMBOLS)]
+        if latest is not None:
+            folds = latest[latest["loss"] == row["loss"]].sort_values("fold")
+            custom = folds[["fold", "train_seconds", "cpu_seconds", "load_at_start"]].astype(float).to_numpy()
+            fig.add_trace(go.Scatter(
+                x=folds["minutes"], y=folds[f"test_ndcg{k}"], mode="markers", name=f"{row['loss']} (folds)",
+                legendgroup=row["loss"], showlegend=False, opacity=0.45,
+                marker={"size": 7, "color": colour, "symbol": symbol}, customdata=custom,
+                hovertemplate=(f"{row['loss']} fold %{{customdata[0]:.0f}}<br>NDCG@{k} %{{y:.4f}}<br>%{{x:.2f}} min; "
+                               "loop %{customdata[1]:.1f} s wall, %{customdata[2]:.1f} s CPU<br>"
+                               "load at start %{customdata[3]:.2f}<extra></extra>")))
+            xs += folds["minutes"].tolist()
+            ys += folds[f"test_ndcg{k}"].tolist()
         fig.add_trace(go.Scatter(
-            x=[row["minutes_mean"]], y=[row["ndcg_mean"]], mode="markers+text", name=row["loss"],
-            text=[row["loss"]], textposition="top center",
-            marker={"size": 16, "symbol": "star", "color": "black"} if highlight else {"size": 10},
-            error_x={"type": "data", "array": [row["minutes_std"]], "visible": True, "thickness": 1},
-            error_y={"type": "data", "array": [row["ndcg_std"]], "visible": True, "thickness": 1},
-            hovertemplate=(f"{row['loss']}<br>NDCG@{k} %{{y:.4f}} ± {row['ndcg_std']:.4f}<br>"
-                           f"%{{x:.2f}} ± {row['minutes_std']:.2f} min<br>{row['folds']} fold(s)<extra></extra>")))
-    fig.update_layout(title=title, height=460, showlegend=False, margin={"l": 50, "r": 20, "t": 60, "b": 50})
-    fig.update_xaxes(title_text="training time per fold (minutes, incl. NeuralLoss pre-training)")
-    fig.update_yaxes(title_text=f"test NDCG@{k} (mean over folds)")
+            x=[row["minutes_mean"]], y=[row["ndcg_mean"]], mode="markers", name=row["loss"], legendgroup=row["loss"],
+            marker={"size": 16 if row["loss"] == "learndcg" else 12, "color": colour, "symbol": symbol,
+                    "line": {"color": "white", "width": 1}},
+            error_x={"type": "data", "symmetric": False, "array": [row["minutes_max"] - row["minutes_mean"]],
+                     "arrayminus": [row["minutes_mean"] - row["minutes_min"]], "thickness": 1, "color": colour},
+            error_y={"type": "data", "symmetric": False, "array": [row["ndcg_max"] - row["ndcg_mean"]],
+                     "arrayminus": [row["ndcg_mean"] - row["ndcg_min"]], "thickness": 1, "color": colour},
+            hovertemplate=(f"{row['loss']} (mean of {row['folds']} fold(s))<br>NDCG@{k} %{{y:.4f}} "
+                           f"[{row['ndcg_min']:.4f}, {row['ndcg_max']:.4f}]<br>%{{x:.2f}} min "
+                           f"[{row['minutes_min']:.2f}, {row['minutes_max']:.2f}]<extra></extra>")))
+        xs += [row["minutes_min"], row["minutes_max"]]
+        ys += [row["ndcg_min"], row["ndcg_max"]]
+    fig.update_layout(title=title, height=480, showlegend=True, legend_title_text="loss",
+                      margin={"l": 60, "r": 20, "t": 60, "b": 50})
+    fig.update_xaxes(title_text="training time per fold (minutes: training loop + NeuralLoss pre-training)")
+    fig.update_yaxes(title_text=f"test NDCG@{k}")
+    if xs:  # time from 0: costs compare as ratios; NDCG within [0, 1]
+        fig.update_xaxes(range=[0.0, max(max(xs) * 1.15, 0.05)])
+        fig.update_yaxes(range=axis_range(ys, floor=0.0, ceiling=1.0, min_span=0.05))
     return fig
 
 
 def fold_table(runs: pd.DataFrame, k: int = 10) -> pd.DataFrame:
     """Test NDCG@k per fold (rows) and loss (columns), with the mean over folds as the last row."""
-    from ltr.losses import LOSS_NAMES
-
     if runs.empty:
         return pd.DataFrame()
     table = latest_per_loss_and_fold(runs).pivot(index="fold", columns="loss", values=f"test_ndcg{k}")
@@ -77,7 +157,7 @@ def fold_table(runs: pd.DataFrame, k: int = 10) -> pd.DataFrame:
 def fold_detail(runs: pd.DataFrame, loss: str) -> pd.DataFrame:
     """The per-fold runs of one loss: test NDCG@k, best epoch, epochs, minutes."""
     cols = ["fold", "test_ndcg1", "test_ndcg3", "test_ndcg5", "test_ndcg10", "best_epoch", "epochs_done", "minutes",
-            "device", "run_id"]
+            "train_seconds", "cpu_seconds", "load_at_start", "device", "run_id"]
     latest = latest_per_loss_and_fold(runs)
     return latest[latest["loss"] == loss].sort_values("fold")[cols].reset_index(drop=True)
 

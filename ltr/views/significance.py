@@ -6,14 +6,17 @@ import pandas as pd
 from ltr.store import RunStore
 
 
-def significance(store: RunStore, data: str, model: str, *, holm: bool = False) -> pd.DataFrame:
-    """The ``ltr report`` significance table for one data set and ranker (see :mod:`ltr.report`).
+def significance(store: RunStore, data: str, model: str, *, holm: bool = False, configuration: str | None = None,
+                 exclude_no_relevant: bool = False) -> pd.DataFrame:
+    """The ``ltr report`` significance table for one data set, ranker and configuration (see
+    :mod:`ltr.report`: folds of different configurations are never paired).
 
     Raises :class:`ltr.report.ReportError` (a ``ValueError``) when nothing can be compared.
     """
     from ltr.report import significance_table
 
-    return significance_table(store, data, model, holm=holm)
+    return significance_table(store, data, model, holm=holm, configuration=configuration,
+                              exclude_no_relevant=exclude_no_relevant)
 
 
 def significance_display(table: pd.DataFrame, *, show_p: bool = False) -> pd.DataFrame:
@@ -27,19 +30,24 @@ def significance_display(table: pd.DataFrame, *, show_p: bool = False) -> pd.Dat
     return shown
 
 
+def has_tests(table: pd.DataFrame) -> bool:
+    """Whether the table holds any test (p-values): without one there is nothing to export."""
+    return any(c.startswith("p@") for c in table.columns)
+
+
 def significance_legend(table: pd.DataFrame) -> str:
     from ltr.report import ALPHA, BETTER_MARK, WORSE_MARK
 
-    if not any(c.startswith("p@") for c in table.columns):
+    if not has_tests(table):
         return (f"Nothing to test yet: train {table.attrs.get('candidate', 'learndcg')} and at least one "
                 f"baseline on the same folds. Values are means over folds.")
     holm = "Holm-corrected " if table.attrs.get("holm") else ""
     text = (f"{BETTER_MARK} / {WORSE_MARK}: {table.attrs.get('candidate', 'learndcg')} is significantly better / "
             f"worse than this loss (two-sided paired t-test over the pooled test queries of all folds, "
             f"{holm}p < {table.attrs.get('alpha', ALPHA)}). Values are means over folds.")
-    if table.attrs.get("left_out"):
-        text += f" {table.attrs['left_out']} older run(s) of the same loss and fold were left out (the latest is used)."
-    return text
+    from ltr.report import table_notes
+
+    return " ".join([text, *(n[0].upper() + n[1:] + "." for n in table_notes(table))])
 
 
 def significance_csv(table: pd.DataFrame) -> str:

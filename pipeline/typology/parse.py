@@ -1,0 +1,206 @@
+"""Robust reading of LLM output that should be JSON but often is not quite.
+
+Small models wrap JSON in prose or code fences, use single quotes, leave trailing commas, stop
+mid-list, or answer with a markdown list instead. :func:`extract_json` finds the first balanced JSON
+value in the text and repairs the common slips; the two readers then fall back to line-by-line
+parsing ("1. **Name**: description"). Nothing here ever evaluates model output as code:
+``ast.literal_eval`` only builds literals.
+"""
+from __future__ import annotations
+
+import ast
+import difflib
+import json
+import re
+
+from pipeline.typology.categories import Category, clean_category, dedupe, normalise_name
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+_LIST_LINE = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)]|#+)\s*(.+)$")
+_NAME_DESC = re.compile(r"^\**\s*(?P<name>[^:*]{2,90}?)\s*\**\s*(?::|\s-\s|\s–\s|\s—\s)\s*(?P<desc>.*)$")
+NAME_KEYS = ("name", "category", "title", "label", "reason", "type")
+DESC_KEYS = ("description", "desc", "definition", "explanation", "details")
+JUSTIFICATION_KEYS = ("justification", "why", "because", "explanation", "rationale", "reason_text", "evidence")
+MATCH_RATIO = 0.8  # difflib similarity above which a slightly misspelt category name still matches
+
+
+def _balanced(text: str, start: int) -> str | None:
+    """The bracketed value starting at ``text[start]`` (strings respected), or None if unclosed."""
+    pairs = {"[": "]", "{": "}"}
+    stack, quote, escape = [], None, False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if quote:
+            if escape:
+                escape = False
+            elif ch == "\\":
+                escape = True
+            elif ch == quote:
+                quote = None
+        elif ch in "\"'" and (ch == '"' or (i > 0 and not text[i - 1].isalnum())):
+            quote = ch
+        elif ch in pairs:
+            stack.append(pairs[ch])
+        elif ch in "]}":
+            if not stack or ch != stack.pop():
+                return None
+            if not stack:
+                return text[start:i + 1]
+    return None
+
+
+def _loads(candidate: str):
+    for attempt in (candidate, re.sub(r",\s*([\]}])", r"\1", candidate)):
+        try:
+            return json.loads(attempt)
+        except json.JSONDecodeError:
+            pass
+        try:  # single quotes, True/False/None: literals only, never code
+            value = ast.literal_eval(attempt)
+            if isinstance(value, (list, dict)):
+                return value
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            pass
+    return None
+
+
+def _truncated_list(text: str, start: int):
+    """A list cut off mid-way (the model hit its token limit): keep the complete objects."""
+    if text[start] != "[":
+        return None
+    last = text.rfind("}", start)
+    if last == -1:
+        return None
+    return _loads(text[start:last + 1] + "]")
+
+
+def extract_json(text: str):
+    """The first JSON list or object in ``text`` (fenced or not, lightly repaired), or None."""
+    if not text:
+        return None
+    sources = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    for source in sources:
+        for match in re.finditer(r"[\[{]", source):
+            block = _balanced(source, match.start())
+            value = _loads(block) if block else _truncated_list(source, match.start())
+            if isinstance(value, (list, dict)):
+                return value
+    return None
+
+
+def _first(item: dict, keys) -> str:
+    lowered = {str(k).lower(): v for k, v in item.items()}
+    for key in keys:
+        value = lowered.get(key)
+        if isinstance(value, (str, int, float)) and str(value).strip():
+            return str(value)
+    return ""
+
+
+def _items_from_json(value) -> list:
+    if isinstance(value, dict):
+        for key in ("categories", "typology", "reasons", "items", "result", "answer"):
+            if isinstance(value.get(key), list):
+                return value[key]
+        if value and all(isinstance(v, str) for v in value.values()) and not any(k in value for k in NAME_KEYS):
+            return [{"name": k, "description": v} for k, v in value.items()]  # {"Name": "description"}
+        return [value]
+    return value if isinstance(value, list) else []
+
+
+def _list_lines(text: str) -> list[tuple[str, str]]:
+    """(name, rest) from markdown/numbered list lines such as ``2. **Name**: description``."""
+    out = []
+    for line in text.splitlines():
+        m = _LIST_LINE.match(line)
+        if not m:
+            continue
+        body = m.group(1).strip()
+        nd = _NAME_DESC.match(body)
+        out.append((nd.group("name"), nd.group("desc")) if nd else (body.strip("*"), ""))
+    return out
+
+
+def parse_categories(text: str, max_categories: int | None = None) -> list[Category]:
+    """Categories from a model's typology answer (JSON first, then list lines); [] when none."""
+    value = extract_json(text)
+    cats = []
+    if value is not None:
+        for item in _items_from_json(value):
+            if isinstance(item, dict):
+                cats.append(clean_category(_first(item, NAME_KEYS), _first(item, DESC_KEYS)))
+            elif isinstance(item, str):
+                name, _, desc = item.partition(":")
+                cats.append(clean_category(name, desc))
+    if not any(cats):
+        cats = [clean_category(name, desc) for name, desc in _list_lines(text)]
+    cats = dedupe(cats)
+    return cats[:max_categories] if max_categories else cats
+
+
+def match_category(label, typology: list[Category]) -> Category | None:
+    """The typology category a model's label refers to: its 1-based number, its name (normalised),
+    a close spelling (difflib ratio >= 0.8), or a label that contains exactly one category name."""
+    text = str(label).strip()
+    number = re.fullmatch(r"\(?#?(\d{1,2})[.)]?\)?(?:\s*[.:-].*)?", text)
+    if number and 1 <= int(number.group(1)) <= len(typology):
+        return typology[int(number.group(1)) - 1]
+    key = normalise_name(re.sub(r"^\(?\d{1,2}[.)]\s*", "", text))
+    if not key:
+        return None
+    by_key = {c.key: c for c in typology}
+    if key in by_key:
+        return by_key[key]
+    close = difflib.get_close_matches(key, list(by_key), n=1, cutoff=MATCH_RATIO)
+    if close:
+        return by_key[close[0]]
+    contained = [c for c in typology if re.search(rf"\b{re.escape(c.key)}\b", key)]
+    return contained[0] if len(contained) == 1 else None
+
+
+def parse_assignment(text: str, typology: list[Category]) -> tuple[list[tuple[Category, str]], bool]:
+    """``([(category, justification), ...], parsed)`` from a model's assignment answer.
+
+    ``parsed`` is False when nothing in the answer could be read as a list of categories (the
+    query is then recorded as unparseable, not as "no reason applies"). An explicit empty JSON list
+    is a parsed answer with no reason.
+    """
+    value = extract_json(text)
+    found: list[tuple[Category, str]] = []
+    parsed = False
+    if value is not None:
+        items = _items_from_json(value)
+        parsed = isinstance(items, list)
+        for item in items:
+            if isinstance(item, dict):
+                cat = match_category(_first(item, NAME_KEYS + ("id", "number")), typology)
+                why = _first(item, JUSTIFICATION_KEYS)
+            elif isinstance(item, (str, int)):
+                label, _, why = str(item).partition(":")
+                cat = match_category(label, typology)
+            else:
+                cat, why = None, ""
+            if cat is not None:
+                found.append((cat, " ".join(why.split())))
+    if not found:
+        for name, rest in _list_lines(text):
+            cat = match_category(name, typology)
+            if cat is not None:
+                found.append((cat, " ".join(rest.split())))
+                parsed = True
+    seen, unique = set(), []
+    for cat, why in found:
+        if cat.key not in seen:
+            seen.add(cat.key)
+            unique.append((cat, why))
+    return unique, parsed or bool(unique)
+
+
+def parse_reason(text: str, max_chars: int = 300) -> str:
+    """A concise reason: the answer's first non-empty line, label prefixes and quotes removed."""
+    for line in (text or "").splitlines():
+        line = re.sub(r"^\s*(?:[-*•]|\d[.)])?\s*(?:\**(?:reason|answer|explanation)\**\s*:)?\s*", "", line,
+                      flags=re.I).strip(" \"'*")
+        if line:
+            return line[:max_chars]
+    return ""

@@ -1,0 +1,50 @@
+"""One typology run end to end: induce (or import) a typology, assign reasons, store everything."""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from pipeline.llm.base import ChatClient
+from pipeline.typology.categories import Category
+from pipeline.typology.induction import (HardQuery, InductionConfig, Round, assign, collect_reasons,
+                                         induce_from_reasons)
+from pipeline.typology.store import TypologyStore, run_id_for
+
+
+def run_typology(client: ChatClient, store: TypologyStore, *, dataset: str, task: str,
+                 queries: Sequence[HardQuery], hard_set: dict, config: InductionConfig = InductionConfig(),
+                 imported: tuple[str, list[Category]] | None = None, force: bool = False,
+                 on_round: Callable[[Round], None] | None = None) -> dict:
+    """Run (or return the stored result of) one typology run; ``imported = (label, categories)``
+    skips induction. A finished run with the same id is returned as stored unless ``force``; an
+    unfinished one is restarted, and the response cache replays the calls it had made."""
+    if not queries:
+        raise ValueError(f"{dataset} {task}: the hard set is empty, nothing to explain")
+    provenance = client.provenance.as_dict()
+    run_id = run_id_for(dataset=dataset, task=task, hard_set=hard_set, provenance=provenance,
+                        config=config.as_dict(), qids=[q.qid for q in queries],
+                        imported=imported[1] if imported else None)
+    existing = store.get_run(run_id)
+    if existing and existing["status"] == "done" and not force:
+        return store.result(run_id)
+    store.start_run(run_id, dataset=dataset, task=task, source="imported" if imported else "induced",
+                    typology_label=imported[0] if imported else f"induced by {client.provenance.label}",
+                    hard_set=hard_set, config=config.as_dict(), provenance=provenance, queries=list(queries))
+    try:
+        if imported:
+            categories, stop_reason = list(imported[1]), None
+        else:
+            def saved(rnd: Round) -> None:
+                store.save_round(run_id, rnd)
+                if on_round:
+                    on_round(rnd)
+
+            reasons, failures = collect_reasons(client, task, queries, config)
+            store.save_reasons(run_id, reasons, failures)
+            induction = induce_from_reasons(client, task, reasons, failures, config, on_round=saved)
+            categories, stop_reason = induction.categories, induction.stop_reason
+        store.save_typology(run_id, categories, stop_reason)
+        store.save_assignments(run_id, assign(client, task, queries, categories, config))
+    except BaseException as exc:
+        store.fail_run(run_id, " ".join(str(exc).split()) or type(exc).__name__)
+        raise
+    return store.result(run_id)

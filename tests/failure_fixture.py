@@ -1,0 +1,63 @@
+"""A tiny designed TREC-style collection for the failure-study tests (8 queries).
+
+Query qN has one perfectly relevant passage rN and one irrelevant passage nN. Designed so that every
+set is known without computing it by hand beyond the rule (q = 0.25 over 8 queries -> 2-3 queries):
+- run: rN at rank 1 for q1..q6, absent for q7 and q8            -> H2R = {q7, q8}
+- answers: the relevant passage's own text for q1..q5 and q7; off-topic text for q6 and q8
+                                                                  -> H2G = {q6, q8} (lowest F1)
+- judge: agrees with NIST everywhere except both pairs of q8 and q1 (graded 3 vs 0, 0 vs 3)
+                                                                  -> H2J = {q1, q8} (disagreement 1.0)
+So q8 is hard in all three; H2R ∩ H2G = H2R ∩ H2J = H2G ∩ H2J = {q8}.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+QIDS = [f"q{i}" for i in range(1, 9)]
+TOPICS = {f"q{i}": t for i, t in enumerate(
+    ["boiling point of water", "capital of france", "speed of light", "who wrote hamlet",
+     "largest planet", "tallest mountain", "<b>html</b> & <script>alert(1)</script>", "deepest ocean"], start=1)}
+RELEVANT = {f"q{i}": t for i, t in enumerate(
+    ["Water boils at 100 degrees Celsius at sea level.", "Paris is the capital and largest city of France.",
+     "Light travels at about 299,792 kilometres per second in vacuum.", "Hamlet was written by William Shakespeare.",
+     "Jupiter is the largest planet in the Solar System.", "Mount Everest is the tallest mountain above sea level.",
+     "<script>alert('x')</script> tags are <b>HTML</b> markup elements.",
+     "The Mariana Trench is the deepest part of the ocean."], start=1)}
+OFF_TOPIC = "Bananas are yellow fruits rich in potassium, eaten worldwide."
+
+
+def write_collection(folder: Path) -> dict[str, Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {name: folder / name for name in ("topics.tsv", "qrels.txt", "passages.tsv", "run.txt",
+                                              "answers.jsonl", "judge.txt")}
+    files["topics.tsv"].write_text("".join(f"{q}\t{t}\n" for q, t in TOPICS.items()))
+    files["qrels.txt"].write_text("".join(f"{q} 0 r{q[1:]} 3\n{q} 0 n{q[1:]} 0\n" for q in QIDS))
+    files["passages.tsv"].write_text("pid\ttext\n" + "".join(f"r{q[1:]}\t{RELEVANT[q]}\nn{q[1:]}\t{OFF_TOPIC}\n"
+                                                             for q in QIDS))
+    lines = []
+    for q in QIDS:
+        ranked = ([f"r{q[1:]}"] if q not in ("q7", "q8") else []) + [f"n{q[1:]}", f"x{q[1:]}"]
+        lines += [f"{q} Q0 {pid} {k} {10 - k} designed" for k, pid in enumerate(ranked, start=1)]
+    files["run.txt"].write_text("\n".join(lines) + "\n")
+    files["answers.jsonl"].write_text("".join(
+        json.dumps({"qid": q, "text": OFF_TOPIC if q in ("q6", "q8") else RELEVANT[q]}) + "\n" for q in QIDS))
+    judge = []
+    for q in QIDS:
+        flip = q in ("q1", "q8")
+        judge += [f"{q} 0 r{q[1:]} {0 if flip else 3}", f"{q} 0 n{q[1:]} {3 if flip else 0}"]
+    files["judge.txt"].write_text("\n".join(judge) + "\n")
+    return files
+
+
+def run_designed_study(folder: Path) -> dict:
+    """The designed collection through ``pipeline.failure.run_study`` (MiniLM BERTScore, offline)."""
+    from pipeline.failure import load_collection, run_study
+
+    files = write_collection(folder)
+    data = load_collection("designed", qrels=files["qrels.txt"], topics=files["topics.tsv"],
+                           passages=files["passages.tsv"])
+    return run_study(data, retrievers=[f"designed-run={files['run.txt']}"],
+                     generators=[f"designed-answers={files['answers.jsonl']}"],
+                     judges=[f"designed-judge={files['judge.txt']}"], setups=("binary", "graded"),
+                     encoder="minilm", progress=False, log=lambda m: None)

@@ -1,0 +1,93 @@
+"""Drift or learning: the drift reference line, the per-run diagnostic and final θ against steps,
+on store contents whose answer is known (one run that drifts at Adam's maximal rate, one that settles)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ltr import views
+from ltr.store import RunStore
+
+LR = 0.01
+
+
+def _run(store, run_id, fold, steps, *, drift: bool, loss="learndcg"):
+    store.register_run(run_id, {"data": "synthetic-mq2008", "fold": fold, "loss": loss, "model": "mlp", "seed": 0,
+                                "lr": 0.001, "loss_lr": LR})
+    store.start_run(run_id, device="cpu")
+    theta0 = 0.5413
+    rows = []
+    for step in range(steps):
+        if drift:  # gradient always negative (zero on every 10th batch: no relevant document); θ climbs by lr
+            grad = 0.0 if step % 10 == 9 else -0.3
+            theta = theta0 + LR * step
+        else:  # gradient changes sign; θ settles near 0.8
+            grad = (-1.0) ** step * 0.2
+            theta = 0.8 - (0.8 - theta0) * np.exp(-step / 20)
+        rows.append((step, step // 10, {"loss": -0.5, "theta_d": theta, "grad_theta_d": grad}))
+    store.log_steps(run_id, rows)
+
+
+@pytest.fixture
+def store(tmp_path):
+    with RunStore(tmp_path / "runs.sqlite") as s:
+        _run(s, "drift-f1", 1, 100, drift=True)
+        _run(s, "drift-f2", 2, 300, drift=True)
+        _run(s, "settle-f1", 1, 200, drift=False, loss="learndcg_meta")
+        yield s
+
+
+def test_diagnostic_tells_drift_from_settling(store):
+    diag = views.drift_diagnostic(store, ["drift-f1", "drift-f2", "settle-f1"]).set_index("run_id")
+    drift, settle = diag.loc["drift-f2"], diag.loc["settle-f1"]
+    assert drift["steps"] == 300 and drift["loss_lr"] == LR
+    assert drift["grad_negative"] == pytest.approx(0.9) and drift["grad_zero"] == pytest.approx(0.1)
+    assert drift["grad_positive"] == 0.0 and drift["one_sign"] == 1.0
+    assert drift["of_reference"] == pytest.approx(299 / 300)  # it used all of Adam's maximal drift
+    assert drift["drift_reference"] == pytest.approx(0.5413 + LR * 300)
+    assert settle["one_sign"] == pytest.approx(0.5) and abs(settle["of_reference"]) < 0.2
+
+
+def test_drift_reference_line_on_the_theta_chart(store):
+    fig, _ = views.step_figure(store, ["drift-f1", "drift-f2"], ["theta_d"], title="t")
+    assert views.add_drift_reference(fig, store, ["drift-f1", "drift-f2"], ["theta_d"]) == 1  # same θ₀ and lr
+    line = [t for t in fig.data if t.legendgroup == "drift"][0]
+    assert list(line.x) == [0, 300] and line.y[1] == pytest.approx(0.5413 + LR * 300)
+    assert line.line.dash == "dash"
+    # a panel without a θ gets no reference
+    fig, _ = views.step_figure(store, ["drift-f1"], ["loss"], title="t")
+    assert views.add_drift_reference(fig, store, ["drift-f1"], ["loss"]) == 0
+
+
+def test_final_theta_against_steps_has_the_learning_rate_as_slope_when_drifting(store):
+    runs = store.list_runs(run_ids=["drift-f1", "drift-f2", "settle-f1"])
+    points = views.theta_vs_steps(store, runs)
+    assert sorted(points["steps"]) == [100, 200, 300]
+    slopes = views.fitted_slopes(points).set_index("loss")
+    assert slopes.loc["learndcg", "slope_per_step"] == pytest.approx(LR, rel=1e-6)  # drift: set by the step count
+    assert np.isnan(slopes.loc["learndcg_meta", "slope_per_step"])  # one point: no slope
+    fig = views.theta_steps_figure(points)
+    assert {t.name for t in fig.data} >= {"learndcg", "learndcg_meta", "learndcg fit"}
+
+
+def test_results_runs_of_one_configuration_only(tmp_path):
+    """Runs of two learning rates in one store: the Results page's selection never mixes them."""
+    from ltr.train import RunConfig
+
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        for lr, folds, loss in ((1e-3, (1, 2, 3), "learndcg"), (1e-3, (1, 2), "approxndcg"), (1e-2, (1, 2), "learndcg")):
+            for fold in folds:
+                cfg = RunConfig(data="synthetic-mq2008", fold=fold, loss=loss, model="mlp", lr=lr)
+                store.register_run(cfg.run_id, cfg.result_config())
+                store.start_run(cfg.run_id, device="cpu")
+                store.finish_run(cfg.run_id, test_means={"ndcg@10": lr * 100}, per_query={}, train_seconds=1.0)
+        runs = views.completed_runs(store, "synthetic-mq2008", "mlp")
+        choices = views.configuration_choices(runs)
+        assert len(choices) == 2 and "lr=0.001" in choices["configuration"][0]  # most runs first
+        low = views.runs_in_configuration(runs, choices["configuration"][0])
+        high = views.runs_in_configuration(runs, choices["configuration"][1])
+        assert set(low["test_ndcg10"]) == {0.1} and set(high["test_ndcg10"]) == {1.0}  # never mixed
+        assert views.missing_folds(low) == {"approxndcg": [3]}
+        table = views.fold_table(low)
+        assert table.loc["mean", "learndcg"] == pytest.approx(0.1)
+        assert views.missing_folds(high) == {}
