@@ -93,12 +93,12 @@ def concurrency_section() -> None:
     """How many jobs run at once per resource class (irdash.toml [jobs] limits, overridden here)."""
     limits = jobs.resource_limits()
     classes = ["cpu"] + [f"cuda:{i}" for i in range(views.gpu_count())]
-    with st.expander("Concurrency: " + ", ".join(f"{r} {limits.get(r, jobs.DEFAULT_LIMIT)} at once" for r in classes)):
+    with st.expander("Concurrency: " + ", ".join(f"{r} {limits.get(r, jobs.default_limit(r))} at once" for r in classes)):
         st.caption("Jobs that may run at the same time on each resource (default 1; `[jobs] limits` in "
                    "irdash.toml). A change here applies to the next job the worker starts.")
         cols = st.columns(len(classes))
         for col, resource in zip(cols, classes):
-            current = limits.get(resource, jobs.DEFAULT_LIMIT)
+            current = limits.get(resource, jobs.default_limit(resource))
             value = col.number_input(resource, min_value=0, max_value=64, value=current, key=f"limit-{resource}")
             if value != current:
                 jobs.set_limit(resource, int(value))

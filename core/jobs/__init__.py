@@ -60,7 +60,8 @@ Layout (one concern per module; this package re-exports the public names):
 from core.jobs.hosts import HostProcess
 from core.jobs.executors import Executor, LocalProcessExecutor, make_executor, proc_start_time, visible_device
 from core.jobs.lock import ensure_worker
-from core.jobs.queue import (cancel, failure_message, get_job, keep_jobs_moving, list_jobs, resource_jobs, resource_limits,
+from core.jobs.queue import (cancel, default_limit, failure_message, get_job, keep_jobs_moving, list_jobs,
+                             resource_jobs, resource_limits,
                              set_limit, submit, waiting_reasons, worker_info)
 from core.jobs.records import (ACTIVE_STATUSES, DEFAULT_LIMIT, JOB_STATUSES, LIMITS_ENV, LOG_TAIL_CHARS, Job,
                                JobError, job_log_path, jobs_db_path, read_log_tail)
@@ -69,7 +70,7 @@ from core.jobs.worker import (KILL_GRACE_SECONDS, WORKER_IDLE_EXIT_SECONDS, WORK
 
 __all__ = ["ACTIVE_STATUSES", "DEFAULT_LIMIT", "Executor", "HostProcess", "JOB_STATUSES", "Job", "JobError", "KILL_GRACE_SECONDS",
            "LIMITS_ENV", "LOG_TAIL_CHARS", "LocalProcessExecutor", "WORKER_IDLE_EXIT_SECONDS", "WORKER_POLL_SECONDS",
-           "cancel", "ensure_worker", "failure_message", "get_job", "job_log_path", "jobs_db_path",
+           "cancel", "default_limit", "ensure_worker", "failure_message", "get_job", "job_log_path", "jobs_db_path",
            "keep_jobs_moving", "list_jobs", "make_executor", "proc_start_time", "reap", "read_log_tail",
            "resource_jobs", "resource_limits", "run_worker", "set_limit", "start_queued", "submit", "visible_device", "waiting_reasons",
            "worker_info"]
