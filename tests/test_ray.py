@@ -78,7 +78,7 @@ def _wait(predicate, *, timeout=120.0, what="condition"):
 def _comparable(summary: dict) -> dict:
     """A run's results without its timings (wall and CPU seconds per epoch)."""
     return {"test_per_query": summary["test_per_query"], "test": summary["test"],
-            "validation": [{k: v for k, v in e.items() if k not in ("seconds", "cpu_seconds")}
+            "validation": [{k: v for k, v in e.items() if k not in ("seconds", "train_seconds", "cpu_seconds")}
                            for e in summary["validation"]],
             "loss_parameters": summary["loss_parameters"], "train_loss": summary["train_loss"],
             "best_epoch": summary["best_epoch"], "epochs_done": summary["epochs_done"]}
