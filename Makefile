@@ -37,6 +37,7 @@ bench: setup
 	$(BIN)/python bench/bench_neuralndcg.py
 	$(BIN)/python bench/bench_grid.py
 	$(BIN)/python bench/bench_memory_estimate.py
+	$(BIN)/python bench/bench_ray.py
 
 clean-cache:
 	find cache -mindepth 1 ! -name .gitkeep -exec rm -rf {} +

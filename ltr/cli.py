@@ -64,6 +64,32 @@ def _add_hyper_parameters(p: argparse.ArgumentParser, *, grid: bool) -> None:
                    help="ranker keyword argument (repeatable), e.g. hidden=[256,128]")
 
 
+def _add_executor_flags(p: argparse.ArgumentParser) -> None:
+    """Where runs execute: this machine (``local``) or Ray tasks (``ray``); unset flags come from
+    ``irdash.toml`` ``[ray]`` (see :mod:`core.ray_cluster`)."""
+    x = p.add_argument_group("executor")
+    x.add_argument("--executor", choices=("local", "ray"), default=None,
+                   help="local processes (default) or Ray tasks")
+    x.add_argument("--address", default=None,
+                   help="Ray cluster: auto, host:port or ray://host:10001 (default: start a local Ray instance)")
+    x.add_argument("--cpus-per-run", type=float, default=None, help="CPUs a CPU run asks Ray for (default 1)")
+    x.add_argument("--gpus-per-run", type=float, default=None, help="GPUs a CUDA run asks Ray for (default 1)")
+    x.add_argument("--max-retries", type=int, default=None,
+                   help="retries of a run whose Ray worker or node was lost (default 3)")
+    x.add_argument("--checkpoint-dir", default=None,
+                   help="shared checkpoint location for Ray runs: a path or fsspec URL (default: beside the store)")
+
+
+def _ray_settings(args):
+    """The ``[ray]`` settings with this command's flags applied; None for the local executor."""
+    from core.ray_cluster import ray_settings
+
+    settings = ray_settings().with_overrides(executor=args.executor, address=args.address,
+                                             cpus_per_run=args.cpus_per_run, gpus_per_run=args.gpus_per_run,
+                                             max_retries=args.max_retries, checkpoint_dir=args.checkpoint_dir)
+    return settings if settings.executor == "ray" else None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m ltr", description="LearnDCG study: training runs, grids, reports.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -82,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--force", action="store_true", help="retrain even if the run completed (replaces it)")
     t.add_argument("--no-resume", action="store_true", help="ignore a checkpoint and start over")
     t.add_argument("--quiet", action="store_true", help="no per-epoch progress on stderr")
+    _add_executor_flags(t)
 
     g = sub.add_parser("grid", help="run a grid of runs, skipping those already completed")
     g.add_argument("--config", help="grid file (.toml, .yaml); flags below override its lists and [train]")
@@ -98,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--force", action="store_true", help="retrain completed runs too")
     g.add_argument("--dry-run", action="store_true", help="list the runs to do and exit")
     g.add_argument("--no-progress", action="store_true")
+    _add_executor_flags(g)
 
     r = sub.add_parser("report", help="cross-validation table with paired t-tests against the candidate loss")
     r.add_argument("--data", nargs="+", required=True)
@@ -150,6 +178,9 @@ def cmd_train(args) -> int:
     from ltr.train import RunCancelled, RunInputError, prepare_run, train_run
 
     config = config_from_args(args)
+    settings = _ray_settings(args)
+    if settings is not None:
+        return _train_on_ray(args, config, settings)
     prepared = prepare_run(config)  # everything validated (data loaded) before the store is touched
     say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     with RunStore(args.store) as store:
@@ -173,6 +204,33 @@ def cmd_train(args) -> int:
         _write_json(Path(args.out), summary)
     test = " ".join(f"{k}={v:.4f}" for k, v in summary["test"].items())
     print(f"{result.run_id} {summary['status']} {test} train_seconds={summary['train_seconds']:.1f}")
+    return 0
+
+
+def _train_on_ray(args, config, settings) -> int:
+    """``train --executor ray``: the run as one Ray task (what dashboard jobs on the Ray executor run)."""
+    from ltr.grid import Grid, validate_grid
+    from ltr.ray_runner import run_one_ray
+    from ltr.store import RunStore, default_store_path
+    from ltr.train import run_summary
+
+    if args.no_resume:
+        raise CliError("--no-resume is not supported with --executor ray (use --force to start over)")
+    validate_grid(Grid(config.run_id, [config]))  # names and data checked here; the rest on the worker
+    store_path = Path(args.store) if args.store else default_store_path()
+    outcome = run_one_ray(config, store_path, settings, force=args.force)
+    if outcome.cancelled:
+        print(f"cancelled: {config.run_id} (resume by running the same command)", file=sys.stderr)
+        return EXIT_CANCELLED
+    if outcome.failed:
+        print(f"error: run {config.run_id} failed: {outcome.failed[config.run_id]}", file=sys.stderr)
+        return EXIT_FAILED
+    with RunStore(store_path) as store:
+        summary = run_summary(store, config.run_id)
+    if args.out:
+        _write_json(Path(args.out), summary)
+    test = " ".join(f"{k}={v:.4f}" for k, v in summary["test"].items())
+    print(f"{config.run_id} {summary['status']} {test} train_seconds={summary['train_seconds']:.1f}")
     return 0
 
 
@@ -202,8 +260,14 @@ def cmd_grid(args) -> int:
             print(cfg.run_id)
         print(f"{len(todo)} to run, {len(done)} already completed", file=sys.stderr)
         return 0
-    outcome = run_grid(grid, store_path, workers=args.workers, devices=args.devices,
-                       progress=not args.no_progress, force=args.force)
+    settings = _ray_settings(args)
+    if settings is not None:
+        from ltr.ray_runner import run_grid_ray
+
+        outcome = run_grid_ray(grid, store_path, settings, force=args.force, progress=not args.no_progress)
+    else:
+        outcome = run_grid(grid, store_path, workers=args.workers, devices=args.devices,
+                           progress=not args.no_progress, force=args.force)
     print(f"{grid.name}: {len(outcome.completed)} completed, {len(outcome.skipped)} already done, "
           f"{len(outcome.failed)} failed")
     for run_id, why in outcome.failed.items():
@@ -285,7 +349,8 @@ COMMANDS = {"train": cmd_train, "grid": cmd_grid, "report": cmd_report, "runs": 
 def _input_errors() -> tuple[type[BaseException], ...]:
     """Bad-input exception types of the modules this command imported (one not imported raised nothing)."""
     errors = [CliError]
-    for module, name in (("ltr.train", "RunInputError"), ("ltr.grid", "GridError"), ("ltr.report", "ReportError")):
+    for module, name in (("ltr.train", "RunInputError"), ("ltr.grid", "GridError"), ("ltr.report", "ReportError"),
+                         ("core.ray_cluster", "RayConfigError")):
         if module in sys.modules:
             errors.append(getattr(sys.modules[module], name))
     return tuple(errors)

@@ -241,9 +241,13 @@ class RunStore:
             )
             return "pending"
 
-    def start_run(self, run_id: str, *, device: str, pid: int | None = None) -> None:
-        """Claim the run for process ``pid`` (default: this one) and mark it running.
+    def start_run(self, run_id: str, *, device: str, pid: int | None = None, host: str | None = None,
+                  pid_started: str | None = None, load: float | None = None) -> None:
+        """Claim the run for process ``pid`` on ``host`` (default: this process) and mark it running.
 
+        ``host`` is given when the trainer runs on another machine than the store (a Ray worker
+        writing through :mod:`ltr.remote_store`); its ``pid_started`` and ``load`` then come from that
+        machine too, so liveness checks judge the trainer, not the writer.
         Records the process's start time (so a reused pid is never taken for the trainer) and the
         machine's 1-minute load average now (so a slow run can be explained). A resumed run keeps
         its first start time. Raises :class:`RunBusy` when another live process holds it (checked
@@ -251,19 +255,21 @@ class RunStore:
         """
         now = time.time()
         pid = pid if pid is not None else os.getpid()
-        try:
-            load = os.getloadavg()[0]
-        except OSError:
-            load = None
+        if host is None:
+            host, pid_started = socket.gethostname(), proc_start_time(pid)
+            try:
+                load = os.getloadavg()[0]
+            except OSError:
+                load = None
         with transaction(self._conn) as c:
             row = c.execute("SELECT status, pid, pid_started, host, heartbeat FROM runs WHERE run_id = ?",
                             (run_id,)).fetchone()
-            if row is not None and row["pid"] != pid and run_is_live(dict(row)):
+            if row is not None and (row["pid"], row["host"]) != (pid, host) and run_is_live(dict(row)):
                 raise RunBusy(f"run {run_id} is being trained by pid {row['pid']} on {row['host']}")
             cur = c.execute(
                 "UPDATE runs SET status = 'running', device = ?, pid = ?, pid_started = ?, host = ?, heartbeat = ?,"
                 " started = COALESCE(started, ?), load_at_start = ?, finished = NULL, error = NULL WHERE run_id = ?",
-                (device, pid, proc_start_time(pid), socket.gethostname(), now, now, load, run_id),
+                (device, pid, pid_started, host, now, now, load, run_id),
             )
             if cur.rowcount == 0:
                 raise UnknownRun(run_id)
@@ -278,14 +284,26 @@ class RunStore:
         Re-logging a step (after a resume) replaces its values, so a resumed run's series equals an
         uninterrupted one's.
         """
+        rows = list(rows)
+        if any(values for _step, _epoch, values in rows):
+            self.log_steps_many({run_id: rows})
+
+    def log_steps_many(self, batch: Mapping[str, Sequence[tuple[int, int, Mapping[str, float]]]],
+                       heartbeats: Iterable[str] = ()) -> None:
+        """:meth:`log_steps` for several runs plus heartbeats of others, in one transaction.
+
+        What :class:`ltr.remote_store.StoreService` writes per flush for all the remote runs.
+        """
         flat = [(run_id, name, int(step), int(epoch), _finite_or_none(value))
-                for step, epoch, values in rows for name, value in values.items()]
-        if not flat:
+                for run_id, rows in batch.items() for step, epoch, values in rows for name, value in values.items()]
+        beat = sorted(set(batch) | set(heartbeats))
+        if not beat:
             return
+        now = time.time()
         with transaction(self._conn) as c:
             c.executemany("INSERT OR REPLACE INTO step_metrics (run_id, name, step, epoch, value)"
                           " VALUES (?, ?, ?, ?, ?)", flat)
-            c.execute("UPDATE runs SET heartbeat = ? WHERE run_id = ?", (time.time(), run_id))
+            c.executemany("UPDATE runs SET heartbeat = ? WHERE run_id = ?", [(now, r) for r in beat])
 
     def log_epoch(self, run_id: str, epoch: int, metrics: Mapping[str, float]) -> None:
         """Record one finished epoch's metrics (validation NDCG@k, wall seconds, ...)."""

@@ -41,11 +41,17 @@ with st.container(border=True):
              "only. A run whose estimated peak memory exceeds 80% of what is free is refused before it starts.")
     seed = c[4].number_input("Seed", min_value=0, max_value=2**31 - 1, value=0)
     patience = c[5].number_input("Patience (0 = never stop early)", min_value=0, max_value=10_000, value=10)
+    default_executor, ray_target = views.executor_setting()
+    executor = st.radio("Run on", ["local", "ray"], index=["local", "ray"].index(default_executor), horizontal=True,
+                        key="executor", format_func={"local": "this machine", "ray": "Ray"}.get)
+    if executor == "ray":
+        st.caption(f"Each fold runs as a Ray task on {ray_target}; its metrics stream into this dashboard's "
+                   "store and **Cancel** cancels the task.")
     if st.button("Start training", type="primary", disabled=not folds):
         request = views.TrainingRequest(data=data, folds=tuple(sorted(folds)), loss=loss, model=model,
                                         epochs=int(epochs), lr=float(lr), batch_size=int(batch_size),
                                         slate_length=int(slate_length) or None, seed=int(seed),
-                                        patience=int(patience))
+                                        patience=int(patience), executor=executor)
         try:
             job_ids = views.submit_training(request)
         except ValueError as exc:  # an invalid config (RunInputError) or no fold
@@ -87,12 +93,12 @@ def concurrency_section() -> None:
     """How many jobs run at once per resource class (irdash.toml [jobs] limits, overridden here)."""
     limits = jobs.resource_limits()
     classes = ["cpu"] + [f"cuda:{i}" for i in range(views.gpu_count())]
-    with st.expander("Concurrency: " + ", ".join(f"{r} {limits.get(r, jobs.DEFAULT_LIMIT)} at once" for r in classes)):
+    with st.expander("Concurrency: " + ", ".join(f"{r} {limits.get(r, jobs.default_limit(r))} at once" for r in classes)):
         st.caption("Jobs that may run at the same time on each resource (default 1; `[jobs] limits` in "
                    "irdash.toml). A change here applies to the next job the worker starts.")
         cols = st.columns(len(classes))
         for col, resource in zip(cols, classes):
-            current = limits.get(resource, jobs.DEFAULT_LIMIT)
+            current = limits.get(resource, jobs.default_limit(resource))
             value = col.number_input(resource, min_value=0, max_value=64, value=current, key=f"limit-{resource}")
             if value != current:
                 jobs.set_limit(resource, int(value))

@@ -239,7 +239,8 @@ def _collection(args):
 
 
 def _llm_options(args) -> dict:
-    return {"timeout": args.llm_timeout, "retries": args.llm_retries}
+    return {"timeout": args.llm_timeout, "retries": args.llm_retries, "executor": args.executor,
+            "address": args.address}
 
 
 def cmd_h2j(args) -> None:
@@ -452,6 +453,11 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--aggregate", default="max", choices=["max", "mean"], help="BERTScore over several passages")
         p.add_argument("--llm-timeout", type=float, default=300.0, help="seconds per LLM call")
         p.add_argument("--llm-retries", type=int, default=2)
+        p.add_argument("--executor", choices=["local", "ray"], default="local",
+                       help="ray: fan the LLM calls out over Ray tasks, every call through the response cache")
+        p.add_argument("--address", default=None,
+                       help="Ray cluster for --executor ray: auto, host:port, ray://host:10001 (default: [ray] "
+                            "address, else a local Ray instance)")
         p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("h2j", help="hard-to-judge sets: judge/NIST disagreement per query (binary and graded)")

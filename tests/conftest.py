@@ -43,3 +43,23 @@ def golden():
 def shared_dir_or_none() -> Path | None:
     """``../shared`` when present, else None (for tests that use real data when they can)."""
     return SHARED if SHARED.is_dir() else None
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """A small local Ray instance for one test module (2 CPUs, no dashboard, 200 MB object store),
+    shut down after it; yields ``(gcs address, cluster resources)``."""
+    ray = pytest.importorskip("ray")
+    from core.ray_cluster import RaySettings, connect
+
+    threads = os.environ.get("OMP_NUM_THREADS")
+    os.environ["OMP_NUM_THREADS"] = "1"  # inherited by the Ray workers started below
+    try:
+        resources = connect(RaySettings(local_cpus=2, local_object_store_mb=200), log_to_driver=False)
+        yield ray.get_runtime_context().gcs_address, resources
+    finally:
+        ray.shutdown()
+        if threads is None:
+            os.environ.pop("OMP_NUM_THREADS", None)
+        else:
+            os.environ["OMP_NUM_THREADS"] = threads

@@ -35,15 +35,17 @@ with ``IRDASH_JOB_LIMITS="cpu=2,cuda:0=1"`` or in ``irdash.toml``::
 Executors. The worker talks to processes only through the :class:`Executor` protocol
 (``launch``, ``is_alive``, ``exit_code``, ``terminate``) and stores the opaque ``handle`` string
 that ``launch`` returns. :class:`LocalProcessExecutor` runs ``/bin/sh -c '"$@"; echo $? > exit'``
-around the command, so the exit code survives a worker restart. A Ray executor would implement
-the same four methods: ``launch`` submits a ``ray.remote`` task (with ``num_gpus`` from the
-resource class) that runs the command and writes the same log, and returns the task id as the
-handle; ``is_alive``/``exit_code`` read the task's state through ``ray.util.state``; ``terminate``
-calls ``ray.cancel``. Selecting it would be a ``[jobs] executor = "ray"`` switch in
-:func:`make_executor`; the queue, limits and pages stay unchanged. Jobs that name a ``host`` (the
-dashboard's training jobs) run in a long-lived host process instead of a process of their own
-(:class:`LocalProcessExecutor`, :mod:`core.jobs.hosts`); a Ray actor can host the same entry point
-(``ltr.train.inprocess.train_one``).
+around the command, so the exit code survives a worker restart.
+
+Ray. Jobs of resource class ``ray`` are local driver processes (``python -m ltr train --executor
+ray``) that run their work as Ray tasks (:mod:`ltr.ray_runner`); the queue, limits, logs and
+cancel are those of any job (SIGTERM to the driver makes it ``ray.cancel`` its tasks). The queue
+itself stays local on purpose: a Ray task dies with the process that submitted it, while a job
+must outlive the dashboard and this worker. The class's default limit is
+:func:`core.ray_cluster.default_job_limit`.
+
+Jobs that name a ``host`` (the dashboard's training jobs) run in a long-lived host process instead
+of a process of their own (:class:`LocalProcessExecutor`, :mod:`core.jobs.hosts`).
 
 Layout (one concern per module; this package re-exports the public names):
 
@@ -58,7 +60,8 @@ Layout (one concern per module; this package re-exports the public names):
 from core.jobs.hosts import HostProcess
 from core.jobs.executors import Executor, LocalProcessExecutor, make_executor, proc_start_time, visible_device
 from core.jobs.lock import ensure_worker
-from core.jobs.queue import (cancel, failure_message, get_job, keep_jobs_moving, list_jobs, resource_jobs, resource_limits,
+from core.jobs.queue import (cancel, default_limit, failure_message, get_job, keep_jobs_moving, list_jobs,
+                             resource_jobs, resource_limits,
                              set_limit, submit, waiting_reasons, worker_info)
 from core.jobs.records import (ACTIVE_STATUSES, DEFAULT_LIMIT, JOB_STATUSES, LIMITS_ENV, LOG_TAIL_CHARS, Job,
                                JobError, job_log_path, jobs_db_path, read_log_tail)
@@ -67,7 +70,7 @@ from core.jobs.worker import (KILL_GRACE_SECONDS, WORKER_IDLE_EXIT_SECONDS, WORK
 
 __all__ = ["ACTIVE_STATUSES", "DEFAULT_LIMIT", "Executor", "HostProcess", "JOB_STATUSES", "Job", "JobError", "KILL_GRACE_SECONDS",
            "LIMITS_ENV", "LOG_TAIL_CHARS", "LocalProcessExecutor", "WORKER_IDLE_EXIT_SECONDS", "WORKER_POLL_SECONDS",
-           "cancel", "ensure_worker", "failure_message", "get_job", "job_log_path", "jobs_db_path",
+           "cancel", "default_limit", "ensure_worker", "failure_message", "get_job", "job_log_path", "jobs_db_path",
            "keep_jobs_moving", "list_jobs", "make_executor", "proc_start_time", "reap", "read_log_tail",
            "resource_jobs", "resource_limits", "run_worker", "set_limit", "start_queued", "submit", "visible_device", "waiting_reasons",
            "worker_info"]

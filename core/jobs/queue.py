@@ -23,8 +23,8 @@ def submit(command: Sequence[str], *, label: str, resource: str = "cpu",
     command = [str(c) for c in command]
     if not command:
         raise JobError("a job needs a non-empty command")
-    if not (resource == "cpu" or resource.startswith("cuda:")):
-        raise JobError(f"unknown resource class {resource!r}: use 'cpu' or 'cuda:N'")
+    if not (resource in ("cpu", "ray") or resource.startswith("cuda:")):
+        raise JobError(f"unknown resource class {resource!r}: use 'cpu', 'cuda:N' or 'ray'")
     conn = connect_jobs()
     try:
         with transaction(conn) as c:
@@ -107,12 +107,23 @@ def worker_info() -> dict | None:
 
 
 
+def default_limit(resource: str) -> int:
+    """The limit of a class nobody set: 1, except ``ray`` (jobs that drive Ray tasks), which gets
+    :func:`core.ray_cluster.default_job_limit`."""
+    if resource == "ray":
+        from core.ray_cluster import default_job_limit
+
+        return default_job_limit()
+    return DEFAULT_LIMIT
+
+
 def resource_limits() -> dict[str, int]:
     """Concurrency limit per resource class (jobs at once; 0 = start none; unlisted classes 1).
 
     Later sources override earlier ones: ``[jobs] limits`` in ``irdash.toml``, then the limits set
     from the dashboard (:func:`set_limit`, kept in the jobs database), then ``IRDASH_JOB_LIMITS``.
-    The worker reads them at every poll, so a change applies to the next job it starts.
+    The worker reads them at every poll, so a change applies to the next job it starts. A class not
+    listed gets :func:`default_limit`.
     """
     limits = {str(k): int(v) for k, v in load_config().get("jobs", {}).get("limits", {}).items()}
     conn = connect_jobs()
@@ -162,7 +173,7 @@ def waiting_reasons(now: float | None = None) -> dict[int, str]:
     for job in active:
         if job.status != "queued":
             continue
-        limit = limits.get(job.resource, DEFAULT_LIMIT)
+        limit = limits.get(job.resource, default_limit(job.resource))
         holders = [j for j in active if j.status == "running" and j.resource == job.resource]
         ahead = [j for j in active if j.status == "queued" and j.resource == job.resource and j.id < job.id]
         if limit == 0:

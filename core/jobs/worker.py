@@ -9,8 +9,8 @@ from typing import Mapping
 from core.db import transaction
 from core.jobs.executors import Executor, make_executor
 from core.jobs.lock import try_lock
-from core.jobs.queue import resource_limits
-from core.jobs.records import DEFAULT_LIMIT, LOG_TAIL_CHARS, connect_jobs, job_from_row, read_log_tail
+from core.jobs.queue import default_limit, resource_limits
+from core.jobs.records import LOG_TAIL_CHARS, connect_jobs, job_from_row, read_log_tail
 
 # A cancelled job still alive this long after its SIGTERM gets SIGKILL.
 KILL_GRACE_SECONDS = 10.0
@@ -85,7 +85,7 @@ def start_queued(executor: Executor, limits: Mapping[str, int] | None = None) ->
             running[row["resource"]] = row["n"]
         for row in conn.execute("SELECT * FROM jobs WHERE status = 'queued' ORDER BY id").fetchall():
             job = job_from_row(row)
-            if running.get(job.resource, 0) >= limits.get(job.resource, DEFAULT_LIMIT):
+            if running.get(job.resource, 0) >= limits.get(job.resource, default_limit(job.resource)):
                 continue
             # Claim the job first, so a concurrent cancel() either wins (we skip it) or sees it running.
             with transaction(conn) as c:

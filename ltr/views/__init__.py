@@ -36,12 +36,12 @@ from ltr.views.results import (completed_runs, configuration_choices, cost_effec
 from ltr.views.run_groups import RunGroup, group_runs, run_groups
 from ltr.views.significance import (has_tests, significance, significance_csv, significance_display,
                                     significance_latex, significance_legend)
-from ltr.views.training_jobs import (JOB_KIND, TrainingRequest, active_job_count, jobs_frame, ltr_jobs,
-                                     submit_training)
+from ltr.views.training_jobs import (JOB_KIND, TrainingRequest, active_job_count, executor_setting, jobs_frame,
+                                     ltr_jobs, submit_training)
 
 __all__ = ["CHART_MAX_POINTS", "FOLD_COLOURS", "FOLD_LAYOUTS", "JOB_KIND", "METRIC_TITLES", "NDCG_CUTOFFS",
            "PARAMETER_VIEWS", "RunGroup", "TrainingRequest", "active_job_count", "completed_runs",
-           "cost_effectiveness", "cost_figure", "dataset_choices", "dataset_overview", "failed_runs", "fold_detail",
+           "cost_effectiveness", "cost_figure", "dataset_choices", "dataset_overview", "executor_setting", "failed_runs", "fold_detail",
            "fold_table", "gpu_count", "group_runs", "has_step_metric", "has_tests", "jobs_frame", "keep_jobs_moving",
            "ltr_jobs", "n_folds", "no_parameters_message", "open_store", "result_options", "results_version",
            "run_groups", "session_store", "significance", "significance_csv", "significance_display",

@@ -11,6 +11,7 @@ from typing import Sequence
 import pandas as pd
 
 from core import jobs
+from core.ray_cluster import EXECUTORS, ray_settings
 from ltr.store import RunStore, run_is_live
 from ltr.views.home import gpu_count
 
@@ -31,6 +32,7 @@ class TrainingRequest:
     slate_length: int | None
     seed: int
     patience: int
+    executor: str = "local"  # "local": a trainer host runs each fold; "ray": a Ray task per fold
 
     def configs(self) -> list:
         from ltr.train import RunConfig
@@ -46,11 +48,17 @@ def submit_training(request: TrainingRequest, *, n_gpus: int | None = None) -> l
     With GPUs, folds are spread round-robin over them (resource ``cuda:i``; the job runner sets
     ``CUDA_VISIBLE_DEVICES`` so the trainer's automatic device picks that GPU); else all go to
     ``cpu``, where the runner's limit runs them one after another.
+
+    With ``executor="ray"`` each job is ``python -m ltr train --executor ray`` instead: a light
+    local driver that runs the fold as a Ray task (resource class ``ray``; Ray picks the node and
+    the GPU, the run streams into this store, cancelling the job cancels the task).
     """
     from ltr.train.host import host_command
 
     if not request.folds:
         raise ValueError("choose at least one fold")
+    if request.executor not in EXECUTORS:
+        raise ValueError(f"executor {request.executor!r}: choose from {', '.join(EXECUTORS)}")
     n_gpus = gpu_count() if n_gpus is None else n_gpus
     job_ids = []
     for i, config in enumerate(request.configs()):
@@ -62,9 +70,22 @@ def submit_training(request: TrainingRequest, *, n_gpus: int | None = None) -> l
         meta = {"kind": JOB_KIND, "run_ids": [config.run_id], "data": config.data, "fold": config.fold,
                 "loss": config.loss, "model": config.model, "host": host_command(),
                 "host_request": {"config": dataclasses.asdict(config)}}
+        if request.executor == "ray":
+            # A driver process of its own (no host): it holds the Ray connection while the task runs.
+            resource, label = "ray", f"{label} · ray"
+            command += ["--executor", "ray"]
+            meta = {k: v for k, v in meta.items() if k not in ("host", "host_request")} | {"executor": "ray"}
         job_ids.append(jobs.submit(command, label=label, resource=resource, meta=meta, start_worker=False))
     jobs.ensure_worker()
     return job_ids
+
+
+def executor_setting() -> tuple[str, str]:
+    """``(default executor, where Ray runs go)`` for the training form, from ``irdash.toml`` ``[ray]``."""
+    settings = ray_settings()
+    where = (f"the Ray cluster at `{settings.address}`" if settings.address
+             else "a local Ray instance started by each job (set `[ray] address` in irdash.toml for a cluster)")
+    return settings.executor, where
 
 
 # ---------------------------------------------------------------------------- jobs table

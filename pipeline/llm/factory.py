@@ -61,10 +61,21 @@ def make_backend(spec: str = "auto", *, timeout: float = 120.0, api_key: str | N
 
 
 def make_client(spec: str = "auto", *, cache=None, concurrency: int | None = None, timeout: float = 120.0,
-                retries: int = 2, backoff: float = 1.0, api_key: str | None = None) -> CachedClient:
+                retries: int = 2, backoff: float = 1.0, api_key: str | None = None, executor: str = "local",
+                address: str | None = None):
     """A cached chat client for ``spec``. ``concurrency`` defaults to 1 for the embedded model (it
-    uses every core already) and 4 for servers."""
+    uses every core already) and 4 for servers. ``executor="ray"`` fans ``chat_many`` out over Ray
+    (:class:`pipeline.llm.ray_fanout.RayChatClient`; ``address`` of the cluster, default ``[ray]``),
+    every call still through this client's cache."""
     backend = make_backend(spec, timeout=timeout, api_key=api_key)
     if concurrency is None:
         concurrency = 1 if backend.provenance.backend == "embedded" else 4
-    return CachedClient(backend, cache, concurrency=concurrency, timeout=timeout, retries=retries, backoff=backoff)
+    client = CachedClient(backend, cache, concurrency=concurrency, timeout=timeout, retries=retries, backoff=backoff)
+    if executor == "local":
+        return client
+    if executor != "ray":
+        raise ValueError(f"LLM executor {executor!r}: use local or ray")
+    from core.ray_cluster import ray_settings
+    from pipeline.llm.ray_fanout import RayChatClient
+
+    return RayChatClient(client, settings=ray_settings().with_overrides(address=address))
