@@ -467,7 +467,8 @@ def test_one_fold_one_panel_per_fold_and_remaining_time(cache):
         c.execute("UPDATE jobs SET status = 'running', started = ?, handle = '1:1'", (time.time() - 12,))
     conn.close()
     at = _page("pages/training.py")
-    assert len(_plotly_specs(at)[0]["data"]) == 1
+    traces = _plotly_specs(at)[0]["data"]
+    assert [t.get("legendgroup") for t in traces] == ["fold 1", "drift"]  # the fold and its drift reference
     assert at.dataframe[0].value["message"][0] == "≤ 18 s left (3.0 s/epoch)"  # 6 epochs of 3 s at most
 
 

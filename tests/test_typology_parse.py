@@ -108,3 +108,17 @@ def test_typology_file_errors(tmp_path):
         load_typology_file(path)
     with pytest.raises(TypologyError, match="cannot read"):
         load_typology_file(tmp_path / "absent.json", "h2r")
+
+
+def test_sentence_list_items_become_named_categories():
+    """The embedded 135M model answers the typology prompt with whole-sentence list items (seen in
+    tests/test_typology_embedded.py's run): each becomes a category named by its reason's first words."""
+    text = ("The list of reasons for the failure category is:\n\n"
+            "- This query is hard to retrieve because it involves a complex and technical question that "
+            "requires a deep understanding of the topic and the ability to analyze information.\n"
+            "- This query is hard to retrieve because it involves a complex and technical question that "
+            "requires a deep understanding of the topic and the ability to analyze information.\n"
+            "- Ambiguous subject: the query names no single entity\n")
+    cats = parse_categories(text)
+    assert [c.name for c in cats] == ["involves a complex and technical question", "Ambiguous subject"]
+    assert cats[0].description.startswith("This query is hard to retrieve because")

@@ -13,7 +13,7 @@ import difflib
 import json
 import re
 
-from pipeline.typology.categories import Category, clean_category, dedupe, normalise_name
+from pipeline.typology.categories import MAX_NAME_CHARS, Category, clean_category, dedupe, normalise_name
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 _LIST_LINE = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)]|#+)\s*(.+)$")
@@ -123,8 +123,21 @@ def _list_lines(text: str) -> list[tuple[str, str]]:
             continue
         body = m.group(1).strip()
         nd = _NAME_DESC.match(body)
-        out.append((nd.group("name"), nd.group("desc")) if nd else (body.strip("*"), ""))
+        out.append((nd.group("name"), nd.group("desc")) if nd else _sentence_item(body.strip("*")))
     return out
+
+
+_REASON_LEAD = re.compile(r"^(?:this|the)\s+query\s+(?:is|was)\s+hard\s+to\s+\w+\s+because\s+(?:it\s+)?", re.I)
+
+
+def _sentence_item(body: str) -> tuple[str, str]:
+    """A list item written as a whole sentence (small models answer "- This query is hard to retrieve
+    because it involves a complex ... question ..."): the category name is the reason's first six words
+    after that lead-in, the description the whole sentence. Short items stay names as they are."""
+    if len(body) <= MAX_NAME_CHARS:
+        return body, ""
+    reason = _REASON_LEAD.sub("", body)
+    return " ".join(reason.split()[:6]).strip(" ,.;:"), body
 
 
 def parse_categories(text: str, max_categories: int | None = None) -> list[Category]:
