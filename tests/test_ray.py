@@ -218,6 +218,7 @@ def test_dashboard_job_runs_as_a_ray_task_and_streams_into_the_store(dashboard):
         run = store.get_run(job.meta["run_ids"][0])
         assert run["pid"] not in (done.pid, os.getpid())  # trained in a Ray worker, not in the job's driver
         assert len(store.step_series([run["run_id"]], ["theta_d"])) > 0
+    assert any(spec for spec in at.get("plotly_chart"))  # the live charts read the remote run's series
 
 
 def test_cancel_in_the_dashboard_cancels_the_ray_task(dashboard):
