@@ -35,16 +35,16 @@ def test_open_a_query_and_see_both_generations(dashboard):  # noqa: F811
             baseline = _code(page, "base answer to how many moons has mars")
             aware = _code(page, "aware answer to how many moons has mars")
             baseline.wait_for(timeout=120_000)
-            assert aware.is_visible()
+            aware.wait_for(timeout=30_000)  # Streamlit streams the page: the second column may come later
             # side by side: the two answers sit in two columns at the same height
             b, a = baseline.bounding_box(), aware.bounding_box()
             assert a["x"] > b["x"] + b["width"] and abs(a["y"] - b["y"]) < 40
-            assert page.get_by_text("135M-class model", exact=False).first.is_visible()
-            assert _code(page, "+ This query requires numerical data.").is_visible()
+            page.get_by_text("135M-class model", exact=False).first.wait_for(timeout=30_000)
+            _code(page, "+ This query requires numerical data.").wait_for(timeout=30_000)
 
             page.get_by_role("button", name="Next").click()
             _code(page, "aware answer to iphone 12 battery life").wait_for(timeout=120_000)
-            assert page.get_by_text("tie: the two orders disagree", exact=False).is_visible()
+            page.get_by_text("tie: the two orders disagree", exact=False).first.wait_for(timeout=30_000)
 
             page.get_by_role("button", name="Previous").click()
             _code(page, "aware answer to how many moons has mars").wait_for(timeout=120_000)
