@@ -37,16 +37,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import sys
 import tempfile
 import threading
-from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 from core.ray_cluster import RaySettings, connect, describe, run_resources
+from core.signals import sigterm_raises
 from ltr.grid import Grid, GridOutcome, split_done
 from ltr.remote_store import RemoteRunStore, store_service
 from ltr.store import RunStore
@@ -209,21 +208,9 @@ def _classify(exc: BaseException) -> tuple[str, str]:
     return kind, f"{type(cause).__name__}: {' '.join(str(cause).split())[:500]}"
 
 
-@contextmanager
-def _sigterm_interrupts() -> Iterator[None]:
+def _sigterm_interrupts():
     """SIGTERM to the driver (the dashboard's cancel) is handled like Ctrl-C: cancel the tasks first."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    return sigterm_raises(lambda signum: KeyboardInterrupt(f"signal {signum}"))
 
 
 def run_grid_ray(grid: Grid, store_path: str | Path, settings: RaySettings, *, force: bool = False,

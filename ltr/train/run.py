@@ -3,18 +3,17 @@ from __future__ import annotations
 
 import json
 import math
-import signal
 import threading
 import time
 import traceback
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 import torch
 import numpy as np
 
+from core.signals import sigterm_raises
 from ltr.cutoffs import NDCG_CUTOFFS
 from ltr.metrics import N_RELEVANT, metric_name
 from ltr.store import RunBusy, RunConfigMismatch, RunStore, run_is_live
@@ -91,22 +90,8 @@ def train_run(config: RunConfig, store: RunStore, resume: bool = True, *, force:
     return RunResult(run_id, "completed", True, run_summary(store, run_id))
 
 
-@contextmanager
-def _sigterm_cancels() -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum, frame):
-        if callable(previous):  # a host process's own handler (it ends the host after this run)
-            previous(signum, frame)
-        raise RunCancelled(f"signal {signum}")
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+def _sigterm_cancels():
+    return sigterm_raises(lambda signum: RunCancelled(f"signal {signum}"), chain_previous=True)
 
 
 def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[[str], None],
