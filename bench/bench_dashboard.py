@@ -10,8 +10,10 @@ then the median of ``--repeats`` renders. Prints one line per page and the store
 Live refresh: a second store holds 5 folds of one LearnDCG run with 28,000 steps x 8 series each.
 Between refreshes 20 new steps are logged (as a training run does), then the Training page's live
 fragment is timed: with this design (one store per session, step series downsampled in SQL and read
-incrementally) as the page draws it (jobs table, run group, gradient view, θ_d, loss and validation
-figures), and, interleaved, the pre-change data path alone (a new connection running the schema DDL,
+incrementally, per-series summaries kept by the writer, figures built from plain data) as the page
+draws it (jobs table, run group, the loss-parameter chart in its largest view -- the three θ
+gradients, one panel per fold, 15 panels -- with drift references and the drift table, the loss and
+validation figures, each serialised as st.plotly_chart does), and, interleaved, the pre-change data path alone (a new connection running the schema DDL,
 every step row fetched, downsampled in Python), whose ratio is printed; then the page itself (AppTest
 reruns).
 
@@ -101,10 +103,10 @@ def old_live_data(path: Path, run_ids, names, max_points: int) -> int:
     """The pre-change data path of one refresh: new connection + schema DDL, every row, numpy downsampling."""
     import sqlite3
 
-    from ltr.store import _SCHEMA
+    from ltr.store import _TABLES
 
     conn = sqlite3.connect(path, isolation_level=None)
-    conn.executescript(_SCHEMA)
+    conn.executescript(_TABLES)  # the DDL the old code ran on every open
     points = 0
     for run_id in run_ids:
         for name in names:
@@ -117,6 +119,13 @@ def old_live_data(path: Path, run_ids, names, max_points: int) -> int:
     return points
 
 
+def serialise(fig) -> str:
+    """What st.plotly_chart does with a figure: to_dict, then JSON for the browser."""
+    import plotly.io
+
+    return plotly.io.to_json(fig.to_dict(), validate=False)
+
+
 def live_refresh(store, run_ids) -> int:
     """What the Training page's fragment computes on a refresh (gradient view selected)."""
     from ltr import views
@@ -125,11 +134,18 @@ def live_refresh(store, run_ids) -> int:
     group = views.run_groups(store)[0]
     views.group_runs(store, group)
     points = 0
-    if views.has_step_metric(store, group.run_ids, "theta_d"):
-        for names in (views.PARAMETER_VIEWS["θ gradients"], views.PARAMETER_VIEWS["θ_d"], ("loss",)):
-            points += views.step_figure(store, group.run_ids, names, title="")[1]
-    points += views.validation_figure(store, group.run_ids, "ndcg@10")[1]
-    return points
+    if views.has_step_metric(store, group.run_ids, "theta_d"):  # as pages/training.py draws the parameter chart
+        layout = views.FOLD_LAYOUTS["one panel per fold"]  # the page's default layout, its largest figure
+        names = views.PARAMETER_VIEWS["θ gradients"]  # the view with the most series (3 x 5 folds)
+        fig, points = views.step_figure(store, group.run_ids, names, title="", **layout)
+        diagnostic = views.drift_diagnostic(store, group.run_ids)
+        views.add_drift_reference(fig, store, group.run_ids, names, diagnostic=diagnostic, **layout)
+        serialise(fig)
+    fig, n = views.step_figure(store, group.run_ids, ("loss",), title="")
+    serialise(fig)
+    fig, m = views.validation_figure(store, group.run_ids, "ndcg@10")
+    serialise(fig)
+    return points + n + m
 
 
 def bench_live(tmp: Path, steps: int, repeats: int) -> None:
@@ -142,7 +158,7 @@ def bench_live(tmp: Path, steps: int, repeats: int) -> None:
     run_ids = seed_live_store(path, steps)
     print(f"live store: {LIVE_FOLDS} folds x {steps:,} steps x {len(LIVE_NAMES)} series "
           f"({LIVE_FOLDS * steps * len(LIVE_NAMES):,} rows) seeded in {time.perf_counter() - start:.1f} s")
-    drawn = views.PARAMETER_VIEWS["θ gradients"] + views.PARAMETER_VIEWS["θ_d"] + ("loss",)
+    drawn = views.PARAMETER_VIEWS["θ gradients"] + ("loss",)  # the series live_refresh draws
     state: dict = {}
     new_t, old_t, step = [], [], steps
     with RunStore(path) as writer:
@@ -169,9 +185,10 @@ def bench_live(tmp: Path, steps: int, repeats: int) -> None:
           f"{new_ms / old_ms:.3f} ({old_ms / new_ms:.1f}x faster, figures included on our side)")
     os.environ["IRDASH_CACHE_DIR"] = str(path.parent)
     first, median = render_seconds("pages/training.py", repeats, reruns=True)
-    verdict = "ok" if median < 0.150 else "SLOW (target < 150 ms)"
-    print(f"page training (live store) first render {first:6.3f} s   rerun median of {repeats}: "
-          f"{1000 * median:6.1f} ms   {verdict}")
+    # A whole-script rerun (what a widget change costs; AppTest cannot rerun a fragment alone). The
+    # 2 s live refresh reruns only the page's fragment, timed above against the 150 ms target.
+    print(f"page training (live store) first render {first:6.3f} s   whole-page rerun median of {repeats}: "
+          f"{1000 * median:6.1f} ms")
 
 
 def render_seconds(page: str | None, repeats: int, reruns: bool = False) -> tuple[float, float]:

@@ -23,11 +23,10 @@ from collections.abc import Iterable
 import torch
 from torch import Tensor
 
+from ltr.conventions import GAINS, N_RELEVANT, NO_RELEVANT, metric_name
 from ltr.cutoffs import NDCG_CUTOFFS
 from ltr.losses._common import check_batch, rank_discounts, ranking_order, real_labels
 
-GAINS = ("exp", "linear")
-NO_RELEVANT = ("one", "zero", "exclude")
 
 
 def ndcg_at_k(scores: Tensor, labels: Tensor, k: int, *, gain: str = "exp", no_relevant: str = "one") -> Tensor:
@@ -73,19 +72,3 @@ def ndcg_table(
         ndcg = torch.where(has_relevant, dcg / torch.where(has_relevant, idcg, 1.0), filler)
         table[k] = ndcg.to(out_dtype)
     return table
-
-
-# How a convention is spelled inside a stored metric name (ir_measures style, e.g. nDCG(cutoff=10)).
-_NOREL_SPELLING = {"one": "1", "zero": "0", "exclude": "excl"}
-# Per-query test count of relevant documents (label > 0): lets a report leave such queries out.
-N_RELEVANT = "n_relevant"
-
-
-def metric_name(k: int, *, gain: str = "exp", no_relevant: str = "one") -> str:
-    """The stored name of NDCG@k under a convention: ``ndcg@10(gain=exp,norel=1)``.
-
-    Runs stored before names carried conventions used the bare ``ndcg@10`` for the default
-    convention (exp gain, no-relevant = 1)."""
-    if gain not in GAINS or no_relevant not in NO_RELEVANT:
-        raise ValueError(f"unknown convention gain={gain!r}, no_relevant={no_relevant!r}")
-    return f"ndcg@{k}(gain={gain},norel={_NOREL_SPELLING[no_relevant]})"

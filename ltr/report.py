@@ -1,7 +1,8 @@
 """The cross-validation results table with paired significance tests (the study's main table).
 
 For one data set and ranker, every loss's mean test NDCG@k over the folds (the mean of the fold
-means), and for every baseline a paired t-test (``scipy.stats.ttest_rel``, two-sided) of the
+means), and for every baseline a paired t-test (two-sided; ``scipy.stats.ttest_rel``'s statistic and
+p-value, see :func:`paired_t_test`) of the
 candidate loss (LearnDCG by default) against it. Queries are the paired units: each query is in
 exactly one fold's test set, so the five test sets are pooled and query ``(fold, qid)`` of the
 candidate is paired with the same query of the baseline. Optionally the p-values of one k are
@@ -15,11 +16,11 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special
 
 from core.atomic import atomic_write_text
 from ltr.cutoffs import NDCG_CUTOFFS
-from ltr.names import LOSS_NAMES
+from ltr.names import LEARNABLE_LOSSES, LOSS_NAMES
 from ltr.store import RunStore, canonical_data, ndcg_per_query
 
 CANDIDATE = "learndcg"
@@ -73,8 +74,6 @@ def configuration_label(config: dict) -> str:
 
 def variant_label(config: dict) -> str:
     """The loss with its own parameters: ``learndcg``, ``learndcg(loss_lr=0.01)``, ``learndcg_meta(p_d=3)``."""
-    from ltr.losses import LEARNABLE_LOSSES
-
     loss = config.get("loss", "?")
     extra = dict(sorted((config.get("loss_params") or {}).items()))
     if loss in LEARNABLE_LOSSES and config.get("loss_lr") not in (None, config.get("lr")):
@@ -130,7 +129,7 @@ def select_configuration(runs: pd.DataFrame, configuration: str | None) -> tuple
 
 def _no_relevant_queries(store: RunStore, runs: pd.DataFrame) -> set:
     """``(fold, qid)`` of test queries without a relevant document (stored per query by the trainer)."""
-    from ltr.metrics import N_RELEVANT
+    from ltr.conventions import N_RELEVANT
 
     counts = store.per_query(list(runs["run_id"]), N_RELEVANT)
     missing = set(runs["run_id"]) - set(counts["run_id"])
@@ -162,8 +161,8 @@ def significance_table(store: RunStore, data: str, model: str, *, candidate: str
     t-tests; the means stay over all queries), ``identical`` ({loss: note} for losses reported
     under a second name). Raises :class:`ReportError` when nothing is stored.
     """
-    from ltr.losses import IDENTICAL_AT_DEFAULTS
-    from ltr.metrics import metric_name
+    from ltr.conventions import metric_name
+    from ltr.names import IDENTICAL_AT_DEFAULTS
 
     if candidate not in LOSS_NAMES:  # a typo would otherwise give a table with no test at all
         raise ReportError(f"unknown candidate loss {candidate!r}; choose from {', '.join(LOSS_NAMES)}")
@@ -177,15 +176,17 @@ def significance_table(store: RunStore, data: str, model: str, *, candidate: str
     runs, configuration, others = select_configuration(runs, configuration)
     candidate = _candidate_variant(runs, candidate)
     excluded = _no_relevant_queries(store, runs) if exclude_no_relevant else set()
-    per_query = {}  # (variant, k) -> Series indexed by (fold, qid)
+    # per k: one column per variant, one row per (fold, qid) (one run per variant and fold, so unique);
+    # a variant's column is NaN where it has no result for that query
+    per_query, n_queries = {}, {}
     fold_of = dict(zip(runs["run_id"], runs["fold"]))
     variant_of = dict(zip(runs["run_id"], runs["variant"]))
     for k in ks:
         pq = ndcg_per_query(store, list(runs["run_id"]), k)
         pq["fold"] = pq["run_id"].map(fold_of)
         pq["variant"] = pq["run_id"].map(variant_of)
-        for variant, group in pq.groupby("variant"):
-            per_query[variant, k] = group.set_index(["fold", "qid"])["value"].astype(float)
+        per_query[k] = pq.set_index(["fold", "qid", "variant"])["value"].astype(float).unstack("variant")
+        n_queries[k] = pq.groupby("variant").size()
 
     all_folds = set(runs["fold"])
     rows, missing = [], {}
@@ -194,15 +195,18 @@ def significance_table(store: RunStore, data: str, model: str, *, candidate: str
         if set(mine["fold"]) != all_folds:
             missing[variant] = sorted(all_folds - set(mine["fold"]))
         row = {"data": data, "model": model, "loss": variant, "folds": int(mine["fold"].nunique()),
-               "queries": int(len(per_query.get((variant, ks[0]), ())))}
+               "queries": int(n_queries[ks[0]].get(variant, 0))}
         for k in ks:
             row[f"ndcg@{k}"] = float(mine[f"test_ndcg{k}"].mean()) if f"test_ndcg{k}" in mine else \
-                float(per_query[variant, k].groupby(level="fold").mean().mean())
+                float(per_query[k][variant].groupby(level="fold").mean().mean())
         if variant != candidate and candidate is not None:
             for k in ks:
-                a, b = per_query[candidate, k].align(per_query[variant, k], join="inner")
-                keep = a.notna() & b.notna() & ~a.index.isin(list(excluded))
-                a, b = a[keep].to_numpy(), b[keep].to_numpy()
+                wide = per_query[k]
+                a, b = wide[candidate].to_numpy(), wide[variant].to_numpy()
+                keep = ~np.isnan(a) & ~np.isnan(b)
+                if excluded:
+                    keep &= ~wide.index.isin(list(excluded))
+                a, b = a[keep], b[keep]
                 row[f"diff@{k}"] = float(np.mean(a - b)) if a.size else np.nan
                 row[f"p@{k}"] = _paired_p(a, b)
         rows.append(row)
@@ -262,13 +266,30 @@ def _asked_for(store: RunStore, runs: pd.DataFrame, alias: str, losses: Sequence
     return False
 
 
+def paired_t_test(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """Two-sided paired t-test of ``a`` against ``b``: ``(t, p)`` exactly as ``scipy.stats.ttest_rel``.
+
+        d = a - b,   t = mean(d) / (sd(d) / sqrt(n)),   p = 2 * P(T_{n-1} <= -|t|)
+
+    The tail comes from ``scipy.special.stdtr`` (Student's t CDF, what ttest_rel's distribution
+    evaluates) rather than scipy.stats itself: importing scipy.stats takes about a second, 60% of
+    the Results page's first render. ``tests/test_report.py`` checks both values against ttest_rel.
+    Differences all equal and non-zero give t = ±inf and p = 0, as ttest_rel does.
+    """
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    n = d.size
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = d.mean() / (d.std(ddof=1) / np.sqrt(n))
+    return float(t), float(2.0 * special.stdtr(n - 1, -np.abs(t)))
+
+
 def _paired_p(a: np.ndarray, b: np.ndarray) -> float:
     """Two-sided paired t-test p-value; 1.0 for identical samples (t is undefined, nothing differs)."""
     if a.size < 2:
         return float("nan")
     if np.allclose(a, b, rtol=0, atol=0):
         return 1.0
-    return float(stats.ttest_rel(a, b).pvalue)
+    return paired_t_test(a, b)[1]
 
 
 def _loss_rank(label: str) -> tuple:

@@ -11,6 +11,10 @@ Tables (long format, so new metrics need no migration):
   (``pending | running | completed | failed | cancelled``), device, pid, host, timings, heartbeat,
   best epoch, test NDCG@{1,3,5,10} means, error text.
 - ``step_metrics(run_id, name, step, epoch, value)``: training loss and loss-parameter trajectories.
+- ``step_series(run_id, name, n, first_step, first_value, last_step, last_value, negative, zero,
+  positive)``: one summary row per series, kept by the write path (:meth:`RunStore.log_steps_many`,
+  :meth:`RunStore.truncate_after`), so the drift diagnostic reads a row per series instead of
+  aggregating every step (28k steps x 6 series x 5 folds on every live refresh, before).
 - ``epoch_metrics(run_id, name, epoch, value)``: validation NDCG@k, wall time per epoch.
 - ``query_results(run_id, metric, qid, value)``: per-query test metrics (for paired t-tests).
 """
@@ -29,13 +33,14 @@ import pandas as pd
 
 from core.db import connect, transaction
 from core.paths import cache_dir
+from ltr.conventions import metric_name
 from ltr.cutoffs import NDCG_CUTOFFS
 
 STATUSES = ("pending", "running", "completed", "failed", "cancelled")
 # A running run whose heartbeat is older than this (and whose process is gone) is reaped as failed.
 STALE_AFTER_SECONDS = 120.0
 
-_SCHEMA = """
+_TABLES = """
 CREATE TABLE IF NOT EXISTS experiments (
     name TEXT PRIMARY KEY,
     config_json TEXT NOT NULL,
@@ -84,7 +89,29 @@ CREATE TABLE IF NOT EXISTS query_results (
     run_id TEXT NOT NULL, metric TEXT NOT NULL, qid TEXT NOT NULL, value REAL,
     PRIMARY KEY (run_id, metric, qid)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS step_series (
+    run_id TEXT NOT NULL, name TEXT NOT NULL, n INTEGER NOT NULL,
+    first_step INTEGER NOT NULL, first_value REAL, last_step INTEGER NOT NULL, last_value REAL,
+    negative INTEGER NOT NULL, zero INTEGER NOT NULL, positive INTEGER NOT NULL,
+    PRIMARY KEY (run_id, name)
+) WITHOUT ROWID;
 """
+# The summary of the step rows matching ``{where}`` (a filter on step_metrics), in step_series' columns:
+# counts and sign shares (a NULL value, i.e. a non-finite one, counts in n only), first and last row.
+_STEP_SERIES_SELECT = """
+    WITH agg AS (
+        SELECT run_id, name, COUNT(*) AS n, MIN(step) AS first_step, MAX(step) AS last_step,
+               COALESCE(SUM(value < 0), 0) AS negative, COALESCE(SUM(value = 0), 0) AS zero,
+               COALESCE(SUM(value > 0), 0) AS positive
+        FROM step_metrics WHERE {where} GROUP BY run_id, name)
+    SELECT agg.run_id, agg.name, agg.n, agg.first_step, f.value, agg.last_step, l.value,
+           agg.negative, agg.zero, agg.positive
+    FROM agg
+    JOIN step_metrics f ON f.run_id = agg.run_id AND f.name = agg.name AND f.step = agg.first_step
+    JOIN step_metrics l ON l.run_id = agg.run_id AND l.name = agg.name AND l.step = agg.last_step"""
+# A store written before step_series existed gets it filled once, when its schema is upgraded
+# (core.db.connect runs the script only then); on a new store it inserts nothing.
+_SCHEMA = _TABLES + "INSERT OR IGNORE INTO step_series " + _STEP_SERIES_SELECT.format(where="1") + ";\n"
 
 RUN_COLUMNS = (
     "run_id", "experiment", "data", "fold", "loss", "model", "seed", "status", "device", "pid", "host",
@@ -303,6 +330,7 @@ class RunStore:
         with transaction(self._conn) as c:
             c.executemany("INSERT OR REPLACE INTO step_metrics (run_id, name, step, epoch, value)"
                           " VALUES (?, ?, ?, ?, ?)", flat)
+            _update_step_series(c, flat)
             c.executemany("UPDATE runs SET heartbeat = ? WHERE run_id = ?", [(now, r) for r in beat])
 
     def log_epoch(self, run_id: str, epoch: int, metrics: Mapping[str, float]) -> None:
@@ -320,6 +348,7 @@ class RunStore:
         """
         with transaction(self._conn) as c:
             c.execute("DELETE FROM step_metrics WHERE run_id = ? AND step >= ?", (run_id, step))
+            _recompute_step_series(c, [(run_id, None)])
             c.execute("DELETE FROM epoch_metrics WHERE run_id = ? AND epoch >= ?", (run_id, epoch))
             c.execute("UPDATE runs SET epochs_done = ? WHERE run_id = ?", (epoch, run_id))
 
@@ -356,7 +385,7 @@ class RunStore:
     def delete_run(self, run_id: str) -> bool:
         """Remove a run and every series/result it recorded (``train --force``); True if it existed."""
         with transaction(self._conn) as c:
-            for table in ("step_metrics", "epoch_metrics", "query_results"):
+            for table in ("step_metrics", "step_series", "epoch_metrics", "query_results"):
                 c.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             return c.execute("DELETE FROM runs WHERE run_id = ?", (run_id,)).rowcount > 0
 
@@ -458,42 +487,50 @@ class RunStore:
         return [tuple(r) for r in self._conn.execute(_STRIDE_SQL, (start, stride, stop, run_id, name)).fetchall()]
 
     def live_step_series(self, run_ids: Sequence[str], names: Sequence[str], *, max_points: int = 1000) -> pd.DataFrame:
-        """Like :meth:`step_series` for charts redrawn while runs train, read incrementally.
+        """Like :meth:`step_series` for charts redrawn while runs train, read incrementally
+        (:meth:`live_step_points`), as one frame ``(run_id, name, step, epoch, value)``."""
+        points = self.live_step_points(run_ids, names, max_points=max_points)
+        return _concat_series([_series_frame(run_id, name, arr) for (run_id, name), arr in points.items()])
+
+    def live_step_points(self, run_ids: Sequence[str], names: Sequence[str], *,
+                         max_points: int = 1000) -> dict[tuple[str, str], np.ndarray]:
+        """Per series with rows, ``{(run_id, name): array of (step, epoch, value) rows}`` (float, NaN
+        for a non-finite value), for charts redrawn while runs train.
 
         Points lie on a grid ``first + k * stride`` (``stride`` grows with the series so that at most
         ``max_points`` points are drawn, the last logged row included). This store remembers each
         series' points between calls: a call reads only the grid points logged since the previous
         one (index seeks), and re-reads a series only when its stride grows or it was truncated (a
-        resumed run).
+        resumed run). Arrays, not a frame: a chart redrawn every 2 s needs no per-series DataFrame.
         """
-        frames = []
+        out = {}
         for run_id in run_ids:
             for name in names:
                 rows = self._live.read(self, run_id, name, max_points)
                 if rows:
-                    frames.append(_series_frame(run_id, name, rows))
-        return _concat_series(frames)
+                    out[(run_id, name)] = np.asarray(rows, dtype=np.float64).reshape(-1, 3)
+        return out
+
+    def run_folds(self, run_ids: Sequence[str]) -> dict[str, int]:
+        """``{run_id: fold}`` of the stored runs among ``run_ids``."""
+        if not run_ids:
+            return {}
+        rows = self._conn.execute(f"SELECT run_id, fold FROM runs WHERE run_id IN ({','.join('?' * len(run_ids))})",
+                                  list(run_ids)).fetchall()
+        return {r[0]: int(r[1]) for r in rows}
 
     def step_summary(self, run_ids: Sequence[str], names: Sequence[str]) -> pd.DataFrame:
-        """Per run and step metric, aggregated in SQL (no series fetched): ``run_id, name, n`` (logged
-        steps), ``first_step, last_step, first_value, last_value`` and the counts of logged values
-        ``negative, zero, positive``."""
+        """Per run and step metric (one ``step_series`` row each, no step row read): ``run_id, name,
+        n`` (logged steps), ``first_step, last_step, first_value, last_value`` and the counts of logged
+        values ``negative, zero, positive``."""
         cols = ["run_id", "name", "n", "first_step", "last_step", "first_value", "last_value", "negative", "zero",
                 "positive"]
         if not run_ids or not names:
             return pd.DataFrame(columns=cols)
         marks_r, marks_n = ",".join("?" * len(run_ids)), ",".join("?" * len(names))
-        rows = self._conn.execute(f"""
-            WITH agg AS (
-                SELECT run_id, name, COUNT(*) AS n, MIN(step) AS first_step, MAX(step) AS last_step,
-                       SUM(value < 0) AS negative, SUM(value = 0) AS zero, SUM(value > 0) AS positive
-                FROM step_metrics WHERE run_id IN ({marks_r}) AND name IN ({marks_n}) GROUP BY run_id, name)
-            SELECT agg.run_id, agg.name, agg.n, agg.first_step, agg.last_step, f.value AS first_value,
-                   l.value AS last_value, agg.negative, agg.zero, agg.positive
-            FROM agg
-            JOIN step_metrics f ON f.run_id = agg.run_id AND f.name = agg.name AND f.step = agg.first_step
-            JOIN step_metrics l ON l.run_id = agg.run_id AND l.name = agg.name AND l.step = agg.last_step
-            ORDER BY agg.run_id, agg.name""", [*run_ids, *names]).fetchall()
+        rows = self._conn.execute(
+            f"SELECT {', '.join(cols)} FROM step_series WHERE run_id IN ({marks_r}) AND name IN ({marks_n})"
+            " ORDER BY run_id, name", [*run_ids, *names]).fetchall()
         return pd.DataFrame([dict(r) for r in rows], columns=cols)
 
     def step_metric_names(self, run_id: str) -> list[str]:
@@ -516,10 +553,12 @@ class RunStore:
         """Per-query test results ``(run_id, qid, value)`` of the given runs for one metric."""
         if not run_ids:
             return pd.DataFrame(columns=["run_id", "qid", "value"])
-        rows = self._conn.execute(
+        cursor = self._conn.cursor()
+        cursor.row_factory = None  # plain tuples: 200 queries x hundreds of runs for one significance table
+        rows = cursor.execute(
             f"SELECT run_id, qid, value FROM query_results WHERE metric = ? AND run_id IN "
             f"({','.join('?' * len(run_ids))}) ORDER BY run_id, qid", [metric, *run_ids]).fetchall()
-        return pd.DataFrame([dict(r) for r in rows], columns=["run_id", "qid", "value"])
+        return pd.DataFrame(rows, columns=["run_id", "qid", "value"])
 
     def counts(self) -> dict[str, int]:
         """Number of runs per status (every status present, zero where none)."""
@@ -554,7 +593,7 @@ ORDER BY m.step
 
 
 def _series_frame(run_id: str, name: str, rows) -> pd.DataFrame:
-    arr = np.asarray([tuple(r) for r in rows], dtype=np.float64).reshape(-1, 3)
+    arr = rows if isinstance(rows, np.ndarray) else np.asarray([tuple(r) for r in rows], dtype=np.float64).reshape(-1, 3)
     return pd.DataFrame({"run_id": run_id, "name": name, "step": arr[:, 0].astype(np.int64),
                          "epoch": arr[:, 1].astype(np.int64), "value": arr[:, 2]})
 
@@ -596,6 +635,52 @@ class _LiveSeries:
         return points[: max_points - 1] + tail if len(points) >= max_points else points + tail
 
 
+def _update_step_series(c: sqlite3.Connection, flat: Sequence[tuple[str, str, int, int, float | None]]) -> None:
+    """Fold newly logged step rows ``(run_id, name, step, epoch, value)`` into their ``step_series``
+    summaries, inside the caller's transaction. Rows after a series' last step (training going on)
+    are added to it; a batch that re-logs a step already stored (or one step twice) replaces values,
+    so those series are recomputed from their rows instead."""
+    batches: dict[tuple[str, str], list[tuple[int, float | None]]] = {}
+    for run_id, name, step, _epoch, value in flat:
+        batches.setdefault((run_id, name), []).append((step, value))
+    if not batches:
+        return
+    run_ids = sorted({r for r, _ in batches})
+    known = {(r["run_id"], r["name"]): r for r in c.execute(
+        f"SELECT * FROM step_series WHERE run_id IN ({','.join('?' * len(run_ids))})", run_ids)}
+    upserts, recompute = [], []
+    for key, rows in batches.items():
+        steps = [step for step, _ in rows]
+        old = known.get(key)
+        if len(set(steps)) != len(steps) or (old is not None and min(steps) <= old["last_step"]):
+            recompute.append(key)
+            continue
+        rows.sort()
+        values = [v for _, v in rows if v is not None]
+        new = {"n": len(rows), "first_step": rows[0][0], "first_value": rows[0][1], "last_step": rows[-1][0],
+               "last_value": rows[-1][1], "negative": sum(v < 0 for v in values), "zero": sum(v == 0 for v in values),
+               "positive": sum(v > 0 for v in values)}
+        if old is not None:
+            new.update(n=old["n"] + new["n"], first_step=old["first_step"], first_value=old["first_value"],
+                       negative=old["negative"] + new["negative"], zero=old["zero"] + new["zero"],
+                       positive=old["positive"] + new["positive"])
+        upserts.append((*key, new["n"], new["first_step"], new["first_value"], new["last_step"], new["last_value"],
+                        new["negative"], new["zero"], new["positive"]))
+    c.executemany("INSERT OR REPLACE INTO step_series (run_id, name, n, first_step, first_value, last_step, "
+                  "last_value, negative, zero, positive) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", upserts)
+    if recompute:
+        _recompute_step_series(c, recompute)
+
+
+def _recompute_step_series(c: sqlite3.Connection, keys: Sequence[tuple[str, str | None]]) -> None:
+    """Rebuild the ``step_series`` rows of ``(run_id, name)`` (name None: every series of the run) from
+    their step rows (after a truncation, or a batch that replaced stored steps)."""
+    for run_id, name in keys:
+        where, args = ("run_id = ?", (run_id,)) if name is None else ("run_id = ? AND name = ?", (run_id, name))
+        c.execute(f"DELETE FROM step_series WHERE {where}", args)
+        c.execute("INSERT INTO step_series " + _STEP_SERIES_SELECT.format(where=where), args)
+
+
 def _finite_or_none(value) -> float | None:
     if value is None:
         return None
@@ -606,8 +691,6 @@ def _finite_or_none(value) -> float | None:
 def ndcg_per_query(store: "RunStore", run_ids: Sequence[str], k: int) -> pd.DataFrame:
     """Per-query test NDCG@k under the default convention, ``(run_id, qid, value)``: stored as
     ``ndcg@k(gain=exp,norel=1)``; runs stored before names carried conventions have it as ``ndcg@k``."""
-    from ltr.metrics import metric_name
-
     named = store.per_query(list(run_ids), metric_name(k))
     legacy = [r for r in run_ids if r not in set(named["run_id"])]
     return pd.concat([named, store.per_query(legacy, f"ndcg@{k}")], ignore_index=True) if legacy else named

@@ -1,4 +1,6 @@
 """Results: effectiveness against training cost, the significance table, and a per-fold drill-down."""
+from functools import partial
+
 import streamlit as st
 
 from ltr import views
@@ -70,9 +72,10 @@ with views.session_store(st.session_state) as store:
             st.caption(views.significance_legend(report))
             if views.has_tests(report):  # nothing to export while there is nothing to test
                 d_csv, d_tex = st.columns(2)
-                d_csv.download_button("Download CSV", views.significance_csv(report),
+                # files made on click (callables), not on every render: LaTeX goes through pandas' Styler
+                d_csv.download_button("Download CSV", partial(views.significance_csv, report),
                                       file_name=f"significance-{data}-{model}.csv", mime="text/csv")
-                d_tex.download_button("Download LaTeX", views.significance_latex(report),
+                d_tex.download_button("Download LaTeX", partial(views.significance_latex, report),
                                       file_name=f"significance-{data}-{model}.tex", mime="text/x-tex")
 
         points = views.theta_vs_steps(store, runs, "theta_d")

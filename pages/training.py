@@ -130,7 +130,8 @@ def charts_section(store) -> None:
         fold_layout = views.FOLD_LAYOUTS[layout or "one panel per fold"]
         fig, n_points = views.step_figure(store, group.run_ids, names, title="Loss parameters over training",
                                           **fold_layout)
-        views.add_drift_reference(fig, store, group.run_ids, names, **fold_layout)
+        diagnostic = views.drift_diagnostic(store, group.run_ids)
+        views.add_drift_reference(fig, store, group.run_ids, names, diagnostic=diagnostic, **fold_layout)
         st.plotly_chart(fig, key="param_chart", width="stretch")
         st.caption(f"{n_points} points (long series are downsampled) · updated {dt.datetime.now():%H:%M:%S} · "
                    "dashed: the drift reference θ₀ + (loss-parameter learning rate) × step, where Adam takes a θ "
@@ -139,7 +140,7 @@ def charts_section(store) -> None:
                     "negative / zero / positive, the majority sign's share of the non-zero ones (`one_sign`), and "
                     "the final θ against the drift reference (`of_reference` ≈ ±1 or beyond: drift; a gradient "
                     "that keeps growing makes Adam overshoot it).")
-        st.dataframe(views.drift_diagnostic(store, group.run_ids).drop(columns="run_id"), hide_index=True,
+        st.dataframe(diagnostic.drop(columns="run_id"), hide_index=True,
                      width="stretch")
     else:
         st.info(views.no_parameters_message(store, group))

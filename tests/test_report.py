@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 import numpy as np
 import pandas as pd
 import pytest
@@ -268,3 +269,57 @@ def test_an_unknown_candidate_is_an_error(study):
     store, _, _ = study
     with pytest.raises(ReportError, match="unknown candidate loss 'learndgc'"):
         significance_table(store, DATA, MODEL, candidate="learndgc")
+
+
+def test_paired_t_test_equals_scipy_ttest_rel():
+    """paired_t_test (scipy.special's t tail, no scipy.stats import) gives ttest_rel's t and p: random
+    pairs of many sizes, a tiny and a large effect, and differences that are all equal (t = ±inf, p = 0)."""
+    from ltr.report import paired_t_test
+
+    rng = np.random.default_rng(7)
+    for n in (2, 3, 5, 30, 200, 5000):
+        for shift in (0.0, 1e-3, 0.5):
+            a = rng.random(n)
+            b = a - shift + rng.normal(scale=0.1, size=n)
+            t, p = paired_t_test(a, b)
+            ref = stats.ttest_rel(a, b)
+            assert t == pytest.approx(ref.statistic, rel=1e-10) and p == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300)
+    a = np.array([0.5, 0.6, 0.7])
+    with warnings.catch_warnings():  # scipy warns of the zero variance it handles as we do
+        warnings.simplefilter("ignore")
+        ref = stats.ttest_rel(a, a - 0.1)
+    t, p = paired_t_test(a, a - 0.1)
+    assert np.isinf(t) and t > 0 and p == 0.0 and np.isinf(ref.statistic) and ref.pvalue == 0.0
+
+
+def test_the_results_page_data_path_imports_neither_torch_nor_scipy_stats(study):
+    """The Results page's first render must not pay for torch (about 2 s) or scipy.stats (about 1 s):
+    every views call the page makes runs in a fresh interpreter that then has neither imported."""
+    import subprocess
+    import sys
+    import textwrap
+
+    from core.paths import PROJECT_ROOT
+
+    code = textwrap.dedent(f"""
+        import sys
+        from ltr import views
+        with views.open_store({str(study[0].path)!r}) as store:
+            options = views.result_options(store)
+            data, model = options.iloc[0]["data"], options.iloc[0]["model"]
+            every = views.completed_runs(store, data, model)
+            configuration = views.configuration_choices(every)["configuration"].iloc[0]
+            runs = views.runs_in_configuration(every, configuration)
+            table = views.cost_effectiveness(runs, 10)
+            views.cost_figure(table, 10, title="t", runs=runs).to_dict()
+            report = views.significance(store, data, model, holm=True, configuration=configuration,
+                                        exclude_no_relevant=False)
+            views.significance_display(report, show_p=True)
+            views.theta_vs_steps(store, runs, "theta_d")
+            views.fold_table(runs, 10), views.failed_runs(store)
+        assert report["p@10"].notna().any(), report
+        print(sorted(m for m in ("torch", "scipy.stats") if m in sys.modules))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from core.paths import PROJECT_ROOT
@@ -229,3 +230,69 @@ def test_store_created_before_the_new_columns_gets_them(tmp_path):
         s.register_run("r", CONFIG)
         s.start_run("r", device="cpu")
         assert s.get_run("r")["pid_started"] == proc_start_time(os.getpid())
+
+
+_SUMMARY_COLUMNS = ["run_id", "name", "n", "first_step", "last_step", "first_value", "last_value", "negative",
+                    "zero", "positive"]
+
+
+def assert_summary_matches_rows(store: RunStore, run_id: str) -> None:
+    """The write path's step_series rows equal the summaries aggregated from every step row."""
+
+    sql = ltr_store._STEP_SERIES_SELECT.format(where="run_id = ?")
+    order = ["run_id", "name", "n", "first_step", "first_value", "last_step", "last_value", "negative", "zero",
+             "positive"]
+    expected = pd.DataFrame([dict(zip(order, r)) for r in store._conn.execute(sql, (run_id,))], columns=order)
+    expected = expected[_SUMMARY_COLUMNS].sort_values("name", ignore_index=True)
+    stored = store.step_summary([run_id], ["loss", "theta_d", "grad"])
+    assert not stored.empty
+    pd.testing.assert_frame_equal(stored, expected, check_dtype=False)
+
+
+def test_step_series_summary_follows_appends_resumes_and_relogged_steps(store):
+    """The write path's per-series summary equals one aggregated from the step rows after appends in
+    several batches, a NaN value, a truncation (resume) with a different continuation, a batch that
+    re-logs stored steps without truncating, and a batch holding one step twice."""
+    rng = np.random.default_rng(3)
+    store.register_run("r", CONFIG)
+
+    def batch(start, stop):
+        return [(s, s // 10, {"loss": float(v[0]), "theta_d": float(v[1]), "grad": float(np.sign(v[2]))})
+                for s, v in zip(range(start, stop), rng.normal(size=(stop - start, 3)))]
+
+    store.log_steps("r", batch(0, 25))
+    store.log_steps("r", batch(25, 40) + [(40, 4, {"loss": float("nan"), "grad": 0.0})])
+    assert_summary_matches_rows(store, "r")
+    loss = store.step_summary(["r"], ["loss"]).iloc[0]
+    assert loss["n"] == 41 and loss["first_step"] == 0 and loss["last_step"] == 40 and pd.isna(loss["last_value"])
+    grad = store.step_summary(["r"], ["grad"]).iloc[0]
+    assert grad["negative"] + grad["zero"] + grad["positive"] == 41 and grad["zero"] >= 1
+
+    store.truncate_after("r", step=30, epoch=3)  # resumed from a checkpoint at step 30
+    assert store.step_summary(["r"], ["loss"]).iloc[0]["last_step"] == 29
+    assert_summary_matches_rows(store, "r")
+    store.log_steps("r", batch(30, 50))
+    store.log_steps("r", batch(45, 55))  # re-logs steps 45-49 without a truncation
+    store.log_steps("r", [(55, 5, {"loss": -1.0}), (55, 5, {"loss": 2.0})])  # the same step twice
+    assert_summary_matches_rows(store, "r")
+    assert store.step_summary(["r"], ["loss"]).iloc[0]["last_value"] == 2.0
+    store.delete_run("r")
+    assert store.step_summary(["r"], ["loss"]).empty
+
+
+def test_store_created_before_step_series_gets_it_filled(tmp_path):
+    """A store written by the previous schema (no step_series) gets its summaries on first open."""
+    import sqlite3
+
+    old = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(old)
+    conn.executescript(ltr_store._TABLES.split("CREATE TABLE IF NOT EXISTS step_series")[0])
+    conn.executemany("INSERT INTO step_metrics VALUES (?, ?, ?, ?, ?)",
+                     [("r", "theta_d", s, 0, 0.5 - 0.1 * s) for s in range(10)])
+    conn.commit()
+    conn.close()
+    with RunStore(old) as s:
+        row = s.step_summary(["r"], ["theta_d"]).iloc[0]
+        assert (row["n"], row["first_step"], row["last_step"]) == (10, 0, 9)
+        assert (row["positive"], row["zero"], row["negative"]) == (5, 1, 4)
+        assert row["first_value"] == 0.5 and row["last_value"] == pytest.approx(-0.4)

@@ -28,7 +28,7 @@ from ltr.losses.neuralloss import NeuralLoss
 from ltr.losses.neuralndcg import NeuralNDCG
 from ltr.losses.ranknet import RankNet
 from ltr.losses.rmse import RMSE
-from ltr.names import LOSS_NAMES
+from ltr.names import IDENTICAL_AT_DEFAULTS, LEARNABLE_LOSSES, LOSS_NAMES
 
 
 def _learndcg_fixed(**params) -> LearnDCG:
@@ -49,11 +49,7 @@ _FACTORIES = {
     "learndcg_fixed": _learndcg_fixed,
     "learndcg_meta": LearnDCGMeta,
 }
-# Losses with learnable parameters (trained at the loss-parameter learning rate ``loss_lr``).
-LEARNABLE_LOSSES: tuple[str, ...] = ("learndcg", "learndcg_meta")
-# name -> (the loss it equals at its default parameters, why); see canonical_loss
-IDENTICAL_AT_DEFAULTS = {"learndcg_fixed": ("approxndcg", "identical by construction: LearnDCG frozen at "
-                                            "b_g = b_d = 2, alpha = 1 is ApproxNDCG(alpha = 1), value and gradient")}
+# learndcg_fixed's defaults, at which it is reported as its twin (ltr.names.IDENTICAL_AT_DEFAULTS)
 _FIXED_DEFAULTS = {"b_g": 2.0, "b_d": 2.0, "alpha": 1.0, "normalisation": "standard"}
 
 

@@ -26,6 +26,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ltr.store import RunStore
+from ltr.views.charts import panel_axes
 
 THETAS = ("theta_d", "theta_g", "theta_alpha")
 DRIFT_COLOUR = "#444444"
@@ -44,8 +45,7 @@ def drift_diagnostic(store: RunStore, run_ids: Sequence[str]) -> pd.DataFrame:
     summary = store.step_summary(list(run_ids), [*THETAS, *(f"grad_{t}" for t in THETAS)])
     if summary.empty:
         return pd.DataFrame(columns=cols)
-    runs = store.list_runs(run_ids=list(run_ids))
-    fold_of = dict(zip(runs["run_id"], runs["fold"].astype(int)))
+    fold_of = store.run_folds(list(run_ids))
     lr_of = _loss_lr(store, run_ids)
     by_key = {(r["run_id"], r["name"]): r for r in summary.to_dict("records")}
     rows = []
@@ -70,15 +70,17 @@ def drift_diagnostic(store: RunStore, run_ids: Sequence[str]) -> pd.DataFrame:
 
 
 def add_drift_reference(fig: go.Figure, store: RunStore, run_ids: Sequence[str], names: Sequence[str], *,
-                        per_fold: bool = False, offset: bool = False) -> int:
+                        per_fold: bool = False, offset: bool = False, diagnostic: pd.DataFrame | None = None) -> int:
     """Add the dashed line ``θ₀ + loss_lr × step`` to each θ panel of a :func:`ltr.views.step_figure`
     figure drawn with the same ``per_fold``/``offset`` layout: one line per distinct θ₀ and loss_lr
     (usually one for all folds) on overlaid panels, one per fold on per-fold panels, and
-    ``loss_lr × step`` from 0 on the "change since step 0" view. Returns the lines added."""
-    diag = drift_diagnostic(store, run_ids)
+    ``loss_lr × step`` from 0 on the "change since step 0" view. ``diagnostic``: the runs'
+    :func:`drift_diagnostic` when the caller has it already. Returns the lines added."""
+    diag = drift_diagnostic(store, run_ids) if diagnostic is None else diagnostic
     fold_columns = sorted(diag["fold"].dropna().unique().tolist()) if per_fold else []
     grid = len(names) > 1 or len(fold_columns) > 1
-    added = 0
+    n_cols = len(fold_columns) if per_fold and grid else len(names)
+    traces = []
     for row_index, name in enumerate(names, start=1):
         part = diag[diag["parameter"] == name]
         if part.empty:
@@ -88,18 +90,18 @@ def add_drift_reference(fig: go.Figure, store: RunStore, run_ids: Sequence[str],
         for _key, g in groups:
             last, lr = int(g["steps"].max()), float(g["loss_lr"].iloc[0])
             start = 0.0 if offset else float(g["theta_0"].iloc[0])
-            trace = go.Scatter(x=[0, last], y=[start, start + lr * last], mode="lines",
-                               name=f"drift reference θ₀ + {lr:g}·step", legendgroup="drift",
-                               showlegend=added == 0, line={"color": DRIFT_COLOUR, "dash": "dash", "width": 1.5},
-                               hovertemplate="drift reference<br>step %{x}<br>%{y:.4f}<extra></extra>")
+            trace = {"type": "scatter", "x": [0, last], "y": [start, start + lr * last], "mode": "lines",
+                     "name": f"drift reference θ₀ + {lr:g}·step", "legendgroup": "drift", "showlegend": not traces,
+                     "line": {"color": DRIFT_COLOUR, "dash": "dash", "width": 1.5},
+                     "hovertemplate": "drift reference<br>step %{x}<br>%{y:.4f}<extra></extra>"}
             if per_fold and grid:
-                fig.add_trace(trace, row=row_index, col=fold_columns.index(g["fold"].iloc[0]) + 1)
+                trace.update(panel_axes(row_index, fold_columns.index(g["fold"].iloc[0]) + 1, n_cols))
             elif grid:
-                fig.add_trace(trace, row=1, col=row_index)
-            else:
-                fig.add_trace(trace)
-            added += 1
-    return added
+                trace.update(panel_axes(1, row_index, n_cols))
+            traces.append(trace)
+    if traces:
+        fig.add_traces(traces)
+    return len(traces)
 
 
 def theta_vs_steps(store: RunStore, runs: pd.DataFrame, parameter: str = "theta_d") -> pd.DataFrame:

@@ -100,10 +100,7 @@ def cost_figure(table: pd.DataFrame, k: int, *, title: str, runs: pd.DataFrame |
     the mean over folds as a large marker whose bars span the folds' minimum to maximum (the spread as
     it is, never below zero minutes). Losses are told apart by colour, marker and legend (no text
     labels to collide); the axes stay within [0, 1] NDCG and start at 0 minutes, also for one point."""
-    from ltr.losses import LOSS_NAMES
-
-    fig = go.Figure()
-    xs, ys = [], []
+    traces, xs, ys = [], [], []  # plain trace dicts, validated once when the figure is built
     latest = latest_per_loss_and_fold(runs) if runs is not None and not runs.empty else None
     for row in table.to_dict("records"):
         i = LOSS_NAMES.index(row["loss"]) if row["loss"] in LOSS_NAMES else len(LOSS_NAMES) - 1
@@ -111,36 +108,37 @@ def cost_figure(table: pd.DataFrame, k: int, *, title: str, runs: pd.DataFrame |
         if latest is not None:
             folds = latest[latest["loss"] == row["loss"]].sort_values("fold")
             custom = folds[["fold", "train_seconds", "cpu_seconds", "load_at_start"]].astype(float).to_numpy()
-            fig.add_trace(go.Scatter(
-                x=folds["minutes"], y=folds[f"test_ndcg{k}"], mode="markers", name=f"{row['loss']} (folds)",
-                legendgroup=row["loss"], showlegend=False, opacity=0.45,
-                marker={"size": 7, "color": colour, "symbol": symbol}, customdata=custom,
-                hovertemplate=(f"{row['loss']} fold %{{customdata[0]:.0f}}<br>NDCG@{k} %{{y:.4f}}<br>%{{x:.2f}} min; "
-                               "loop %{customdata[1]:.1f} s wall, %{customdata[2]:.1f} s CPU<br>"
-                               "load at start %{customdata[3]:.2f}<extra></extra>")))
+            traces.append({
+                "type": "scatter", "x": folds["minutes"].to_numpy(), "y": folds[f"test_ndcg{k}"].to_numpy(),
+                "mode": "markers", "name": f"{row['loss']} (folds)", "legendgroup": row["loss"], "showlegend": False,
+                "opacity": 0.45, "marker": {"size": 7, "color": colour, "symbol": symbol}, "customdata": custom,
+                "hovertemplate": (f"{row['loss']} fold %{{customdata[0]:.0f}}<br>NDCG@{k} %{{y:.4f}}<br>%{{x:.2f}} min; "
+                                  "loop %{customdata[1]:.1f} s wall, %{customdata[2]:.1f} s CPU<br>"
+                                  "load at start %{customdata[3]:.2f}<extra></extra>")})
             xs += folds["minutes"].tolist()
             ys += folds[f"test_ndcg{k}"].tolist()
-        fig.add_trace(go.Scatter(
-            x=[row["minutes_mean"]], y=[row["ndcg_mean"]], mode="markers", name=row["loss"], legendgroup=row["loss"],
-            marker={"size": 16 if row["loss"] == "learndcg" else 12, "color": colour, "symbol": symbol,
-                    "line": {"color": "white", "width": 1}},
-            error_x={"type": "data", "symmetric": False, "array": [row["minutes_max"] - row["minutes_mean"]],
-                     "arrayminus": [row["minutes_mean"] - row["minutes_min"]], "thickness": 1, "color": colour},
-            error_y={"type": "data", "symmetric": False, "array": [row["ndcg_max"] - row["ndcg_mean"]],
-                     "arrayminus": [row["ndcg_mean"] - row["ndcg_min"]], "thickness": 1, "color": colour},
-            hovertemplate=(f"{row['loss']} (mean of {row['folds']} fold(s))<br>NDCG@{k} %{{y:.4f}} "
-                           f"[{row['ndcg_min']:.4f}, {row['ndcg_max']:.4f}]<br>%{{x:.2f}} min "
-                           f"[{row['minutes_min']:.2f}, {row['minutes_max']:.2f}]<extra></extra>")))
+        traces.append({
+            "type": "scatter", "x": [row["minutes_mean"]], "y": [row["ndcg_mean"]], "mode": "markers",
+            "name": row["loss"], "legendgroup": row["loss"],
+            "marker": {"size": 16 if row["loss"] == "learndcg" else 12, "color": colour, "symbol": symbol,
+                       "line": {"color": "white", "width": 1}},
+            "error_x": {"type": "data", "symmetric": False, "array": [row["minutes_max"] - row["minutes_mean"]],
+                        "arrayminus": [row["minutes_mean"] - row["minutes_min"]], "thickness": 1, "color": colour},
+            "error_y": {"type": "data", "symmetric": False, "array": [row["ndcg_max"] - row["ndcg_mean"]],
+                        "arrayminus": [row["ndcg_mean"] - row["ndcg_min"]], "thickness": 1, "color": colour},
+            "hovertemplate": (f"{row['loss']} (mean of {row['folds']} fold(s))<br>NDCG@{k} %{{y:.4f}} "
+                              f"[{row['ndcg_min']:.4f}, {row['ndcg_max']:.4f}]<br>%{{x:.2f}} min "
+                              f"[{row['minutes_min']:.2f}, {row['minutes_max']:.2f}]<extra></extra>")})
         xs += [row["minutes_min"], row["minutes_max"]]
         ys += [row["ndcg_min"], row["ndcg_max"]]
-    fig.update_layout(title=title, height=480, showlegend=True, legend_title_text="loss",
-                      margin={"l": 60, "r": 20, "t": 60, "b": 50})
-    fig.update_xaxes(title_text="training time per fold (minutes: training loop + NeuralLoss pre-training)")
-    fig.update_yaxes(title_text=f"test NDCG@{k}")
+    layout = {"title": {"text": title}, "height": 480, "showlegend": True, "legend": {"title": {"text": "loss"}},
+              "margin": {"l": 60, "r": 20, "t": 60, "b": 50},
+              "xaxis": {"title": {"text": "training time per fold (minutes: training loop + NeuralLoss pre-training)"}},
+              "yaxis": {"title": {"text": f"test NDCG@{k}"}}}
     if xs:  # time from 0: costs compare as ratios; NDCG within [0, 1]
-        fig.update_xaxes(range=[0.0, max(max(xs) * 1.15, 0.05)])
-        fig.update_yaxes(range=axis_range(ys, floor=0.0, ceiling=1.0, min_span=0.05))
-    return fig
+        layout["xaxis"]["range"] = [0.0, max(max(xs) * 1.15, 0.05)]
+        layout["yaxis"]["range"] = axis_range(ys, floor=0.0, ceiling=1.0, min_span=0.05)
+    return go.Figure({"data": traces, "layout": layout})
 
 
 def fold_table(runs: pd.DataFrame, k: int = 10) -> pd.DataFrame:
