@@ -140,7 +140,7 @@ class RemoteRunStore:
     def start_run(self, run_id: str, *, device: str, pid: int | None = None) -> None:
         # Recorded as this worker process on this node (its start time and load read here): the
         # store's liveness checks judge the trainer, not the writer actor.
-        from ltr.store import proc_start_time
+        from core.processes import proc_start_time
 
         pid = pid or self.pid
         self._call("start_run", run_id, device=device, pid=pid, host=self.host, pid_started=proc_start_time(pid),

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from core.db import connect, transaction
+from core.processes import proc_start_time
 from core.paths import cache_dir
 from ltr.conventions import metric_name
 from ltr.cutoffs import NDCG_CUTOFFS
@@ -161,19 +162,6 @@ def canonical_data(data: str) -> str:
 
 def default_store_path() -> Path:
     return cache_dir() / "runs.sqlite"
-
-
-def proc_start_time(pid: int | None) -> str | None:
-    """Start time of process ``pid`` (field 22 of /proc/<pid>/stat, clock ticks since boot); None when
-    it does not exist or is a zombie (exited, not yet reaped: not alive for our purposes)."""
-    if not pid:
-        return None
-    try:
-        with open(f"/proc/{int(pid)}/stat") as fh:
-            fields = fh.read().rsplit(") ", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return None if fields[0] == "Z" else fields[19]
 
 
 def _same_process_alive(pid: int | None, started: str | None) -> bool:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Protocol
 from core.jobs.hosts import HostProcess
 from core.jobs.records import JobError
 from core.paths import PROJECT_ROOT, cache_dir, cache_subdir, load_config
+from core.processes import proc_start_time
 
 if TYPE_CHECKING:
     from core.jobs.records import Job
@@ -46,16 +47,6 @@ def visible_device(index: str) -> str:
     if visible and index.isdigit() and int(index) < len(visible):
         return visible[int(index)]
     return index
-
-
-def proc_start_time(pid: int) -> str | None:
-    """Field 22 of /proc/<pid>/stat (start time in clock ticks), None when the process is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            rest = fh.read().rsplit(") ", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return None if rest[0] == "Z" else rest[19]
 
 
 HOSTED = "host"  # third field of a hosted job's handle

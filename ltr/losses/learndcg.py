@@ -63,7 +63,19 @@ def inverse_softplus(value: float) -> float:
     return math.log(math.expm1(value))
 
 
-class LearnDCG(RankingLoss):
+class LearnableGainLoss(RankingLoss):
+    """The learnable gain both LearnDCG variants share: parameters ``_theta_g`` and ``_theta_d`` (set
+    by the subclass), exposed as ``theta_g``/``theta_d``, and ``b_g = 1 + softplus(θ_g)``."""
+
+    theta_g = property(lambda self: self._theta_g)
+    theta_d = property(lambda self: self._theta_d)
+
+    @property
+    def b_g(self) -> Tensor:
+        return 1.0 + F.softplus(self._theta_g)
+
+
+class LearnDCG(LearnableGainLoss):
     def __init__(
         self,
         b_g: float = 2.0,
@@ -90,13 +102,7 @@ class LearnDCG(RankingLoss):
         self._theta_d = nn.Parameter(torch.tensor(inverse_softplus(b_d - 1.0)), requires_grad=learnable)
         self._theta_alpha = nn.Parameter(torch.tensor(inverse_softplus(alpha)), requires_grad=learnable)
 
-    theta_g = property(lambda self: self._theta_g)
-    theta_d = property(lambda self: self._theta_d)
     theta_alpha = property(lambda self: self._theta_alpha)
-
-    @property
-    def b_g(self) -> Tensor:
-        return 1.0 + F.softplus(self._theta_g)
 
     @property
     def b_d(self) -> Tensor:

@@ -64,12 +64,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ltr.losses._common import DEFAULT_EPS, RankingLoss, check_batch, mean_over
+from ltr.losses._common import DEFAULT_EPS, check_batch, mean_over
 from ltr.losses.approxndcg import approx_ndcg_at_k, approx_ndcg_per_query
-from ltr.losses.learndcg import inverse_softplus
+from ltr.losses.learndcg import LearnableGainLoss, inverse_softplus
 
 
-class LearnDCGMeta(RankingLoss):
+class LearnDCGMeta(LearnableGainLoss):
     def __init__(self, b_g: float = 2.0, p_d: float = 1.0, alpha: float = 1.0, *, target_k: int = 10,
                  target_alpha: float = 1.0, learnable: bool = True, eps: float = DEFAULT_EPS):
         super().__init__()
@@ -82,13 +82,6 @@ class LearnDCGMeta(RankingLoss):
         self._theta_g = nn.Parameter(torch.tensor(inverse_softplus(b_g - 1.0)), requires_grad=self.learnable)
         self._theta_d = nn.Parameter(torch.tensor(inverse_softplus(p_d)), requires_grad=self.learnable)
         self._validation: list = []
-
-    theta_g = property(lambda self: self._theta_g)
-    theta_d = property(lambda self: self._theta_d)
-
-    @property
-    def b_g(self) -> Tensor:
-        return 1.0 + F.softplus(self._theta_g)
 
     @property
     def p_d(self) -> Tensor:
