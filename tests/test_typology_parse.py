@@ -42,7 +42,7 @@ def test_parse_categories_dedupes_caps_and_rejects_garbage():
     assert parse_categories("I cannot help with that.") == []
     copied = ('1. False Dichotomy Fallacy\n2. One Sentence\n```json\n[{"name": "short category name", '
               '"description": "one sentence"}]\n```')  # seen from SmolLM2-135M on DL19
-    assert [c.name for c in parse_categories(copied)] == ["False Dichotomy Fallacy", "One Sentence"]
+    assert [c.name for c in parse_categories(copied)] == ["False Dichotomy Fallacy"]  # "One Sentence": the placeholder
     assert parse_categories("") == []
     assert parse_categories('[{"name": "' + "x" * 200 + '"}]') == []
     assert extract_json("__import__('os').system('echo pwned')") is None  # literals only, never code
@@ -122,3 +122,18 @@ def test_sentence_list_items_become_named_categories():
     cats = parse_categories(text)
     assert [c.name for c in cats] == ["involves a complex and technical question", "Ambiguous subject"]
     assert cats[0].description.startswith("This query is hard to retrieve because")
+
+
+def test_prompt_placeholders_and_outline_numbers_are_not_categories():
+    """Two answers SmolLM2-135M gave on DL20 (stored raw answers, abridged): the prompt's JSON example
+    copied back ("One sentence", on which a run had "converged") and a typology of outline numbers.
+    Neither holds a category, so the round is unparseable instead of a typology."""
+    echo = ('This list contains 8 general failure categories:\n\n'
+            '- "Short category name" - This category is a list of 8 general failure categories.\n'
+            '- "One sentence" - This sentence is a list of 8 general failure categories.\n'
+            '- "One sentence" - This sentence is a list of 8 general failure categories.\n')
+    assert parse_categories(echo) == []
+    outline = "1. 2.1.1.1: text\n2. 5.1.1.1: more text\n3. 9.1.1.1 - even more\n"
+    assert parse_categories(outline) == []
+    mixed = echo + "- Ambiguous entity: the query names two things\n"
+    assert [c.name for c in parse_categories(mixed)] == ["Ambiguous entity"]

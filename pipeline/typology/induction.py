@@ -37,6 +37,10 @@ from pipeline.typology.categories import TASK_TITLES, Category, category_keys
 from pipeline.typology.parse import parse_assignment, parse_categories, parse_reason
 
 PROMPT_VERSION = "typology-v1"
+# Part of a run's id beside the prompts': a run read by an older parser is recomputed, not reused
+# (its calls are replayed from the response cache). 2: prompt placeholders and letterless names are
+# not categories.
+PARSER_VERSION = 2
 SYSTEM = ("You are an information retrieval researcher analysing why search queries fail. "
           "Answer briefly and exactly in the format asked.")
 TASK_EXPLANATIONS = {
@@ -64,7 +68,7 @@ class InductionConfig:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
 
     def as_dict(self) -> dict:
-        return {**asdict(self), "prompt_version": PROMPT_VERSION}
+        return {**asdict(self), "prompt_version": PROMPT_VERSION, "parser_version": PARSER_VERSION}
 
 
 @dataclass(frozen=True)

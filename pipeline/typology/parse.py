@@ -21,9 +21,17 @@ _NAME_DESC = re.compile(r"^\**\s*(?P<name>[^:*]{2,90}?)\s*\**\s*(?::|\s-\s|\s–
 NAME_KEYS = ("name", "category", "title", "label", "reason", "type")
 DESC_KEYS = ("description", "desc", "definition", "explanation", "details")
 JUSTIFICATION_KEYS = ("justification", "why", "because", "explanation", "rationale", "reason_text", "evidence")
-MATCH_RATIO = 0.8
-# the prompts' JSON examples: a small model often copies them back; they are never categories
-PLACEHOLDER_NAMES = {"short category name", "category name", "name"}  # difflib similarity above which a slightly misspelt category name still matches
+MATCH_RATIO = 0.8  # difflib similarity above which a slightly misspelt category name still matches
+# The prompts' JSON examples ({"name": "short category name", "description": "one sentence"}, ...): a
+# small model often copies them back (measured: SmolLM2-135M "converged" on a category named
+# "One sentence"); they are never categories.
+PLACEHOLDER_NAMES = {"short category name", "category name", "name", "one sentence", "short reason"}
+
+
+def _is_category(cat: Category | None) -> bool:
+    """A usable category: not a prompt placeholder, and a name with a letter in it (outline numbers
+    such as "5.1.1.1", which the 135M model produced as a whole typology, are not names)."""
+    return cat is not None and cat.key not in PLACEHOLDER_NAMES and re.search(r"[^\W\d_]", cat.key) is not None
 
 
 def _balanced(text: str, start: int) -> str | None:
@@ -151,10 +159,9 @@ def parse_categories(text: str, max_categories: int | None = None) -> list[Categ
             elif isinstance(item, str):
                 name, _, desc = item.partition(":")
                 cats.append(clean_category(name, desc))
-    cats = [c for c in cats if c is not None and c.key not in PLACEHOLDER_NAMES]
+    cats = [c for c in cats if _is_category(c)]
     if not cats:
-        cats = [clean_category(name, desc) for name, desc in _list_lines(text)]
-        cats = [c for c in cats if c is not None and c.key not in PLACEHOLDER_NAMES]
+        cats = [c for c in (clean_category(name, desc) for name, desc in _list_lines(text)) if _is_category(c)]
     cats = dedupe(cats)
     return cats[:max_categories] if max_categories else cats
 
