@@ -203,3 +203,52 @@ def test_train_from_the_ui_and_watch_theta_d(dashboard):
     # cancelling ends the run, stored as cancelled (never failed), not the host process.
     _wait(lambda: run_status() != "running", 30, "the run to stop")
     assert run_status() == "cancelled"
+
+
+def test_significance_downloads_are_made_on_click(dashboard):
+    """The Results page's CSV and LaTeX downloads, which the page now hands to Streamlit as callables
+    (made on click, not on every render): a real click in Chromium yields the significance table of
+    the stored runs, under its file name."""
+    import numpy as np
+    from playwright.sync_api import sync_playwright
+
+    from ltr.store import RunStore
+
+    rng = np.random.default_rng(0)
+    with RunStore() as store:  # the dashboard's own store (its private cache)
+        for loss, shift in (("approxndcg", 0.0), ("learndcg", 0.05)):
+            for fold in (1, 2):
+                run_id = f"{loss}-{fold}"
+                store.register_run(run_id, {"data": "synthetic-mq2008", "fold": fold, "loss": loss, "model": "mlp",
+                                            "seed": 0})
+                store.start_run(run_id, device="cpu")
+                values = {f"q{fold}-{i}": float(v) for i, v in enumerate(np.clip(rng.random(20) + shift, 0, 1))}
+                per_query = {f"ndcg@{k}(gain=exp,norel=1)": values for k in (1, 3, 5, 10)}
+                store.finish_run(run_id, test_means={f"ndcg@{k}": float(np.mean(list(values.values())))
+                                                     for k in (1, 3, 5, 10)},
+                                 per_query=per_query, train_seconds=1.0)
+    with sync_playwright() as pw:
+        browser = _browser(pw)
+        page = browser.new_page(viewport={"width": 1400, "height": 2200}, accept_downloads=True)
+        try:
+            page.goto(f"{dashboard}/results")
+            button = page.get_by_role("button", name="Download CSV")
+            button.wait_for(timeout=60_000)
+            with page.expect_download(timeout=30_000) as csv_download:
+                button.click()
+            csv_text = Path(csv_download.value.path()).read_text()
+            csv_name = csv_download.value.suggested_filename
+            with page.expect_download(timeout=30_000) as tex_download:
+                page.get_by_role("button", name="Download LaTeX").click()
+            tex_text = Path(tex_download.value.path()).read_text()
+        except BaseException:
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "results-download-failure.png"), full_page=True)
+            raise
+        finally:
+            browser.close()
+    header, *rows = csv_text.strip().splitlines()
+    assert "loss" in header.split(",") and "p@10" in header.split(",")
+    assert sorted(r.split(",")[header.split(",").index("loss")] for r in rows) == ["approxndcg", "learndcg"]
+    assert csv_name == "significance-synthetic-mq2008-mlp.csv"
+    assert "\\begin{tabular}" in tex_text and "learndcg" in tex_text
