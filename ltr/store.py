@@ -110,6 +110,12 @@ _STEP_SERIES_SELECT = """
     FROM agg
     JOIN step_metrics f ON f.run_id = agg.run_id AND f.name = agg.name AND f.step = agg.first_step
     JOIN step_metrics l ON l.run_id = agg.run_id AND l.name = agg.name AND l.step = agg.last_step"""
+_STEP_SERIES_COLUMNS = ("run_id", "name", "n", "first_step", "first_value", "last_step", "last_value", "negative",
+                        "zero", "positive")
+# first step, last step and last value of one series (three index seeks): is its step_series row current?
+_SERIES_ENDS_SQL = """SELECT (SELECT MIN(step) FROM step_metrics WHERE run_id = ?1 AND name = ?2),
+                             (SELECT MAX(step) FROM step_metrics WHERE run_id = ?1 AND name = ?2),
+                             (SELECT value FROM step_metrics WHERE run_id = ?1 AND name = ?2 ORDER BY step DESC LIMIT 1)"""
 # A store written before step_series existed gets it filled once, when its schema is upgraded
 # (core.db.connect runs the script only then); on a new store it inserts nothing.
 _SCHEMA = _TABLES + "INSERT OR IGNORE INTO step_series " + _STEP_SERIES_SELECT.format(where="1") + ";\n"
@@ -508,18 +514,35 @@ class RunStore:
         return {r[0]: int(r[1]) for r in rows}
 
     def step_summary(self, run_ids: Sequence[str], names: Sequence[str]) -> pd.DataFrame:
-        """Per run and step metric (one ``step_series`` row each, no step row read): ``run_id, name,
-        n`` (logged steps), ``first_step, last_step, first_value, last_value`` and the counts of logged
-        values ``negative, zero, positive``."""
+        """Per run and step metric: ``run_id, name, n`` (logged steps), ``first_step, last_step,
+        first_value, last_value`` and the counts of logged values ``negative, zero, positive``.
+
+        Read from the ``step_series`` row each series has, after three index seeks check that the row
+        still describes the series (its first step, last step and last value). A series written past
+        its summary -- by a trainer of an older version still running when the store was upgraded, or
+        by hand -- is aggregated from its rows instead, so the answer is never stale; reading writes
+        nothing."""
         cols = ["run_id", "name", "n", "first_step", "last_step", "first_value", "last_value", "negative", "zero",
                 "positive"]
         if not run_ids or not names:
             return pd.DataFrame(columns=cols)
         marks_r, marks_n = ",".join("?" * len(run_ids)), ",".join("?" * len(names))
-        rows = self._conn.execute(
-            f"SELECT {', '.join(cols)} FROM step_series WHERE run_id IN ({marks_r}) AND name IN ({marks_n})"
-            " ORDER BY run_id, name", [*run_ids, *names]).fetchall()
-        return pd.DataFrame([dict(r) for r in rows], columns=cols)
+        stored = {(r["run_id"], r["name"]): dict(r) for r in self._conn.execute(
+            f"SELECT {', '.join(cols)} FROM step_series WHERE run_id IN ({marks_r}) AND name IN ({marks_n})",
+            [*run_ids, *names])}
+        out = []
+        for run_id in sorted(set(run_ids)):
+            for name in sorted(set(names)):
+                first, last, last_value = self._conn.execute(_SERIES_ENDS_SQL, (run_id, name)).fetchone()
+                if first is None:
+                    continue
+                row = stored.get((run_id, name))
+                if row is None or (row["first_step"], row["last_step"], row["last_value"]) != (first, last, last_value):
+                    fresh = self._conn.execute(_STEP_SERIES_SELECT.format(where="run_id = ? AND name = ?"),
+                                               (run_id, name)).fetchone()
+                    row = dict(zip(_STEP_SERIES_COLUMNS, fresh))
+                out.append(row)
+        return pd.DataFrame(out, columns=cols)
 
     def step_metric_names(self, run_id: str) -> list[str]:
         return [r[0] for r in self._conn.execute(

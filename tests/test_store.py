@@ -296,3 +296,20 @@ def test_store_created_before_step_series_gets_it_filled(tmp_path):
         assert (row["n"], row["first_step"], row["last_step"]) == (10, 0, 9)
         assert (row["positive"], row["zero"], row["negative"]) == (5, 1, 4)
         assert row["first_value"] == 0.5 and row["last_value"] == pytest.approx(-0.4)
+
+
+def test_step_summary_is_never_stale_when_rows_bypass_the_write_path(store):
+    """Step rows written past the summary (a trainer of an older version still running after the
+    upgrade: it writes step_metrics only) are aggregated on read: appended rows, and a resume that
+    re-logs the same last step with other values."""
+    store.register_run("r", CONFIG)
+    store.log_steps("r", [(s, 0, {"theta_d": 1.0 + s}) for s in range(10)])
+    conn = store._conn
+    conn.executemany("INSERT INTO step_metrics VALUES ('r', 'theta_d', ?, 0, ?)", [(s, -1.0) for s in range(10, 15)])
+    row = store.step_summary(["r"], ["theta_d"]).iloc[0]
+    assert (row["n"], row["last_step"], row["last_value"], row["negative"], row["positive"]) == (15, 14, -1.0, 5, 10)
+    conn.execute("DELETE FROM step_metrics WHERE run_id = 'r' AND step >= 12")
+    conn.executemany("INSERT INTO step_metrics VALUES ('r', 'theta_d', ?, 0, ?)", [(s, 0.0) for s in range(12, 15)])
+    row = store.step_summary(["r"], ["theta_d"]).iloc[0]
+    assert (row["n"], row["last_step"], row["last_value"], row["zero"], row["negative"]) == (15, 14, 0.0, 3, 2)
+    assert store.step_summary(["r", "absent"], ["theta_d", "nothing"])["name"].tolist() == ["theta_d"]
