@@ -57,6 +57,12 @@ def test_drift_reference_line_on_the_theta_chart(store):
     # a panel without a θ gets no reference
     fig, _ = views.step_figure(store, ["drift-f1"], ["loss"], title="t")
     assert views.add_drift_reference(fig, store, ["drift-f1"], ["loss"]) == 0
+    # nor does a run whose config names no learning rate (the line would read "θ₀ + nan·step")
+    store.register_run("no-lr", {"data": "synthetic-mq2008", "fold": 3, "loss": "learndcg", "model": "mlp", "seed": 0})
+    store.log_steps("no-lr", [(s, 0, {"theta_d": 0.5 + 0.01 * s}) for s in range(10)])
+    for layout in views.FOLD_LAYOUTS.values():
+        fig, _ = views.step_figure(store, ["no-lr"], ["theta_d"], title="t", **layout)
+        assert views.add_drift_reference(fig, store, ["no-lr"], ["theta_d"], **layout) == 0, layout
 
 
 def test_final_theta_against_steps_has_the_learning_rate_as_slope_when_drifting(store):

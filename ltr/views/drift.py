@@ -89,6 +89,8 @@ def add_drift_reference(fig: go.Figure, store: RunStore, run_ids: Sequence[str],
                   else part.groupby([part["theta_0"].round(9), part["loss_lr"]]))
         for _key, g in groups:
             last, lr = int(g["steps"].max()), float(g["loss_lr"].iloc[0])
+            if not np.isfinite(lr):  # a run whose config names no learning rate: no reference to draw
+                continue
             start = 0.0 if offset else float(g["theta_0"].iloc[0])
             trace = {"type": "scatter", "x": [0, last], "y": [start, start + lr * last], "mode": "lines",
                      "name": f"drift reference θ₀ + {lr:g}·step", "legendgroup": "drift", "showlegend": not traces,
