@@ -26,7 +26,10 @@ def connect(path: str | Path, *, schema: str | None = None) -> sqlite3.Connectio
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
+    # Two processes creating the same new file race for the journal-mode switch, and SQLite answers
+    # the loser "database is locked" at once, without waiting (measured: a Ray driver and a reader
+    # opening a new run store together): both steps retry like transaction().
+    _retry_locked(conn, lambda: conn.execute("PRAGMA journal_mode=WAL"))
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys=ON")
@@ -34,8 +37,25 @@ def connect(path: str | Path, *, schema: str | None = None) -> sqlite3.Connectio
     if schema is not None:
         version = zlib.crc32(schema.encode()) & 0x7FFFFFFF  # PRAGMA user_version is a signed 32-bit int
         if conn.execute("PRAGMA user_version").fetchone()[0] != version:
-            conn.executescript(f"{schema}\nPRAGMA user_version = {version};")
+            # one transaction: a schema (with its back-fill) is applied whole or not at all
+            _retry_locked(conn, lambda: conn.executescript(
+                f"BEGIN IMMEDIATE;\n{schema}\nPRAGMA user_version = {version};\nCOMMIT;"))
     return conn
+
+
+def _retry_locked(conn: sqlite3.Connection, step, *, retries: int = 40) -> None:
+    """Run ``step``; on SQLite's immediate "locked"/"busy" answer roll back what it began and retry."""
+    for attempt in range(retries):
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            time.sleep(min(0.05 * (attempt + 1), 1.0))
+    raise sqlite3.OperationalError(f"database stayed locked after {retries} attempts")
 
 
 @contextmanager

@@ -313,3 +313,33 @@ def test_step_summary_is_never_stale_when_rows_bypass_the_write_path(store):
     row = store.step_summary(["r"], ["theta_d"]).iloc[0]
     assert (row["n"], row["last_step"], row["last_value"], row["zero"], row["negative"]) == (15, 14, 0.0, 3, 2)
     assert store.step_summary(["r", "absent"], ["theta_d", "nothing"])["name"].tolist() == ["theta_d"]
+
+
+_OPENER = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from ltr.store import RunStore
+    path = sys.argv[1]
+    Path(path + "." + sys.argv[2] + ".ready").touch()
+    while not Path(path + ".go").exists():  # every opener starts together
+        time.sleep(0.0005)
+    with RunStore(path) as store:
+        store.register_run(sys.argv[2], {"data": "d", "fold": 1, "loss": "l", "model": "m", "seed": 0})
+""")
+
+
+def test_processes_creating_one_new_store_at_once_all_open_it(tmp_path):
+    """A Ray driver and a page opening a store file that does not exist yet raced for SQLite's switch
+    to WAL, and the loser got "database is locked" at once (seen in CI). Eight processes now create
+    the same new file together: every one opens it and writes its run."""
+    path, names = tmp_path / "new.sqlite", [f"p{i}" for i in range(8)]
+    procs = [subprocess.Popen([sys.executable, "-c", _OPENER, str(path), name], cwd=PROJECT_ROOT,
+                              stderr=subprocess.PIPE, text=True) for name in names]
+    deadline = time.monotonic() + 120
+    while not all(Path(f"{path}.{n}.ready").exists() for n in names) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    Path(f"{path}.go").touch()
+    for p in procs:
+        assert p.wait(timeout=120) == 0, p.stderr.read()
+    with RunStore(path) as store:
+        assert sorted(store.list_runs()["run_id"]) == names
