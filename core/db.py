@@ -28,7 +28,7 @@ def connect(path: str | Path, *, schema: str | None = None) -> sqlite3.Connectio
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     # Two processes creating the same new file race for the journal-mode switch, and SQLite answers
     # the loser "database is locked" at once, without waiting (measured: a Ray driver and a reader
-    # opening a new run store together): both steps retry like transaction().
+    # opening a new run store together): both steps retry, as transaction()'s BEGIN does.
     _retry_locked(conn, lambda: conn.execute("PRAGMA journal_mode=WAL"))
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
@@ -63,19 +63,10 @@ def transaction(conn: sqlite3.Connection, *, retries: int = 20) -> Iterator[sqli
     """``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on error.
 
     IMMEDIATE takes the write lock up front, so two writers queue on the busy timeout instead of
-    failing with "database is locked" at commit time; the loop covers the rare busy error that
-    SQLite returns without waiting (lock upgrade deadlock avoidance).
+    failing with "database is locked" at commit time; for the rare busy error that
+    SQLite returns without waiting (lock upgrade deadlock avoidance): BEGIN is retried (``_retry_locked``).
     """
-    for attempt in range(retries):
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            break
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc):
-                raise
-            time.sleep(min(0.05 * (attempt + 1), 1.0))
-    else:
-        raise sqlite3.OperationalError(f"database stayed locked after {retries} attempts")
+    _retry_locked(conn, lambda: conn.execute("BEGIN IMMEDIATE"), retries=retries)
     try:
         yield conn
     except BaseException:
