@@ -178,7 +178,7 @@ def significance_table(store: RunStore, data: str, model: str, *, candidate: str
     excluded = _no_relevant_queries(store, runs) if exclude_no_relevant else set()
     # per k: one column per variant, one row per (fold, qid) (one run per variant and fold, so unique);
     # a variant's column is NaN where it has no result for that query
-    per_query, n_queries = {}, {}
+    per_query, n_queries, kept = {}, {}, {}
     fold_of = dict(zip(runs["run_id"], runs["fold"]))
     variant_of = dict(zip(runs["run_id"], runs["variant"]))
     for k in ks:
@@ -187,6 +187,7 @@ def significance_table(store: RunStore, data: str, model: str, *, candidate: str
         pq["variant"] = pq["run_id"].map(variant_of)
         per_query[k] = pq.set_index(["fold", "qid", "variant"])["value"].astype(float).unstack("variant")
         n_queries[k] = pq.groupby("variant").size()
+        kept[k] = ~per_query[k].index.isin(list(excluded))  # the queries the t-tests may use
 
     all_folds = set(runs["fold"])
     rows, missing = [], {}
@@ -203,9 +204,7 @@ def significance_table(store: RunStore, data: str, model: str, *, candidate: str
             for k in ks:
                 wide = per_query[k]
                 a, b = wide[candidate].to_numpy(), wide[variant].to_numpy()
-                keep = ~np.isnan(a) & ~np.isnan(b)
-                if excluded:
-                    keep &= ~wide.index.isin(list(excluded))
+                keep = kept[k] & ~np.isnan(a) & ~np.isnan(b)
                 a, b = a[keep], b[keep]
                 row[f"diff@{k}"] = float(np.mean(a - b)) if a.size else np.nan
                 row[f"p@{k}"] = _paired_p(a, b)
