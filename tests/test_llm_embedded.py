@@ -5,18 +5,13 @@ import pytest
 
 from pipeline.generation import zero_shot_messages
 from pipeline.llm import GenerationOptions, ResponseCache, make_client
-from pipeline.llm.backends.embedded import gguf_path
 
 # two DL19 test queries (topics.dl19-passage.txt); read from ../shared when it is there
 DL19 = {"1037798": "who is robert gray", "1063750": "why did the us volunterilay enter ww1"}
 
 
 @pytest.mark.slow
-def test_embedded_model_answers_two_real_queries(tmp_path, shared_dir_or_none):
-    try:
-        gguf_path()
-    except Exception as exc:
-        pytest.skip(str(exc))
+def test_embedded_model_answers_two_real_queries(tmp_path, shared_dir_or_none, embedded_model):
     queries = dict(DL19)
     if shared_dir_or_none is not None:
         from pipeline.trec_io import read_topics

