@@ -37,9 +37,29 @@ class GenerationOptions:
     temperature: float = 0.0
     seed: int = 0
     max_tokens: int = 256
+    # Structured output: a JSON schema (canonical JSON text, so the options stay hashable) the reply
+    # must satisfy. Backends that can constrain decoding (llama.cpp) make other replies impossible;
+    # the others ignore it and the step's parser still checks the reply.
+    json_schema: str | None = None
+    # > 0: the reply is a JSON object {"content": text, "top_logprobs": [{token: logprob, ...} per
+    # generated token]} with this many alternatives per token; backends without log-probabilities
+    # raise a non-retryable LLMError.
+    top_logprobs: int = 0
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        # the newer fields only when set, so requests made without them keep their cache keys
+        out = asdict(self)
+        for name in ("json_schema", "top_logprobs"):
+            if not out[name]:
+                del out[name]
+        return out
+
+
+def json_schema_text(schema: dict) -> str:
+    """A schema as :attr:`GenerationOptions.json_schema` wants it (canonical JSON)."""
+    import json
+
+    return json.dumps(schema, sort_keys=True, separators=(",", ":"))
 
 
 @dataclass(frozen=True)

