@@ -41,9 +41,9 @@ class GenerationOptions:
     # must satisfy. Backends that can constrain decoding (llama.cpp) make other replies impossible;
     # the others ignore it and the step's parser still checks the reply.
     json_schema: str | None = None
-    # > 0: the reply is a JSON object {"content": text, "top_logprobs": [{token: logprob, ...} per
-    # generated token]} with this many alternatives per token; backends without log-probabilities
-    # raise a non-retryable LLMError.
+    # > 0: the reply is a JSON object {"content": text, "tokens": [generated token, ...], "top_logprobs":
+    # [{token: logprob, ...} per generated token]} with this many alternatives per token. Only backends
+    # with ``supports_logprobs = True`` are asked for them.
     top_logprobs: int = 0
 
     def as_dict(self) -> dict:
@@ -56,10 +56,11 @@ class GenerationOptions:
 
 
 def json_schema_text(schema: dict) -> str:
-    """A schema as :attr:`GenerationOptions.json_schema` wants it (canonical JSON)."""
+    """A schema as :attr:`GenerationOptions.json_schema` wants it: compact JSON, keys in the given
+    order (not sorted: constrained decoders generate properties in schema order, so order matters)."""
     import json
 
-    return json.dumps(schema, sort_keys=True, separators=(",", ":"))
+    return json.dumps(schema, separators=(",", ":"))
 
 
 @dataclass(frozen=True)

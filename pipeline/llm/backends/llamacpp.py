@@ -130,6 +130,7 @@ class LlamaCppBackend:
         self.provenance = Provenance("embedded", self.model.name, small=small, note=note)
         self.spec = f"embedded:{self.model.key}"
         self.engine = "llama.cpp (xllamacpp)"
+        self.supports_logprobs = True
 
     def prepare(self):
         """Assemble/verify the GGUF and start the engine (once per process)."""
@@ -179,5 +180,6 @@ class LlamaCppBackend:
             return content
         steps = (choice.get("logprobs") or {}).get("content") or []
         return json.dumps({"content": content, "finish_reason": choice.get("finish_reason"),
+                           "tokens": [step.get("token", "") for step in steps],
                            "top_logprobs": [{alt["token"]: alt["logprob"] for alt in step.get("top_logprobs", [])}
                                             for step in steps]}, ensure_ascii=False)
