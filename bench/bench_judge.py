@@ -1,0 +1,180 @@
+"""Judge-agreement benchmark: how well each offline model judges relevance, against NIST, on one fixed
+sample of DL19 pairs; the imported Llama-3.3-70B and FLAN-T5-large labels are scored on the same pairs.
+
+    python bench/bench_judge.py [--per-grade 50] [--seed 0] [--models smollm2,qwen2.5-coder-0.5b,...]
+
+The sample: DL19 judged pairs whose passage has text, ``--per-grade`` per NIST grade 0-3, drawn with a
+seeded permutation per grade (so a larger ``--per-grade`` contains the smaller sample: its answers
+come from the response cache). Each model judges with the study's judge: UMBRELA's graded prompt
+(pipeline.judging), binary = grade >= 2. Where the backend exposes log-probabilities, the
+log-probability judge (expected grade over the digits 0-3) is scored too: binary at E >= 1.5, graded
+as round(E), and the binary AUC of E.
+
+Figures per judge: parse rate; over the parsed pairs, binary agreement and Cohen's kappa, graded exact
+and within-1 agreement against NIST; seconds per judgment (wall, fresh calls only) and the load
+average. The result is written to ``cache/bench/judge_agreement.json`` (read by the Failure overlap
+page, next to the judge's H2J set) and printed as a table.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from core import paths  # noqa: E402
+from core.atomic import atomic_write_text  # noqa: E402
+from pipeline.judging import judge_messages, llm_judgments, read_judgments_file, umbrela_options  # noqa: E402
+
+RESULT_NAME = "judge_agreement.json"
+DEFAULT_MODELS = ("smollm2", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
+REFERENCES = ("llama-3.3-70b", "flan-t5-large")
+
+
+def stratified_sample(qrels, has_text, per_grade: int, seed: int) -> list[tuple[str, str]]:
+    """``per_grade`` (qid, pid) pairs of each NIST grade 0-3 among those with text; nested in
+    ``per_grade`` (a seeded permutation per grade, its first ``per_grade``)."""
+    out = []
+    for grade in range(4):
+        pool = sorted((q, p) for q, judged in qrels.items() for p, g in judged.items() if g == grade and has_text(p))
+        order = np.random.default_rng([seed, grade]).permutation(len(pool))
+        out.extend(pool[i] for i in order[:per_grade])
+    return out
+
+
+def agreement(pairs, nist, labels: dict, *, expected: dict | None = None) -> dict:
+    """The figures of one judge's ``labels[(qid, pid)]`` (0-3) against ``nist`` over ``pairs``."""
+    from sklearn.metrics import cohen_kappa_score, roc_auc_score
+
+    parsed = [p for p in pairs if p in labels]
+    out = {"n_pairs": len(pairs), "n_parsed": len(parsed), "parse_rate": len(parsed) / len(pairs) if pairs else None}
+    if parsed:
+        h = np.array([nist[p] for p in parsed])
+        j = np.array([labels[p] for p in parsed])
+        hb, jb = h >= 2, j >= 2
+        out.update(binary_agreement=float((hb == jb).mean()),
+                   kappa=float(cohen_kappa_score(hb, jb)) if len(set(hb)) > 1 or len(set(jb)) > 1 else 0.0,
+                   graded_exact=float((h == j).mean()), graded_within_1=float((abs(h - j) <= 1).mean()),
+                   label_counts={str(g): int((j == g).sum()) for g in range(4)})
+    if expected:
+        scored = [p for p in pairs if p in expected]
+        if scored:
+            h = np.array([nist[p] for p in scored])
+            e = np.array([expected[p] for p in scored])
+            hb, eb = h >= 2, e >= 1.5
+            out["logprob"] = {"n_scored": len(scored), "binary_agreement": float((hb == eb).mean()),
+                              "kappa": float(cohen_kappa_score(hb, eb)),
+                              "graded_exact": float((h == np.rint(e)).mean()),
+                              "graded_within_1": float((abs(h - np.rint(e)) <= 1).mean()),
+                              "auc_binary": float(roc_auc_score(hb, e)) if len(set(hb)) > 1 else None,
+                              "mean_expected_by_nist_grade": {str(g): float(e[h == g].mean()) for g in range(4)
+                                                              if (h == g).any()}}
+    return out
+
+
+class _Pairs:
+    """The dataset restricted to the sample (what ``llm_judgments`` reads)."""
+
+    def __init__(self, data):
+        self.data = data
+        self.passages = data.passages
+
+    def require_qrels(self):
+        return self.data.require_qrels()
+
+    def queries(self):
+        return self.data.queries()
+
+
+def judge_model(key: str, data, pairs) -> dict:
+    from pipeline.llm import make_client
+    from pipeline.llm.cache import request_key
+
+    client = make_client(f"embedded:{key}")
+    prov = client.provenance
+    options = umbrela_options(client)
+    queries = data.queries()
+    fresh = sum(client.cache.get(request_key(prov.backend, prov.model,
+                                             judge_messages(queries[q], data.passages[p], "graded", "umbrela"),
+                                             options)) is None for q, p in pairs)
+    start_load = time.perf_counter()
+    client.backend.prepare()
+    load_s = time.perf_counter() - start_load
+    load_before = os.getloadavg()[0]
+    start = time.perf_counter()
+    judged = llm_judgments(client, _Pairs(data), "graded", pairs=pairs, cap=None, progress=f"judge {key}")
+    wall = time.perf_counter() - start
+    labels = {(q, p): g for q, d in judged.labels.items() for p, g in d.items()}
+    expected = {(q, p): e for q, d in judged.expected.items() for p, e in d.items()}
+    nist = {(q, p): data.require_qrels()[q][p] for q, p in pairs}
+    return {"model": prov.model, "spec": f"embedded:{key}", "provenance": prov.as_dict(),
+            "engine": getattr(client.backend, "engine", ""), "threads": getattr(client.backend, "threads", None),
+            "load_s": load_s, "fresh_calls": fresh, "wall_s": wall,
+            "seconds_per_judgment": wall / fresh if fresh else None,
+            "load_average": [load_before, os.getloadavg()[0]],
+            "n_failed": judged.n_failed, **agreement(pairs, nist, labels, expected=expected)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--per-grade", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--dataset", default="dl19")
+    parser.add_argument("--data", default=None)
+    parser.add_argument("--models", default=",".join(DEFAULT_MODELS))
+    args = parser.parse_args()
+
+    from pipeline.datasets import load_dataset
+    from pipeline.failure import folder_judgments
+
+    data = load_dataset(args.dataset, args.data)
+    qrels = data.require_qrels()
+    pairs = stratified_sample(qrels, data.passages.__contains__, args.per_grade, args.seed)
+    nist = {(q, p): qrels[q][p] for q, p in pairs}
+    result_path = paths.cache_subdir("bench") / RESULT_NAME
+    previous = json.loads(result_path.read_text()) if result_path.is_file() else {}
+    result = {"dataset": data.name, "sample": {"per_grade": args.per_grade, "seed": args.seed, "n_pairs": len(pairs),
+                                               "rule": "judged pairs with passage text, per NIST grade 0-3 a seeded "
+                                                       "permutation's first per_grade"},
+              "judge": "UMBRELA graded prompt (umbrela 0.0.7 qrel_fewshot_bing.txt, zero-shot), binary = grade >= 2; "
+                       "logprob: expected grade over digits 0-3, binary at >= 1.5",
+              "cpu": {"cores": len(os.sched_getaffinity(0))}, "references": {}, "models": {}}
+    if previous.get("sample") == result["sample"]:
+        result["models"] = previous.get("models", {})  # keep models measured in an earlier run
+    files = folder_judgments(data.folder, data.name)
+    for name in REFERENCES:
+        if name in files:
+            labels = read_judgments_file(files[name])
+            result["references"][name] = agreement(pairs, nist, {p: labels[p[0]][p[1]] for p in pairs
+                                                                  if p[1] in labels.get(p[0], {})})
+    for key in [m for m in args.models.split(",") if m]:
+        try:
+            result["models"][key] = judge_model(key, data, pairs)
+        except Exception as exc:  # a model whose packages are absent: say so, measure the others
+            result["models"][key] = {"error": f"{type(exc).__name__}: {exc}"}
+        atomic_write_text(result_path, json.dumps(result, indent=1))
+    atomic_write_text(result_path, json.dumps(result, indent=1))
+    print(f"{data.name}: {len(pairs)} pairs ({args.per_grade} per NIST grade, seed {args.seed}); written to {result_path}")
+    print(f"{'judge':34s} {'parse':>6s} {'agree':>6s} {'kappa':>6s} {'exact':>6s} {'+-1':>6s} {'s/judg':>7s}")
+    rows = [(f"imported:{k}", v) for k, v in result["references"].items()]
+    for key, v in result["models"].items():
+        rows.append((v.get("model", key), v))
+        if "logprob" in v:
+            rows.append((f"  {key} expected grade", {**v["logprob"], "parse_rate": None}))
+    for name, v in rows:
+        if "error" in v:
+            print(f"{name:34s} {v['error']}")
+            continue
+        cells = [v.get(k) for k in ("parse_rate", "binary_agreement", "kappa", "graded_exact", "graded_within_1",
+                                    "seconds_per_judgment")]
+        print(f"{name:34s} " + " ".join(f"{c:6.2f}" if isinstance(c, float) else f"{'-':>6s}" for c in cells))
+
+
+if __name__ == "__main__":
+    main()
