@@ -12,8 +12,9 @@ as round(E), and the binary AUC of E.
 
 Figures per judge: parse rate; over the parsed pairs, binary agreement and Cohen's kappa, graded exact
 and within-1 agreement against NIST; seconds per judgment (wall, fresh calls only) and the load
-average. The result is written to ``cache/bench/judge_agreement.json`` (read by the Failure overlap
-page, next to the judge's H2J set) and printed as a table.
+average. The sample and figures are defined in :mod:`pipeline.judge_benchmark`. The result is written to
+``cache/bench/judge_agreement.json`` (read by the Failure overlap page, next to the judge's H2J set)
+and printed as a table.
 """
 from __future__ import annotations
 
@@ -24,58 +25,14 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core import paths  # noqa: E402
 from core.atomic import atomic_write_text  # noqa: E402
+from pipeline.judge_benchmark import agreement, result_path, stratified_sample  # noqa: E402
 from pipeline.judging import judge_messages, llm_judgments, read_judgments_file, umbrela_options  # noqa: E402
 
-RESULT_NAME = "judge_agreement.json"
 DEFAULT_MODELS = ("smollm2", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
 REFERENCES = ("llama-3.3-70b", "flan-t5-large")
-
-
-def stratified_sample(qrels, has_text, per_grade: int, seed: int) -> list[tuple[str, str]]:
-    """``per_grade`` (qid, pid) pairs of each NIST grade 0-3 among those with text; nested in
-    ``per_grade`` (a seeded permutation per grade, its first ``per_grade``)."""
-    out = []
-    for grade in range(4):
-        pool = sorted((q, p) for q, judged in qrels.items() for p, g in judged.items() if g == grade and has_text(p))
-        order = np.random.default_rng([seed, grade]).permutation(len(pool))
-        out.extend(pool[i] for i in order[:per_grade])
-    return out
-
-
-def agreement(pairs, nist, labels: dict, *, expected: dict | None = None) -> dict:
-    """The figures of one judge's ``labels[(qid, pid)]`` (0-3) against ``nist`` over ``pairs``."""
-    from sklearn.metrics import cohen_kappa_score, roc_auc_score
-
-    parsed = [p for p in pairs if p in labels]
-    out = {"n_pairs": len(pairs), "n_parsed": len(parsed), "parse_rate": len(parsed) / len(pairs) if pairs else None}
-    if parsed:
-        h = np.array([nist[p] for p in parsed])
-        j = np.array([labels[p] for p in parsed])
-        hb, jb = h >= 2, j >= 2
-        out.update(binary_agreement=float((hb == jb).mean()),
-                   kappa=float(cohen_kappa_score(hb, jb)) if len(set(hb)) > 1 or len(set(jb)) > 1 else 0.0,
-                   graded_exact=float((h == j).mean()), graded_within_1=float((abs(h - j) <= 1).mean()),
-                   label_counts={str(g): int((j == g).sum()) for g in range(4)})
-    if expected:
-        scored = [p for p in pairs if p in expected]
-        if scored:
-            h = np.array([nist[p] for p in scored])
-            e = np.array([expected[p] for p in scored])
-            hb, eb = h >= 2, e >= 1.5
-            out["logprob"] = {"n_scored": len(scored), "binary_agreement": float((hb == eb).mean()),
-                              "kappa": float(cohen_kappa_score(hb, eb)),
-                              "graded_exact": float((h == np.rint(e)).mean()),
-                              "graded_within_1": float((abs(h - np.rint(e)) <= 1).mean()),
-                              "auc_binary": float(roc_auc_score(hb, e)) if len(set(hb)) > 1 else None,
-                              "mean_expected_by_nist_grade": {str(g): float(e[h == g].mean()) for g in range(4)
-                                                              if (h == g).any()}}
-    return out
 
 
 class _Pairs:
@@ -137,8 +94,8 @@ def main() -> None:
     qrels = data.require_qrels()
     pairs = stratified_sample(qrels, data.passages.__contains__, args.per_grade, args.seed)
     nist = {(q, p): qrels[q][p] for q, p in pairs}
-    result_path = paths.cache_subdir("bench") / RESULT_NAME
-    previous = json.loads(result_path.read_text()) if result_path.is_file() else {}
+    path = result_path()
+    previous = json.loads(path.read_text()) if path.is_file() else {}
     result = {"dataset": data.name, "sample": {"per_grade": args.per_grade, "seed": args.seed, "n_pairs": len(pairs),
                                                "rule": "judged pairs with passage text, per NIST grade 0-3 a seeded "
                                                        "permutation's first per_grade"},
@@ -158,9 +115,9 @@ def main() -> None:
             result["models"][key] = judge_model(key, data, pairs)
         except Exception as exc:  # a model whose packages are absent: say so, measure the others
             result["models"][key] = {"error": f"{type(exc).__name__}: {exc}"}
-        atomic_write_text(result_path, json.dumps(result, indent=1))
-    atomic_write_text(result_path, json.dumps(result, indent=1))
-    print(f"{data.name}: {len(pairs)} pairs ({args.per_grade} per NIST grade, seed {args.seed}); written to {result_path}")
+        atomic_write_text(path, json.dumps(result, indent=1))
+    atomic_write_text(path, json.dumps(result, indent=1))
+    print(f"{data.name}: {len(pairs)} pairs ({args.per_grade} per NIST grade, seed {args.seed}); written to {path}")
     print(f"{'judge':34s} {'parse':>6s} {'agree':>6s} {'kappa':>6s} {'exact':>6s} {'+-1':>6s} {'s/judg':>7s}")
     rows = [(f"imported:{k}", v) for k, v in result["references"].items()]
     for key, v in result["models"].items():

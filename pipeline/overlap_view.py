@@ -20,6 +20,7 @@ import pandas as pd  # noqa: E402
 
 from core import jobs, paths  # noqa: E402
 from pipeline.failure import folder_judgments  # noqa: E402
+from pipeline.judge_benchmark import benchmark_line  # noqa: E402
 from pipeline.overlap import TASKS  # noqa: E402
 
 JOB_KIND = "pipeline.failure-study"
@@ -163,7 +164,8 @@ def provenance_lines(study: dict, label: str) -> list[str]:
             f"{bs['n_excluded']} queries excluded (no such passage with text)",
             f"Judge {config['judge']} ({config['setup']}): {judge['provenance'].get('label', '')}; "
             f"{judge['n_pairs_compared']} pairs compared, cap {judge['cap']} per query, "
-            f"{judge['n_unparseable']} unparseable answers excluded"]
+            f"{judge['n_unparseable']} unparseable answers excluded",
+            *filter(None, [benchmark_line(judge["provenance"])])]  # how well this judge agrees with NIST
 
 
 # ---------------------------------------------------------------------------- background runs
