@@ -57,7 +57,7 @@ def judge_model(key: str, data, pairs) -> dict:
     prov = client.provenance
     options = umbrela_options(client)
     queries = data.queries()
-    fresh = sum(client.cache.get(request_key(prov.backend, prov.model,
+    fresh = sum(client.cache.get(request_key(prov,
                                              judge_messages(queries[q], data.passages[p], "graded", "umbrela"),
                                              options)) is None for q, p in pairs)
     start_load = time.perf_counter()

