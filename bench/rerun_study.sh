@@ -3,7 +3,8 @@
 # one step after another. Usage: bench/rerun_study.sh OUT_DIR STEP...
 # Steps: answers-DS (zero-shot answers + H2G; the answers are also exported as OUT_DIR/answers-DS.jsonl
 # so later steps import them whatever the response cache's key does), h2j-DS (embedded judge, graded
-# UMBRELA prompt at cap $CAP, binary derived at >= 2), typology-DS-TASK, prefer-DS.
+# UMBRELA prompt at cap $CAP, binary derived at >= 2), study-DS (every configuration's overlap with
+# the imported runs and judges), typology-DS-TASK, annotations, prefer-DS; export-DS and wait-PID.
 # Every step's wall time, peak RSS and load average go to OUT_DIR/steps.tsv; its output to OUT_DIR/STEP.*.
 # Run it nice'd in the background:  nohup nice -n 10 bench/rerun_study.sh cache/run/study answers-dl19 ... &
 set -u
@@ -42,6 +43,13 @@ for s in "$@"; do
     answers-*) ds=${s#answers-}
         step "$s" $PY -m pipeline h2g --dataset "$ds" --data "$DATA" --generator "$LLM" --json
         export_answers "$ds" "$OUT/answers-$ds.jsonl" ;;
+    export-*) ds=${s#export-}  # answers of an answers-DS step that ran elsewhere
+        export_answers "$ds" "$OUT/answers-$ds.jsonl" ;;
+    wait-*) pid=${s#wait-}  # wait for another process (an earlier chain's step) to end
+        while kill -0 "$pid" 2>/dev/null; do sleep 20; done ;;
+    study-*) ds=${s#study-}  # every configuration's overlap: imported runs x embedded answers x judges
+        step "$s" $PY -m pipeline run --dataset "$ds" --data "$DATA" --generator "embedded=$OUT/answers-$ds.jsonl" \
+            --judge "$LLM" --judge llama-3.3-70b --judge flan-t5-large --cap "$CAP" --out "$OUT/study-$ds.json" ;;
     h2j-*) ds=${s#h2j-}
         step "$s" $PY -m pipeline h2j --dataset "$ds" --data "$DATA" --judge "$LLM" --setup graded --setup binary \
             --cap "$CAP" --json ;;
