@@ -134,8 +134,36 @@ def test_smollm2_on_llamacpp_batches_constrains_and_exposes_logprobs(tmp_path, e
                         GenerationOptions(max_tokens=16, json_schema=json_schema_text(schema)))
     assert set(json.loads(reply.text)) == {"O"} and json.loads(reply.text)["O"] in (0, 1, 2, 3)
 
+    from pipeline.typology.induction import typology_schema
+    from pipeline.typology.parse import parse_categories
+
+    listed = client.chat([{"role": "user", "content": "List two kinds of fruit as name and description."}],
+                         GenerationOptions(max_tokens=80, json_schema=typology_schema(2))).text
+    assert 1 <= len(json.loads(listed)) <= 2 and parse_categories(listed)  # an array schema is obeyed too
+
     scored = json.loads(client.chat([{"role": "user", "content": "Pick a digit."}],
                                     GenerationOptions(max_tokens=1, top_logprobs=5)).text)
     (step,) = scored["top_logprobs"]
     assert len(step) == 5 and scored["content"] in step
     assert all(v <= 0 for v in step.values()) and 0.0 < sum(np.exp(list(step.values()))) <= 1.0 + 1e-6
+
+
+def test_json_steps_ask_for_their_schemas_and_read_schema_shaped_replies():
+    """Typology rounds, assignments and pairwise verdicts carry a JSON schema; a reply of exactly that
+    shape (what a constrained backend returns) is read by the step's parser."""
+    from pipeline.pairwise import VERDICT_SCHEMA, parse_verdict
+    from pipeline.preference import PreferenceConfig
+    from pipeline.typology.categories import Category
+    from pipeline.typology.induction import assignment_schema, typology_schema
+    from pipeline.typology.parse import parse_assignment, parse_categories
+
+    schema = json.loads(typology_schema(3))
+    assert schema["maxItems"] == 3 and list(schema["items"]["properties"]) == ["name", "description"]
+    reply = json.dumps([{"name": "Ambiguous intent", "description": "The query has several readings."}])
+    assert [c.name for c in parse_categories(reply)] == ["Ambiguous intent"]
+    cats = [Category("Ambiguous intent", "several readings"), Category("Rare entity", "little text about it")]
+    assert json.loads(assignment_schema(cats))["items"]["properties"]["category"]["enum"] == [c.name for c in cats]
+    found, parsed = parse_assignment(json.dumps([{"category": "Rare entity", "justification": "obscure"}]), cats)
+    assert parsed and [c.name for c, _ in found] == ["Rare entity"]
+    assert PreferenceConfig().judge.json_schema == VERDICT_SCHEMA
+    assert [parse_verdict(json.dumps(v)) for v in json.loads(VERDICT_SCHEMA)["enum"]] == ["A", "B"]
