@@ -110,13 +110,19 @@ def main() -> None:
             labels = read_judgments_file(files[name])
             result["references"][name] = agreement(pairs, nist, {p: labels[p[0]][p[1]] for p in pairs
                                                                   if p[1] in labels.get(p[0], {})})
+    def save(key):
+        # several benchmark processes (one per model) may share the file: merge into what is there now
+        now = json.loads(path.read_text()) if path.is_file() else {}
+        if now.get("sample") == result["sample"]:
+            result["models"] = {**now.get("models", {}), key: result["models"][key]}
+        atomic_write_text(path, json.dumps(result, indent=1))
+
     for key in [m for m in args.models.split(",") if m]:
         try:
             result["models"][key] = judge_model(key, data, pairs)
         except Exception as exc:  # a model whose packages are absent: say so, measure the others
             result["models"][key] = {"error": f"{type(exc).__name__}: {exc}"}
-        atomic_write_text(path, json.dumps(result, indent=1))
-    atomic_write_text(path, json.dumps(result, indent=1))
+        save(key)
     print(f"{data.name}: {len(pairs)} pairs ({args.per_grade} per NIST grade, seed {args.seed}); written to {path}")
     print(f"{'judge':34s} {'parse':>6s} {'agree':>6s} {'kappa':>6s} {'exact':>6s} {'+-1':>6s} {'s/judg':>7s}")
     rows = [(f"imported:{k}", v) for k, v in result["references"].items()]
