@@ -54,8 +54,10 @@ for s in "$@"; do
         step "$s" $PY -m pipeline h2j --dataset "$ds" --data "$DATA" --judge "$LLM" --setup graded --setup binary \
             --cap "$CAP" --json ;;
     typology-*) rest=${s#typology-}; ds=${rest%%-*}; task=${rest#*-}
+        gen=(); [ "$task" = h2g ] && gen=(--generator "embedded=$OUT/answers-$ds.jsonl")
+        judge=(); [ "$task" = h2j ] && judge=(--judge "$LLM" --setup graded --cap "$CAP")
         step "$s" $PY -m pipeline typology --dataset "$ds" --data "$DATA" --task "$task" --llm "$LLM" \
-            --generator "embedded=$OUT/answers-$ds.jsonl" --judge llama-3.3-70b --setup graded ${MAX_Q:+--max-queries $MAX_Q} --json ;;
+            "${gen[@]}" "${judge[@]}" ${MAX_Q:+--max-queries $MAX_Q} --json ;;
     prefer-*) ds=${s#prefer-}
         step "$s" $PY -m pipeline prefer --dataset "$ds" --data "$DATA" --reasons typology --generator "$LLM" \
             --judge-model "$LLM" ${MAX_Q:+--max-queries $MAX_Q} --json ;;
