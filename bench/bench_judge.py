@@ -57,9 +57,9 @@ def judge_model(key: str, data, pairs) -> dict:
     prov = client.provenance
     options = umbrela_options(client)
     queries = data.queries()
-    fresh = sum(client.cache.get(request_key(prov,
-                                             judge_messages(queries[q], data.passages[p], "graded", "umbrela"),
-                                             options)) is None for q, p in pairs)
+    keys = [request_key(prov, judge_messages(queries[q], data.passages[p], "graded", "umbrela"), options)
+            for q, p in pairs]
+    fresh = sum(client.cache.get(key) is None for key in keys)
     start_load = time.perf_counter()
     client.backend.prepare()
     load_s = time.perf_counter() - start_load
@@ -67,6 +67,9 @@ def judge_model(key: str, data, pairs) -> dict:
     start = time.perf_counter()
     judged = llm_judgments(client, _Pairs(data), "graded", pairs=pairs, cap=None, progress=f"judge {key}")
     wall = time.perf_counter() - start
+    # the engine's seconds per judgment as the cache recorded them (a batch's wall time shared by its
+    # requests), so shards that ran in other processes count too
+    stored = [hit.seconds for hit in map(client.cache.lookup, keys) if hit is not None and hit.seconds]
     labels = {(q, p): g for q, d in judged.labels.items() for p, g in d.items()}
     expected = {(q, p): e for q, d in judged.expected.items() for p, e in d.items()}
     nist = {(q, p): data.require_qrels()[q][p] for q, p in pairs}
@@ -74,6 +77,7 @@ def judge_model(key: str, data, pairs) -> dict:
             "engine": getattr(client.backend, "engine", ""), "threads": getattr(client.backend, "threads", None),
             "load_s": load_s, "fresh_calls": fresh, "wall_s": wall,
             "seconds_per_judgment": wall / fresh if fresh else None,
+            "stored_seconds_per_judgment": sum(stored) / len(stored) if stored else None,
             "load_average": [load_before, os.getloadavg()[0]],
             "n_failed": judged.n_failed, **agreement(pairs, nist, labels, expected=expected)}
 
@@ -85,6 +89,9 @@ def main() -> None:
     parser.add_argument("--dataset", default="dl19")
     parser.add_argument("--data", default=None)
     parser.add_argument("--models", default=",".join(DEFAULT_MODELS))
+    parser.add_argument("--shard", default=None, metavar="K/N",
+                        help="only answer every N-th pair from the K-th (fills the response cache in "
+                             "parallel processes; a run without --shard then scores every pair)")
     args = parser.parse_args()
 
     from pipeline.datasets import load_dataset
@@ -93,6 +100,11 @@ def main() -> None:
     data = load_dataset(args.dataset, args.data)
     qrels = data.require_qrels()
     pairs = stratified_sample(qrels, data.passages.__contains__, args.per_grade, args.seed)
+    if args.shard:
+        k, n = map(int, args.shard.split("/"))
+        for key in [m for m in args.models.split(",") if m]:
+            judge_model(key, data, pairs[k::n])
+        return
     nist = {(q, p): qrels[q][p] for q, p in pairs}
     path = result_path()
     previous = json.loads(path.read_text()) if path.is_file() else {}
@@ -135,7 +147,7 @@ def main() -> None:
             print(f"{name:34s} {v['error']}")
             continue
         cells = [v.get(k) for k in ("parse_rate", "binary_agreement", "kappa", "graded_exact", "graded_within_1",
-                                    "seconds_per_judgment")]
+                                    "stored_seconds_per_judgment")]
         print(f"{name:34s} " + " ".join(f"{c:6.2f}" if isinstance(c, float) else f"{'-':>6s}" for c in cells))
 
 
