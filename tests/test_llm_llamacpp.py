@@ -167,3 +167,23 @@ def test_json_steps_ask_for_their_schemas_and_read_schema_shaped_replies():
     assert parsed and [c.name for c, _ in found] == ["Rare entity"]
     assert PreferenceConfig().judge.json_schema == VERDICT_SCHEMA
     assert [parse_verdict(json.dumps(v)) for v in json.loads(VERDICT_SCHEMA)["enum"]] == ["A", "B"]
+
+
+def test_threads_are_the_free_cores_decided_once_per_process(monkeypatch):
+    """Threads = cores less the load average (at least 1), fixed at the first backend so that every
+    backend of a process shares one engine instead of loading the model again at another count."""
+    import os
+
+    from pipeline.llm.backends import llamacpp
+
+    cores = len(os.sched_getaffinity(0))
+    monkeypatch.delenv(llamacpp.THREADS_ENV, raising=False)
+    monkeypatch.setattr(llamacpp, "_PROCESS_THREADS", None)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert llamacpp.LlamaCppBackend("smollm2").threads == cores
+    monkeypatch.setattr(os, "getloadavg", lambda: (cores + 5.0, 0.0, 0.0))
+    assert llamacpp.LlamaCppBackend("smollm2").threads == cores  # decided already
+    monkeypatch.setattr(llamacpp, "_PROCESS_THREADS", None)
+    assert llamacpp.LlamaCppBackend("smollm2").threads == 1  # a busy machine: one thread
+    monkeypatch.setenv(llamacpp.THREADS_ENV, "3")
+    assert llamacpp.LlamaCppBackend("smollm2").threads == 3

@@ -38,6 +38,7 @@ SLOT_CTX = 4096  # tokens of context per slot: the longest typology prompts are 
 
 _SERVERS: dict[tuple, object] = {}  # (path, threads, parallel, gpu layers) -> xllamacpp.Server, per process
 _SERVER_LOCK = threading.Lock()
+_PROCESS_THREADS: int | None = None  # default_threads(), decided once per process
 
 # What each model did as a relevance judge on the benchmark sample (bench/bench_judge.py): graded
 # UMBRELA prompt, 200 DL19 pairs stratified by NIST grade (50 per grade), binary = graded >= 2.
@@ -56,6 +57,13 @@ def default_threads() -> int:
     6: SmolLM2 decoded 8.2 tokens/s with 1 thread and 1.1 with 2 (4 slots: 14.3 against 3.5)."""
     if os.environ.get(THREADS_ENV):
         return max(1, int(os.environ[THREADS_ENV]))
+    global _PROCESS_THREADS
+    if _PROCESS_THREADS is None:  # once per process: every backend then shares one loaded engine
+        _PROCESS_THREADS = _free_cores()
+    return _PROCESS_THREADS
+
+
+def _free_cores() -> int:
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
