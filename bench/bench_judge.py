@@ -33,6 +33,9 @@ from pipeline.judging import judge_messages, llm_judgments, read_judgments_file,
 
 DEFAULT_MODELS = ("smollm2", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
 REFERENCES = ("llama-3.3-70b", "flan-t5-large")
+# seconds per call (times the batch size): generous, because a call that times out fails the whole
+# run (LLMUnavailable), and on a shared 2-core machine a batch of 1.5B judgments took over 16 minutes
+TIMEOUT_S = 7200.0
 
 
 class _Pairs:
@@ -53,7 +56,7 @@ def judge_model(key: str, data, pairs) -> dict:
     from pipeline.llm import make_client
     from pipeline.llm.cache import request_key
 
-    client = make_client(f"embedded:{key}")
+    client = make_client(f"embedded:{key}", timeout=TIMEOUT_S)
     prov = client.provenance
     options = umbrela_options(client)
     queries = data.queries()
