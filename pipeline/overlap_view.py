@@ -165,7 +165,10 @@ def provenance_lines(study: dict, label: str) -> list[str]:
             f"Judge {config['judge']} ({config['setup']}): {judge['provenance'].get('label', '')}; "
             f"{judge['n_pairs_compared']} pairs compared, cap {judge['cap']} per query, "
             f"{judge['n_unparseable']} unparseable answers excluded",
-            *filter(None, [benchmark_line(judge["provenance"])])]  # how well this judge agrees with NIST
+            *filter(None, [benchmark_line(judge["provenance"])]),  # how well this judge agrees with NIST
+            # an offline model: what it is (size, quantisation, not one of the study's models)
+            *sorted({p["note"] for p in (gen["provenance"], judge["provenance"])
+                     if p.get("backend") == "embedded" and p.get("note")})]
 
 
 # ---------------------------------------------------------------------------- background runs

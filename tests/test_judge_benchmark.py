@@ -55,3 +55,25 @@ def test_benchmark_line_names_the_judge_figures(tmp_path, monkeypatch):
     assert line.startswith("Judge benchmark (200 DL19 pairs, 50 per NIST grade): kappa 0.35")
     assert "kappa 0.40" in benchmark_line({"backend": "imported", "model": "llama-3.3-70b"})
     assert benchmark_line({"backend": "embedded", "model": "other"}) is None
+
+
+def test_overlap_provenance_names_the_offline_model_and_the_judge_benchmark(tmp_path, monkeypatch):
+    from pipeline.overlap_view import provenance_lines
+
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path))
+    (tmp_path / "bench").mkdir()
+    fig = {"parse_rate": 1.0, "binary_agreement": 0.6, "kappa": 0.2, "graded_exact": 0.3, "graded_within_1": 0.7}
+    (tmp_path / "bench" / "judge_agreement.json").write_text(json.dumps({
+        "dataset": "dl19", "sample": {"n_pairs": 20, "per_grade": 5}, "models": {"q": {"model": "Q-1.5B", **fig}}}))
+    offline = {"backend": "embedded", "model": "Q-1.5B", "label": "embedded:Q-1.5B",
+               "note": "Q-1.5B: 1.5B parameters, Q4_K_M GGUF; not one of the study's models"}
+    study = {"configurations": {"c": {"configuration": {"retriever": "bm25", "generator": "g", "judge": "j",
+                                                        "setup": "graded"}}},
+             "retrievers": {"bm25": {"info": {"provenance": "imported run"}}},
+             "generators": {"g": {"provenance": offline, "bertscore": {"encoder": "minilm", "description": "d",
+                                                                        "aggregate": "max", "n_excluded": 0}}},
+             "judges": {"j": {"graded": {"info": {"provenance": offline, "n_pairs_compared": 86, "cap": 2,
+                                                  "n_unparseable": 0}}}}}
+    lines = provenance_lines(study, "c")
+    assert "Judge benchmark (20 DL19 pairs, 5 per NIST grade): kappa 0.20" in lines[3]
+    assert lines[4] == offline["note"] and len(lines) == 5  # the note once, though it made both
