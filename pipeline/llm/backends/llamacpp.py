@@ -17,8 +17,10 @@ needs about 2 GB). The engine runs in-process as xllamacpp's native server (its 
   and a GPU visible, every layer is offloaded (``IRDASH_LLM_GPU_LAYERS`` to choose how many). This
   machine has no GPU: that path is written but was not run here.
 
-Greedy answers (temperature 0) of a slot can differ in the last float bits with the batch they were
-decoded in; the cache stores the first answer, so a rerun is identical either way.
+Issue 18 asks that an answer not depend on the batch it was decoded in: llama.cpp keeps each slot's
+sequence separate, and greedy answers were the same alone, in a batch of five and in reversed order
+(tested with SmolLM2). Should a kernel's float rounding ever differ with the batch size, the cache
+still serves the first answer, so a rerun is identical.
 """
 from __future__ import annotations
 
