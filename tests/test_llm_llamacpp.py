@@ -188,20 +188,3 @@ def test_threads_are_the_free_cores_decided_once_per_process(monkeypatch):
     monkeypatch.setenv(llamacpp.THREADS_ENV, "3")
     assert llamacpp.LlamaCppBackend("smollm2").threads == 3
 
-
-@pytest.mark.slow
-def test_llamacpp_answer_does_not_depend_on_its_batch(tmp_path, embedded_model, monkeypatch):
-    """Issue 18's rule for the embedded model, on llama.cpp's parallel slots: the same greedy answer
-    alone, in a batch of five, and in a batch in reversed order."""
-    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
-    from pipeline.generation import zero_shot_messages
-    from pipeline.llm.backends.llamacpp import LlamaCppBackend
-
-    backend = LlamaCppBackend("smollm2")
-    options = GenerationOptions(max_tokens=24)
-    prompts = [zero_shot_messages(q) for q in ("who is robert gray", "why did the us volunterilay enter ww1",
-                                              "what is a lobster roll", "what is a lobster bowl", "define visceral")]
-    together = [c.text for c in backend.complete_batch(prompts, options)]
-    alone = [backend.complete(p, options).text for p in prompts]
-    assert together == alone and len(set(alone)) == 5
-    assert [c.text for c in backend.complete_batch(prompts[::-1], options)][::-1] == alone

@@ -17,10 +17,12 @@ needs about 2 GB). The engine runs in-process as xllamacpp's native server (its 
   and a GPU visible, every layer is offloaded (``IRDASH_LLM_GPU_LAYERS`` to choose how many). This
   machine has no GPU: that path is written but was not run here.
 
-Issue 18 asks that an answer not depend on the batch it was decoded in: llama.cpp keeps each slot's
-sequence separate, and greedy answers were the same alone, in a batch of five and in reversed order
-(tested with SmolLM2). Should a kernel's float rounding ever differ with the batch size, the cache
-still serves the first answer, so a rerun is identical.
+Issue 18 asks that an answer not depend on the batch it was decoded in. With parallel slots and the
+prompt cache it can: SmolLM2's greedy answers to five prompts were the same alone and in one batch,
+but one of the five differed when the batch was sent in reversed order (a slot's reused prefix and
+the batch shape change float rounding). This is recorded in every result's provenance note; the
+cache serves the first answer, so a rerun is identical. ``parallel=1`` (and no other request in
+flight) gives batch-independent answers at the cost of throughput.
 """
 from __future__ import annotations
 
@@ -95,7 +97,8 @@ def describe(model: GGUFModel) -> tuple[bool, str]:
     """``(small, note)`` for a model's provenance: what it is, and how it judged on the benchmark."""
     small = model.parameters < 1_000_000_000
     note = (f"{model.name}: {model.size_label} parameters ({model.parameters / 1e9:.2f}B), {model.quantisation} "
-            f"GGUF, offline on llama.cpp; not one of the study's models")
+            f"GGUF, offline on llama.cpp (parallel slots: a greedy answer can depend on its batch); "
+            f"not one of the study's models")
     bench = JUDGE_BENCHMARK.get(model.key)
     note += f". As a relevance judge: {bench}" if bench else ". Its judging was not benchmarked"
     if small:
