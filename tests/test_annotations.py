@@ -62,7 +62,7 @@ def test_answers_grid_completion_history_and_reload(tmp_path):
     store = AnnotationStore(path)
     it = item("r1", assigned=("Numbers", "Ambiguity"))
     store.set_answer("ann", it, "Numbers", True)
-    assert store.answers("ann", it.key) == {"Numbers": 1, "Ambiguity": None, "Jargon": 0}
+    assert store.answers("ann", it) == {"Numbers": 1, "Ambiguity": None, "Jargon": 0}
     assert store.completed("ann") == set() and store.export_rows() == []  # Ambiguity still unmarked
     store.set_answer("ann", it, "Ambiguity", False)
     store.set_answer("ann", it, "Jargon", True)  # a reason the LLM missed
@@ -71,15 +71,17 @@ def test_answers_grid_completion_history_and_reload(tmp_path):
     store.close()
 
     reread = AnnotationStore(path)  # a reload / a server restart
-    assert reread.answers("ann", it.key) == {"Numbers": 1, "Ambiguity": 1, "Jargon": 1}
-    assert reread.completed("ann") == {it.key}
-    assert reread.note("ann", it.key) == {"note": "hostile <b>note</b>", "proposed": "Spelling errors"}
+    assert reread.answers("ann", it) == {"Numbers": 1, "Ambiguity": 1, "Jargon": 1}
+    assert reread.completed("ann") == {it.decision_key}
+    assert {k: v for k, v in reread.note("ann", it).items() if k != "updated"} == {"note": "hostile <b>note</b>",
+                                                                                "proposed": "Spelling errors"}
     history = [(h["field"], h["value"]) for h in reread.history("ann")]
     assert history == [("category:Numbers", "1"), ("category:Ambiguity", "0"), ("category:Jargon", "1"),
                        ("category:Ambiguity", "1"), ("note", "hostile <b>note</b>"), ("proposed", "Spelling errors")]
     assert reread.export_rows() == [
         {"annotator": "ann", "dataset": "dl19", "task": "h2r", "qid": "r1", "category": c, "llm_assigned": l,
-         "human_applicable": 1} for c, l in (("Ambiguity", 1), ("Jargon", 0), ("Numbers", 1))]
+         "human_applicable": 1, "run_id": "run-h2r", "model": "scripted:scripted", "llm_answer": "readable"}
+        for c, l in (("Ambiguity", 1), ("Jargon", 0), ("Numbers", 1))]
     with pytest.raises(AnnotationError, match="not a category"):
         reread.set_answer("ann", it, "Weather", True)
     with pytest.raises(AnnotationError, match="only an LLM-assigned reason"):
@@ -91,8 +93,8 @@ def test_an_item_without_assigned_reasons_completes_when_confirmed(tmp_path):
     it = item("r2", assigned=())
     assert store.completed("ann") == set()
     store.confirm("ann", it)
-    assert store.answers("ann", it.key) == {"Numbers": 0, "Ambiguity": 0, "Jargon": 0}
-    assert store.completed("ann") == {it.key} and len(store.export_rows()) == 3
+    assert store.answers("ann", it) == {"Numbers": 0, "Ambiguity": 0, "Jargon": 0}
+    assert store.completed("ann") == {it.decision_key} and len(store.export_rows()) == 3
     assert store.history("ann")[-1]["field"] == "confirmed"
 
 
@@ -146,11 +148,12 @@ def test_csv_round_trip_and_merge(tmp_path):
 
 @pytest.mark.parametrize("body, message", [
     ("annotator,dataset,task,qid,category,llm,human\n", ":1: the header must be exactly"),
-    ("ann,dl19,h2r,q1,Numbers,1,1\nann,dl19,h2x,q1,Numbers,1,1\n", ":3: task must be one of"),
-    ("ann,dl19,h2r,q1,Numbers,1,yes\n", ":2: human_applicable must be 0 or 1"),
-    ("ann,dl19,h2r,q1,Numbers,1\n", ":2: expected 7 fields, found 6"),
-    (",dl19,h2r,q1,Numbers,1,1\n", ":2: empty annotator"),
-    ("ann,dl19,h2r,q1,Numbers,1,1\n\nann,dl19,h2r,q1,Numbers,1,0\n", ":4: repeats the row of line 2"),
+    ("ann,dl19,h2r,q1,Numbers,1,1,r,m,readable\nann,dl19,h2x,q1,Numbers,1,1,r,m,readable\n", ":3: task must be one of"),
+    ("ann,dl19,h2r,q1,Numbers,1,yes,r,m,readable\n", ":2: human_applicable must be 0 or 1"),
+    ("ann,dl19,h2r,q1,Numbers,1\n", ":2: expected 10 fields, found 6"),
+    ("ann,dl19,h2r,q1,Numbers,0,1,run-h2r,m,maybe\n", ":2: llm_answer must be one of readable, unreadable, unknown"),
+    (",dl19,h2r,q1,Numbers,1,1,r,m,readable\n", ":2: empty annotator"),
+    ("ann,dl19,h2r,q1,Numbers,1,1,r,m,readable\n\nann,dl19,h2r,q1,Numbers,1,0,r,m,readable\n", ":4: repeats the row of line 2"),
 ])
 def test_csv_import_errors_name_the_line_and_store_nothing(tmp_path, body, message):
     path = tmp_path / "bad.csv"

@@ -133,7 +133,7 @@ def test_annotate_page_name_sample_answers_tags_and_notes(runs):
     at.button(key="yes-0").click().run()
     assert not at.exception
     with AnnotationStore() as store:
-        answers = store.answers("ann", first.key)
+        answers = store.answers("ann", first)
     assert answers[first.assigned_names[0]] == 1
     if len(first.assigned_names) == 1:
         assert "1 of 4 queries complete" in at.progress[0].proto.text
@@ -144,9 +144,9 @@ def test_annotate_page_name_sample_answers_tags_and_notes(runs):
     at.text_area[0].input("plain <b>note</b>").run()
     assert not at.exception
     with AnnotationStore() as store:
-        assert store.answers("ann", first.key)[others[0]] == 1
-        assert store.completed("ann") == {first.key}
-        assert store.note("ann", first.key)["note"] == "plain <b>note</b>"
+        assert store.answers("ann", first)[others[0]] == 1
+        assert store.completed("ann") == {first.decision_key}
+        assert store.note("ann", first)["note"] == "plain <b>note</b>"
     next(b for b in at.button if b.label == "Next query →").click().run()
     assert f"Query 2 of 4 · {queue[1].dataset.upper()}" in _texts(at)
     # the Validation tab: a second annotator's CSV merges in, then the figures and the kappa table
@@ -193,4 +193,4 @@ def test_annotate_page_opens_the_linked_query(runs):
     next(b for b in at.button if b.label == "No reason applies").click().run()
     assert not at.exception
     with AnnotationStore() as store:
-        assert store.completed("ann") == {queue[position].key}
+        assert store.completed("ann") == {queue[position].decision_key}
