@@ -93,8 +93,8 @@ def test_annotate_two_queries_by_keyboard_and_reload(dashboard, tmp_path):
         finally:
             browser.close()
     with AnnotationStore() as annotations:
-        assert annotations.answers("ann", queue[0].key) == {"Numbers": 1, "Ambiguity": 0}
-        assert annotations.answers("ann", queue[1].key) == {"Numbers": 0, "Ambiguity": 0}
+        assert annotations.answers("ann", queue[0]) == {"Numbers": 1, "Ambiguity": 0}
+        assert annotations.answers("ann", queue[1]) == {"Numbers": 0, "Ambiguity": 0}
         assert [h["source"] for h in annotations.history("ann")] == ["ui", "ui"]
 
 
@@ -245,6 +245,95 @@ def test_answers_survive_server_restarts_for_two_annotators(dashboard, tmp_path)
         except BaseException:
             for name, page in pages.items():
                 page.screenshot(path=str(ARTIFACTS / f"annotate-restart-failure-{name}.png"), full_page=True)
+            raise
+        finally:
+            browser.close()
+
+
+# ------------------------------------------------------------------------- states the page must tell apart
+HOSTILE_NAMES = ["[x](javascript:alert(1))", "![img](http://127.0.0.1:9/x.png)"]
+
+
+def respond_hostile(messages):
+    text = messages[-1]["content"]
+    if "In one sentence" in text:
+        return "Reason: vague"
+    if "Which of these categories" in text:
+        return json.dumps([{"category": HOSTILE_NAMES[0], "justification": "see [here](javascript:alert(2)) **now**"}])
+    return json.dumps([{"name": n, "description": "hostile"} for n in HOSTILE_NAMES])
+
+
+def respond_unreadable(messages):
+    text = messages[-1]["content"]
+    if "Which of these categories" in text:
+        return "no idea, sorry"
+    return respond_walk(messages)
+
+
+def test_unreadable_no_reason_and_hostile_names_in_the_browser(dashboard, tmp_path):
+    """Issue 19 items 3 and 7, issue 18 safety: an unreadable assignment is its own state with its raw
+    answer (never "assigned no reason"); after N, "No reason applies" shows as chosen and saved, not
+    disabled; an all-unreadable typology draws no empty chart and says why; LLM-made category names
+    and justifications stay literal text (no link, no image)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    walk = [HardQuery(f"q{i}", f"walk query {i}", f"Top passages:\n[1] passage {i}") for i in (1, 4, 5)]
+    with TypologyStore() as store:
+        run_ids = [run_typology(scripted_client(respond, tmp_path / ds), store, dataset=ds, task="h2r",
+                                queries=walk, hard_set={}, config=InductionConfig(batch_size=3))["run_id"]
+                   for ds, respond in (("dl19", respond_walk), ("dl21", respond_hostile))]
+        run_typology(scripted_client(respond_unreadable, tmp_path / "dl20"), store, dataset="dl20", task="h2r",
+                     queries=walk, hard_set={}, config=InductionConfig(batch_size=3))
+        items = view.sample_items(store, run_ids)
+    with AnnotationStore() as annotations:
+        annotations.create_sample(items, size=len(items), seed=0)
+    base = f"{dashboard}/annotate-reasons?annotator=ann&task=h2r"
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1400, "height": 1300})
+        try:
+            page.goto(f"{base}&dataset=dl19&qid=q5")
+            expect(page.get_by_text("walk query 5", exact=True)).to_be_visible(timeout=60_000)
+            page.wait_for_function(IDLE_JS, timeout=60_000)
+            expect(page.get_by_text("The model's answer was unreadable", exact=False)).to_be_visible()
+            expect(page.get_by_text("I am not sure what you mean.", exact=True)).to_be_visible()
+            assert page.get_by_text("assigned no reason").count() == 0
+            shot(page, "unreadable")
+
+            page.goto(f"{base}&dataset=dl19&qid=q4")
+            expect(page.get_by_text("walk query 4", exact=True)).to_be_visible(timeout=60_000)
+            page.evaluate(BLUR_JS)
+            press(page, "n")
+            _wait(lambda: len(AnnotationStore().completed("ann")) == 1, 30, "the confirmation in the store")
+            page.wait_for_function(IDLE_JS, timeout=60_000)
+            page.wait_for_timeout(500)
+            shot(page, "no-reason")
+            chosen = page.locator(".st-key-none-applies button").first
+            expect(chosen).to_contain_text("No reason applies (saved)")
+            expect(chosen).to_be_enabled()
+
+            page.goto(f"{base}&dataset=dl21&qid=q1")
+            expect(page.get_by_text("walk query 1", exact=True)).to_be_visible(timeout=60_000)
+            page.wait_for_function(IDLE_JS, timeout=60_000)
+            expect(page.locator("[data-testid=stButtonGroup]").get_by_text(HOSTILE_NAMES[1], exact=True)).to_be_visible()
+            expect(page.get_by_text("see [here](javascript:alert(2)) **now**", exact=True)).to_be_visible()
+            main = page.locator("[data-testid=stMain]")
+            assert main.locator("a[href^='javascript']").count() == 0 and main.locator("img").count() == 0
+            shot(page, "markdown")
+
+            page.goto(f"{dashboard}/failure-typology")
+            page.get_by_role("heading", name="Failure typology").first.wait_for(timeout=60_000)
+            page.locator("[data-testid=stSelectbox]").first.click()
+            page.get_by_role("option", name="DL20").click()
+            page.wait_for_timeout(500)
+            page.wait_for_function(IDLE_JS, timeout=60_000)
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / f"typology-unreadable{'-' + SCREENSHOT_TAG if SCREENSHOT_TAG else ''}.png"),
+                            full_page=True)
+            expect(page.get_by_text("No chart: all 3 assignment answers were unreadable")).to_be_visible()
+            assert page.locator(".js-plotly-plot").count() == 0
+        except BaseException:
+            page.screenshot(path=str(ARTIFACTS / "annotate-states-failure.png"), full_page=True)
             raise
         finally:
             browser.close()
