@@ -151,8 +151,8 @@ with annotate_tab:
         else:
             st.warning("This sample was drawn before unreadable answers were recorded: the model assigned no reason "
                        "or its answer was unreadable. The query is left out of the validation figures.")
-        st.caption("You can still tag the reasons that apply below (they count for agreement between annotators "
-                   "only), or confirm that none does.")
+        st.caption("You can still tag the reasons that apply below (they are stored and exported, marked as judging "
+                   "an unreadable answer, and stay out of the figures), or confirm that none does.")
     elif not assigned:
         st.info("The model assigned no reason to this query. Tag the ones that apply below, or confirm that "
                 "none does.")
