@@ -135,8 +135,7 @@ with annotate_tab:
     st.text(f"Reasons assigned by {item.model or '(model not recorded)'} · typology run {item.run_id or '(unknown)'}")
     if "135M" in item.model:
         st.warning(view.SMALL_MODEL_NOTE)
-    caption, warning = view.generator_note(item.task, item.generator, view.generator_of(
-        {"generator": item.generator})[1])
+    caption, warning = view.generator_note(item.task, item.generator, view.is_default_generator(item.generator))
     if caption:
         st.text(caption)
     if warning:

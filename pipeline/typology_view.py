@@ -60,10 +60,18 @@ def run_label(run: dict) -> str:
 
 def generator_of(hard_set: dict) -> tuple[str, bool]:
     """``(the generator whose answers an H2G typology explains, whether it is the embedded default)``
-    from a run's hard-set description; ``("", False)`` when the run does not record one."""
+    from a run's hard-set description (the resolved model when recorded, so ``auto`` that fell back to
+    the embedded model is flagged too); ``("", False)`` when the run does not record one."""
     spec = hard_set.get("generator") or ""
-    label = (hard_set.get("configuration") or {}).get("generator") or spec
-    return label, spec == DEFAULT_GENERATOR or label.startswith(f"{DEFAULT_GENERATOR}:")
+    resolved = hard_set.get("generator_model") or {}
+    label = resolved.get("label") or (hard_set.get("configuration") or {}).get("generator") or spec
+    return label, (spec == DEFAULT_GENERATOR or resolved.get("backend") == DEFAULT_GENERATOR
+                   or is_default_generator(label))
+
+
+def is_default_generator(label: str) -> bool:
+    """Whether a generator label names the embedded default (``embedded`` or ``embedded:MODEL``)."""
+    return label == DEFAULT_GENERATOR or label.startswith(f"{DEFAULT_GENERATOR}:")
 
 
 def generator_note(task: str, generator: str, is_default: bool) -> tuple[str, str | None]:

@@ -309,6 +309,16 @@ def test_annotate_page_text_stays_literal_and_unreadable_is_its_own_state(h2g_ru
     assert "true negative" in definitions["cell_accuracy"] and "exact_agreement" in definitions.index
 
 
+def test_generator_of_flags_the_embedded_model_behind_auto():
+    auto = {"generator": "auto", "configuration": {"generator": "auto"},
+            "generator_model": {"backend": "embedded", "model": "SmolLM2", "label": "embedded:SmolLM2"}}
+    assert view.generator_of(auto) == ("embedded:SmolLM2", True)
+    ollama = {"generator": "ollama:qwen3:8b", "generator_model": {"backend": "ollama", "label": "ollama:qwen3:8b"}}
+    assert view.generator_of(ollama) == ("ollama:qwen3:8b", False)
+    assert view.generator_of({}) == ("", False)
+    assert view.generator_note("h2r", "embedded", True) == ("", None)
+
+
 def test_notes_table_shows_readable_dates(runs):
     with TypologyStore() as store:
         items = view.sample_items(store)
