@@ -224,13 +224,24 @@ def _fmt(value) -> str:
 
 def _report_lines(figures: dict):
     yield f"{figures['n_rows']} decisions from {len(figures['annotators'])} annotator(s)"
-    for who, fig in [*figures["llm_vs_annotator"].items(), ("union", figures["llm_vs_union"])]:
-        o = fig["overall"]
-        yield (f"LLM vs {who}: accuracy {_fmt(o['accuracy'])}, precision {_fmt(o['precision'])}, "
-               f"recall {_fmt(o['recall'])} ({o['n_decisions']} decisions, {o['n_queries']} queries)")
+    for answer, n in figures["excluded"].items():
+        if n["queries"]:
+            yield f"excluded: {n['queries']} queries ({n['decisions']} decisions) with an {answer} assignment"
+    for model, by_model in figures["by_model"].items():
+        yield f"reasons assigned by {model or '(model not recorded)'} (typology runs: {', '.join(by_model['runs'])})"
+        for who, fig in [*by_model["llm_vs_annotator"].items(), ("union", by_model["llm_vs_union"])]:
+            o = fig["overall"]
+            yield (f"  LLM vs {who}: cell accuracy {_fmt(o['cell_accuracy'])}, precision {_fmt(o['precision'])}, "
+                   f"recall {_fmt(o['recall'])}, exact agreement {_fmt(o['exact_agreement'])} "
+                   f"({o['n_decisions']} decisions, {o['n_queries']} queries; TP {o['tp']} FP {o['fp']} "
+                   f"FN/added {o['fn']} TN {o['tn']})")
     for pair, fig in figures["kappa"].items():
         o = fig["overall"]
-        yield f"kappa {pair}: {_fmt(o['kappa'])} ({o['n_decisions']} decisions, {o['n_queries']} queries)"
+        yield (f"kappa {pair}: {_fmt(o['kappa'])} ({o['n_decisions']} decisions, {o['n_queries']} queries; both yes "
+               f"{o['both_yes']}, both no {o['both_no']}, only first {o['only_first']}, only second {o['only_second']})")
+    yield "definitions:"
+    for name, text in figures["definitions"].items():
+        yield f"  {name}: {text}"
 def _collection(args):
     from pipeline.failure import load_collection
 
