@@ -1,16 +1,19 @@
 """The LLM response cache: one SQLite store (``cache/llm/responses.sqlite``, WAL, ``core.db``).
 
-A row of ``responses`` is keyed by the SHA-256 of (backend, model, messages, options), see
-:func:`request_key`. It is in one of two states:
+A row of ``responses`` is keyed by the SHA-256 of (backend, model, endpoint, model digest,
+messages, options), see :func:`request_key`: two servers, or a re-pulled tag, never share an answer.
+It is in one of two states:
 
 * ``pending``: a worker has *claimed* the call and is paying for it. Other workers (threads or
   processes) that want the same answer wait for it instead of calling the model again. A claim
   carries its owner (``host:pid:token``) and an expiry: a claim whose owner process is gone, or
   whose lease ran out, is taken over, so a killed run never blocks the next one.
-* ``ok``: the answer. Rerunning a finished step reads it and makes no call.
+* ``ok``: the answer, with its ``finish_reason`` (``stop``, ``length``, ...). Rerunning a finished
+  step reads it and makes no call.
 
-A failed call is recorded in ``failures`` (one row per attempt, with the error) and its claim is
-released; it is never stored as an answer, so the next run tries again.
+A failed call (including an empty reply, or one cut off while reasoning: ``pipeline.llm.replies``)
+is recorded in ``failures`` (one row per attempt, with the error) and its claim is released; it is
+never stored as an answer, so the next run tries again.
 """
 from __future__ import annotations
 
@@ -27,7 +30,10 @@ from pathlib import Path
 from typing import Sequence
 
 from core import db, paths
-from pipeline.llm.base import GenerationOptions, Message
+from pipeline.llm.base import GenerationOptions, Message, Provenance
+
+# columns added after the first release: (table, column, declaration), added to older stores on open
+MIGRATIONS = (("responses", "finish_reason", "TEXT"),)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -37,6 +43,7 @@ CREATE TABLE IF NOT EXISTS responses (
     request TEXT NOT NULL,          -- JSON: messages and options, for inspection
     status TEXT NOT NULL CHECK (status IN ('pending', 'ok')),
     response TEXT,
+    finish_reason TEXT,
     seconds REAL,
     owner TEXT,
     claimed_at REAL,
@@ -56,9 +63,10 @@ CREATE INDEX IF NOT EXISTS failures_key ON failures(key);
 """
 
 
-def request_key(backend: str, model: str, messages: Sequence[Message], options: GenerationOptions) -> str:
-    """Content key of one call: canonical JSON of everything that defines the answer."""
-    payload = {"backend": backend, "model": model,
+def request_key(provenance: Provenance, messages: Sequence[Message], options: GenerationOptions) -> str:
+    """Content key of one call: canonical JSON of everything that defines the answer (the model's
+    identity, :meth:`Provenance.identity`, the messages and the decoding options)."""
+    payload = {**provenance.identity(),
                "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
                "options": options.as_dict()}
     return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
@@ -92,6 +100,7 @@ class Claim:
     state: str
     text: str | None = None
     seconds: float | None = None
+    finish_reason: str | None = None
 
 
 class ResponseCache:
@@ -103,6 +112,10 @@ class ResponseCache:
         with db.transaction(self._conn()) as conn:
             for statement in filter(str.strip, SCHEMA.split(";")):
                 conn.execute(statement)
+            for table, column, declaration in MIGRATIONS:
+                have = {row["name"] for row in conn.execute(f"PRAGMA table_info({table})")}
+                if column not in have:
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -112,9 +125,14 @@ class ResponseCache:
 
     # ---- reads -------------------------------------------------------------------------------
     def get(self, key: str) -> str | None:
-        row = self._conn().execute("SELECT response FROM responses WHERE key = ? AND status = 'ok'",
-                                   (key,)).fetchone()
-        return None if row is None else row["response"]
+        hit = self.lookup(key)
+        return None if hit is None else hit.text
+
+    def lookup(self, key: str) -> Claim | None:
+        """The stored answer of ``key`` as a ``hit`` (text, seconds, finish reason), or None."""
+        row = self._conn().execute("SELECT response, seconds, finish_reason FROM responses "
+                                   "WHERE key = ? AND status = 'ok'", (key,)).fetchone()
+        return None if row is None else Claim("hit", row["response"], row["seconds"], row["finish_reason"])
 
     def stats(self) -> dict[str, int]:
         """Counts of stored answers, pending claims and recorded failed attempts."""
@@ -137,10 +155,10 @@ class ResponseCache:
         worker is making it (``busy``). Stale claims (dead owner, expired lease) are taken over."""
         now = time.time()
         with db.transaction(self._conn()) as conn:
-            row = conn.execute("SELECT status, response, seconds, owner, lease_until FROM responses "
-                               "WHERE key = ?", (key,)).fetchone()
+            row = conn.execute("SELECT status, response, seconds, finish_reason, owner, lease_until "
+                               "FROM responses WHERE key = ?", (key,)).fetchone()
             if row is not None and row["status"] == "ok":
-                return Claim("hit", row["response"], row["seconds"])
+                return Claim("hit", row["response"], row["seconds"], row["finish_reason"])
             if row is not None and row["owner"] != owner and row["lease_until"] > now \
                     and not _owner_is_dead(row["owner"]):
                 return Claim("busy")
@@ -152,11 +170,13 @@ class ResponseCache:
                 (key, backend, model, json.dumps(request, ensure_ascii=False), owner, now, now + lease_s, now))
         return Claim("claimed")
 
-    def put(self, key: str, text: str, *, seconds: float, owner: str) -> None:
+    def put(self, key: str, text: str, *, seconds: float, owner: str, finish_reason: str | None = None) -> None:
         """Store the answer of a claimed call (whoever holds the claim now, the answer is the same)."""
+        if not text.strip():  # the client refuses empty replies before this; never cache one
+            raise ValueError(f"refusing to cache an empty answer for {key}")
         with db.transaction(self._conn()) as conn:
-            conn.execute("UPDATE responses SET status = 'ok', response = ?, seconds = ?, owner = NULL, "
-                         "lease_until = NULL WHERE key = ?", (text, seconds, key))
+            conn.execute("UPDATE responses SET status = 'ok', response = ?, seconds = ?, finish_reason = ?, "
+                         "owner = NULL, lease_until = NULL WHERE key = ?", (text, seconds, finish_reason, key))
 
     def release(self, key: str, owner: str) -> None:
         """Drop our pending claim (after a failure), so the next run calls again."""
