@@ -268,7 +268,7 @@ def test_cli_prefer_with_imported_answers_and_reasons(tmp_path, monkeypatch, cap
     base.write_text("".join(json.dumps({"qid": q, "text": f"base answer {q}"}) + "\n" for q in ("q1", "q2", "q3", "q4")))
     aware.write_text("".join(json.dumps({"qid": q, "text": f"aware answer {q}"}) + "\n" for q in ("q1", "q2", "q3", "q4")))
     argv = ["prefer", "--dataset", "dl19", "--data", str(folder), "--reasons", str(reasons), "--baseline-answers",
-            str(base), "--aware-answers", str(aware), "--judge-model", "ollama:some-judge", "--json"]
+            str(base), "--aware-answers", str(aware), "--judge", "ollama:some-judge", "--json"]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert specs == ["ollama:some-judge"]  # the judge only: both answer sides were imported
