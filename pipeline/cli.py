@@ -459,9 +459,6 @@ def cmd_prefer(args) -> None:
     from pipeline.generation import GENERATION_OPTIONS, read_answers_jsonl
     from pipeline.llm import make_client
 
-    data = load_dataset(args.dataset, args.data)
-    data.require_qrels()
-    templates = difficulty.load_templates(args.templates)
     # the decoding options given on the command line go into the recorded configuration (both roles)
     llm = _llm_options(args)
     overrides = llm.pop("overrides")
@@ -478,6 +475,9 @@ def cmd_prefer(args) -> None:
         raise ValueError(f"prefer: the judge and the generator are the same model ({judge.provenance.label}): it "
                          f"would judge its own answers; choose another --judge or --generator, or pass "
                          f"--allow-self-judging (the result then says so)")
+    data = load_dataset(args.dataset, args.data)
+    data.require_qrels()
+    templates = difficulty.load_templates(args.templates)
     typology, assignments, report = _preference_reasons(args, data, make_client)
     if args.task:
         assignments = [a for a in assignments if a.task in args.task]
