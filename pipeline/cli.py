@@ -315,6 +315,20 @@ def _llm_options(args, step: str | None = None) -> dict:
     return {**options, "step": step} if step else options
 
 
+LLM_SPEC_KINDS = ("auto", "embedded", "ollama", "openai")
+
+
+def _check_models(args, components) -> None:
+    """Check the LLMs among ``components`` (``--generator``/``--judge`` values) before any data is
+    loaded, so a dead server or a missing model fails the command in seconds
+    (:class:`pipeline.llm.LLMUnavailable`). Imported files and the data folder's judges are skipped."""
+    from pipeline.llm import make_client
+
+    for text in components:
+        if text and "=" not in text and text.partition(":")[0].lower() in LLM_SPEC_KINDS:
+            make_client(text, **{**_llm_options(args), "executor": "local"})
+
+
 def _print_resolution(role: str, provenance: dict) -> None:
     """The resolved model of a non-explicit spec (``auto``) and why it fell back, under a result."""
     if provenance.get("resolution"):
@@ -322,6 +336,7 @@ def _print_resolution(role: str, provenance: dict) -> None:
 
 
 def cmd_h2j(args) -> None:
+    _check_models(args, [args.judge])
     from pipeline.failure import judgment_values, judgments_for, task_set
 
     data = _collection(args)
@@ -345,6 +360,7 @@ def cmd_h2j(args) -> None:
 
 
 def cmd_h2g(args) -> None:
+    _check_models(args, args.generator)
     from pipeline.failure import generation_for, generation_values, task_set
 
     data = _collection(args)
@@ -367,6 +383,7 @@ def cmd_h2g(args) -> None:
 
 
 def cmd_overlap(args) -> None:
+    _check_models(args, [args.generator, args.judge])
     from pipeline.failure import failure_sets
 
     result = failure_sets(args.dataset, retriever=args.retriever, generator=args.generator, judge=args.judge,
@@ -393,6 +410,7 @@ def cmd_overlap(args) -> None:
 
 
 def cmd_run(args) -> None:
+    _check_models(args, [*(args.generator or ["auto"]), *(args.judge or ["auto"])])
     from pipeline.failure import folder_judgments, run_study
 
     data = _collection(args)
