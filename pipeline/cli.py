@@ -444,7 +444,7 @@ def cmd_run(args) -> None:
 
 def _preference_reasons(args, data, make_client):
     """``(typology, assignments, how they were made)``: ``--reasons typology`` reads the failure
-    typology's runs; ``--reasons FILE`` imports; else ``--assign-model`` assigns the typology's H2R
+    typology's runs; ``--reasons FILE`` imports; else ``--assigner`` assigns the typology's H2R
     categories to the H2R queries of ``--retriever`` (the one hard set computable from the data folder)."""
     from pipeline import reason_assignment
     from pipeline.h2r import h2r_report
