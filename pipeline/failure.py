@@ -6,9 +6,13 @@ Components are named on the command line as ``NAME[=FILE]``:
 - retriever: ``NAME=RUNFILE`` imports a run; ``NAME`` alone is the data folder's
   ``runs/run.NAME.<dataset>.txt``, else computed here (``pipeline.retrievers.get_run``);
 - generator: ``NAME=FILE.jsonl`` imports answers; ``NAME`` alone is an LLM spec
-  (``embedded``, ``ollama:llama3.2:3b``, ``openai:MODEL@URL``, ``auto``: ``pipeline.llm.factory``);
+  (``embedded``, ``ollama:llama3.2:3b``, ``openai:MODEL@URL``, ``auto``: ``pipeline.llm.factory``),
+  and the result is named by the model the spec resolved to (``backend:model``), never by the spec;
 - judge: ``NAME=FILE`` imports qrels-format judgments; ``NAME`` alone is the data folder's
-  ``judgments/judgments.NAME.<dataset>.txt`` when it exists, else an LLM spec.
+  ``judgments/judgments.NAME.<dataset>.txt`` when it exists, else an LLM spec (named like a generator).
+
+A step whose model cannot be reached raises :class:`pipeline.llm.LLMUnavailable` before it writes
+anything; a generation without a single answer raises :class:`pipeline.llm.LLMError`.
 
 Conventions (recorded in every result): per-query nDCG@10 through ir_measures with judged queries
 missing from a run scoring 0; BERTScore F1 max over the answer's grade-2/3 passages with text
@@ -118,24 +122,26 @@ def generation_for(data, arg: str, *, llm_options: dict | None = None, progress:
     if file is not None:
         return import_answers(name, file, known_qids=data.topics)
     queries = _require_query_texts(data)
-    client = make_client(name, **(llm_options or {}))
-    gen = generate_answers(client, queries, name=name,
+    client = make_client(name, **{"step": "generation", **(llm_options or {})})
+    gen = generate_answers(client, queries,
                            progress=f"{data.name} answers ({client.provenance.label})" if progress else None)
-    path = study_dir(data) / "generations" / f"{slug(name)}.json"
+    path = study_dir(data) / "generations" / f"{slug(gen.name)}.json"
     atomic_write_text(path, json.dumps(gen.as_dict(), ensure_ascii=False, indent=1))
     return Generation.from_dict(gen.as_dict())
 
 
 def generation_values(data, gen, encoder: str = "auto", aggregate: str = "max") -> tuple[dict[str, float], dict]:
-    from pipeline.bertscore import bertscore_per_query, resolve_encoder
+    from pipeline.bertscore import bertscore_per_query, empty_answers, resolve_encoder
 
     enc = resolve_encoder(encoder)
     qrels = data.require_qrels()
     references = {qid: data.relevant_passages(qid) for qid in gen.answers if qid in qrels}
     values, excluded = bertscore_per_query({q: a for q, a in gen.answers.items() if q in qrels}, references, enc,
                                            aggregate=aggregate)
+    empty = empty_answers(gen.answers)  # never BERTScored (see pipeline.bertscore)
     return values, {**enc.as_dict(), "aggregate": aggregate, "excluded_no_relevant_text": excluded,
                     "n_excluded": len(excluded), "n_failed_generations": len(gen.failed),
+                    "excluded_empty_answer": empty, "n_empty_answers": len(empty),
                     "corpus_note": data.coverage.summary()}
 
 
@@ -150,8 +156,8 @@ def judgments_for(data, arg: str, setup: str, *, cap: int | None, llm_options: d
     if file is not None:
         return import_judgments(name, file, setup, known_qids=data.topics)
     _require_query_texts(data)
-    client = make_client(name, **(llm_options or {}))
-    return llm_judgments(client, data, setup, cap=cap, name=name,
+    client = make_client(name, **{"step": f"judgments:{setup}", **(llm_options or {})})
+    return llm_judgments(client, data, setup, cap=cap,
                          progress=f"{data.name} {setup} judgments ({client.provenance.label})" if progress else None)
 
 

@@ -265,7 +265,7 @@ def load_result(path: str | Path) -> dict:
     try:
         result = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}:{exc.lineno}: not a preference result: {exc.msg}") from None
+        raise ValueError(f"{path}:{exc.lineno}: not a preference result: {exc.msg} (column {exc.colno})") from None
     if not isinstance(result, dict) or result.get("version") != RESULT_VERSION or "pairs" not in result:
         raise ValueError(f"{path}: not a preference result of version {RESULT_VERSION}")
     return result

@@ -161,7 +161,7 @@ def counts_figure(result: dict) -> go.Figure:
 
 def typology_command(dataset: str, task: str, *, llm: str = "auto", max_rounds: int = 6,
                      max_queries: int | None = None, typology: str | None = None) -> list[str]:
-    command = [sys.executable, "-m", "pipeline", "typology", "--dataset", dataset, "--task", task, "--llm", llm,
+    command = [sys.executable, "-m", "pipeline", "typology", "--dataset", dataset, "--task", task, "--assigner", llm,
                "--max-rounds", str(max_rounds)]
     if max_queries:
         command += ["--max-queries", str(max_queries)]

@@ -3,23 +3,31 @@
 The model name picks the behaviour, so one server covers every case:
 ``err`` -> HTTP 500 with an error body; ``missing`` -> HTTP 404 (Ollama's "model not found");
 ``slow`` -> answers after ``SLOW_S`` seconds; ``malformed`` -> HTTP 200 with a body that is not JSON;
-anything else -> a well-formed reply echoing the request (prompt and decoding options).
-Every request is logged in ``server.requests`` as ``(path, json_body)``.
+``empty`` -> an empty answer; ``thinker`` -> a reasoning block cut off at the token limit (no closing
+tag, finish reason ``length``); anything else -> a well-formed reply echoing the request (prompt,
+decoding options and the think setting).
+``/api/tags`` and ``/v1/models`` list ``server.models`` (default :data:`MODELS`) with the digests in
+``server.digests`` (change one to simulate a re-pulled tag); ``/api/show`` reports a model whose name
+contains ``embed`` as an embedding model. Every request is logged in ``server.requests`` as
+``(path, json_body)``.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SLOW_S = 3.0
-MODELS = ["llama3.2:3b", "qwen3:8b", "err", "slow", "malformed", "missing"]
+MODELS = ["llama3.2:3b", "qwen3:8b", "err", "slow", "malformed", "missing", "empty", "thinker"]
+TRUNCATED_REASONING = "<think>Let me think about this step by step. First"
 
 
 def _echo(body: dict) -> str:
     last = body["messages"][-1]["content"]
-    opts = body.get("options") or {k: body.get(k) for k in ("temperature", "seed", "max_tokens")}
+    opts = dict(body.get("options") or {k: body.get(k) for k in ("temperature", "seed", "max_tokens")})
+    opts["think"] = body.get("think", (body.get("chat_template_kwargs") or {}).get("enable_thinking"))
     return f"echo[{body['model']}] {last} | {json.dumps(opts, sort_keys=True)}"
 
 
@@ -43,7 +51,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         self.server.requests.append((self.path, None))
         if self.path == "/api/tags":
-            self._json(200, {"models": [{"name": m, "model": m, "size": 1, "digest": "x"} for m in MODELS]})
+            self._json(200, {"models": [{"name": m, "model": m, "size": 1, "digest": self.server.digests.get(m, "")}
+                                        for m in self.server.models]})
+        elif self.path == "/v1/models":
+            self._json(200, {"object": "list", "data": [{"id": m, "object": "model", "created": 0, "owned_by": "x"}
+                                                        for m in self.server.models]})
         else:
             self._json(404, {"error": "not found"})
 
@@ -51,6 +63,11 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
         self.server.requests.append((self.path, body))
         model = body.get("model", "")
+        if self.path == "/api/show":
+            if model not in self.server.models:
+                return self._json(404, {"error": f"model '{model}' not found"})
+            return self._json(200, {"details": {"family": "bert" if "embed" in model else "llama"}, "model_info": {},
+                                    "capabilities": ["embedding"] if "embed" in model else ["completion"]})
         if model == "err":
             return self._json(500, {"error": "internal failure in the model runner"})
         if model == "missing":
@@ -59,14 +76,19 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, b'{"message": {"content": "trunc')
         if model == "slow":
             time.sleep(SLOW_S)
+        content, finish = "<think>hm</think>" + _echo(body), "stop"
+        if model == "empty":
+            content = ""
+        elif model == "thinker":
+            content, finish = TRUNCATED_REASONING, "length"
         if self.path == "/api/chat":
             return self._json(200, {"model": model, "created_at": "2026-01-01T00:00:00Z",
-                                    "message": {"role": "assistant", "content": "<think>hm</think>" + _echo(body)},
-                                    "done": True, "done_reason": "stop"})
+                                    "message": {"role": "assistant", "content": content},
+                                    "done": True, "done_reason": finish})
         if self.path == "/v1/chat/completions":
             return self._json(200, {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": model,
-                                    "choices": [{"index": 0, "finish_reason": "stop",
-                                                 "message": {"role": "assistant", "content": _echo(body)}}],
+                                    "choices": [{"index": 0, "finish_reason": finish,
+                                                 "message": {"role": "assistant", "content": content}}],
                                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
         self._json(404, {"error": f"no route {self.path}"})
 
@@ -74,10 +96,15 @@ class _Handler(BaseHTTPRequestHandler):
 class LoopbackLLMServer:
     """``with LoopbackLLMServer() as server: server.url`` (binds 127.0.0.1 on a free port)."""
 
+    def __init__(self, models: list[str] | None = None):
+        self._models = list(models if models is not None else MODELS)
+
     def __enter__(self):
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.daemon_threads = True
         self.httpd.requests = []
+        self.httpd.models = self._models
+        self.httpd.digests = {m: hashlib.sha256(m.encode()).hexdigest() for m in self._models}
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
         return self
@@ -89,6 +116,10 @@ class LoopbackLLMServer:
     @property
     def requests(self) -> list:
         return self.httpd.requests
+
+    @property
+    def digests(self) -> dict:
+        return self.httpd.digests
 
     def __exit__(self, *exc):
         self.httpd.shutdown()

@@ -6,6 +6,7 @@ import json
 import multiprocessing
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -22,14 +23,21 @@ def _slow_echo(delay):
     return respond
 
 
-def test_key_depends_on_backend_model_messages_and_options():
-    base = request_key("ollama", "m", MSG, GenerationOptions())
-    assert base == request_key("ollama", "m", [dict(MSG[0])], GenerationOptions())
-    assert len({base, request_key("openai", "m", MSG, GenerationOptions()),
-                request_key("ollama", "m2", MSG, GenerationOptions()),
-                request_key("ollama", "m", [{"role": "user", "content": "hello!"}], GenerationOptions()),
-                request_key("ollama", "m", MSG, GenerationOptions(seed=1)),
-                request_key("ollama", "m", MSG, GenerationOptions(max_tokens=10))}) == 6
+def test_key_depends_on_backend_model_endpoint_digest_messages_and_options():
+    prov = Provenance("ollama", "m", endpoint="http://a:11434", digest="d1")
+    base = request_key(prov, MSG, GenerationOptions())
+    assert base == request_key(prov, [dict(MSG[0])], GenerationOptions())
+    # the label, note, smallness and how auto resolved do not change the answer: same key
+    assert base == request_key(replace(prov, note="x", resolved_from="auto", fallback="why"), MSG, GenerationOptions())
+    assert len({base, request_key(replace(prov, backend="openai"), MSG, GenerationOptions()),
+                request_key(replace(prov, model="m2"), MSG, GenerationOptions()),
+                request_key(replace(prov, endpoint="http://b:11434"), MSG, GenerationOptions()),
+                request_key(replace(prov, digest="d2"), MSG, GenerationOptions()),
+                request_key(prov, [{"role": "user", "content": "hello!"}], GenerationOptions()),
+                request_key(prov, MSG, GenerationOptions(seed=1)),
+                request_key(prov, MSG, GenerationOptions(max_tokens=10)),
+                request_key(prov, MSG, GenerationOptions(think=True)),
+                request_key(prov, MSG, GenerationOptions(num_ctx=4096))}) == 10
 
 
 def test_two_workers_pay_for_one_call(tmp_path):
@@ -76,7 +84,7 @@ def test_claim_of_a_dead_worker_is_taken_over(tmp_path):
     cache = ResponseCache(tmp_path / "c.sqlite")
     backend = ScriptedBackend(_slow_echo(0))
     client = CachedClient(backend, cache)
-    key = request_key("scripted", "scripted", MSG, GenerationOptions())
+    key = request_key(Provenance("scripted", "scripted"), MSG, GenerationOptions())
     import socket
     dead_owner = f"{socket.gethostname()}:999999999:deadbeef"  # no such pid
     claim = cache.claim(key, backend="scripted", model="scripted", request={}, owner=dead_owner, lease_s=3600)
@@ -123,7 +131,8 @@ def test_request_is_stored_for_inspection(tmp_path):
     CachedClient(ScriptedBackend(_slow_echo(0)), cache).chat(MSG, GenerationOptions(max_tokens=12))
     row = cache._conn().execute("SELECT backend, model, request FROM responses").fetchone()
     assert (row["backend"], row["model"]) == ("scripted", "scripted")
-    assert json.loads(row["request"]) == {"messages": MSG, "options": {"temperature": 0.0, "seed": 0, "max_tokens": 12}}
+    assert json.loads(row["request"]) == {"messages": MSG, "options": {"temperature": 0.0, "seed": 0, "max_tokens": 12,
+                                                                       "think": False, "num_ctx": None}}
 
 
 class _BatchBackend(ScriptedBackend):

@@ -26,3 +26,26 @@ def test_embedded_model_answers_two_real_queries(tmp_path, shared_dir_or_none, e
     assert all(r.provenance.small and r.provenance.backend == "embedded" for r in replies)
     again = client.chat(zero_shot_messages(list(queries.values())[0]), options)
     assert again.cached and again.text == texts[0]  # greedy decoding, served from the cache
+
+
+@pytest.mark.slow
+def test_embedded_answer_does_not_depend_on_its_batch(embedded_model):
+    """Issue 18: the cache keys on the request alone, so an answer must be the same whichever prompts
+    shared its batch. Prompts of different lengths are never padded into one batch; equal lengths
+    batch together. Each answer is compared with the same prompt answered alone."""
+    from pipeline.llm.backends import EmbeddedBackend
+
+    backend = EmbeddedBackend()
+    options = GenerationOptions(max_tokens=24)
+    prompts = [zero_shot_messages(q) for q in ("who is robert gray", "why did the us volunterilay enter ww1",
+                                              "what is a lobster roll", "what is a lobster bowl",
+                                              "define visceral")]
+    _, tokenizer = backend.prepare()
+    lengths = [len(tokenizer.apply_chat_template(p, add_generation_prompt=True, tokenize=True)) for p in prompts]
+    assert lengths[2] == lengths[3] and len(set(lengths)) < len(lengths)  # one group batches, others alone
+    together = backend.complete_batch(prompts, options)
+    alone = [backend.complete(p, options) for p in prompts]
+    assert [c.text for c in together] == [c.text for c in alone]
+    assert all(c.finish_reason in ("stop", "length") for c in together)
+    reordered = backend.complete_batch(prompts[::-1], options)
+    assert [c.text for c in reordered][::-1] == [c.text for c in alone]

@@ -108,7 +108,7 @@ def test_typology_page_queues_a_background_job(runs):
     at.button[0].click().run()
     assert not at.exception
     (job,) = view.typology_jobs()
-    assert job.command[2:] == ["pipeline", "typology", "--dataset", "dl19", "--task", "h2r", "--llm", "auto",
+    assert job.command[2:] == ["pipeline", "typology", "--dataset", "dl19", "--task", "h2r", "--assigner", "auto",
                                "--max-rounds", "6", "--max-queries", "4", "--typology", "study"]
     jobs.cancel(job.id)
 

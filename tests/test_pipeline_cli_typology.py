@@ -90,7 +90,7 @@ def test_typology_cli_imports_the_study_categories_on_a_designed_collection(tmp_
                 "--passages", str(tmp_path / "passages.tsv"), "--task", "h2j",
                 "--retriever", f"r={tmp_path / 'run.txt'}", "--generator", f"g={tmp_path / 'answers.jsonl'}",
                 "--judge", f"j={tmp_path / 'judge.txt'}", "--encoder", "minilm", "--typology", "study",
-                "--llm", f"ollama:llama3.2:3b@{server.url}", "--json"]
+                "--assigner", f"ollama:llama3.2:3b@{server.url}", "--json"]
         done = cli(*args, env_cache=cache)
         assert done.returncode == 0, done.stderr[-3000:]
         result = json.loads(done.stdout)

@@ -177,14 +177,16 @@ def test_make_client_with_the_ray_executor_wraps_the_cached_client(tmp_path, mon
     from pipeline.llm import ResponseCache, make_client
     from pipeline.llm.client import CachedClient
     from pipeline.llm.ray_fanout import RayChatClient
+    from tests.loopback_llm import LoopbackLLMServer
 
     cache = ResponseCache(tmp_path / "llm.sqlite")
-    local = make_client("ollama:llama3.2:3b@http://127.0.0.1:9", cache=cache)
-    assert isinstance(local, CachedClient)
-    fan = make_client("ollama:llama3.2:3b@http://127.0.0.1:9", cache=cache, executor="ray",
-                      address="ray://head:10001")
-    assert isinstance(fan, RayChatClient) and fan.client.cache is cache
-    assert fan.settings.address == "ray://head:10001" and fan.provenance == local.provenance
-    assert fan._backend == "ollama:llama3.2:3b@http://127.0.0.1:9"  # what each worker rebuilds
+    with LoopbackLLMServer() as server:  # make_client checks that the model exists
+        spec = f"ollama:llama3.2:3b@{server.url}"
+        local = make_client(spec, cache=cache)
+        assert isinstance(local, CachedClient)
+        fan = make_client(spec, cache=cache, executor="ray", address="ray://head:10001")
+        assert isinstance(fan, RayChatClient) and fan.client.cache is cache
+        assert fan.settings.address == "ray://head:10001" and fan.provenance == local.provenance
+        assert fan._backend == spec  # what each worker rebuilds
     with pytest.raises(ValueError, match="LLM executor"):
         make_client("ollama:llama3.2:3b@http://127.0.0.1:9", cache=cache, executor="slurm")

@@ -20,10 +20,10 @@ Message = dict[str, str]
 
 
 class LLMError(RuntimeError):
-    """A call failed (server error, timeout, malformed reply); never cached as an answer.
+    """A call failed (server error, timeout, malformed, empty or truncated reply); never cached as an answer.
 
-    ``retryable`` is False for failures a retry cannot fix (an unknown model, a refused request):
-    the client then gives up at once instead of backing off.
+    ``retryable`` is False for failures a retry cannot fix (an unknown model, a refused request, an
+    empty reply at temperature 0): the client then gives up at once instead of backing off.
     """
 
     def __init__(self, message: str, *, retryable: bool = True):
@@ -31,12 +31,39 @@ class LLMError(RuntimeError):
         self.retryable = retryable
 
 
+class LLMUnavailable(LLMError):
+    """The model cannot be reached at all: the server refuses the connection, does not answer in time,
+    or does not have the model. Retrying the step's other requests is pointless, so clients raise this
+    at once (``chat_many`` too, instead of returning it per slot) and a step that gets it stops and
+    writes no result. ``host``, ``model`` and ``cause`` name what failed; ``hint`` says what to do.
+    """
+
+    def __init__(self, *, host: str, model: str, cause: str, hint: str = ""):
+        self.host, self.model, self.cause, self.hint = host, model, cause, hint
+        super().__init__(f"{model} at {host}: {cause}" + (f" ({hint})" if hint else ""), retryable=False)
+
+    def __reduce__(self):  # keyword-only __init__: pickle (Ray) by the attributes
+        return _unavailable, (self.host, self.model, self.cause, self.hint)
+
+
+def _unavailable(host: str, model: str, cause: str, hint: str) -> LLMUnavailable:
+    return LLMUnavailable(host=host, model=model, cause=cause, hint=hint)
+
+
 @dataclass(frozen=True)
 class GenerationOptions:
-    """Decoding options; part of the response-cache key. The study decodes greedily (temperature 0)."""
+    """Decoding options; part of the response-cache key. The study decodes greedily (temperature 0).
+
+    ``think``: whether a reasoning model may reason before answering (Ollama's ``think``; an
+    OpenAI-compatible server's ``chat_template_kwargs.enable_thinking``). Off by default: the study
+    scores answers, and a reasoning model can spend the whole ``max_tokens`` on reasoning.
+    ``num_ctx``: the context window (Ollama); None keeps the server's default.
+    """
     temperature: float = 0.0
     seed: int = 0
     max_tokens: int = 256
+    think: bool = False
+    num_ctx: int | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -44,19 +71,57 @@ class GenerationOptions:
 
 @dataclass(frozen=True)
 class Provenance:
-    """Which model produced an output. ``small`` marks models whose output is never a finding."""
+    """Which model produced an output. ``small`` marks models whose output is never a finding.
+
+    ``endpoint`` (server host or base URL, "" for a local model) and ``digest`` (Ollama's model
+    digest, the sha256 of a local model file; "" where the server reports none) identify the exact
+    model: both are part of the response-cache key, so two servers, or a re-pulled tag, never share
+    answers. ``resolved_from`` is the spec when it did not name the model (``auto``) and
+    ``fallback`` why ``auto`` did not get its first choice; both are shown with every result.
+    """
     backend: str  # "ollama" | "openai" | "embedded" | "imported" | "scripted"
     model: str
     small: bool = False
     note: str = ""  # e.g. "SmolLM2-135M-Instruct: a 135M model; its output exercises the pipeline, not a finding"
+    endpoint: str = ""
+    digest: str = ""
+    resolved_from: str = ""
+    fallback: str = ""
 
     @property
     def label(self) -> str:
-        text = f"{self.backend}:{self.model}"
-        return f"{text} (135M-class model: not a finding)" if self.small else text
+        """``backend:model [digest12]``, marked when the model is small or ``auto`` fell back: what every
+        result is labelled with (never the spec string)."""
+        text = f"{self.backend}:{self.model}" + (f" [{self.digest[:12]}]" if self.digest else "")
+        if self.small:
+            text += " (135M-class model: not a finding)"
+        if self.fallback:
+            text += f" ({self.resolved_from or 'auto'} fell back)"
+        return text
+
+    @property
+    def resolution(self) -> str:
+        """One line saying how a non-explicit spec was resolved ("" for an explicit one)."""
+        if not self.resolved_from:
+            return ""
+        text = f"{self.resolved_from} resolved to {self.backend}:{self.model}"
+        return text + (f": {self.fallback}" if self.fallback else "")
+
+    def identity(self) -> dict:
+        """What the response cache keys on: backend, model, endpoint and digest."""
+        return {"backend": self.backend, "model": self.model, "endpoint": self.endpoint, "digest": self.digest}
 
     def as_dict(self) -> dict:
-        return {**asdict(self), "label": self.label}
+        return {**asdict(self), "label": self.label, "resolution": self.resolution}
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A backend's reply with why it stopped. ``finish_reason``: ``stop`` (the model ended), ``length``
+    (cut at ``max_tokens``) or what the server said; None when the backend cannot tell. A backend's
+    ``complete`` may return a plain ``str`` instead (finish reason unknown)."""
+    text: str
+    finish_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -65,14 +130,21 @@ class LLMReply:
     provenance: Provenance
     cached: bool = False
     seconds: float = 0.0  # wall time of the underlying call (0 for a cache hit)
+    finish_reason: str | None = None  # see Completion; recorded with the answer in the cache
 
 
 @runtime_checkable
 class LLMBackend(Protocol):
     provenance: Provenance
 
-    def complete(self, messages: Sequence[Message], options: GenerationOptions) -> str:
-        """The model's reply text; raises :class:`LLMError` on failure."""
+    def complete(self, messages: Sequence[Message], options: GenerationOptions) -> "Completion | str":
+        """The model's reply (text and finish reason, or the text alone); raises :class:`LLMError` on
+        failure. Reasoning blocks and empty replies are dealt with by the client (``pipeline.llm.replies``).
+
+        Optional methods the client calls when present: ``resolve()`` (once, before the first key is
+        computed: fill ``provenance.endpoint``/``digest``, check the model exists, raise
+        :class:`LLMUnavailable` when it cannot be reached) and ``prepare()`` (load weights; outside a
+        call's timeout)."""
 
 
 @runtime_checkable

@@ -1,16 +1,19 @@
 """The LLM response cache: one SQLite store (``cache/llm/responses.sqlite``, WAL, ``core.db``).
 
-A row of ``responses`` is keyed by the SHA-256 of (backend, model, messages, options), see
-:func:`request_key`. It is in one of two states:
+A row of ``responses`` is keyed by the SHA-256 of (backend, model, endpoint, model digest,
+messages, options), see :func:`request_key`: two servers, or a re-pulled tag, never share an answer.
+It is in one of two states:
 
 * ``pending``: a worker has *claimed* the call and is paying for it. Other workers (threads or
   processes) that want the same answer wait for it instead of calling the model again. A claim
   carries its owner (``host:pid:token``) and an expiry: a claim whose owner process is gone, or
   whose lease ran out, is taken over, so a killed run never blocks the next one.
-* ``ok``: the answer. Rerunning a finished step reads it and makes no call.
+* ``ok``: the answer, with its ``finish_reason`` (``stop``, ``length``, ...). Rerunning a finished
+  step reads it and makes no call.
 
-A failed call is recorded in ``failures`` (one row per attempt, with the error) and its claim is
-released; it is never stored as an answer, so the next run tries again.
+A failed call (including an empty reply, or one cut off while reasoning: ``pipeline.llm.replies``)
+is recorded in ``failures`` (one row per attempt, with the error) and its claim is released; it is
+never stored as an answer, so the next run tries again.
 """
 from __future__ import annotations
 
@@ -27,7 +30,10 @@ from pathlib import Path
 from typing import Sequence
 
 from core import db, paths
-from pipeline.llm.base import GenerationOptions, Message
+from pipeline.llm.base import GenerationOptions, Message, Provenance
+
+# columns added after the first release: (table, column, declaration), added to older stores on open
+MIGRATIONS = (("responses", "finish_reason", "TEXT"), ("responses", "step", "TEXT"), ("failures", "step", "TEXT"))
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -37,6 +43,8 @@ CREATE TABLE IF NOT EXISTS responses (
     request TEXT NOT NULL,          -- JSON: messages and options, for inspection
     status TEXT NOT NULL CHECK (status IN ('pending', 'ok')),
     response TEXT,
+    finish_reason TEXT,
+    step TEXT,                      -- the study step that first asked (generation, judgments:binary, ...)
     seconds REAL,
     owner TEXT,
     claimed_at REAL,
@@ -50,15 +58,17 @@ CREATE TABLE IF NOT EXISTS failures (
     model TEXT NOT NULL,
     attempt INTEGER NOT NULL,
     error TEXT NOT NULL,
-    at REAL NOT NULL
+    at REAL NOT NULL,
+    step TEXT
 );
 CREATE INDEX IF NOT EXISTS failures_key ON failures(key);
 """
 
 
-def request_key(backend: str, model: str, messages: Sequence[Message], options: GenerationOptions) -> str:
-    """Content key of one call: canonical JSON of everything that defines the answer."""
-    payload = {"backend": backend, "model": model,
+def request_key(provenance: Provenance, messages: Sequence[Message], options: GenerationOptions) -> str:
+    """Content key of one call: canonical JSON of everything that defines the answer (the model's
+    identity, :meth:`Provenance.identity`, the messages and the decoding options)."""
+    payload = {**provenance.identity(),
                "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
                "options": options.as_dict()}
     return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
@@ -92,6 +102,7 @@ class Claim:
     state: str
     text: str | None = None
     seconds: float | None = None
+    finish_reason: str | None = None
 
 
 class ResponseCache:
@@ -103,6 +114,10 @@ class ResponseCache:
         with db.transaction(self._conn()) as conn:
             for statement in filter(str.strip, SCHEMA.split(";")):
                 conn.execute(statement)
+            for table, column, declaration in MIGRATIONS:
+                have = {row["name"] for row in conn.execute(f"PRAGMA table_info({table})")}
+                if column not in have:
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -112,9 +127,14 @@ class ResponseCache:
 
     # ---- reads -------------------------------------------------------------------------------
     def get(self, key: str) -> str | None:
-        row = self._conn().execute("SELECT response FROM responses WHERE key = ? AND status = 'ok'",
-                                   (key,)).fetchone()
-        return None if row is None else row["response"]
+        hit = self.lookup(key)
+        return None if hit is None else hit.text
+
+    def lookup(self, key: str) -> Claim | None:
+        """The stored answer of ``key`` as a ``hit`` (text, seconds, finish reason), or None."""
+        row = self._conn().execute("SELECT response, seconds, finish_reason FROM responses "
+                                   "WHERE key = ? AND status = 'ok'", (key,)).fetchone()
+        return None if row is None else Claim("hit", row["response"], row["seconds"], row["finish_reason"])
 
     def stats(self) -> dict[str, int]:
         """Counts of stored answers, pending claims and recorded failed attempts."""
@@ -123,50 +143,79 @@ class ResponseCache:
         n_failures = conn.execute("SELECT COUNT(*) FROM failures").fetchone()[0]
         return {"answers": counts.get("ok", 0), "pending": counts.get("pending", 0), "failures": n_failures}
 
-    def failures(self, key: str | None = None) -> list[dict]:
-        """Recorded failed attempts (all, or those of one request key), oldest first."""
-        sql = "SELECT key, backend, model, attempt, error, at FROM failures"
-        rows = self._conn().execute(sql + (" WHERE key = ? ORDER BY id" if key else " ORDER BY id"),
-                                    (key,) if key else ()).fetchall()
+    def failures(self, key: str | None = None, *, model: str | None = None, step: str | None = None,
+                 limit: int | None = None) -> list[dict]:
+        """Recorded failed attempts (all, or those of one request key, model or step), oldest first;
+        ``limit``: the newest ``limit`` of them."""
+        where, params = self._filters(key=key, model=model, step=step)
+        sql = f"SELECT id, key, backend, model, step, attempt, error, at FROM failures{where} ORDER BY id DESC"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [dict(r) for r in reversed(self._conn().execute(sql, params).fetchall())]
+
+    def answers_by_model(self) -> list[dict]:
+        """Stored answers and failed attempts per (backend, model, step), for ``pipeline llm`` listings."""
+        conn = self._conn()
+        rows = conn.execute("SELECT backend, model, step, COUNT(*) AS answers FROM responses WHERE status = 'ok' "
+                            "GROUP BY backend, model, step ORDER BY backend, model, step").fetchall()
         return [dict(r) for r in rows]
+
+    def purge(self, *, model: str | None = None, step: str | None = None, backend: str | None = None) -> int:
+        """Delete the stored answers of a model and/or step (at least one); returns how many. Their
+        failure records stay (they are the history of what went wrong)."""
+        if model is None and step is None:
+            raise ValueError("purge needs a model or a step (refusing to empty the whole cache)")
+        where, params = self._filters(model=model, step=step, backend=backend)
+        with db.transaction(self._conn()) as conn:
+            return conn.execute(f"DELETE FROM responses{where} AND status = 'ok'", params).rowcount
+
+    @staticmethod
+    def _filters(**columns) -> tuple[str, tuple]:
+        given = {k: v for k, v in columns.items() if v is not None}
+        if not given:
+            return " WHERE 1 = 1", ()
+        return " WHERE " + " AND ".join(f"{k} = ?" for k in given), tuple(given.values())
 
     # ---- claims ------------------------------------------------------------------------------
     def claim(self, key: str, *, backend: str, model: str, request: dict, owner: str,
-              lease_s: float) -> Claim:
+              lease_s: float, step: str | None = None) -> Claim:
         """Return the stored answer (``hit``), take the call (``claimed``) or report that a live
         worker is making it (``busy``). Stale claims (dead owner, expired lease) are taken over."""
         now = time.time()
         with db.transaction(self._conn()) as conn:
-            row = conn.execute("SELECT status, response, seconds, owner, lease_until FROM responses "
-                               "WHERE key = ?", (key,)).fetchone()
+            row = conn.execute("SELECT status, response, seconds, finish_reason, owner, lease_until "
+                               "FROM responses WHERE key = ?", (key,)).fetchone()
             if row is not None and row["status"] == "ok":
-                return Claim("hit", row["response"], row["seconds"])
+                return Claim("hit", row["response"], row["seconds"], row["finish_reason"])
             if row is not None and row["owner"] != owner and row["lease_until"] > now \
                     and not _owner_is_dead(row["owner"]):
                 return Claim("busy")
             conn.execute(
                 "INSERT INTO responses (key, backend, model, request, status, owner, claimed_at, lease_until, "
-                "created_at) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?) "
+                "created_at, step) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?) "
                 "ON CONFLICT(key) DO UPDATE SET owner = excluded.owner, claimed_at = excluded.claimed_at, "
                 "lease_until = excluded.lease_until",
-                (key, backend, model, json.dumps(request, ensure_ascii=False), owner, now, now + lease_s, now))
+                (key, backend, model, json.dumps(request, ensure_ascii=False), owner, now, now + lease_s, now, step))
         return Claim("claimed")
 
-    def put(self, key: str, text: str, *, seconds: float, owner: str) -> None:
+    def put(self, key: str, text: str, *, seconds: float, owner: str, finish_reason: str | None = None) -> None:
         """Store the answer of a claimed call (whoever holds the claim now, the answer is the same)."""
+        if not text.strip():  # the client refuses empty replies before this; never cache one
+            raise ValueError(f"refusing to cache an empty answer for {key}")
         with db.transaction(self._conn()) as conn:
-            conn.execute("UPDATE responses SET status = 'ok', response = ?, seconds = ?, owner = NULL, "
-                         "lease_until = NULL WHERE key = ?", (text, seconds, key))
+            conn.execute("UPDATE responses SET status = 'ok', response = ?, seconds = ?, finish_reason = ?, "
+                         "owner = NULL, lease_until = NULL WHERE key = ?", (text, seconds, finish_reason, key))
 
     def release(self, key: str, owner: str) -> None:
         """Drop our pending claim (after a failure), so the next run calls again."""
         with db.transaction(self._conn()) as conn:
             conn.execute("DELETE FROM responses WHERE key = ? AND status = 'pending' AND owner = ?", (key, owner))
 
-    def record_failure(self, key: str, *, backend: str, model: str, attempt: int, error: str) -> None:
+    def record_failure(self, key: str, *, backend: str, model: str, attempt: int, error: str,
+                       step: str | None = None) -> None:
         with db.transaction(self._conn()) as conn:
-            conn.execute("INSERT INTO failures (key, backend, model, attempt, error, at) VALUES (?, ?, ?, ?, ?, ?)",
-                         (key, backend, model, attempt, error[:2000], time.time()))
+            conn.execute("INSERT INTO failures (key, backend, model, attempt, error, at, step) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?)", (key, backend, model, attempt, error[:2000], time.time(), step))
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)

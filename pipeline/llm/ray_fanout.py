@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Sequence
 
 from core.ray_cluster import FileService, RaySettings, connect, node_service, ray_settings
-from pipeline.llm.base import GenerationOptions, LLMError, LLMReply, Message, Provenance
+from pipeline.llm.base import GenerationOptions, LLMError, LLMReply, LLMUnavailable, Message, Provenance
 from pipeline.llm.cache import ResponseCache, request_key
 from pipeline.llm.client import CachedClient
 
@@ -45,6 +45,9 @@ class CacheService(FileService):
 
     def get(self, key):
         return self._cache.get(key)
+
+    def lookup(self, key):
+        return self._cache.lookup(key)
 
     def claim(self, key, **kwargs):
         return self._cache.claim(key, **kwargs)
@@ -72,6 +75,9 @@ class RemoteResponseCache:
 
     def get(self, key):
         return self._call("get", key)
+
+    def lookup(self, key):
+        return self._call("lookup", key)
 
     def claim(self, key, **kwargs):
         return self._call("claim", key, **kwargs)
@@ -116,7 +122,10 @@ def answer_chunk(backend, cache_actor, requests: Sequence[Sequence[Message]], op
             _WORKER_BACKENDS[backend] = make_backend(backend, timeout=client_options.get("timeout", 120.0))
         backend = _WORKER_BACKENDS[backend]
     client = CachedClient(backend, RemoteResponseCache(cache_actor), **client_options)
-    return client.chat_many(requests, options), client.calls_made
+    try:
+        return client.chat_many(requests, options), client.calls_made
+    except LLMUnavailable as exc:  # handed back in every slot: the driver stops the step
+        return [exc] * len(requests), client.calls_made
 
 
 class RayChatClient:
@@ -140,6 +149,9 @@ class RayChatClient:
     def provenance(self) -> Provenance:
         return self.client.provenance
 
+    def effective_options(self, options: GenerationOptions | None = None) -> GenerationOptions:
+        return self.client.effective_options(options)
+
     def chat(self, messages: Sequence[Message], options: GenerationOptions | None = None) -> LLMReply:
         return self.client.chat(messages, options)
 
@@ -147,19 +159,19 @@ class RayChatClient:
                   progress: str | None = None) -> list[LLMReply | LLMError]:
         import ray
 
-        options = options or GenerationOptions()
+        options = self.effective_options(options)
         prov = self.provenance
-        keys = [request_key(prov.backend, prov.model, m, options) for m in requests]
+        keys = [request_key(prov, m, options) for m in requests]
         results: dict[str, LLMReply | LLMError] = {}
         misses: dict[str, Sequence[Message]] = {}
         for key, messages in zip(keys, requests):
             if key in results or key in misses:
                 continue
-            text = self.client.cache.get(key)
-            if text is None:
+            hit = self.client.cache.lookup(key)
+            if hit is None:
                 misses[key] = messages
             else:
-                results[key] = LLMReply(text, prov, cached=True, seconds=0.0)
+                results[key] = LLMReply(hit.text, prov, cached=True, seconds=0.0, finish_reason=hit.finish_reason)
         if misses:
             self._fan_out(misses, options, results, progress, ray)
         return [results[key] for key in keys]
@@ -169,7 +181,7 @@ class RayChatClient:
         actor = node_service(CacheService, Path(self.client.cache.path), prefix="irdash-llm-cache")
         task = ray.remote(max_retries=TASK_RETRIES, retry_exceptions=False)(answer_chunk)
         client_options = {"concurrency": self.client.concurrency, "timeout": self.client.timeout,
-                          "retries": self.client.retries, "backoff": self.client.backoff}
+                          "retries": self.client.retries, "backoff": self.client.backoff, "step": self.client.step}
         items = list(misses.items())
         pending = {}
         for start in range(0, len(items), self.chunk_size):
@@ -192,6 +204,9 @@ class RayChatClient:
                     replies, calls = [LLMError(f"Ray task lost: {type(exc).__name__}: {exc}")] * len(chunk_keys), 0
                 self.calls_made += calls
                 results.update(zip(chunk_keys, replies))
+                unavailable = next((r for r in replies if isinstance(r, LLMUnavailable)), None)
+                if unavailable is not None:
+                    raise unavailable  # the model cannot be reached: stop the step (pending chunks cancelled)
                 if bar is not None:
                     bar.update(len(chunk_keys))
         except BaseException:

@@ -98,7 +98,7 @@ def load_typology_file(path: str | Path, task: str | None = None) -> dict[str, l
     except OSError as exc:
         raise TypologyError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     except json.JSONDecodeError as exc:
-        raise TypologyError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
+        raise TypologyError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from exc
     if isinstance(value, list):
         if task is None:
             raise TypologyError(f"{path}: a single list of categories needs the task it belongs to")

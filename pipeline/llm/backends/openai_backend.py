@@ -4,14 +4,22 @@ the official ``openai`` client: how users move generation to a GPU server or clu
 The API key comes from the ``api_key`` argument, else ``OPENAI_API_KEY``, else ``"EMPTY"`` (local
 servers ignore it). The client's own retries are off: :class:`pipeline.llm.client.CachedClient`
 retries and records every failed attempt.
+
+``resolve()`` asks ``/v1/models`` once: a server that does not answer, or does not serve the model,
+raises :class:`LLMUnavailable`. The base URL is the model's ``endpoint`` (part of the cache key);
+these servers report no weights digest, so the model id and base URL are the identity.
+``think`` goes to the server as ``chat_template_kwargs.enable_thinking`` (vLLM, SGLang and the
+llama.cpp server read it), except to api.openai.com, which rejects unknown arguments.
 """
 from __future__ import annotations
 
 import os
 from typing import Sequence
 
-from pipeline.llm.backends.ollama_backend import strip_reasoning
-from pipeline.llm.base import GenerationOptions, LLMError, Message, Provenance
+from pipeline.llm.base import Completion, GenerationOptions, LLMError, LLMUnavailable, Message, Provenance
+
+CHECK_TIMEOUT_S = 10.0
+HOST_HINT = "start the server, or fix the base URL in openai:MODEL@BASE_URL"
 
 
 class OpenAICompatibleBackend:
@@ -21,34 +29,69 @@ class OpenAICompatibleBackend:
         self.model = model
         self.base_url = base_url
         self.timeout = timeout
-        self.provenance = Provenance("openai", model, note=f"OpenAI-compatible server {base_url}")
+        self.provenance = Provenance("openai", model, note=f"OpenAI-compatible server {base_url}", endpoint=base_url)
         self._openai = openai.OpenAI(base_url=base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY",
                                      timeout=timeout, max_retries=0)
 
-    def complete(self, messages: Sequence[Message], options: GenerationOptions) -> str:
+    def _unavailable(self, exc, **kw) -> LLMUnavailable:
+        import openai
+
+        if isinstance(exc, openai.APITimeoutError):
+            return LLMUnavailable(host=self.base_url, model=self.model, cause=kw.get("timeout_cause", "no answer"),
+                                  hint="raise --timeout, lower --concurrency, or check the server's load")
+        return LLMUnavailable(host=self.base_url, model=self.model,
+                              cause=f"connection refused or host unreachable ({type(exc).__name__})", hint=HOST_HINT)
+
+    def resolve(self) -> None:
+        """Check once that the server serves the model (``/v1/models``)."""
+        import openai
+
+        try:
+            served = [m.id for m in self._openai.with_options(timeout=min(self.timeout, CHECK_TIMEOUT_S)).models.list()]
+        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+            raise self._unavailable(exc) from exc
+        except openai.APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                raise LLMUnavailable(host=self.base_url, model=self.model, cause=f"HTTP {exc.status_code} on /models",
+                                     hint="set OPENAI_API_KEY") from exc
+            return  # a server without a model list: the first call tells
+        if served and self.model not in served:
+            raise LLMUnavailable(host=self.base_url, model=self.model,
+                                 cause=f"the server does not serve this model (it serves: {', '.join(served[:20])})",
+                                 hint="use one of the served model ids")
+
+    def complete(self, messages: Sequence[Message], options: GenerationOptions) -> Completion:
         import openai
 
         where = f"openai:{self.model}@{self.base_url}"
+        extra = {} if "api.openai.com" in self.base_url else {
+            "chat_template_kwargs": {"enable_thinking": bool(options.think)}}
         try:
             response = self._openai.chat.completions.create(
                 model=self.model, messages=[dict(m) for m in messages], temperature=options.temperature,
-                seed=options.seed, max_tokens=options.max_tokens)
+                seed=options.seed, max_tokens=options.max_tokens, extra_body=extra or None)
         except openai.APITimeoutError as exc:
-            raise LLMError(f"{where}: no reply within {self.timeout:g} s") from exc
+            raise self._unavailable(exc, timeout_cause=f"no reply within {self.timeout:g} s") from exc
         except openai.APIStatusError as exc:
-            retryable = exc.status_code in (408, 429) or exc.status_code >= 500
             detail = " ".join(exc.response.text.split())[:300] or str(exc)
+            if exc.status_code == 404:
+                raise LLMUnavailable(host=self.base_url, model=self.model, cause=f"HTTP 404: {detail}",
+                                     hint="check the model id (GET /v1/models lists them)") from exc
+            retryable = exc.status_code in (408, 429) or exc.status_code >= 500
             raise LLMError(f"{where}: server error {exc.status_code}: {detail}",
                            retryable=retryable) from exc
         except openai.APIConnectionError as exc:
-            raise LLMError(f"{where}: cannot reach the server: {exc}") from exc
+            raise self._unavailable(exc) from exc
         except (openai.APIResponseValidationError, ValueError) as exc:
             raise LLMError(f"{where}: malformed reply: {type(exc).__name__}: {str(exc)[:200]}") from exc
         try:
-            content = response.choices[0].message.content
+            choice = response.choices[0]
+            content = choice.message.content
         except (AttributeError, IndexError, TypeError, KeyError) as exc:
             raise LLMError(f"{where}: malformed reply: no choices[0].message.content "
                            f"({type(response).__name__})") from exc
+        if content is None and getattr(choice, "finish_reason", None) == "length":
+            content = ""  # cut off before any content: the client reports it as truncated
         if not isinstance(content, str):
             raise LLMError(f"{where}: malformed reply: message content is {type(content).__name__}")
-        return strip_reasoning(content)
+        return Completion(content, getattr(choice, "finish_reason", None))
