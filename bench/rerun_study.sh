@@ -43,7 +43,7 @@ PY
 for s in "$@"; do
     case $s in
     answers-*) ds=${s#answers-}
-        step "$s" $PY -m pipeline h2g --dataset "$ds" --data "$DATA" --generator "$LLM" --llm-timeout "$TIMEOUT" --json
+        step "$s" $PY -m pipeline h2g --dataset "$ds" --data "$DATA" --generator "$LLM" --timeout "$TIMEOUT" --json
         export_answers "$ds" "$OUT/answers-$ds.jsonl" ;;
     export-*) ds=${s#export-}  # answers of an answers-DS step that ran elsewhere
         export_answers "$ds" "$OUT/answers-$ds.jsonl" ;;
@@ -51,18 +51,18 @@ for s in "$@"; do
         while kill -0 "$pid" 2>/dev/null; do sleep 20; done ;;
     study-*) ds=${s#study-}  # every configuration's overlap: imported runs x embedded answers x judges
         step "$s" $PY -m pipeline run --dataset "$ds" --data "$DATA" --generator "embedded=$OUT/answers-$ds.jsonl" \
-            --judge "$LLM" --judge llama-3.3-70b --judge flan-t5-large --cap "$CAP" --llm-timeout "$TIMEOUT" --out "$OUT/study-$ds.json" ;;
+            --judge "$LLM" --judge llama-3.3-70b --judge flan-t5-large --cap "$CAP" --timeout "$TIMEOUT" --out "$OUT/study-$ds.json" ;;
     h2j-*) ds=${s#h2j-}
         step "$s" $PY -m pipeline h2j --dataset "$ds" --data "$DATA" --judge "$LLM" --setup graded --setup binary \
-            --cap "$CAP" --llm-timeout "$TIMEOUT" --json ;;
+            --cap "$CAP" --timeout "$TIMEOUT" --json ;;
     typology-*) rest=${s#typology-}; ds=${rest%%-*}; task=${rest#*-}
         gen=(); [ "$task" = h2g ] && gen=(--generator "embedded=$OUT/answers-$ds.jsonl")
         judge=(); [ "$task" = h2j ] && judge=(--judge "$LLM" --setup graded --cap "$CAP")
-        step "$s" $PY -m pipeline typology --dataset "$ds" --data "$DATA" --task "$task" --llm "$LLM" \
-            "${gen[@]}" "${judge[@]}" ${MAX_Q:+--max-queries $MAX_Q} --llm-timeout "$TIMEOUT" --json ;;
+        step "$s" $PY -m pipeline typology --dataset "$ds" --data "$DATA" --task "$task" --assigner "$LLM" \
+            "${gen[@]}" "${judge[@]}" ${MAX_Q:+--max-queries $MAX_Q} --timeout "$TIMEOUT" --json ;;
     prefer-*) ds=${s#prefer-}
         step "$s" $PY -m pipeline prefer --dataset "$ds" --data "$DATA" --reasons typology --generator "$LLM" \
-            --judge-model "$LLM" ${MAX_Q:+--max-queries $MAX_Q} --json ;;
+            --judge "$LLM" --assigner "$LLM" --allow-self-judging --timeout "$TIMEOUT" ${MAX_Q:+--max-queries $MAX_Q} --json ;;
     annotations) step "$s" $PY -m pipeline annotations --create-sample --size 50 --json ;;
     *) echo "unknown step $s" >&2 ;;
     esac

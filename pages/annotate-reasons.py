@@ -8,7 +8,7 @@ comes back to the same place.
 import streamlit as st
 
 from pipeline import typology_view as view
-from pipeline.annotations import AnnotationError
+from pipeline.annotations import CSV_COLUMNS, AnnotationError
 from pipeline.validation import report as validation_report
 from pages import use_app_navigation
 
@@ -40,14 +40,16 @@ annotate_tab, validation_tab = st.tabs(["Annotate", "Validation"])
 
 with annotate_tab:
     top = st.columns([3, 1])
-    top[0].caption(f"Annotating as **{annotator}**. Keys: Y / N mark the highlighted reason, ↑ / ↓ move the highlight, "
+    top[0].caption(f"Annotating as **{view.literal_markdown(annotator)}**. Keys: Y / N mark the highlighted reason, ↑ / ↓ move the highlight, "
                    "← / → previous / next query.")
 
     def switch_annotator() -> None:
         st.session_state.pop("annotator", None)
         st.query_params.clear()
 
-    top[1].button("Switch annotator", on_click=switch_annotator)
+    if top[1].button("Switch annotator"):
+        switch_annotator()
+        st.rerun()
 
     if not samples:
         st.info("No annotation sample yet: create one from finished typology runs.")
@@ -72,18 +74,23 @@ with annotate_tab:
                     store.create_sample(view.sample_items(typology, chosen), size=int(size), seed=int(seed),
                                         per_annotator=own)
                 except (AnnotationError, ValueError) as exc:
-                    st.error(str(exc))
+                    st.error(view.literal_markdown(str(exc)))
                 else:
                     st.rerun()
         st.stop()
 
     sample = st.selectbox("Sample", samples) if len(samples) > 1 else samples[0]
     queue = store.queue(annotator, sample)
+    state = st.session_state
+    # Answers are taken from the widgets' return values in this script run, never only from on_click /
+    # on_change callbacks: after a server restart the browser's first event reaches a new session that
+    # has not run the script yet, so Streamlit knows no callback for it and skips it (the value still
+    # arrives) -- that lost the first click after every reconnect and the first arrow key.
+    view.retry_pending(state, annotator)
     done = store.completed(annotator)
-    n_done = sum(it.key in done for it in queue)
+    n_done = sum(it.decision_key in done for it in queue)
     st.progress(n_done / len(queue) if queue else 0.0, text=f"{n_done} of {len(queue)} queries complete")
 
-    state = st.session_state
     if state.get("queue_of") != (annotator, sample):  # a new session, annotator or sample
         wanted = view.position_of(queue, st.query_params.get("dataset"), st.query_params.get("task"),
                                   st.query_params.get("qid"))
@@ -92,123 +99,173 @@ with annotate_tab:
         state["queue_of"] = (annotator, sample)
     pos = min(state["pos"], len(queue) - 1)
     item = queue[pos]
-    answers = store.answers(annotator, item.key)
+    saved = store.saved(annotator, item)
+    answers = {c: v["value"] for c, v in saved.items()}
     assigned = item.assigned_names
     if state["focus"] is None or state["focus"] >= max(len(assigned), 1):
         state["focus"] = next((i for i, c in enumerate(assigned) if answers.get(c) is None), 0)
     focus = state["focus"]
     st.query_params.update({"dataset": item.dataset, "task": item.task, "qid": item.qid})
+    for message in view.save_problems(state):
+        st.error(view.literal_markdown(message))
 
     def go(step: int) -> None:
-        state["pos"] = max(0, min(len(queue) - 1, state["pos"] + step))
+        state["pos"] = max(0, min(len(queue) - 1, pos + step))
         state["focus"] = None
-
-    def move_focus(step: int) -> None:
-        state["focus"] = max(0, min(len(assigned) - 1, state["focus"] + step))
+        st.rerun()
 
     def mark(index: int, value: bool) -> None:
-        view.save_answer(annotator, item, assigned[index], value)
-        after = view.current_answers(annotator, item.key)
-        later = [i for i in range(index + 1, len(assigned)) if after.get(assigned[i]) is None]
-        state["focus"] = later[0] if later else index
+        if view.save_or_queue(state, annotator, item, assigned[index], value):
+            after = view.current_answers(annotator, item)
+            later = [i for i in range(index + 1, len(assigned)) if after.get(assigned[i]) is None]
+            state["focus"] = later[0] if later else index
+        st.rerun()
 
     nav = st.columns([1, 1, 4])
-    nav[0].button("← Previous query", on_click=go, args=(-1,), shortcut="Left", disabled=pos == 0)
-    nav[1].button("Next query →", on_click=go, args=(1,), shortcut="Right", disabled=pos >= len(queue) - 1)
-    nav[2].caption(view.item_title(item, pos, len(queue)) + (" · complete" if item.key in done else ""))
+    if nav[0].button("← Previous query", shortcut="Left", disabled=pos == 0):
+        go(-1)
+    if nav[1].button("Next query →", shortcut="Right", disabled=pos >= len(queue) - 1):
+        go(1)
+    nav[2].text(view.item_title(item, pos, len(queue)) + (" · complete" if item.decision_key in done else ""))
 
     st.subheader("Query")
     st.text(item.query)
     with st.expander("Task context (what the model saw)", expanded=True):
         st.code(item.context, language=None, wrap_lines=True)
-    st.caption(f"Reasons assigned by {item.model}" + (f" · {view.SMALL_MODEL_NOTE}" if "135M" in item.model else ""))
+    st.text(f"Reasons assigned by {item.model or '(model not recorded)'} · typology run {item.run_id or '(unknown)'}")
+    if "135M" in item.model:
+        st.warning(view.SMALL_MODEL_NOTE)
+    caption, warning = view.generator_note(item.task, item.generator, view.is_default_generator(item.generator))
+    if caption:
+        st.text(caption)
+    if warning:
+        st.warning(warning)
 
     st.subheader("LLM-assigned reasons")
-    if not assigned:
+    if item.unreadable or item.status == "unknown":
+        if item.unreadable:
+            st.error(f"The model's answer was unreadable ({item.status}): no reason could be read from it, so "
+                     "this query is left out of every validation figure (counted as excluded). Its answer as given:")
+            st.code(item.raw or "(empty answer)", language=None, wrap_lines=True)
+        else:
+            st.warning("This sample was drawn before unreadable answers were recorded: the model assigned no reason "
+                       "or its answer was unreadable. The query is left out of the validation figures.")
+        st.caption("You can still tag the reasons that apply below (they are stored and exported, marked as judging "
+                   "an unreadable answer, and stay out of the figures), or confirm that none does.")
+    elif not assigned:
         st.info("The model assigned no reason to this query. Tag the ones that apply below, or confirm that "
                 "none does.")
-        st.button("No reason applies", on_click=view.confirm_item, args=(annotator, item), shortcut="N",
-                  disabled=item.key in done)
+    if not assigned:
+        confirmed = item.decision_key in done and not any(answers.values())
+        if st.button("✓ No reason applies (saved)" if confirmed else "No reason applies", key="none-applies",
+                     shortcut="N", type="primary" if confirmed else "secondary",
+                     help="saved: nothing applies" if confirmed else "confirm that no reason applies"):
+            view.confirm_or_queue(state, annotator, item)
+            st.rerun()
     for i, a in enumerate(item.assigned):
         value = answers.get(a["category"])
         mark_text = {1: "Marked correct", 0: "Marked incorrect", None: "Not marked yet"}[value]
         with st.container(border=True, key=f"reason-{i}"):
             cols = st.columns([5, 1, 1])
-            cols[0].text(("▶ " if i == focus else "") + f"{a['category']} — {mark_text}")
-            cols[0].caption(a["justification"] or "(no justification given)")
-            cols[1].button("Correct", key=f"yes-{i}", on_click=mark, args=(i, True),
-                           shortcut="Y" if i == focus else None, type="primary" if value == 1 else "secondary")
-            cols[2].button("Incorrect", key=f"no-{i}", on_click=mark, args=(i, False),
-                           shortcut="N" if i == focus else None, type="primary" if value == 0 else "secondary")
+            cols[0].text(("▶ " if i == focus else "") + f"{a['category']} — {mark_text}"
+                         + (f" · ✓ saved {view.when(saved[a['category']]['updated'])}" if value is not None else ""))
+            cols[0].text(a["justification"] or "(no justification given)")  # model output: plain text
+            if cols[1].button("Correct", key=f"yes-{i}", shortcut="Y" if i == focus else None,
+                              type="primary" if value == 1 else "secondary"):
+                mark(i, True)
+            if cols[2].button("Incorrect", key=f"no-{i}", shortcut="N" if i == focus else None,
+                              type="primary" if value == 0 else "secondary"):
+                mark(i, False)
     if len(assigned) > 1:
         cols = st.columns([1, 1, 4])
-        cols[0].button("↑ Previous reason", on_click=move_focus, args=(-1,), shortcut="Up")
-        cols[1].button("↓ Next reason", on_click=move_focus, args=(1,), shortcut="Down")
+        if cols[0].button("↑ Previous reason", shortcut="Up"):
+            state["focus"] = max(0, focus - 1)
+            st.rerun()
+        if cols[1].button("↓ Next reason", shortcut="Down"):
+            state["focus"] = min(len(assigned) - 1, focus + 1)
+            st.rerun()
 
     others = [c["name"] for c in item.categories if c["name"] not in assigned]
-    key = "-".join(item.key)
-
-    def save_tags() -> None:
-        chosen = set(state[f"tags-{key}"] or [])
-        current = view.current_answers(annotator, item.key)
-        for name in others:
-            if (name in chosen) != bool(current.get(name)):
-                view.save_answer(annotator, item, name, name in chosen)
-
+    key = "-".join(item.decision_key)
     if others:
-        st.pills("Other reasons that apply (missed by the model)", others, selection_mode="multi",
-                 default=[c for c in others if answers.get(c)], key=f"tags-{key}", on_change=save_tags)
+        stored_tags = [c for c in others if answers.get(c)]
+        chosen = view.reconciled_widget(state, f"tags-{key}", stored_tags, lambda default: st.pills(
+            "Other reasons that apply (missed by the model)", others, selection_mode="multi", default=default,
+            key=f"tags-{key}", format_func=view.literal_markdown))
+        if sorted(chosen or []) != sorted(stored_tags):  # the annotator's click: store it (or queue a retry)
+            results = [view.save_or_queue(state, annotator, item, name, name in (chosen or [])) for name in others
+                       if (name in (chosen or [])) != (name in stored_tags)]
+            if all(results):
+                st.rerun()
+            for message in view.save_problems(state):
+                st.error(view.literal_markdown(message))
+        st.text("Saved tags: " + (", ".join(f"{c} ✓ {view.when(saved[c]['updated'])}" for c in stored_tags)
+                                  if stored_tags else "none"))
     descriptions = {c["name"]: c["description"] for c in item.categories}
     with st.expander("Category descriptions"):
         for name, text in descriptions.items():
             st.text(f"{name}: {text}")
 
-    saved = store.note(annotator, item.key)
-
-    def save_text(field: str) -> None:
-        view.save_note(annotator, item, **{field: state[f"{field}-{key}"]})
-
-    st.text_area("Note", value=saved["note"], key=f"note-{key}", on_change=save_text, args=("note",))
-    st.text_input("Propose a reason not in the typology", value=saved["proposed"], key=f"proposed-{key}",
-                  on_change=save_text, args=("proposed",))
+    stored_note = store.note(annotator, item)
+    for field, label, widget in (("note", "Note", st.text_area),
+                                 ("proposed", "Propose a reason not in the typology", st.text_input)):
+        value = view.reconciled_widget(state, f"{field}-{key}", stored_note[field], lambda default: widget(
+            label, value=default, key=f"{field}-{key}"))
+        if value is not None and value != stored_note[field]:
+            if view.save_note_or_queue(state, annotator, item, **{field: value}):
+                st.rerun()
+            for message in view.save_problems(state):
+                st.error(view.literal_markdown(message))
+    if stored_note["updated"]:
+        st.text(f"Note saved ✓ {view.when(stored_note['updated'])}")
 
 with validation_tab:
     rows = store.export_rows()
     st.caption("Each (query, category) is a binary decision: the LLM assigned it or not; an annotator says it applies "
                "(an assigned reason marked correct, or a category they added) or not. Only completed queries count. "
-               "The figures are computed from exactly the rows of the CSV export.")
+               "The figures are computed from exactly the rows of the CSV export, per model that assigned the "
+               "reasons; what each figure means is in the table of definitions below.")
     try:
         figures = validation_report(rows)
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(view.literal_markdown(str(exc)))
         figures = None
     if figures and figures["n_rows"]:
         st.dataframe(view.annotators_frame(store, sample), hide_index=True)
-        st.subheader("LLM against the annotators")
-        fmt = {c: st.column_config.NumberColumn(format="%.3f") for c in ("accuracy", "precision", "recall", "kappa",
-                                                                         "agreement")}
-        st.dataframe(view.overall_frame(figures), hide_index=True, column_config=fmt)
-        st.dataframe(view.per_category_frame(figures), hide_index=True, column_config=fmt)
+        st.text(view.excluded_text(figures))
+        fmt = {c: st.column_config.NumberColumn(format="%.3f") for c in (*view.FIGURE_COLUMNS, "kappa", "agreement")}
+        for model, by_model in figures["by_model"].items():
+            st.subheader("LLM against the annotators")
+            st.text(f"Reasons assigned by {model or '(model not recorded)'} · typology runs: "
+                    f"{', '.join(r or '(unknown)' for r in by_model['runs'])}")
+            if "135M" in model:
+                st.warning(view.SMALL_MODEL_NOTE)
+            st.dataframe(view.overall_frame(by_model), hide_index=True, column_config=fmt)
+            st.dataframe(view.per_category_frame(by_model), hide_index=True, column_config=fmt)
+        if not figures["by_model"]:
+            st.info("No readable assignment among the completed queries: no figure of the LLM can be computed.")
         st.subheader("Agreement between annotators (Cohen's κ)")
         kappa = view.kappa_frame(figures)
         if kappa.empty:
             st.info("κ needs two annotators who answered the same queries.")
         else:
             st.dataframe(kappa, hide_index=True, column_config=fmt)
-        proposals = store.proposals()
-        if proposals:
+        with st.expander("What each figure means", expanded=True):
+            st.dataframe(view.definitions_frame(), hide_index=True)
+        proposals = view.proposals_frame(store)
+        if not proposals.empty:
             st.subheader("Notes and proposed reasons")
             st.dataframe(proposals, hide_index=True)
     else:
         st.info("No completed annotation yet.")
     st.download_button("Export CSV", store.export_csv(), file_name="annotations.csv", mime="text/csv")
-    upload = st.file_uploader("Import a CSV (annotator,dataset,task,qid,category,llm_assigned,human_applicable)",
-                              type=["csv"])
+    upload = st.file_uploader("Import a CSV (" + ",".join(CSV_COLUMNS) + "; an older export without run_id, model "
+                              "and llm_answer is attributed to the matching typology run)", type=["csv"])
     if upload is not None and st.session_state.get("imported") != upload.file_id:
         try:
             n = store.import_csv(upload.name, upload.getvalue().decode("utf-8-sig"))
         except (AnnotationError, UnicodeDecodeError) as exc:
-            st.error(str(exc))
+            st.error(view.literal_markdown(str(exc)))
         else:
             st.session_state["imported"] = upload.file_id
             st.success(f"Imported {n} rows from {upload.name}.")

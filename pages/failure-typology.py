@@ -27,10 +27,17 @@ else:
     choices = view.runs(store, dataset, task)
     run = st.selectbox("Typology run", choices, format_func=view.run_label)
     result = store.result(run["run_id"])
+    st.text(f"Reasons produced by {result['model'].get('label') or '(model not recorded)'} · run {run['run_id']}")
     if result["model"].get("small"):
         st.warning(view.SMALL_MODEL_NOTE)
+    caption, warning = view.generator_note(task, *view.generator_of(run["hard_set"]))
+    if caption:
+        st.text(caption)
+    if warning:
+        st.warning(warning)
     if result["status"] != "done":
-        st.error(f"This run is {result['status']}" + (f": {run['error']}" if run.get("error") else "") + ".")
+        st.error(view.literal_markdown(f"This run is {result['status']}"
+                                       + (f": {run['error']}" if run.get("error") else "") + "."))
 
     cols = st.columns(4)
     cols[0].metric("Hard queries", result["n_queries"])
@@ -38,14 +45,16 @@ else:
     cols[2].metric("Rounds", result["n_rounds"] if result["source"] == "induced" else "imported")
     cols[3].metric("Unreadable assignments", result["n_unparseable"] + result["n_failed"])
     if result["source"] == "induced":
-        st.caption(f"Stop: {result['stop_reason']} (unchanged category set after every reason was seen, "
-                   f"or max {result['config']['max_rounds']} rounds).")
+        st.text(view.stop_text(result, run.get("error")))
 
     st.subheader("Reasons")
     st.dataframe(view.categories_frame(result), hide_index=True,
                  column_config={"share": st.column_config.ProgressColumn("share", min_value=0.0, max_value=1.0,
                                                                          format="percent")})
-    if result["categories"]:
+    empty = view.empty_chart_reason(result)
+    if empty:
+        st.info(empty)
+    else:
         st.plotly_chart(view.counts_figure(result), key="typology_counts")
 
     if result["rounds"]:
@@ -68,8 +77,14 @@ else:
         st.text(f"Free-text reason (induction): {query['reason']}")
     for a in query["assigned"] or []:
         st.text(f"• {a['category']}: {a['justification']}")
-    if not query["assigned"]:
-        st.text(f"No reason assigned (assignment: {query['status']}).")
+    if query["status"] in view.UNREADABLE_STATUSES:
+        st.error(f"The model's answer was unreadable ({query['status']}): no reason could be read from it. "
+                 "Its answer as given:")
+        st.code(query["raw"] or "(empty answer)", language=None, wrap_lines=True)
+    elif query["status"] is None:
+        st.text("Not assigned yet (the run stopped before its assignment step).")
+    elif not query["assigned"]:
+        st.text("The model assigned no reason to this query.")
     st.page_link("pages/annotate-reasons.py", label="Annotate this query", icon=":material/rate_review:",
                  query_params={"dataset": dataset, "task": task, "qid": qid})
 

@@ -8,21 +8,35 @@ loses nothing.
 Model of the data
 -----------------
 * **Item**: one hard query of one task -- (dataset, task, qid) -- with a snapshot of what the
-  annotator sees: the query, its task context, the typology's categories and the LLM-assigned
-  reasons with their justifications (copied from a typology run, so later runs cannot change it).
+  annotator sees: the query, its task context, the typology's categories, the LLM-assigned reasons
+  with their justifications, the assignment's status (``ok``, or ``unparseable`` / ``failed``: the
+  model's answer could not be read, kept with its raw text) and the typology run, model and H2G
+  generator it came from (copied from a typology run, so later runs cannot change it).
 * **Sample**: named, ``size`` items (50 by default) drawn with ``seed``, stratified by task
   (proportional allocation, largest remainder, at least one per task that has items). By default
   one shared list that every annotator works through (agreement needs the same queries);
   ``per_annotator=True`` draws each annotator's own list with a seed derived from their name.
-* **Decision**: one row per (annotator, dataset, task, qid, category) -- exactly the export's
-  rows -- with ``llm_assigned`` (0/1) and ``human_applicable`` (0/1, NULL while an assigned reason
-  is still unmarked). The first answer on an item writes its full grid: assigned categories start
+* **Decision**: one row per (annotator, run_id, dataset, task, qid, category) -- the typology run is
+  part of the key, because an answer judges *that run's* assignment: a newer run's sample of the same
+  query gets its own grid, never the old run's ``llm_assigned``. Columns: ``llm_assigned`` (0/1),
+  ``llm_answer`` (``readable``; ``unreadable`` when the model's assignment could not be read, so
+  ``llm_assigned`` says nothing; ``unknown`` for rows from before this was recorded, see below),
+  ``human_applicable`` (0/1, NULL while an assigned reason is still unmarked) and ``model`` (who
+  assigned the reasons). The first answer on an item writes its full grid: assigned categories start
   unmarked, the others start at 0 ("not tagged"). An item is *complete* when no row is unmarked; only
   complete items are exported and reported.
-* **History**: every change (UI or import) is appended with its time and source; answers can be
+* **History**: every change (UI or import) is appended with its time, source and run; answers can be
   changed, nothing is overwritten without a trace. Notes and proposed new reasons are kept per item.
 
-CSV: header exactly ``annotator,dataset,task,qid,category,llm_assigned,human_applicable``.
+CSV: header ``annotator,dataset,task,qid,category,llm_assigned,human_applicable,run_id,model,llm_answer``
+(:data:`CSV_COLUMNS`). Import also accepts the older seven-column header (:data:`LEGACY_CSV_COLUMNS`,
+without the run): such rows are attributed to the run the store knows for that query whose assignment
+matches the rows' ``llm_assigned`` exactly (:meth:`AnnotationStore.match_run`), else to run ``""``
+(unknown), and a query of them with no assigned reason gets ``llm_answer = unknown`` (an old export
+wrote an unreadable assignment as "no reason assigned", so it cannot count as a true negative).
+
+Stores created before the run was part of the key are migrated on open, in one transaction, with
+the same attribution rule (:func:`_migrate`); every answer and note is kept.
 """
 from __future__ import annotations
 
@@ -31,6 +45,7 @@ import hashlib
 import io
 import json
 import random
+import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +55,11 @@ from core.db import SchemaStore, transaction
 from core.paths import cache_dir
 from pipeline.typology.categories import TASKS
 
-CSV_COLUMNS = ("annotator", "dataset", "task", "qid", "category", "llm_assigned", "human_applicable")
+CSV_COLUMNS = ("annotator", "dataset", "task", "qid", "category", "llm_assigned", "human_applicable", "run_id",
+               "model", "llm_answer")
+LEGACY_CSV_COLUMNS = CSV_COLUMNS[:7]  # exports made before decisions were keyed by run
+LLM_ANSWERS = ("readable", "unreadable", "unknown")
+UNREADABLE_STATUSES = ("unparseable", "failed")  # an assignment's status when its answer could not be read
 DEFAULT_SAMPLE = "default"
 DEFAULT_SIZE = 50
 SHARED = ""  # the annotator column of a sample shared by everyone
@@ -49,6 +68,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS items (
   sample TEXT NOT NULL, dataset TEXT NOT NULL, task TEXT NOT NULL, qid TEXT NOT NULL, run_id TEXT NOT NULL,
   model TEXT NOT NULL, query TEXT NOT NULL, context TEXT NOT NULL, categories TEXT NOT NULL, assigned TEXT NOT NULL,
+  status TEXT NOT NULL DEFAULT 'ok', raw TEXT NOT NULL DEFAULT '', generator TEXT NOT NULL DEFAULT '',
   PRIMARY KEY (sample, dataset, task, qid));
 CREATE TABLE IF NOT EXISTS samples (
   sample TEXT PRIMARY KEY, size INTEGER NOT NULL, seed INTEGER NOT NULL, per_annotator INTEGER NOT NULL,
@@ -57,18 +77,21 @@ CREATE TABLE IF NOT EXISTS queue (
   sample TEXT NOT NULL, annotator TEXT NOT NULL, position INTEGER NOT NULL,
   dataset TEXT NOT NULL, task TEXT NOT NULL, qid TEXT NOT NULL, PRIMARY KEY (sample, annotator, position));
 CREATE TABLE IF NOT EXISTS decisions (
-  annotator TEXT NOT NULL, dataset TEXT NOT NULL, task TEXT NOT NULL, qid TEXT NOT NULL, category TEXT NOT NULL,
+  annotator TEXT NOT NULL, run_id TEXT NOT NULL, dataset TEXT NOT NULL, task TEXT NOT NULL, qid TEXT NOT NULL,
+  category TEXT NOT NULL,
   llm_assigned INTEGER NOT NULL CHECK (llm_assigned IN (0, 1)),
+  llm_answer TEXT NOT NULL DEFAULT 'readable' CHECK (llm_answer IN ('readable', 'unreadable', 'unknown')),
   human_applicable INTEGER CHECK (human_applicable IN (0, 1)),
-  updated REAL NOT NULL, source TEXT NOT NULL,
-  PRIMARY KEY (annotator, dataset, task, qid, category));
+  model TEXT NOT NULL DEFAULT '', updated REAL NOT NULL, source TEXT NOT NULL,
+  PRIMARY KEY (annotator, run_id, dataset, task, qid, category));
 CREATE TABLE IF NOT EXISTS notes (
-  annotator TEXT NOT NULL, dataset TEXT NOT NULL, task TEXT NOT NULL, qid TEXT NOT NULL,
+  annotator TEXT NOT NULL, run_id TEXT NOT NULL, dataset TEXT NOT NULL, task TEXT NOT NULL, qid TEXT NOT NULL,
   note TEXT NOT NULL DEFAULT '', proposed TEXT NOT NULL DEFAULT '', updated REAL NOT NULL,
-  PRIMARY KEY (annotator, dataset, task, qid));
+  PRIMARY KEY (annotator, run_id, dataset, task, qid));
 CREATE TABLE IF NOT EXISTS history (
   id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, source TEXT NOT NULL, annotator TEXT NOT NULL,
-  dataset TEXT NOT NULL, task TEXT NOT NULL, qid TEXT NOT NULL, field TEXT NOT NULL, value TEXT);
+  dataset TEXT NOT NULL, task TEXT NOT NULL, qid TEXT NOT NULL, field TEXT NOT NULL, value TEXT,
+  run_id TEXT NOT NULL DEFAULT '');
 """
 
 
@@ -87,14 +110,33 @@ class Item:
     context: str
     categories: list  # [{"name", "description"}]
     assigned: list  # [{"category", "justification"}]
+    status: str = "ok"  # the assignment's status: "ok", "unparseable" / "failed" (unreadable), "unknown"
+    raw: str = ""  # the model's assignment answer as given
+    generator: str = ""  # H2G: the model whose answers the reasons explain
 
     @property
     def key(self) -> tuple[str, str, str]:
+        """Where the item sits in a queue (and in the page's URL)."""
         return self.dataset, self.task, self.qid
+
+    @property
+    def decision_key(self) -> tuple[str, str, str, str]:
+        """What an answer judges: this query's assignment in this typology run."""
+        return self.run_id, self.dataset, self.task, self.qid
 
     @property
     def assigned_names(self) -> list[str]:
         return [a["category"] for a in self.assigned]
+
+    @property
+    def unreadable(self) -> bool:
+        return self.status in UNREADABLE_STATUSES
+
+    @property
+    def llm_answer(self) -> str:
+        """The decisions' ``llm_answer``: readable, unreadable, or unknown (a migrated item with no
+        assigned reason, whose status was not recorded)."""
+        return "unreadable" if self.unreadable else "unknown" if self.status == "unknown" else "readable"
 
 
 def default_path() -> Path:
@@ -149,11 +191,90 @@ def _check_name(annotator: str) -> str:
     return name
 
 
+def _item(row) -> Item:
+    return Item(row["dataset"], row["task"], row["qid"], row["run_id"], row["model"], row["query"], row["context"],
+                json.loads(row["categories"]), json.loads(row["assigned"]), row["status"], row["raw"],
+                row["generator"])
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+
+
+def match_run(conn: sqlite3.Connection, dataset: str, task: str, qid: str, grid: dict[str, int]) -> sqlite3.Row | None:
+    """The stored item of (dataset, task, qid) whose typology run an answer grid judged: the one whose
+    categories are the grid's and whose assigned reasons are exactly the grid's ``llm_assigned = 1``
+    (the oldest sample first: the first answer wrote the grid). None when no item matches."""
+    assigned = {c for c, v in grid.items() if v}
+    for row in conn.execute("SELECT i.* FROM items i JOIN samples s USING (sample) WHERE i.dataset = ? AND "
+                            "i.task = ? AND i.qid = ? ORDER BY s.created, i.sample", (dataset, task, qid)):
+        names = {c["name"] for c in json.loads(row["categories"])}
+        if names == set(grid) and {a["category"] for a in json.loads(row["assigned"])} == assigned:
+            return row
+    return None
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Bring a store from before decisions were keyed by typology run up to :data:`SCHEMA`, in one
+    transaction, keeping every decision, note and history row: each (annotator, query) grid goes to
+    :func:`match_run`'s run (run ``""`` when none matches); a grid with no assigned reason gets
+    ``llm_answer = unknown`` (the old store did not record unreadable assignments)."""
+    with transaction(conn):
+        if "run_id" in _columns(conn, "decisions"):
+            return  # another process migrated it while this one waited for the lock
+        for column in ("status TEXT NOT NULL DEFAULT 'ok'", "raw TEXT NOT NULL DEFAULT ''",
+                       "generator TEXT NOT NULL DEFAULT ''"):
+            if column.split()[0] not in _columns(conn, "items"):
+                conn.execute(f"ALTER TABLE items ADD COLUMN {column}")
+        conn.execute("UPDATE items SET status = 'unknown' WHERE assigned = '[]'")
+        if "run_id" not in _columns(conn, "history"):
+            conn.execute("ALTER TABLE history ADD COLUMN run_id TEXT NOT NULL DEFAULT ''")
+        old = [dict(r) for r in conn.execute("SELECT * FROM decisions")]
+        notes = [dict(r) for r in conn.execute("SELECT * FROM notes")]
+        grids: dict[tuple, dict[str, int]] = {}
+        for r in old:
+            grids.setdefault((r["annotator"], r["dataset"], r["task"], r["qid"]), {})[r["category"]] = r["llm_assigned"]
+        runs = {}
+        for (annotator, *key), grid in grids.items():
+            row = match_run(conn, *key, grid)
+            runs[(annotator, *key)] = (row["run_id"], row["model"]) if row else ("", "")
+        conn.execute("DROP TABLE decisions")
+        conn.execute("DROP TABLE notes")
+        for statement in SCHEMA.split(";"):
+            if "TABLE IF NOT EXISTS decisions" in statement or "TABLE IF NOT EXISTS notes" in statement:
+                conn.execute(statement)
+        for r in old:
+            group = (r["annotator"], r["dataset"], r["task"], r["qid"])
+            run_id, model = runs[group]
+            answer = "readable" if any(grids[group].values()) else "unknown"
+            conn.execute("INSERT INTO decisions (annotator, run_id, dataset, task, qid, category, llm_assigned, "
+                         "llm_answer, human_applicable, model, updated, source) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                         (r["annotator"], run_id, r["dataset"], r["task"], r["qid"], r["category"],
+                          r["llm_assigned"], answer, r["human_applicable"], model, r["updated"], r["source"]))
+        for n in notes:
+            run_id = runs.get((n["annotator"], n["dataset"], n["task"], n["qid"]), (None,))[0]
+            if run_id is None:  # a note on a query never answered: the oldest sample's run of that query
+                row = conn.execute("SELECT i.run_id FROM items i JOIN samples s USING (sample) WHERE i.dataset = ? "
+                                   "AND i.task = ? AND i.qid = ? ORDER BY s.created LIMIT 1",
+                                   (n["dataset"], n["task"], n["qid"])).fetchone()
+                run_id = row["run_id"] if row else ""
+            conn.execute("INSERT INTO notes VALUES (?,?,?,?,?,?,?,?)", (n["annotator"], run_id, n["dataset"], n["task"],
+                                                                       n["qid"], n["note"], n["proposed"], n["updated"]))
+        for (annotator, dataset, task, qid), (run_id, _) in runs.items():
+            conn.execute("UPDATE history SET run_id = ? WHERE annotator = ? AND dataset = ? AND task = ? AND qid = ?",
+                         (run_id, annotator, dataset, task, qid))
+        kept = conn.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]
+        if kept != len(old):  # cannot happen (the old key is part of the new one); never commit a loss
+            raise RuntimeError(f"annotation store migration would keep {kept} of {len(old)} decisions")
+
+
 class AnnotationStore(SchemaStore):
     SCHEMA = SCHEMA
 
     def __init__(self, path: str | Path | None = None):
         super().__init__(path or default_path())
+        if "run_id" not in _columns(self.conn, "decisions"):
+            _migrate(self.conn)
 
     # ------------------------------------------------------------------------------- samples
     def create_sample(self, items: Iterable[Item], *, name: str = DEFAULT_SAMPLE, size: int = DEFAULT_SIZE,
@@ -173,9 +294,10 @@ class AnnotationStore(SchemaStore):
                 raise AnnotationError(f"a sample named {name!r} exists already")
             self.conn.execute("INSERT INTO samples VALUES (?,?,?,?,?)", (name, size, seed, int(per_annotator), time.time()))
             self.conn.executemany(
-                "INSERT INTO items VALUES (?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO items (sample, dataset, task, qid, run_id, model, query, context, categories, assigned, "
+                "status, raw, generator) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(name, i.dataset, i.task, i.qid, i.run_id, i.model, i.query, i.context, json.dumps(i.categories),
-                  json.dumps(i.assigned)) for i in items])
+                  json.dumps(i.assigned), i.status, i.raw, i.generator) for i in items])
             keys = draw_sample([i.key for i in items], size, seed)
             if not per_annotator:
                 self._write_queue(name, SHARED, keys)
@@ -207,21 +329,31 @@ class AnnotationStore(SchemaStore):
             "SELECT i.* FROM queue q JOIN items i ON i.sample = q.sample AND i.dataset = q.dataset "
             "AND i.task = q.task AND i.qid = q.qid WHERE q.sample = ? AND q.annotator = ? ORDER BY q.position",
             (sample, owner))
-        return [Item(r["dataset"], r["task"], r["qid"], r["run_id"], r["model"], r["query"], r["context"],
-                     json.loads(r["categories"]), json.loads(r["assigned"])) for r in rows]
+        return [_item(r) for r in rows]
 
     # ------------------------------------------------------------------------------- answers
     def _log(self, source, annotator, key, field, value) -> None:
-        self.conn.execute("INSERT INTO history (at, source, annotator, dataset, task, qid, field, value) "
-                          "VALUES (?,?,?,?,?,?,?,?)", (time.time(), source, annotator, *key, field,
-                                                       None if value is None else str(value)))
+        """``key`` is a decision key (run_id, dataset, task, qid)."""
+        self.conn.execute("INSERT INTO history (at, source, annotator, run_id, dataset, task, qid, field, value) "
+                          "VALUES (?,?,?,?,?,?,?,?,?)", (time.time(), source, annotator, *key, field,
+                                                         None if value is None else str(value)))
 
     def _ensure_grid(self, annotator: str, item: Item, now: float) -> None:
+        """Write the item's grid on its first answer; refuse when a grid stored under the same run
+        says the LLM assigned something else (the run was recomputed with a different answer)."""
         assigned = set(item.assigned_names)
         self.conn.executemany(
-            "INSERT OR IGNORE INTO decisions VALUES (?,?,?,?,?,?,?,?, 'ui')",
-            [(annotator, *item.key, c["name"], int(c["name"] in assigned), None if c["name"] in assigned else 0, now)
-             for c in item.categories])
+            "INSERT OR IGNORE INTO decisions (annotator, run_id, dataset, task, qid, category, llm_assigned, "
+            "llm_answer, human_applicable, model, updated, source) VALUES (?,?,?,?,?,?,?,?,?,?,?, 'ui')",
+            [(annotator, *item.decision_key, c["name"], int(c["name"] in assigned), item.llm_answer,
+              None if c["name"] in assigned else 0, item.model, now) for c in item.categories])
+        stored = {r["category"]: r["llm_assigned"] for r in self.conn.execute(
+            "SELECT category, llm_assigned FROM decisions WHERE annotator = ? AND run_id = ? AND dataset = ? "
+            "AND task = ? AND qid = ?", (annotator, *item.decision_key))}
+        if stored != {c["name"]: int(c["name"] in assigned) for c in item.categories}:
+            raise AnnotationError(f"{' '.join(item.key)}: the answers stored for typology run {item.run_id} judge a "
+                                  "different assignment than this sample shows (was the run recomputed?); nothing "
+                                  "was saved")
 
     def set_answer(self, annotator: str, item: Item, category: str, applicable: bool | None) -> None:
         """Record that ``category`` applies (or not) to ``item`` in ``annotator``'s view.
@@ -240,9 +372,9 @@ class AnnotationStore(SchemaStore):
         with transaction(self.conn):
             self._ensure_grid(annotator, item, now)
             self.conn.execute("UPDATE decisions SET human_applicable = ?, updated = ?, source = 'ui' WHERE annotator = ? "
-                              "AND dataset = ? AND task = ? AND qid = ? AND category = ?",
-                              (value, now, annotator, *item.key, category))
-            self._log("ui", annotator, item.key, f"category:{category}", value)
+                              "AND run_id = ? AND dataset = ? AND task = ? AND qid = ? AND category = ?",
+                              (value, now, annotator, *item.decision_key, category))
+            self._log("ui", annotator, item.decision_key, f"category:{category}", value)
 
     def confirm(self, annotator: str, item: Item) -> None:
         """Record the item as seen with no (further) answer: its grid is written, so an item with no
@@ -250,36 +382,43 @@ class AnnotationStore(SchemaStore):
         annotator = _check_name(annotator)
         with transaction(self.conn):
             self._ensure_grid(annotator, item, time.time())
-            self._log("ui", annotator, item.key, "confirmed", 1)
+            self._log("ui", annotator, item.decision_key, "confirmed", 1)
 
     def set_note(self, annotator: str, item: Item, *, note: str | None = None, proposed: str | None = None) -> None:
         """A free-text note and/or a proposed reason that is not in the typology (plain text)."""
         annotator = _check_name(annotator)
         now = time.time()
         with transaction(self.conn):
-            self.conn.execute("INSERT OR IGNORE INTO notes (annotator, dataset, task, qid, updated) VALUES (?,?,?,?,?)",
-                              (annotator, *item.key, now))
+            self.conn.execute("INSERT OR IGNORE INTO notes (annotator, run_id, dataset, task, qid, updated) "
+                              "VALUES (?,?,?,?,?,?)", (annotator, *item.decision_key, now))
             for field, value in (("note", note), ("proposed", proposed)):
                 if value is not None:
-                    self.conn.execute(f"UPDATE notes SET {field} = ?, updated = ? WHERE annotator = ? AND dataset = ? "
-                                      "AND task = ? AND qid = ?", (value, now, annotator, *item.key))
-                    self._log("ui", annotator, item.key, field, value)
+                    self.conn.execute(f"UPDATE notes SET {field} = ?, updated = ? WHERE annotator = ? AND run_id = ? "
+                                      "AND dataset = ? AND task = ? AND qid = ?", (value, now, annotator,
+                                                                                   *item.decision_key))
+                    self._log("ui", annotator, item.decision_key, field, value)
 
-    def answers(self, annotator: str, key: tuple[str, str, str]) -> dict[str, int | None]:
+    def saved(self, annotator: str, item: Item) -> dict[str, dict]:
+        """``{category: {"value": human_applicable, "updated": time, "source": ...}}`` for one item as
+        stored ({} before the first answer): what the page marks as saved."""
+        return {r["category"]: {"value": r["human_applicable"], "updated": r["updated"], "source": r["source"]}
+                for r in self.conn.execute(
+                    "SELECT category, human_applicable, updated, source FROM decisions WHERE annotator = ? AND "
+                    "run_id = ? AND dataset = ? AND task = ? AND qid = ?", (annotator, *item.decision_key))}
+
+    def answers(self, annotator: str, item: Item) -> dict[str, int | None]:
         """``{category: human_applicable}`` for one item ({} before the first answer)."""
-        return {r["category"]: r["human_applicable"] for r in self.conn.execute(
-            "SELECT category, human_applicable FROM decisions WHERE annotator = ? AND dataset = ? AND task = ? "
-            "AND qid = ?", (annotator, *key))}
+        return {c: v["value"] for c, v in self.saved(annotator, item).items()}
 
-    def note(self, annotator: str, key: tuple[str, str, str]) -> dict:
-        row = self.conn.execute("SELECT note, proposed FROM notes WHERE annotator = ? AND dataset = ? AND task = ? "
-                                "AND qid = ?", (annotator, *key)).fetchone()
-        return dict(row) if row else {"note": "", "proposed": ""}
+    def note(self, annotator: str, item: Item) -> dict:
+        row = self.conn.execute("SELECT note, proposed, updated FROM notes WHERE annotator = ? AND run_id = ? AND "
+                                "dataset = ? AND task = ? AND qid = ?", (annotator, *item.decision_key)).fetchone()
+        return dict(row) if row else {"note": "", "proposed": "", "updated": None}
 
-    def completed(self, annotator: str) -> set[tuple[str, str, str]]:
-        """Items whose every LLM-assigned reason is marked."""
-        return {(r["dataset"], r["task"], r["qid"]) for r in self.conn.execute(
-            "SELECT dataset, task, qid FROM decisions WHERE annotator = ? GROUP BY dataset, task, qid "
+    def completed(self, annotator: str) -> set[tuple[str, str, str, str]]:
+        """Decision keys (run_id, dataset, task, qid) of the items whose every LLM-assigned reason is marked."""
+        return {(r["run_id"], r["dataset"], r["task"], r["qid"]) for r in self.conn.execute(
+            "SELECT run_id, dataset, task, qid FROM decisions WHERE annotator = ? GROUP BY run_id, dataset, task, qid "
             "HAVING SUM(human_applicable IS NULL) = 0", (annotator,))}
 
     def annotators(self) -> list[str]:
@@ -293,13 +432,16 @@ class AnnotationStore(SchemaStore):
         return [dict(r) for r in self.conn.execute(
             "SELECT * FROM notes WHERE note != '' OR proposed != '' ORDER BY dataset, task, qid, annotator")]
 
+    def match_run(self, dataset: str, task: str, qid: str, grid: dict[str, int]) -> sqlite3.Row | None:
+        return match_run(self.conn, dataset, task, qid, grid)
+
     # ------------------------------------------------------------------------------- CSV
     def export_rows(self) -> list[dict]:
         """The rows of complete items, as the CSV has them (ints for the 0/1 columns)."""
         rows = self.conn.execute(
-            "SELECT d.* FROM decisions d JOIN (SELECT annotator, dataset, task, qid FROM decisions "
-            "GROUP BY annotator, dataset, task, qid HAVING SUM(human_applicable IS NULL) = 0) c "
-            "USING (annotator, dataset, task, qid) ORDER BY annotator, dataset, task, qid, category")
+            "SELECT d.* FROM decisions d JOIN (SELECT annotator, run_id, dataset, task, qid FROM decisions "
+            "GROUP BY annotator, run_id, dataset, task, qid HAVING SUM(human_applicable IS NULL) = 0) c "
+            "USING (annotator, run_id, dataset, task, qid) ORDER BY annotator, dataset, task, qid, run_id, category")
         return [{c: r[c] for c in CSV_COLUMNS} for r in rows]
 
     def export_csv(self, path: str | Path | None = None) -> str:
@@ -317,24 +459,47 @@ class AnnotationStore(SchemaStore):
         """Merge the rows of a CSV export; returns the number of rows written.
 
         The whole file is checked first (header, values, duplicate keys): an error names the file
-        and line and nothing is stored. Imported rows replace the same (annotator, dataset, task,
-        qid, category) and are logged in the history with the file name as source.
+        and line and nothing is stored. Imported rows replace the same (annotator, run_id, dataset,
+        task, qid, category) and are logged in the history with the file name as source. Rows of a
+        seven-column (pre-run) export are attributed to a run as the module docstring says.
         """
         rows = read_csv(path, text)
         source = f"import:{Path(path).name}"
         now = time.time()
         with transaction(self.conn):
+            _attribute_legacy_rows(self.conn, rows)
             for row in rows:
-                key = (row["dataset"], row["task"], row["qid"])
-                self.conn.execute("INSERT OR REPLACE INTO decisions VALUES (?,?,?,?,?,?,?,?,?)",
-                                  (row["annotator"], *key, row["category"], row["llm_assigned"],
-                                   row["human_applicable"], now, source))
+                key = (row["run_id"], row["dataset"], row["task"], row["qid"])
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO decisions (annotator, run_id, dataset, task, qid, category, llm_assigned, "
+                    "llm_answer, human_applicable, model, updated, source) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (row["annotator"], *key, row["category"], row["llm_assigned"], row["llm_answer"],
+                     row["human_applicable"], row["model"], now, source))
                 self._log(source, row["annotator"], key, f"category:{row['category']}", row["human_applicable"])
         return len(rows)
 
 
+def _attribute_legacy_rows(conn: sqlite3.Connection, rows: list[dict]) -> None:
+    """Fill run_id, model and llm_answer of rows read from a seven-column CSV (``run_id is None``)."""
+    grids: dict[tuple, dict[str, int]] = {}
+    for row in rows:
+        if row["run_id"] is None:
+            grids.setdefault((row["annotator"], row["dataset"], row["task"], row["qid"]), {})[row["category"]] = \
+                row["llm_assigned"]
+    found = {group: match_run(conn, *group[1:], grid) for group, grid in grids.items()}
+    for row in rows:
+        if row["run_id"] is None:
+            group = (row["annotator"], row["dataset"], row["task"], row["qid"])
+            match = found[group]
+            row["run_id"], row["model"] = (match["run_id"], match["model"]) if match else ("", "")
+            row["llm_answer"] = "readable" if any(grids[group].values()) else "unknown"
+
+
 def read_csv(path: str | Path, text: str | None = None) -> list[dict]:
-    """Validated rows of an annotation CSV (see the module docstring); AnnotationError otherwise."""
+    """Validated rows of an annotation CSV (see the module docstring); AnnotationError otherwise.
+
+    Rows of a seven-column export have ``run_id``, ``model`` and ``llm_answer`` None (the store
+    attributes them on import)."""
     path = Path(path)
     if text is None:
         try:
@@ -343,15 +508,17 @@ def read_csv(path: str | Path, text: str | None = None) -> list[dict]:
             raise AnnotationError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     reader = csv.reader(io.StringIO(text))
     header = next(reader, None)
-    if header is None or tuple(h.strip() for h in header) != CSV_COLUMNS:
-        raise AnnotationError(f"{path}:1: the header must be exactly {','.join(CSV_COLUMNS)}")
+    header = tuple(h.strip() for h in header) if header is not None else None
+    if header not in (CSV_COLUMNS, LEGACY_CSV_COLUMNS):
+        raise AnnotationError(f"{path}:1: the header must be exactly {','.join(CSV_COLUMNS)} (or, from an export "
+                              f"made before runs were recorded, {','.join(LEGACY_CSV_COLUMNS)})")
     rows, seen = [], {}
     for line_no, fields in enumerate(reader, start=2):
         if not fields or all(not f.strip() for f in fields):
             continue
-        if len(fields) != len(CSV_COLUMNS):
-            raise AnnotationError(f"{path}:{line_no}: expected {len(CSV_COLUMNS)} fields, found {len(fields)}")
-        row = dict(zip(CSV_COLUMNS, (f.strip() for f in fields)))
+        if len(fields) != len(header):
+            raise AnnotationError(f"{path}:{line_no}: expected {len(header)} fields, found {len(fields)}")
+        row = {"run_id": None, "model": None, "llm_answer": None, **dict(zip(header, (f.strip() for f in fields)))}
         for column in ("annotator", "dataset", "qid", "category"):
             if not row[column]:
                 raise AnnotationError(f"{path}:{line_no}: empty {column}")
@@ -361,7 +528,10 @@ def read_csv(path: str | Path, text: str | None = None) -> list[dict]:
             if row[column] not in ("0", "1"):
                 raise AnnotationError(f"{path}:{line_no}: {column} must be 0 or 1, got {row[column]!r}")
             row[column] = int(row[column])
-        key = tuple(row[c] for c in CSV_COLUMNS[:5])
+        if header == CSV_COLUMNS and row["llm_answer"] not in LLM_ANSWERS:
+            raise AnnotationError(f"{path}:{line_no}: llm_answer must be one of {', '.join(LLM_ANSWERS)}, "
+                                  f"got {row['llm_answer']!r}")
+        key = (row["annotator"], row["run_id"] or "", *(row[c] for c in ("dataset", "task", "qid", "category")))
         if key in seen:
             raise AnnotationError(f"{path}:{line_no}: repeats the row of line {seen[key]} ({', '.join(key)})")
         seen[key] = line_no

@@ -1,57 +1,100 @@
 """``python -m pipeline``: the failure study's command line (every analysis scriptable, ``--json``).
 
-Commands::
+Commands (``python -m pipeline COMMAND --help`` lists each one's options with their defaults)::
 
-    eval-run --qrels FILE --run FILE [--measure nDCG@10] [--complete] [--json]
-        per-query values and their mean ({"per_query": {qid: value}, "mean": value})
-    retrieve --dataset dl19 --retriever bm25|dense|tasb|minilm [--data DIR] [--json]
-        compute a run over the data folder's passages (named NAME@computed), write it under cache/,
-        print queries, depth, mean nDCG@10 (when qrels exist) and its path
-    h2r --dataset dl19 --retriever NAME[=RUNFILE] ... [--quantile 0.25] [--json]
-        hard-to-retrieve sets per retriever, their mean NDCG@10 and their intersection. NAME is the
-        data folder's imported full-corpus run; NAME@computed the run computed here (partial corpus);
-        a computable NAME without an imported run is computed and reported as NAME@computed
-    coverage --dataset dl19|...|all [--json]
-        judged queries and how many judged / relevant passages have text
-    typology --dataset dl19 --task h2r|h2g|h2j [--retriever|--generator|--judge/--setup ...] [--llm SPEC]
-             [--max-rounds N] [--batch-size N] [--max-queries N] [--typology study|FILE.json] [--json]
-        induce a failure typology for the task's hard queries (or import one) and assign reasons;
-        resumable (response cache + typology store), progress bars on stderr
-    annotations --import FILE.csv | --export FILE.csv | --report [--json] | --create-sample ...
-        human validation of the assigned reasons: merge/export CSV rows, the validation figures
-    h2j (--dataset dlYY | --qrels FILE [--topics F] [--passages F]) --judge NAME[=FILE] [--setup binary|graded]
-        [--quantile 0.25] [--cap N] [--json]
-        per-query judge/NIST disagreement and the H2J set, under "binary" and "graded"
-    h2g (--dataset dlYY | --qrels ...) --generator NAME[=FILE.jsonl] [--encoder auto|roberta-large|minilm]
-        [--aggregate max|mean] [--json]
-        per-query BERTScore F1 against the grade-2/3 passages and the H2G set, per generator
-    overlap (--dataset dlYY | --qrels ...) --retriever NAME[=RUNFILE] --generator NAME[=FILE.jsonl]
-        --judge NAME[=FILE] --setup binary|graded [--quantile 0.25] [--json]
-        the three sets (h2r, h2g, h2j), Venn regions, shares and pairwise figures of one configuration
-    run --dataset dlYY [--retriever ...]... [--generator ...]... [--judge ...]... [--setup ...]... [--cap N]
-        every step (H2R, answers, BERTScore, judgments, every configuration's overlap, stability), with
-        progress bars; resumable (LLM calls and BERTScore pairs are cached); writes
-        cache/failure/<dataset>/study.json (and --out FILE)
-    prefer --dataset dlYY [--reasons FILE] [--generator SPEC] [--judge-model SPEC] [--json] ...
-        difficulty-aware vs baseline answers judged pairwise in both orders: counts, preference rate,
-        Wilson 95% interval, sign-test p per dataset, task and category (resumable via the response cache)
+    eval-run     per-query effectiveness of a TREC run (ir_measures)
+    retrieve     compute a BM25 or dense run over the data folder's passages (named NAME@computed)
+    h2r          hard-to-retrieve sets per retriever and their intersection
+    coverage     judged queries and how many judged / relevant passages have text
+    h2j          hard-to-judge sets: judge/NIST disagreement per query (binary and graded)
+    h2g          hard-to-generate sets: BERTScore F1 of zero-shot answers per query
+    overlap      the three sets (h2r, h2g, h2j) of one configuration, Venn regions, pairwise figures
+    run          every step and every configuration's overlap (resumable), stored under cache/failure/
+    typology     LLM-induced failure typology of one task's hard queries, reasons assigned per query
+    annotations  human validation of the assigned reasons: CSV import/export, figures
+    prefer       difficulty-aware vs baseline answers judged pairwise in both orders
+    llm          the LLM servers and the response cache: models, check, failures, purge
 
-A generator or judge NAME without a file is an LLM spec: embedded, auto, ollama:MODEL[@HOST],
-openai:MODEL@BASE_URL (see pipeline.llm.factory); a judge NAME that matches the data folder's
-judgments/judgments.NAME.<dataset>.txt imports that file.
+One name per concept, in every command:
 
-Errors print one line on stderr and exit with status 1.
+    --retriever NAME[=RUNFILE]      a retriever (data folder's run, computed run, or a run file)
+    --generator SPEC | NAME=FILE    the model whose answers are scored (an LLM spec, or imported
+                                    {"qid", "text"} JSONL answers named NAME)
+    --judge SPEC | NAME[=FILE]      the relevance judge (an LLM spec, the data folder's
+                                    judgments/judgments.NAME.<dataset>.txt, or a qrels-format FILE);
+                                    in ``prefer``, the pairwise judge (an LLM spec)
+    --assigner SPEC                 the model that induces a typology and assigns failure reasons
+    --temperature --seed --max-tokens --num-ctx --think/--no-think --keep-alive --concurrency
+    --timeout --retries --executor --address
+                                    how every LLM of the command is called (see ``--help``);
+                                    unset decoding options keep each step's own defaults
+
+LLM SPEC grammar:
+
+    auto                     Ollama at OLLAMA_HOST when a server answers (llama3.2:3b, else qwen3:8b,
+                             else its first model that can chat); otherwise the embedded model. The
+                             model it resolved to, and why it fell back, is printed with every result
+    embedded[:MODEL]         a packaged offline model, no server needed (pipeline.llm.factory lists
+                             them; a small model's results say they are not findings)
+    ollama[:MODEL[@HOST]]    e.g. ollama:qwen3:8b, ollama:llama3.2:3b@http://gpu-box:11434
+    openai:MODEL@BASE_URL    an OpenAI-compatible server (vLLM, llama.cpp, Ollama's /v1); key from
+                             OPENAI_API_KEY
+
+Environment: OLLAMA_HOST (default http://127.0.0.1:11434), OPENAI_API_KEY, IRDASH_CACHE_DIR.
+Results are labelled by the model a spec resolved to (backend:model [digest]), never by the spec.
+Errors print one line on stderr and exit with status 1 (2 for a bad option).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from dataclasses import replace
 
 from pipeline import difficulty  # light: its shipped data files are the prefer command's defaults
 from pipeline.datasets import DATASETS
-from pipeline.generation import GENERATION_OPTIONS
+from pipeline.judging import DEFAULT_CAP  # LLM judge: judged pairs per query at most
+
+DEFAULT_TIMEOUT_S = 300.0
+
+
+# ---- option values checked by argparse (the error names the option) ---------------------------------
+def _number(kind, low=None, high=None, *, low_open=False, high_open=False, what=""):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what or kind.__name__}, got {text!r}") from None
+        if value != value or (low is not None and (value < low or (low_open and value == low))) or \
+                (high is not None and (value > high or (high_open and value == high))):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text}")
+        return value
+    parse.__name__ = what or kind.__name__  # argparse names the type in its own messages
+    return parse
+
+
+POSITIVE_INT = _number(int, 1, what="an integer >= 1")
+NONNEGATIVE_INT = _number(int, 0, what="an integer >= 0")
+POSITIVE_FLOAT = _number(float, 0, low_open=True, what="a number > 0")
+NONNEGATIVE_FLOAT = _number(float, 0, what="a number >= 0")
+QUANTILE = _number(float, 0, 1, low_open=True, high_open=True, what="a number strictly between 0 and 1")
+
+
+def _cap(text: str):
+    """``--cap N`` (judged pairs per query) or ``none`` (every pair)."""
+    return None if text.strip().lower() == "none" else POSITIVE_INT(text)
+
+
+_cap.__name__ = "cap"
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Defaults shown after each option's help, except where there is none to show (None, flags)."""
+
+    def _get_help_string(self, action):
+        if action.default in (None, False) or isinstance(action, argparse._StoreConstAction) \
+                or action.default is argparse.SUPPRESS:
+            return action.help
+        return super()._get_help_string(action)
 
 
 def _dump(obj) -> None:
@@ -161,10 +204,10 @@ def cmd_typology(args) -> None:
                                 passages=args.passages, cap=args.cap, encoder=args.encoder,
                                 aggregate=args.aggregate, max_queries=args.max_queries)
     config = InductionConfig(batch_size=args.batch_size, max_rounds=args.max_rounds,
-                             max_categories=args.max_categories, seed=args.seed)
+                             max_categories=args.max_categories, seed=args.seed or 0)
     dataset, queries, hard_set = hard_queries(hard_config, llm_options=_llm_options(args))
     imported = resolve_typology(args.typology, args.task) if args.typology else None
-    client = make_client(args.llm, **_llm_options(args))
+    client = make_client(args.assigner, **_llm_options(args, step="typology"))
     bar = tqdm(total=config.max_rounds, desc=f"{dataset} {args.task}: rounds", unit="round",
                disable=bool(imported), file=sys.stderr)
 
@@ -182,6 +225,9 @@ def cmd_typology(args) -> None:
         _dump(result)
         return
     print(f"{result['run_id']}: {result['typology']} -- {result['model']['label']}")
+    _print_resolution("assigner", result["model"])
+    print(f"configuration: retriever {args.retriever}, generator {args.generator}, judge {args.judge} "
+          f"({args.setup})")
     print(f"{result['n_queries']} hard queries ({hard_set['n_hard']} in the set); "
           f"{result['n_rounds']} round(s), stop: {result['stop_reason'] or 'imported'}")
     for cat in result["categories"]:
@@ -224,13 +270,24 @@ def _fmt(value) -> str:
 
 def _report_lines(figures: dict):
     yield f"{figures['n_rows']} decisions from {len(figures['annotators'])} annotator(s)"
-    for who, fig in [*figures["llm_vs_annotator"].items(), ("union", figures["llm_vs_union"])]:
-        o = fig["overall"]
-        yield (f"LLM vs {who}: accuracy {_fmt(o['accuracy'])}, precision {_fmt(o['precision'])}, "
-               f"recall {_fmt(o['recall'])} ({o['n_decisions']} decisions, {o['n_queries']} queries)")
+    for answer, n in figures["excluded"].items():
+        if n["queries"]:
+            yield f"excluded: {n['queries']} queries ({n['decisions']} decisions) with an {answer} assignment"
+    for model, by_model in figures["by_model"].items():
+        yield f"reasons assigned by {model or '(model not recorded)'} (typology runs: {', '.join(by_model['runs'])})"
+        for who, fig in [*by_model["llm_vs_annotator"].items(), ("union", by_model["llm_vs_union"])]:
+            o = fig["overall"]
+            yield (f"  LLM vs {who}: cell accuracy {_fmt(o['cell_accuracy'])}, precision {_fmt(o['precision'])}, "
+                   f"recall {_fmt(o['recall'])}, exact agreement {_fmt(o['exact_agreement'])} "
+                   f"({o['n_decisions']} decisions, {o['n_queries']} queries; TP {o['tp']} FP {o['fp']} "
+                   f"FN/added {o['fn']} TN {o['tn']})")
     for pair, fig in figures["kappa"].items():
         o = fig["overall"]
-        yield f"kappa {pair}: {_fmt(o['kappa'])} ({o['n_decisions']} decisions, {o['n_queries']} queries)"
+        yield (f"kappa {pair}: {_fmt(o['kappa'])} ({o['n_decisions']} decisions, {o['n_queries']} queries; both yes "
+               f"{o['both_yes']}, both no {o['both_no']}, only first {o['only_first']}, only second {o['only_second']})")
+    yield "definitions:"
+    for name, text in figures["definitions"].items():
+        yield f"  {name}: {text}"
 def _collection(args):
     from pipeline.failure import load_collection
 
@@ -238,12 +295,49 @@ def _collection(args):
                            data_dir=args.data)
 
 
-def _llm_options(args) -> dict:
-    return {"timeout": args.llm_timeout, "retries": args.llm_retries, "executor": args.executor,
-            "address": args.address}
+def _keep_alive(value: str | None):
+    """Ollama's keep_alive: a duration string ("5m", "1h") or seconds ("-1": keep loaded)."""
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return value
+
+
+def _llm_options(args, step: str | None = None) -> dict:
+    """``make_client`` keyword arguments from the common LLM options (decoding options left unset
+    keep each step's own defaults)."""
+    overrides = {"temperature": args.temperature, "seed": args.seed, "max_tokens": args.max_tokens,
+                 "num_ctx": args.num_ctx, "think": args.think}
+    options = {"timeout": args.timeout, "retries": args.retries, "executor": args.executor,
+               "address": args.address, "concurrency": args.concurrency, "keep_alive": _keep_alive(args.keep_alive),
+               "overrides": {k: v for k, v in overrides.items() if v is not None}}
+    return {**options, "step": step} if step else options
+
+
+LLM_SPEC_KINDS = ("auto", "embedded", "ollama", "openai")
+
+
+def _check_models(args, components) -> None:
+    """Check the LLMs among ``components`` (``--generator``/``--judge`` values) before any data is
+    loaded, so a dead server or a missing model fails the command in seconds
+    (:class:`pipeline.llm.LLMUnavailable`). Imported files and the data folder's judges are skipped."""
+    from pipeline.llm import make_client
+
+    for text in components:
+        if text and "=" not in text and text.partition(":")[0].lower() in LLM_SPEC_KINDS:
+            make_client(text, **{**_llm_options(args), "executor": "local"})
+
+
+def _print_resolution(role: str, provenance: dict) -> None:
+    """The resolved model of a non-explicit spec (``auto``) and why it fell back, under a result."""
+    if provenance.get("resolution"):
+        print(f"  {role}: {provenance['resolution']}")
 
 
 def cmd_h2j(args) -> None:
+    _check_models(args, [args.judge])
     from pipeline.failure import judgment_values, judgments_for, task_set
 
     data = _collection(args)
@@ -259,11 +353,15 @@ def cmd_h2j(args) -> None:
         return
     for setup in args.setup or ["binary", "graded"]:
         r = out[setup]
-        print(f"{data.name} {setup} ({r['judge']}): {r['n_queries']} queries, {r['n_pairs_compared']} pairs, "
-              f"{r['n_unparseable']} unparseable; H2J ({len(r['h2j'])}): {' '.join(r['h2j'])}")
+        prov = r["provenance"]
+        print(f"{data.name} {setup} judge {prov.get('label', r['judge'])}: {r['n_queries']} queries, "
+              f"{r['n_pairs_compared']} pairs, {r['n_unparseable']} unparseable; H2J ({len(r['h2j'])}): "
+              f"{' '.join(r['h2j'])}")
+        _print_resolution("judge", prov)
 
 
 def cmd_h2g(args) -> None:
+    _check_models(args, args.generator)
     from pipeline.failure import generation_for, generation_values, task_set
 
     data = _collection(args)
@@ -277,11 +375,16 @@ def cmd_h2g(args) -> None:
         _dump(out)
         return
     for name, r in out["generators"].items():
-        print(f"{data.name} {name} ({r['encoder']}): {len(r['per_query'])} queries, {r['n_excluded']} excluded; "
-              f"H2G ({len(r['h2g'])}): {' '.join(r['h2g'])}")
+        prov = r["provenance"]
+        print(f"{data.name} generator {prov.get('label', name)}: {len(r['per_query'])} queries scored, "
+              f"{r['n_excluded']} without a relevant passage with text, {r['n_empty_answers']} empty answers, "
+              f"{r['n_failed_generations']} failed calls; H2G ({len(r['h2g'])}): {' '.join(r['h2g'])}")
+        _print_resolution("generator", prov)
+        print(f"  BERTScore: {r['label']}, {r['aggregate']} over the relevant passages")
 
 
 def cmd_overlap(args) -> None:
+    _check_models(args, [args.generator, args.judge])
     from pipeline.failure import failure_sets
 
     result = failure_sets(args.dataset, retriever=args.retriever, generator=args.generator, judge=args.judge,
@@ -293,6 +396,12 @@ def cmd_overlap(args) -> None:
         _dump(out)
         return
     print(f"{out['dataset']} {out['configuration']}: {out['n_queries']} queries")
+    prov = out["provenance"]
+    gen, judge = prov["generator"]["provenance"], prov["judge"]["provenance"]
+    print(f"  generator {gen.get('label', '')}; BERTScore {prov['generator']['bertscore']['label']}")
+    _print_resolution("generator", gen)
+    print(f"  judge {judge.get('label', '')}")
+    _print_resolution("judge", judge)
     for task in ("h2r", "h2g", "h2j"):
         print(f"  {task} ({len(out[task])}): {' '.join(out[task])}")
     print(f"  all three: {out['all_three']['count']} ({out['all_three']['share']:.1%})")
@@ -302,6 +411,7 @@ def cmd_overlap(args) -> None:
 
 
 def cmd_run(args) -> None:
+    _check_models(args, [*(args.generator or ["auto"]), *(args.judge or ["auto"])])
     from pipeline.failure import folder_judgments, run_study
 
     data = _collection(args)
@@ -317,6 +427,13 @@ def cmd_run(args) -> None:
     if args.json:
         _dump(study)
         return
+    for name, g in study["generators"].items():
+        print(f"generator {name}: {g['provenance'].get('label', name)}; BERTScore {g['bertscore']['label']}")
+        _print_resolution("generator", g["provenance"])
+    for name, per_setup in study["judges"].items():
+        prov = next(iter(per_setup.values()))["info"]["provenance"]
+        print(f"judge {name}: {prov.get('label', name)}")
+        _print_resolution("judge", prov)
     for label, c in study["configurations"].items():
         a = c["analysis"]
         largest = a["largest_pairwise"]
@@ -328,7 +445,7 @@ def cmd_run(args) -> None:
 
 def _preference_reasons(args, data, make_client):
     """``(typology, assignments, how they were made)``: ``--reasons typology`` reads the failure
-    typology's runs; ``--reasons FILE`` imports; else ``--assign-model`` assigns the typology's H2R
+    typology's runs; ``--reasons FILE`` imports; else ``--assigner`` assigns the typology's H2R
     categories to the H2R queries of ``--retriever`` (the one hard set computable from the data folder)."""
     from pipeline import reason_assignment
     from pipeline.h2r import h2r_report
@@ -346,7 +463,7 @@ def _preference_reasons(args, data, make_client):
     # first --max-queries in topic order), so a capped run makes no assignment call it then drops
     usable = [qid for qid in data.judged_qids if qid in set(hard_qids) and data.relevant_passages(qid)]
     hard = {"h2r": usable[:args.max_queries] if args.max_queries else usable}
-    client = make_client(args.assign_model or args.judge_model)
+    client = make_client(args.assigner or args.judge, **_llm_options(args, step="prefer:assignment"))
     assignments, assigned = reason_assignment.assign_reasons(client, typology, data.topics, hard)
     return typology, assignments, {"assigned_by": client.provenance.as_dict(), "hard_sets": {
         "h2r": {"retriever": args.retriever, "quantile": args.quantile, "rule": report["rule"],
@@ -354,24 +471,35 @@ def _preference_reasons(args, data, make_client):
 
 
 def cmd_prefer(args) -> None:
+    from dataclasses import replace
+
     from pipeline import preference
     from pipeline.datasets import load_dataset
-    from pipeline.generation import read_answers_jsonl
+    from pipeline.generation import GENERATION_OPTIONS, read_answers_jsonl
     from pipeline.llm import make_client
 
-    data = load_dataset(args.dataset, args.data)
-    data.require_qrels()
-    templates = difficulty.load_templates(args.templates)
+    # the decoding options given on the command line go into the recorded configuration (both roles)
+    llm = _llm_options(args)
+    overrides = llm.pop("overrides")
     config = preference.PreferenceConfig(
         reason_mode="all" if args.all_reasons else "first", max_queries=args.max_queries,
         max_passages=args.max_passages, passage_chars=args.passage_chars,
-        generation=replace(GENERATION_OPTIONS, max_tokens=args.max_tokens))
-    judge = make_client(args.judge_model)
+        generation=replace(GENERATION_OPTIONS, **overrides),
+        judge=replace(preference.PreferenceConfig().judge, **overrides))
+    judge = make_client(args.judge, **llm, step="prefer:judge")
+    needs_generator = not (args.baseline_answers and args.aware_answers)
+    generator = make_client(args.generator, **llm, step="prefer:generation") if needs_generator else None
+    self_judging = generator is not None and generator.provenance.identity() == judge.provenance.identity()
+    if self_judging and not args.allow_self_judging:
+        raise ValueError(f"prefer: the judge and the generator are the same model ({judge.provenance.label}): it "
+                         f"would judge its own answers; choose another --judge or --generator, or pass "
+                         f"--allow-self-judging (the result then says so)")
+    data = load_dataset(args.dataset, args.data)
+    data.require_qrels()
+    templates = difficulty.load_templates(args.templates)
     typology, assignments, report = _preference_reasons(args, data, make_client)
     if args.task:
         assignments = [a for a in assignments if a.task in args.task]
-    needs_generator = not (args.baseline_answers and args.aware_answers)
-    generator = make_client(args.generator) if needs_generator else None
 
     def side(file):
         if file:
@@ -380,15 +508,24 @@ def cmd_prefer(args) -> None:
 
     result = preference.run_preference(data, assignments, typology, templates, judge, side(args.baseline_answers),
                                        side(args.aware_answers), config, assignment_report=report)
+    result["self_judging"] = self_judging
     path = preference.save_result(result)
     out = {"dataset": data.name, "id": result["id"], "path": str(path), "judge": result["judge"]["label"],
            "generators": {k: v["label"] for k, v in result["generators"].items()}, "rule": result["rule"],
+           "self_judging": self_judging, "resolution": {
+               role: prov.resolution for role, prov in (("judge", judge.provenance),
+                                                        ("generator", generator.provenance if generator else None))
+               if prov is not None and prov.resolution},
            "config": result["config"], "excluded": {k: len(v) for k, v in result["excluded"].items()},
            "study_rate": preference.STUDY_RATES.get(data.name), **result["summary"]}
     if args.json:
         _dump(out)
         return
     print(f"{data.name}: judge {out['judge']}; generators {out['generators']}")
+    for role, line in out["resolution"].items():
+        print(f"  {role}: {line}")
+    if self_judging:
+        print("  self-judging: the judge judged its own answers (--allow-self-judging)")
     print(f"rule: {result['rule']}")
     rows = [("all", out["overall"])] + [(f"task {k}", v) for k, v in out["by_task"].items()] + \
         [(f"category {k}", v) for k, v in out["by_category"].items()]
@@ -402,118 +539,241 @@ def cmd_prefer(args) -> None:
     print(f"stored: {path}")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m pipeline", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+# ---- pipeline llm: servers and the response cache -----------------------------------------------
+def cmd_llm_models(args) -> None:
+    from pipeline.llm.backends.ollama_backend import model_capabilities, ollama_host, ollama_models
 
-    p = sub.add_parser("eval-run", help="per-query effectiveness of a TREC run (ir_measures)")
+    models = ollama_models(args.host, timeout=args.timeout, model="(model list)")
+    rows = [{"model": name, "digest": digest, **model_capabilities(name, args.host, timeout=args.timeout)}
+            for name, digest in sorted(models.items())]
+    if args.json:
+        _dump({"host": ollama_host(args.host), "models": rows})
+        return
+    print(f"Ollama at {ollama_host(args.host)}: {len(rows)} models")
+    for r in rows:
+        print(f"  {r['model']}  {r['digest'][:12]}  {'chat' if r['chat'] else 'cannot chat'} ({r['why']})")
+
+
+def cmd_llm_check(args) -> None:
+    from pipeline.llm import make_backend
+
+    backend = make_backend(args.spec, timeout=args.timeout)
+    resolve = getattr(backend, "resolve", None)
+    if resolve is not None:
+        resolve()  # LLMUnavailable (one line, exit 1) when the model cannot be reached
+    prov = backend.provenance.as_dict()
+    if args.json:
+        _dump({"spec": args.spec, "ok": True, "provenance": prov})
+        return
+    print(f"{args.spec}: {prov['label']} is available" + (f" at {prov['endpoint']}" if prov["endpoint"] else ""))
+    if prov["resolution"]:
+        print(f"  {prov['resolution']}")
+
+
+def _cache(args):
+    from pipeline.llm import ResponseCache
+
+    return ResponseCache(args.cache_file)
+
+
+def cmd_llm_failures(args) -> None:
+    import datetime
+
+    rows = _cache(args).failures(model=args.model, step=args.step, limit=args.limit)
+    if args.json:
+        _dump({"failures": rows})
+        return
+    for r in rows:
+        when = datetime.datetime.fromtimestamp(r["at"]).isoformat(sep=" ", timespec="seconds")
+        print(f"{when}  {r['backend']}:{r['model']}  {r['step'] or '-'}  attempt {r['attempt']}  "
+              f"{' '.join(r['error'].split())}")
+    print(f"{len(rows)} failed attempts" + (f" (the newest {args.limit})" if args.limit else ""), file=sys.stderr)
+
+
+def cmd_llm_answers(args) -> None:
+    rows = _cache(args).answers_by_model()
+    if args.json:
+        _dump({"answers": rows})
+        return
+    for r in rows:
+        print(f"{r['answers']:7d}  {r['backend']}:{r['model']}  {r['step'] or '-'}")
+
+
+def cmd_llm_purge(args) -> None:
+    if args.model is None and args.step is None:
+        raise ValueError("llm purge: give --model and/or --step (the whole cache is never purged at once)")
+    n = _cache(args).purge(model=args.model, step=args.step, backend=args.backend)
+    if args.json:
+        _dump({"purged": n, "model": args.model, "step": args.step, "backend": args.backend})
+        return
+    print(f"purged {n} cached answers")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m pipeline", formatter_class=_HelpFormatter,
+                                     description="The query-failure study's command line (every analysis "
+                                                 "scriptable, --json); COMMAND --help lists its options.",
+                                     epilog=__doc__[__doc__.index("One name per concept"):])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name, help_text):
+        return sub.add_parser(name, help=help_text, description=help_text, formatter_class=_HelpFormatter)
+
+    p = command("eval-run", "per-query effectiveness of a TREC run (ir_measures)")
     p.add_argument("--qrels", required=True)
     p.add_argument("--run", required=True)
-    p.add_argument("--measure", default="nDCG@10", help="ir_measures name (default nDCG@10)")
+    p.add_argument("--measure", default="nDCG@10", help="ir_measures name")
     p.add_argument("--complete", action="store_true", help="judged queries missing from the run score 0 (trec_eval -c)")
     p.add_argument("--allow-partial", action="store_true", help="score a run that covers under half the judged queries")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_eval_run)
 
-    def data_args(p):
+    def compute_args(p):
         p.add_argument("--data", default=None, help="TREC DL data folder (default: configured trec_dl folder)")
-        p.add_argument("--depth", type=int, default=1000, help="passages retrieved per query (computed runs)")
-        p.add_argument("--k1", type=float, default=0.9)
-        p.add_argument("--b", type=float, default=0.4)
-        p.add_argument("--threads", type=int, default=2)
+        p.add_argument("--depth", type=POSITIVE_INT, default=1000, help="passages retrieved per query (computed runs)")
+        p.add_argument("--k1", type=NONNEGATIVE_FLOAT, default=0.9, help="BM25 k1 (computed runs)")
+        p.add_argument("--b", type=_number(float, 0, 1, what="a number between 0 and 1"), default=0.4,
+                       help="BM25 b (computed runs)")
+        p.add_argument("--threads", type=POSITIVE_INT, default=2, help="search threads (computed runs)")
         p.add_argument("--json", action="store_true")
 
-    p = sub.add_parser("retrieve", help="compute a BM25 or dense run over the data folder's passages")
+    p = command("retrieve", "compute a BM25 or dense run over the data folder's passages")
     p.add_argument("--dataset", required=True, choices=list(DATASETS))
     p.add_argument("--retriever", required=True, choices=["bm25", "dense", "tasb", "minilm"])
-    data_args(p)
+    compute_args(p)
     p.set_defaults(func=cmd_retrieve)
 
-    p = sub.add_parser("h2r", help="hard-to-retrieve query sets and their intersection")
+    p = command("h2r", "hard-to-retrieve query sets and their intersection")
     p.add_argument("--dataset", required=True, choices=list(DATASETS))
     p.add_argument("--retriever", required=True, action="append", metavar="NAME[=RUNFILE]",
                    help="repeatable; NAME: the data folder's imported full-corpus run runs/run.NAME.<dataset>.txt "
                         "(for bm25/dense/tasb/minilm without one: computed here, reported as NAME@computed); "
                         "NAME@computed: the run computed here over the folder's passages (partial corpus); "
                         "NAME=RUNFILE: that file")
-    p.add_argument("--quantile", type=float, default=0.25)
+    p.add_argument("--quantile", type=QUANTILE, default=0.25, help="the hard set is the bottom q of the queries")
     p.add_argument("--measure", default="nDCG@10")
-    data_args(p)
+    compute_args(p)
     p.set_defaults(func=cmd_h2r)
 
-    def collection_args(p, dataset_required=False):
-        p.add_argument("--dataset", choices=list(DATASETS), required=dataset_required)
+    def collection_args(p):
+        p.add_argument("--dataset", choices=list(DATASETS))
         p.add_argument("--qrels", default=None, help="any TREC-style qrels file instead of --dataset")
         p.add_argument("--topics", default=None, help="qid<TAB>query file (with --qrels)")
         p.add_argument("--passages", default=None, help="pid<TAB>text file (with --qrels)")
         p.add_argument("--data", default=None, help="TREC DL data folder (default: configured trec_dl folder)")
-        p.add_argument("--quantile", type=float, default=0.25)
-        p.add_argument("--cap", type=int, default=20, help="LLM judge: judged pairs per query at most (stratified)")
-        p.add_argument("--encoder", default="auto", choices=["auto", "roberta-large", "minilm"])
-        p.add_argument("--aggregate", default="max", choices=["max", "mean"], help="BERTScore over several passages")
-        p.add_argument("--llm-timeout", type=float, default=300.0, help="seconds per LLM call")
-        p.add_argument("--llm-retries", type=int, default=2)
-        p.add_argument("--executor", choices=["local", "ray"], default="local",
-                       help="ray: fan the LLM calls out over Ray tasks, every call through the response cache")
-        p.add_argument("--address", default=None,
-                       help="Ray cluster for --executor ray: auto, host:port, ray://host:10001 (default: [ray] "
-                            "address, else a local Ray instance)")
+        p.add_argument("--quantile", type=QUANTILE, default=0.25,
+                       help="hard sets: the bottom q (H2R, H2G) or top q (H2J) of the queries")
         p.add_argument("--json", action="store_true")
 
-    p = sub.add_parser("h2j", help="hard-to-judge sets: judge/NIST disagreement per query (binary and graded)")
+    def cap_arg(p):
+        p.add_argument("--cap", type=_cap, default=DEFAULT_CAP, metavar="N|none",
+                       help="LLM judge: judged pairs per query at most (stratified by grade); none: every pair")
+
+    def bertscore_args(p):
+        p.add_argument("--encoder", default="auto", choices=["auto", "roberta-large", "minilm"],
+                       help="BERTScore encoder; auto: roberta-large when loadable, else minilm (stated with results)")
+        p.add_argument("--aggregate", default="max", choices=["max", "mean"], help="BERTScore over several passages")
+
+    def llm_args(p):
+        g = p.add_argument_group("LLM calls", "how every LLM of this command is called; decoding options left "
+                                              "unset keep each step's own (answers: 128 tokens, greedy)")
+        g.add_argument("--temperature", type=NONNEGATIVE_FLOAT, default=None, help="sampling temperature (0: greedy)")
+        g.add_argument("--seed", type=NONNEGATIVE_INT, default=None, help="decoding seed (typology: also its shuffle)")
+        g.add_argument("--max-tokens", type=POSITIVE_INT, default=None, help="tokens per reply at most")
+        g.add_argument("--num-ctx", type=POSITIVE_INT, default=None, help="context window (Ollama num_ctx)")
+        g.add_argument("--think", action=argparse.BooleanOptionalAction, default=None,
+                       help="let reasoning models reason before answering (default: off; reasoning is "
+                            "stripped from answers either way)")
+        g.add_argument("--keep-alive", default=None, metavar="DURATION",
+                       help="Ollama keeps the model loaded this long after a request (e.g. 5m, 1h, -1)")
+        g.add_argument("--concurrency", type=POSITIVE_INT, default=None,
+                       help="requests in flight (default: 1 for Ollama and the embedded model, 4 for OpenAI-"
+                            "compatible servers; set Ollama's to its OLLAMA_NUM_PARALLEL)")
+        g.add_argument("--timeout", type=POSITIVE_FLOAT, default=DEFAULT_TIMEOUT_S,
+                       help="seconds one request may take (waiting for a free slot does not count); a request "
+                            "past it stops the step")
+        g.add_argument("--retries", type=NONNEGATIVE_INT, default=2, help="extra attempts after a server error")
+        g.add_argument("--executor", choices=["local", "ray"], default="local",
+                       help="ray: fan the LLM calls out over Ray tasks, every call through the response cache")
+        g.add_argument("--address", default=None,
+                       help="Ray cluster for --executor ray: auto, host:port, ray://host:10001 (default: [ray] "
+                            "address, else a local Ray instance)")
+
+    generator_help = "an LLM spec (see python -m pipeline --help), or NAME=FILE.jsonl: imported answers"
+    judge_help = ("an LLM spec, NAME: the data folder's judgments/judgments.NAME.<dataset>.txt, or NAME=FILE: "
+                  "qrels-format judgments")
+
+    p = command("h2j", "hard-to-judge sets: judge/NIST disagreement per query (binary and graded)")
     collection_args(p)
-    p.add_argument("--judge", required=True, metavar="NAME[=FILE]")
-    p.add_argument("--setup", action="append", choices=["binary", "graded"], help="default: both")
+    p.add_argument("--judge", required=True, metavar="SPEC|NAME[=FILE]", help=judge_help)
+    p.add_argument("--setup", action="append", choices=["binary", "graded"], help="repeatable (default: both)")
+    cap_arg(p)
+    llm_args(p)
     p.set_defaults(func=cmd_h2j)
 
-    p = sub.add_parser("h2g", help="hard-to-generate sets: BERTScore F1 of zero-shot answers per query")
+    p = command("h2g", "hard-to-generate sets: BERTScore F1 of zero-shot answers per query")
     collection_args(p)
-    p.add_argument("--generator", required=True, action="append", metavar="NAME[=FILE.jsonl]")
+    p.add_argument("--generator", required=True, action="append", metavar="SPEC|NAME=FILE",
+                   help="repeatable; " + generator_help)
+    bertscore_args(p)
+    llm_args(p)
     p.set_defaults(func=cmd_h2g)
 
-    p = sub.add_parser("overlap", help="the three failure sets of one configuration and their overlap")
+    p = command("overlap", "the three failure sets of one configuration and their overlap")
     collection_args(p)
     p.add_argument("--retriever", required=True, metavar="NAME[=RUNFILE]")
-    p.add_argument("--generator", required=True, metavar="NAME[=FILE.jsonl]")
-    p.add_argument("--judge", required=True, metavar="NAME[=FILE]")
+    p.add_argument("--generator", required=True, metavar="SPEC|NAME=FILE", help=generator_help)
+    p.add_argument("--judge", required=True, metavar="SPEC|NAME[=FILE]", help=judge_help)
     p.add_argument("--setup", required=True, choices=["binary", "graded"])
+    cap_arg(p)
+    bertscore_args(p)
+    llm_args(p)
     p.set_defaults(func=cmd_overlap)
 
-    p = sub.add_parser("run", help="every failure-study step and every configuration's overlap (resumable)")
+    p = command("run", "every failure-study step and every configuration's overlap (resumable)")
     collection_args(p)
-    p.add_argument("--retriever", action="append", metavar="NAME[=RUNFILE]", help="default: the imported runs")
-    p.add_argument("--generator", action="append", metavar="NAME[=FILE.jsonl]", help="default: auto")
-    p.add_argument("--judge", action="append", metavar="NAME[=FILE]",
-                   help="default: the data folder's judgment files and the auto LLM judge")
-    p.add_argument("--setup", action="append", choices=["binary", "graded"], help="default: both")
+    p.add_argument("--retriever", action="append", metavar="NAME[=RUNFILE]",
+                   help="repeatable (default: the data folder's imported runs)")
+    p.add_argument("--generator", action="append", metavar="SPEC|NAME=FILE",
+                   help="repeatable; " + generator_help + " (default: auto)")
+    p.add_argument("--judge", action="append", metavar="SPEC|NAME[=FILE]",
+                   help="repeatable; " + judge_help + " (default: the data folder's judgment files and auto)")
+    p.add_argument("--setup", action="append", choices=["binary", "graded"], help="repeatable (default: both)")
     p.add_argument("--out", default=None, help="also write the study JSON here")
+    cap_arg(p)
+    bertscore_args(p)
+    llm_args(p)
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("coverage", help="judged queries and passage-text coverage")
+    p = command("coverage", "judged queries and passage-text coverage")
     p.add_argument("--dataset", default="all", choices=[*DATASETS, "all"])
-    p.add_argument("--data", default=None)
+    p.add_argument("--data", default=None, help="TREC DL data folder (default: configured trec_dl folder)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_coverage)
 
-    p = sub.add_parser("typology", help="LLM-induced failure typology of one task's hard queries")
+    p = command("typology", "LLM-induced failure typology of one task's hard queries")
     collection_args(p)
     p.add_argument("--task", required=True, choices=["h2r", "h2g", "h2j"])
+    p.add_argument("--assigner", default="auto", metavar="SPEC",
+                   help="the model that induces the typology and assigns reasons (an LLM spec)")
     p.add_argument("--retriever", default="bm25", metavar="NAME[=RUNFILE]", help="the configuration's retriever")
-    p.add_argument("--generator", default="embedded", metavar="NAME[=FILE.jsonl]", help="... generator")
-    p.add_argument("--judge", default="llama-3.3-70b", metavar="NAME[=FILE]", help="... judge")
-    p.add_argument("--setup", default="binary", choices=["binary", "graded"], help="... judging setup")
-    p.add_argument("--llm", default="auto", help="model spec: auto, embedded, ollama[:MODEL[@HOST]], openai:MODEL@URL")
+    p.add_argument("--generator", default="embedded", metavar="SPEC|NAME=FILE",
+                   help="the configuration's generator (whose answers define H2G)")
+    p.add_argument("--judge", default="llama-3.3-70b", metavar="SPEC|NAME[=FILE]", help="the configuration's judge")
+    p.add_argument("--setup", default="binary", choices=["binary", "graded"], help="the configuration's judging setup")
     p.add_argument("--typology", default=None, metavar="study|FILE.json",
                    help="import this typology instead of inducing one ('study': the study's ten categories)")
-    p.add_argument("--max-rounds", type=int, default=6)
-    p.add_argument("--batch-size", type=int, default=8, help="reasons shown per refinement round")
-    p.add_argument("--max-categories", type=int, default=8)
-    p.add_argument("--max-queries", type=int, default=None, help="keep the N hardest queries (recorded)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-rounds", type=POSITIVE_INT, default=6)
+    p.add_argument("--batch-size", type=POSITIVE_INT, default=8, help="reasons shown per refinement round")
+    p.add_argument("--max-categories", type=POSITIVE_INT, default=8)
+    p.add_argument("--max-queries", type=POSITIVE_INT, default=None, help="keep the N hardest queries (recorded)")
     p.add_argument("--force", action="store_true", help="recompute a finished run (the cache still answers)")
+    cap_arg(p)
+    bertscore_args(p)
+    llm_args(p)
     p.set_defaults(func=cmd_typology)
 
-    p = sub.add_parser("annotations", help="human validation of LLM-assigned reasons: CSV and figures")
+    p = command("annotations", "human validation of LLM-assigned reasons: CSV and figures")
     p.add_argument("--import", dest="import_csv", metavar="FILE.csv", help="merge annotation rows from a CSV")
     p.add_argument("--export", dest="export_csv", metavar="FILE.csv", help="write the complete annotations")
     p.add_argument("--report", action="store_true", help="accuracy, precision, recall and kappa with counts")
@@ -521,19 +781,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", action="append", default=[], metavar="RUN_ID",
                    help="typology run(s) to sample from (default: the latest finished run per dataset and task)")
     p.add_argument("--sample", default="default", help="sample name")
-    p.add_argument("--size", type=int, default=50)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--size", type=POSITIVE_INT, default=50, help="items in the sample")
+    p.add_argument("--seed", type=NONNEGATIVE_INT, default=0, help="the sample's draw")
     p.add_argument("--per-annotator", action="store_true", help="each annotator gets their own draw")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_annotations)
 
-    p = sub.add_parser("prefer", help="difficulty-aware vs baseline generation, judged pairwise in both orders")
+    p = command("prefer", "difficulty-aware vs baseline generation, judged pairwise in both orders")
     p.add_argument("--dataset", required=True, choices=list(DATASETS))
     p.add_argument("--data", default=None, help="TREC DL data folder (default: configured trec_dl folder)")
     p.add_argument("--reasons", default=None, metavar="typology|FILE",
                    help="'typology': each task's latest finished failure-typology run of the dataset (its "
                         'categories and assigned reasons); FILE: a JSON list or JSONL of {"qid", "task", '
-                        '"categories": [...]}; default: the assign model assigns the typology\'s H2R categories '
+                        '"categories": [...]}; default: --assigner assigns the typology\'s H2R categories '
                         "to the H2R queries of --retriever")
     p.add_argument("--typology", default=str(difficulty.STUDY_TYPOLOGY), metavar="FILE",
                    help="typology JSON (default: the study's ten categories)")
@@ -542,24 +802,58 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all-reasons", action="store_true", help="one sentence per assigned reason (default: first)")
     p.add_argument("--task", action="append", choices=["h2r", "h2g", "h2j"], help="only these tasks (repeatable)")
     p.add_argument("--generator", default="auto", metavar="SPEC",
-                   help="generator model, a pipeline.llm spec: auto (default), embedded, ollama[:MODEL[@HOST]], "
-                        "openai:MODEL@URL")
+                   help="the model that writes the baseline and difficulty-aware answers (an LLM spec)")
     p.add_argument("--baseline-answers", default=None, metavar="FILE.jsonl", help='imported {"qid", "text"} answers')
     p.add_argument("--aware-answers", default=None, metavar="FILE.jsonl",
                    help='imported {"qid", "text"} difficulty-aware answers')
-    p.add_argument("--judge-model", default="auto", metavar="SPEC", help="pairwise judge, a pipeline.llm spec (default auto)")
-    p.add_argument("--assign-model", default=None, metavar="SPEC", help="reason assignment model (default: the judge)")
-    p.add_argument("--retriever", default="bm25", help="H2R retriever when assigning reasons here (default bm25)")
-    p.add_argument("--quantile", type=float, default=0.25)
-    p.add_argument("--max-queries", type=int, default=None, help="first N judgeable queries (recorded)")
-    p.add_argument("--max-passages", type=int, default=3, help="highly relevant passages shown to the judge")
-    p.add_argument("--passage-chars", type=int, default=600, help="each passage truncated to this many characters")
-    p.add_argument("--max-tokens", type=int, default=GENERATION_OPTIONS.max_tokens,
-                   help=f"generation length (default {GENERATION_OPTIONS.max_tokens}, as the zero-shot generation step)")
+    p.add_argument("--judge", default="auto", metavar="SPEC", help="the pairwise judge (an LLM spec)")
+    p.add_argument("--allow-self-judging", action="store_true",
+                   help="let the judge be the generator's model (refused otherwise; the result then says so)")
+    p.add_argument("--assigner", default=None, metavar="SPEC",
+                   help="the model that assigns failure reasons (default: the judge)")
+    p.add_argument("--retriever", default="bm25", help="H2R retriever when assigning reasons here")
+    p.add_argument("--quantile", type=QUANTILE, default=0.25, help="H2R: the bottom q of the queries")
+    p.add_argument("--max-queries", type=POSITIVE_INT, default=None, help="first N judgeable queries (recorded)")
+    p.add_argument("--max-passages", type=POSITIVE_INT, default=3, help="highly relevant passages shown to the judge")
+    p.add_argument("--passage-chars", type=_number(int, 50, what="an integer >= 50"), default=600,
+                   help="each passage truncated to this many characters")
     p.add_argument("--json", action="store_true")
+    llm_args(p)
     p.set_defaults(func=cmd_prefer)
-    return parser
 
+    p = command("llm", "LLM servers and the response cache (cache/llm/responses.sqlite)")
+    llm_sub = p.add_subparsers(dest="llm_command", required=True, metavar="ACTION")
+
+    def action(name, help_text, func):
+        a = llm_sub.add_parser(name, help=help_text, description=help_text, formatter_class=_HelpFormatter)
+        a.add_argument("--json", action="store_true")
+        a.set_defaults(func=func)
+        return a
+
+    def cache_file_arg(a):
+        a.add_argument("--cache-file", default=None, metavar="FILE",
+                       help="the response cache (default: cache/llm/responses.sqlite under IRDASH_CACHE_DIR)")
+
+    a = action("models", "the models an Ollama server has: digest, and whether each can chat", cmd_llm_models)
+    a.add_argument("--host", default=None, help="Ollama server (default: OLLAMA_HOST, else http://127.0.0.1:11434)")
+    a.add_argument("--timeout", type=POSITIVE_FLOAT, default=5.0, help="seconds to wait for the server")
+    a = action("check", "resolve an LLM spec and check that its model is there (exit 1 when not)", cmd_llm_check)
+    a.add_argument("spec", metavar="SPEC", help="an LLM spec (auto, embedded, ollama[:MODEL[@HOST]], openai:MODEL@URL)")
+    a.add_argument("--timeout", type=POSITIVE_FLOAT, default=10.0, help="seconds to wait for the server")
+    a = action("answers", "cached answers per model and step", cmd_llm_answers)
+    cache_file_arg(a)
+    a = action("failures", "recorded failed calls (newest last)", cmd_llm_failures)
+    a.add_argument("--model", default=None, help="only this model (as listed: e.g. llama3.2:3b)")
+    a.add_argument("--step", default=None, help="only this step (generation, judgments:binary, judgments:graded, "
+                                                 "typology, prefer:judge, prefer:generation, prefer:assignment)")
+    a.add_argument("--limit", type=POSITIVE_INT, default=50, help="the newest N")
+    cache_file_arg(a)
+    a = action("purge", "delete the cached answers of a model and/or step (the next run asks again)", cmd_llm_purge)
+    a.add_argument("--model", default=None, help="this model's answers (as listed by `llm answers`)")
+    a.add_argument("--step", default=None, help="this step's answers")
+    a.add_argument("--backend", default=None, choices=["ollama", "openai", "embedded"], help="only this backend's")
+    cache_file_arg(a)
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:

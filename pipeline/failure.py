@@ -122,7 +122,7 @@ def generation_for(data, arg: str, *, llm_options: dict | None = None, progress:
     if file is not None:
         return import_answers(name, file, known_qids=data.topics)
     queries = _require_query_texts(data)
-    client = make_client(name, **(llm_options or {}))
+    client = make_client(name, **{"step": "generation", **(llm_options or {})})
     gen = generate_answers(client, queries,
                            progress=f"{data.name} answers ({client.provenance.label})" if progress else None)
     path = study_dir(data) / "generations" / f"{slug(gen.name)}.json"
@@ -156,7 +156,7 @@ def judgments_for(data, arg: str, setup: str, *, cap: int | None, llm_options: d
     if file is not None:
         return import_judgments(name, file, setup, known_qids=data.topics)
     _require_query_texts(data)
-    client = make_client(name, **(llm_options or {}))
+    client = make_client(name, **{"step": f"judgments:{setup}", **(llm_options or {})})
     return llm_judgments(client, data, setup, cap=cap,
                          progress=f"{data.name} {setup} judgments ({client.provenance.label})" if progress else None)
 

@@ -81,3 +81,15 @@ def stored_result(small_judge: bool = False) -> dict:
                                        preference.AnswerSide(generator), preference.AnswerSide(generator))
     preference.save_result(result)
     return result
+
+
+def dl19_folder(tmp_path):
+    """:func:`data` written as a ``dl19`` data folder (topics, qrels, passages) for CLI tests."""
+    d = data()
+    folder = tmp_path / "trec_dl"
+    folder.mkdir()
+    (folder / "topics.dl19-passage.txt").write_text("".join(f"{q}\t{t}\n" for q, t in d.topics.items()))
+    (folder / "qrels.dl19-passage.txt").write_text(
+        "".join(f"{q} 0 {p} {g}\n" for q, judged in d.qrels.items() for p, g in judged.items()))
+    (folder / "passages.msmarco-v1.dl19-dl20.tsv").write_text("".join(f"{p}\t{t}\n" for p, t in d.passages.items()))
+    return folder

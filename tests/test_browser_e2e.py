@@ -69,9 +69,58 @@ def _wait(predicate, timeout: float, what: str, poll: float = 0.25):
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
+def start_streamlit(port: int, log_path: Path) -> subprocess.Popen:
+    """``streamlit run app.py`` on 127.0.0.1:``port`` with this process's environment, its output
+    appended to ``log_path``; returns once the server answers its health check."""
+    with open(log_path, "ab") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless",
+             "true", "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
+             "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, env=dict(os.environ), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def healthy():
+        if server.poll() is not None:
+            raise AssertionError(f"streamlit exited: {log_path.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as resp:
+                return resp.status == 200
+        except OSError:
+            return False
+
+    try:
+        _wait(healthy, 60, "the streamlit server")
+    except BaseException:
+        stop_streamlit(server)
+        raise
+    return server
+
+
+def stop_streamlit(server: subprocess.Popen) -> None:
+    if server.poll() is None:
+        os.killpg(server.pid, signal.SIGTERM)
+    server.wait(timeout=20)
+
+
+class DashboardURL(str):
+    """The dashboard's URL; :meth:`restart` kills its server (as a crash or ``kill PID`` would) and
+    starts a new one on the same port, while open pages stay open and reconnect."""
+
+    def __new__(cls, port: int, log_path: Path):
+        url = super().__new__(cls, f"http://127.0.0.1:{port}")
+        url.port, url.log_path, url.server = port, log_path, start_streamlit(port, log_path)
+        return url
+
+    def restart(self) -> None:
+        os.killpg(self.server.pid, signal.SIGKILL)
+        self.server.wait(timeout=20)
+        self.server = start_streamlit(self.port, self.log_path)
+
+
 @pytest.fixture
 def dashboard(tmp_path, monkeypatch):
-    """``streamlit run app.py`` with a private cache; yields its URL; stops it, its jobs and the worker."""
+    """``streamlit run app.py`` with a private cache; yields its URL (a :class:`DashboardURL`); stops
+    it, its jobs and the worker."""
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is absent: install Debian's chromium package (apt-get install chromium) "
                     "to run the browser test")
@@ -79,26 +128,8 @@ def dashboard(tmp_path, monkeypatch):
     monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
     monkeypatch.delenv(jobs.LIMITS_ENV, raising=False)
-    port = _free_port()
-    log = open(tmp_path / "streamlit.log", "wb")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
-         "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=dict(os.environ), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-
-    def healthy():
-        if server.poll() is not None:
-            raise AssertionError(f"streamlit exited: {(tmp_path / 'streamlit.log').read_text()[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
-                return resp.status == 200
-        except OSError:
-            return False
-
+    url = DashboardURL(_free_port(), tmp_path / "streamlit.log")
     try:
-        _wait(healthy, 60, "the streamlit server")
         yield url
     finally:
         for job in jobs.list_jobs(status=jobs.ACTIVE_STATUSES):
@@ -106,9 +137,7 @@ def dashboard(tmp_path, monkeypatch):
         info = jobs.worker_info()
         if info and info["alive"]:
             os.kill(info["pid"], signal.SIGTERM)
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=20)
-        log.close()
+        stop_streamlit(url.server)
 
 
 def _browser(pw):

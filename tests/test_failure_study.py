@@ -39,13 +39,13 @@ def _cli_json(capsys, argv):
 def test_cli_contract_on_any_collection(tmp_path, capsys, study):
     files = write_collection(tmp_path / "c")
     common = ["--qrels", str(files["qrels.txt"]), "--topics", str(files["topics.tsv"]),
-              "--passages", str(files["passages.tsv"]), "--encoder", "minilm", "--json"]
+              "--passages", str(files["passages.tsv"]), "--json"]
     h2j = _cli_json(capsys, ["h2j", *common, "--judge", f"j={files['judge.txt']}"])
     assert set(h2j) >= {"binary", "graded"} and h2j["graded"]["h2j"] == ["q1", "q8"]
     assert h2j["binary"]["per_query"]["q2"] == 0.0
-    h2g = _cli_json(capsys, ["h2g", *common, "--generator", f"g={files['answers.jsonl']}"])
+    h2g = _cli_json(capsys, ["h2g", *common, "--encoder", "minilm", "--generator", f"g={files['answers.jsonl']}"])
     assert h2g["generators"]["g"]["h2g"] == ["q6", "q8"] and h2g["generators"]["g"]["encoder"] == "minilm"
-    out = _cli_json(capsys, ["overlap", *common, "--retriever", f"r={files['run.txt']}",
+    out = _cli_json(capsys, ["overlap", *common, "--encoder", "minilm", "--retriever", f"r={files['run.txt']}",
                              "--generator", f"g={files['answers.jsonl']}", "--judge", f"j={files['judge.txt']}",
                              "--setup", "binary"])
     assert (out["h2r"], out["h2g"], out["h2j"]) == (["q7", "q8"], ["q6", "q8"], ["q1", "q8"])

@@ -81,3 +81,16 @@ def test_a_failing_call_comes_back_in_its_slot_and_is_not_cached(ray_cluster, se
     replies = RayChatClient(bad, settings=SETTINGS).chat_many(_prompts(2, "broken"))
     assert all(isinstance(r, LLMError) for r in replies)
     assert good.cache.stats()["answers"] == 0 and good.cache.stats()["failures"] == 2
+
+
+def test_an_unavailable_model_on_the_workers_stops_the_fan_out(ray_cluster, server, tmp_path):
+    """The server lists the model but answers 404 for it: the workers' LLMUnavailable (host, model,
+    cause intact across processes) stops the driver's chat_many instead of filling every slot."""
+    from pipeline.llm import LLMUnavailable
+
+    client = CachedClient(OllamaBackend("missing", host=server.url, timeout=30), ResponseCache(tmp_path / "llm.sqlite"),
+                          retries=2)
+    with pytest.raises(LLMUnavailable) as info:
+        RayChatClient(client, settings=SETTINGS, chunk_size=2).chat_many(_prompts(6, "gone"))
+    assert (info.value.host, info.value.model, info.value.hint) == (server.url, "missing", "ollama pull missing")
+    assert client.cache.stats()["answers"] == 0

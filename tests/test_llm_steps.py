@@ -133,3 +133,15 @@ def test_llm_unavailable_survives_pickling():
 
     exc = pickle.loads(pickle.dumps(LLMUnavailable(host="h", model="m", cause="c", hint="x")))
     assert (exc.host, exc.model, exc.cause, exc.hint, str(exc), exc.retryable) == ("h", "m", "c", "x", "m at h: c (x)", False)
+
+
+def test_run_with_a_dead_generator_stops_before_any_step(tmp_path, capsys):
+    from core import paths
+
+    files = write_collection(tmp_path / "c")
+    dead = _closed_port_url()
+    code, _, err = _run(capsys, ["run", *_collection_args(files), "--retriever", f"r={files['run.txt']}",
+                                 "--generator", f"ollama:llama3.2:3b@{dead}", "--judge", f"j={files['judge.txt']}",
+                                 "--encoder", "minilm"])
+    assert code == 1 and f"llama3.2:3b at {dead}: connection refused" in err
+    assert not (paths.cache_dir() / "failure" / "qrels" / "study.json").exists()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import re
 import io
 import json
 from pathlib import Path
@@ -107,7 +108,7 @@ def test_typology_page_queues_a_background_job(runs):
     at.button[0].click().run()
     assert not at.exception
     (job,) = view.typology_jobs()
-    assert job.command[2:] == ["pipeline", "typology", "--dataset", "dl19", "--task", "h2r", "--llm", "auto",
+    assert job.command[2:] == ["pipeline", "typology", "--dataset", "dl19", "--task", "h2r", "--assigner", "auto",
                                "--max-rounds", "6", "--max-queries", "4", "--typology", "study"]
     jobs.cancel(job.id)
 
@@ -133,7 +134,7 @@ def test_annotate_page_name_sample_answers_tags_and_notes(runs):
     at.button(key="yes-0").click().run()
     assert not at.exception
     with AnnotationStore() as store:
-        answers = store.answers("ann", first.key)
+        answers = store.answers("ann", first)
     assert answers[first.assigned_names[0]] == 1
     if len(first.assigned_names) == 1:
         assert "1 of 4 queries complete" in at.progress[0].proto.text
@@ -144,9 +145,9 @@ def test_annotate_page_name_sample_answers_tags_and_notes(runs):
     at.text_area[0].input("plain <b>note</b>").run()
     assert not at.exception
     with AnnotationStore() as store:
-        assert store.answers("ann", first.key)[others[0]] == 1
-        assert store.completed("ann") == {first.key}
-        assert store.note("ann", first.key)["note"] == "plain <b>note</b>"
+        assert store.answers("ann", first)[others[0]] == 1
+        assert store.completed("ann") == {first.decision_key}
+        assert store.note("ann", first)["note"] == "plain <b>note</b>"
     next(b for b in at.button if b.label == "Next query →").click().run()
     assert f"Query 2 of 4 · {queue[1].dataset.upper()}" in _texts(at)
     # the Validation tab: a second annotator's CSV merges in, then the figures and the kappa table
@@ -193,4 +194,182 @@ def test_annotate_page_opens_the_linked_query(runs):
     next(b for b in at.button if b.label == "No reason applies").click().run()
     assert not at.exception
     with AnnotationStore() as store:
-        assert store.completed("ann") == {queue[position].key}
+        assert store.completed("ann") == {queue[position].decision_key}
+
+
+# ------------------------------------------------------------------ provenance, unreadable answers, literal text
+MD_HOSTILE = ["[x](javascript:alert(1))", "![img](http://127.0.0.1:9/x.png)", ":smile: **b** <b>c</b>"]
+
+
+def respond_states(messages):
+    """q1: a reason with a Markdown-laden justification; q2: an unreadable answer; q3: no reason."""
+    text = messages[-1]["content"]
+    if "In one sentence" in text:
+        return "Reason: vague"
+    if "Which of these categories" in text:
+        if "query one" in text:
+            return json.dumps([{"category": MD_HOSTILE[0], "justification": "see [here](javascript:alert(2))"}])
+        if "query two" in text:
+            return "cannot tell <i>sorry</i>"
+        return "[]"
+    return json.dumps([{"name": n, "description": "d"} for n in MD_HOSTILE])
+
+
+@pytest.fixture
+def h2g_run(cache, tmp_path):
+    queries = [HardQuery("q1", "query one", "ctx 1"), HardQuery("q2", "query two", "ctx 2"),
+               HardQuery("q3", "query three", "ctx 3")]
+    hard_set = {"generator": "embedded", "configuration": {"generator": "embedded:SmolLM2-135M-Instruct"}}
+    with TypologyStore() as store:
+        return run_typology(scripted_client(respond_states, tmp_path), store, dataset="dl19", task="h2g",
+                            queries=queries, hard_set=hard_set, config=InductionConfig(batch_size=3))
+
+
+def test_literal_markdown_renders_as_the_literal_text():
+    markdown_it = pytest.importorskip("markdown_it")
+    for name in MD_HOSTILE + ["a_b*c* `d` #e |f| ~g~ $x$ 1. item"]:
+        html = markdown_it.MarkdownIt("commonmark").renderInline(view.literal_markdown(name))
+        assert "<a" not in html and "<img" not in html and "<strong>" not in html and "<b>" not in html
+        assert html.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&") == name
+
+
+def test_typology_page_names_model_and_generator_and_shows_unreadable_answers(h2g_run):
+    at = _app("failure-typology")
+    texts = _texts(at)
+    assert "Reasons produced by scripted:scripted" in texts
+    assert "H2G reasons explain the answers of generator embedded:SmolLM2-135M-Instruct." in texts
+    assert any("embedded default model" in w.value for w in at.warning)
+    assert "Stop: converged" in texts and "Stop: None" not in texts
+    q2 = next(i for i, q in enumerate(h2g_run["queries"]) if q["qid"] == "q2")
+    next(s for s in at.selectbox if s.label == "Query").set_value("q2").run()
+    assert any("The model's answer was unreadable (unparseable)" in e.value for e in at.error)
+    assert "cannot tell <i>sorry</i>" in [c.value for c in at.code]
+    assert h2g_run["queries"][q2]["raw"] == "cannot tell <i>sorry</i>"
+    next(s for s in at.selectbox if s.label == "Query").set_value("q3").run()
+    assert "The model assigned no reason to this query." in _texts(at)
+
+
+def test_typology_page_draws_no_empty_chart_and_says_what_stopped_a_failed_run(cache, tmp_path):
+    def unreadable(messages):
+        return "no idea" if "Which of these categories" in messages[-1]["content"] else respond(messages)
+
+    queries = [HardQuery(f"q{i}", f"query {i}", "ctx") for i in (1, 2)]
+    with TypologyStore() as store:
+        run_typology(scripted_client(unreadable, tmp_path), store, dataset="dl19", task="h2r", queries=queries,
+                     hard_set={}, config=InductionConfig(batch_size=2))
+    at = _app("failure-typology")
+    assert "No chart: all 2 assignment answers were unreadable" in _texts(at)
+    assert not at.get("plotly_chart")
+    result = {"status": "failed", "stop_reason": None, "config": {"max_rounds": 6}}
+    assert view.stop_text(result, "model server refused the connection") == \
+        "Failed before the typology was complete: model server refused the connection."
+    assert view.stop_text({**result, "status": "done", "stop_reason": "max_rounds"}, None) == \
+        "Stop: reached the cap of 6 rounds without converging."
+
+
+def test_annotate_page_text_stays_literal_and_unreadable_is_its_own_state(h2g_run):
+    with TypologyStore() as store:
+        items = view.sample_items(store)
+    with AnnotationStore() as store:
+        store.create_sample(items, size=3, seed=0)
+        queue = store.queue("ann")
+    by_qid = {it.qid: it for it in queue}
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"annotator": "ann", "dataset": "dl19", "task": "h2g", "qid": "q1"})
+    at.run()
+    at.switch_page("pages/annotate-reasons.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    # the justification is plain text (st.text), never a caption that renders Markdown
+    assert "see [here](javascript:alert(2))" in [t.value for t in at.text]
+    assert not any("javascript" in c.value for c in at.caption)
+    pills = at.pills[0]
+    names = [c["name"] for c in by_qid["q1"].categories if c["name"] not in by_qid["q1"].assigned_names]
+    assert "![img](http://127.0.0.1:9/x.png)" in names  # the model's name, kept as given
+    assert list(pills.options) == [view.literal_markdown(n) for n in names]
+    assert "H2G reasons explain the answers of generator embedded:SmolLM2-135M-Instruct." in _texts(at)
+    assert any("embedded default model" in w.value for w in at.warning)
+    # unreadable: its own state, the raw answer shown, never "assigned no reason"
+    at.query_params.update({"qid": "q2"})
+    at.session_state["queue_of"] = None
+    at.run()
+    assert by_qid["q2"].unreadable
+    assert any("The model's answer was unreadable" in e.value for e in at.error)
+    assert "cannot tell <i>sorry</i>" in [c.value for c in at.code]
+    assert "assigned no reason" not in _texts(at)
+    next(b for b in at.button if b.label == "No reason applies").click().run()
+    with AnnotationStore() as store:
+        assert by_qid["q2"].decision_key in store.completed("ann")
+    # after N / the click: shown as chosen and saved, not disabled
+    button = next(b for b in at.button if "No reason applies" in b.label)
+    assert button.label == "✓ No reason applies (saved)" and not button.disabled
+    # the Validation tab: the unreadable query is excluded and counted; the definitions are shown
+    assert "Excluded from every figure (never counted as true negatives): 1 queries (3 decisions) with an unreadable" \
+           in _texts(at)
+    definitions = at.tabs[1].dataframe[-1].value.set_index("figure")["definition"]
+    assert "true negative" in definitions["cell_accuracy"] and "exact_agreement" in definitions.index
+
+
+def test_generator_of_flags_the_embedded_model_behind_auto():
+    auto = {"generator": "auto", "configuration": {"generator": "auto"},
+            "generator_model": {"backend": "embedded", "model": "SmolLM2", "label": "embedded:SmolLM2"}}
+    assert view.generator_of(auto) == ("embedded:SmolLM2", True)
+    ollama = {"generator": "ollama:qwen3:8b", "generator_model": {"backend": "ollama", "label": "ollama:qwen3:8b"}}
+    assert view.generator_of(ollama) == ("ollama:qwen3:8b", False)
+    assert view.generator_of({}) == ("", False)
+    assert view.generator_note("h2r", "embedded", True) == ("", None)
+
+
+def test_notes_table_shows_readable_dates(runs):
+    with TypologyStore() as store:
+        items = view.sample_items(store)
+    with AnnotationStore() as store:
+        store.set_note("ann", items[0], note="a note")
+        frame = view.proposals_frame(store)
+    assert frame.loc[0, "note"] == "a note"
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", frame.loc[0, "updated"])
+
+
+def test_a_save_that_fails_is_shown_and_retried_until_stored(runs, cache):
+    """Every click is stored, or visibly refused and retried: with the store unreachable (its path is
+    a folder, so SQLite cannot open it) the answer is queued with a message; once the store can be
+    opened the next run stores it."""
+    with TypologyStore() as store:
+        item = view.sample_items(store)[0]
+    path = view.annotations_path()
+    path.unlink(missing_ok=True)
+    path.mkdir(parents=True)
+    state = {}
+    assert not view.save_or_queue(state, "ann", item, item.assigned_names[0], True)
+    messages = view.save_problems(state)
+    assert messages[0].startswith("Not saved yet (") and "1 answer(s) not saved yet" in messages[-1]
+    assert view.retry_pending(state, "ann") == 1  # still unreachable: kept
+    path.rmdir()
+    assert view.retry_pending(state, "ann") == 0 and len(view.save_problems(state)) == 1  # the failed retry's
+    with AnnotationStore() as store:
+        assert store.answers("ann", item)[item.assigned_names[0]] == 1
+    # a save the store refuses is reported, never queued (it would fail again)
+    assert not view.save_or_queue(state, "ann", item, "Weather", True)
+    assert view.save_problems(state) == ["Not saved: 'Weather' is not a category of this item's typology"]
+    assert view.retry_pending(state, "ann") == 0
+
+
+def test_reconciled_widget_keeps_the_annotators_change_and_follows_a_store_changed_elsewhere():
+    state, drawn = {}, []
+
+    def draw(value):
+        def widget(default):
+            drawn.append(default)
+            state.setdefault("w", default)
+            if value is not None:
+                state["w"] = value
+            return state["w"]
+        return widget
+
+    assert view.reconciled_widget(state, "w", ["A"], draw(None)) == ["A"] and drawn == [["A"]]
+    assert view.reconciled_widget(state, "w", ["A"], draw(["A", "B"])) == ["A", "B"]  # a click: kept
+    # a new session (server restart) whose browser sends a value the store lacks: the annotator's
+    fresh = {"w": ["C"]}
+    assert view.reconciled_widget(fresh, "w", [], lambda default: fresh["w"]) == ["C"]
+    # the store changed elsewhere while the widget still shows its last value: follow the store
+    state["w"] = ["B", "A"]
+    assert view.reconciled_widget(state, "w", ["D"], draw(None)) == ["D"]

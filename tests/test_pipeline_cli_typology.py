@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.annotations import CSV_COLUMNS
+from pipeline.annotations import CSV_COLUMNS, LEGACY_CSV_COLUMNS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,35 +21,39 @@ def cli(*args, env_cache: Path):
                           text=True, timeout=300)
 
 
-def _csv(rows):
-    return ",".join(CSV_COLUMNS) + "\n" + "".join(",".join(map(str, r)) + "\n" for r in rows)
+def _csv(rows, columns=CSV_COLUMNS):
+    return ",".join(columns) + "\n" + "".join(",".join(map(str, r)) + "\n" for r in rows)
 
 
 def test_annotations_import_export_report(tmp_path):
     cache = tmp_path / "cache"
     rows = [("ann", "dl19", "h2r", "q1", "X", 1, 1), ("ann", "dl19", "h2r", "q1", "Y", 0, 0),
             ("bob", "dl19", "h2r", "q1", "X", 1, 0), ("bob", "dl19", "h2r", "q1", "Y", 0, 0)]
-    (tmp_path / "in.csv").write_text(_csv(rows))
+    # an export from before runs were recorded: no typology run in this store matches, so run "" (unknown)
+    (tmp_path / "in.csv").write_text(_csv(rows, LEGACY_CSV_COLUMNS))
     done = cli("annotations", "--import", str(tmp_path / "in.csv"), "--export", str(tmp_path / "out.csv"),
                env_cache=cache)
     assert done.returncode == 0, done.stderr
     assert "imported 4 rows" in done.stderr
-    assert (tmp_path / "out.csv").read_text() == _csv(sorted(rows))
+    assert (tmp_path / "out.csv").read_text() == _csv(sorted(r + ("", "", "readable") for r in rows))
     done = cli("annotations", "--report", "--json", env_cache=cache)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert report["n_rows"] == 4 and report["annotators"] == ["ann", "bob"]
-    ann = report["llm_vs_annotator"]["ann"]["overall"]
-    assert (ann["accuracy"], ann["precision"], ann["recall"], ann["n_decisions"]) == (1.0, 1.0, 1.0, 2)
+    assert report["n_rows"] == 4 and report["annotators"] == ["ann", "bob"] and report["models"] == [""]
+    ann = report["by_model"][""]["llm_vs_annotator"]["ann"]["overall"]
+    assert (ann["cell_accuracy"], ann["precision"], ann["recall"], ann["n_decisions"]) == (1.0, 1.0, 1.0, 2)
+    assert ann["exact_agreement"] == 1.0 and "true negative" in report["definitions"]["cell_accuracy"]
     kappa = report["kappa"]["ann | bob"]
     assert kappa["overall"]["kappa"] == 0.0  # ann (1, 0), bob (0, 0): p_o = 1/2 = p_e
     assert kappa["per_category"]["h2r: Y"]["kappa"] is None and "undefined" in kappa["per_category"]["h2r: Y"]["undefined"]
     text = cli("annotations", "--report", env_cache=cache)
-    assert "LLM vs union" in text.stdout and "kappa ann | bob: 0.000" in text.stdout
+    assert "LLM vs union: cell accuracy" in text.stdout and "kappa ann | bob: 0.000 (2 decisions" in text.stdout
+    assert "both yes 0, both no 1, only first 1, only second 0" in text.stdout
+    assert "  cell_accuracy: (TP + TN) / cells" in text.stdout
 
 
 def test_annotations_bad_csv_is_one_line_error(tmp_path):
-    (tmp_path / "bad.csv").write_text(_csv([("ann", "dl19", "h2r", "q1", "X", 1, 2)]))
+    (tmp_path / "bad.csv").write_text(_csv([("ann", "dl19", "h2r", "q1", "X", 1, 2, "r", "m", "readable")]))
     done = cli("annotations", "--import", str(tmp_path / "bad.csv"), env_cache=tmp_path / "cache")
     assert done.returncode == 1
     assert done.stderr.strip().startswith("error:") and "bad.csv:2: human_applicable must be 0 or 1" in done.stderr
@@ -86,7 +90,7 @@ def test_typology_cli_imports_the_study_categories_on_a_designed_collection(tmp_
                 "--passages", str(tmp_path / "passages.tsv"), "--task", "h2j",
                 "--retriever", f"r={tmp_path / 'run.txt'}", "--generator", f"g={tmp_path / 'answers.jsonl'}",
                 "--judge", f"j={tmp_path / 'judge.txt'}", "--encoder", "minilm", "--typology", "study",
-                "--llm", f"ollama:llama3.2:3b@{server.url}", "--json"]
+                "--assigner", f"ollama:llama3.2:3b@{server.url}", "--json"]
         done = cli(*args, env_cache=cache)
         assert done.returncode == 0, done.stderr[-3000:]
         result = json.loads(done.stdout)
@@ -105,3 +109,4 @@ def test_typology_cli_imports_the_study_categories_on_a_designed_collection(tmp_
     # every category "assigned" -- this checks the plumbing, not a model
     assert all(len(q["assigned"]) == 4 for q in result["queries"]), result["queries"]
     assert result["model"]["backend"] == "ollama" and result["hard_set"]["judge"].startswith("j=")
+    assert result["hard_set"]["generator_model"]["backend"] == "imported"  # whose answers H2G reasons explain

@@ -12,7 +12,7 @@ from pipeline.difficulty import DifficultyInputError
 from pipeline.generation import zero_shot_messages
 from pipeline.llm.base import LLMError
 from tests.preference_helpers import (NUMERICAL, PRODUCT, TEMPLATES, TYPOLOGY, assignments, client, data,
-                                      generate, judge, responses)
+                                      dl19_folder, generate, judge, responses)
 
 
 # ---------------------------------------------------------------------------- prompts and inputs
@@ -238,17 +238,6 @@ def test_llm_reason_assignment_parses_numbers_and_never_guesses(tmp_path):
 
 
 # ---------------------------------------------------------------------------- command line
-def _folder(tmp_path):
-    d = data()
-    folder = tmp_path / "trec_dl"
-    folder.mkdir()
-    (folder / "topics.dl19-passage.txt").write_text("".join(f"{q}\t{t}\n" for q, t in d.topics.items()))
-    (folder / "qrels.dl19-passage.txt").write_text(
-        "".join(f"{q} 0 {p} {g}\n" for q, judged in d.qrels.items() for p, g in judged.items()))
-    (folder / "passages.msmarco-v1.dl19-dl20.tsv").write_text("".join(f"{p}\t{t}\n" for p, t in d.passages.items()))
-    return folder
-
-
 def test_cli_prefer_with_imported_answers_and_reasons(tmp_path, monkeypatch, capsys):
     """``python -m pipeline prefer`` end to end; the judge spec resolves to a scripted client (the
     boundary: no model server here), everything else is the real command."""
@@ -260,7 +249,7 @@ def test_cli_prefer_with_imported_answers_and_reasons(tmp_path, monkeypatch, cap
     monkeypatch.setattr(pipeline.llm, "make_client",
                         lambda spec="auto", **kw: specs.append(spec) or client(judge, "judge", cache_path=cache))
     monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
-    folder = _folder(tmp_path)
+    folder = dl19_folder(tmp_path)
     reasons = tmp_path / "reasons.jsonl"
     reasons.write_text("".join(json.dumps({"qid": a.qid, "task": a.task, "categories": list(a.categories)}) + "\n"
                                for a in assignments()[:4]))
@@ -268,7 +257,7 @@ def test_cli_prefer_with_imported_answers_and_reasons(tmp_path, monkeypatch, cap
     base.write_text("".join(json.dumps({"qid": q, "text": f"base answer {q}"}) + "\n" for q in ("q1", "q2", "q3", "q4")))
     aware.write_text("".join(json.dumps({"qid": q, "text": f"aware answer {q}"}) + "\n" for q in ("q1", "q2", "q3", "q4")))
     argv = ["prefer", "--dataset", "dl19", "--data", str(folder), "--reasons", str(reasons), "--baseline-answers",
-            str(base), "--aware-answers", str(aware), "--judge-model", "ollama:some-judge", "--json"]
+            str(base), "--aware-answers", str(aware), "--judge", "ollama:some-judge", "--json"]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert specs == ["ollama:some-judge"]  # the judge only: both answer sides were imported

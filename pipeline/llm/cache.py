@@ -33,7 +33,7 @@ from core import db, paths
 from pipeline.llm.base import GenerationOptions, Message, Provenance
 
 # columns added after the first release: (table, column, declaration), added to older stores on open
-MIGRATIONS = (("responses", "finish_reason", "TEXT"),)
+MIGRATIONS = (("responses", "finish_reason", "TEXT"), ("responses", "step", "TEXT"), ("failures", "step", "TEXT"))
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -44,6 +44,7 @@ CREATE TABLE IF NOT EXISTS responses (
     status TEXT NOT NULL CHECK (status IN ('pending', 'ok')),
     response TEXT,
     finish_reason TEXT,
+    step TEXT,                      -- the study step that first asked (generation, judgments:binary, ...)
     seconds REAL,
     owner TEXT,
     claimed_at REAL,
@@ -57,7 +58,8 @@ CREATE TABLE IF NOT EXISTS failures (
     model TEXT NOT NULL,
     attempt INTEGER NOT NULL,
     error TEXT NOT NULL,
-    at REAL NOT NULL
+    at REAL NOT NULL,
+    step TEXT
 );
 CREATE INDEX IF NOT EXISTS failures_key ON failures(key);
 """
@@ -141,16 +143,42 @@ class ResponseCache:
         n_failures = conn.execute("SELECT COUNT(*) FROM failures").fetchone()[0]
         return {"answers": counts.get("ok", 0), "pending": counts.get("pending", 0), "failures": n_failures}
 
-    def failures(self, key: str | None = None) -> list[dict]:
-        """Recorded failed attempts (all, or those of one request key), oldest first."""
-        sql = "SELECT key, backend, model, attempt, error, at FROM failures"
-        rows = self._conn().execute(sql + (" WHERE key = ? ORDER BY id" if key else " ORDER BY id"),
-                                    (key,) if key else ()).fetchall()
+    def failures(self, key: str | None = None, *, model: str | None = None, step: str | None = None,
+                 limit: int | None = None) -> list[dict]:
+        """Recorded failed attempts (all, or those of one request key, model or step), oldest first;
+        ``limit``: the newest ``limit`` of them."""
+        where, params = self._filters(key=key, model=model, step=step)
+        sql = f"SELECT id, key, backend, model, step, attempt, error, at FROM failures{where} ORDER BY id DESC"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [dict(r) for r in reversed(self._conn().execute(sql, params).fetchall())]
+
+    def answers_by_model(self) -> list[dict]:
+        """Stored answers and failed attempts per (backend, model, step), for ``pipeline llm`` listings."""
+        conn = self._conn()
+        rows = conn.execute("SELECT backend, model, step, COUNT(*) AS answers FROM responses WHERE status = 'ok' "
+                            "GROUP BY backend, model, step ORDER BY backend, model, step").fetchall()
         return [dict(r) for r in rows]
+
+    def purge(self, *, model: str | None = None, step: str | None = None, backend: str | None = None) -> int:
+        """Delete the stored answers of a model and/or step (at least one); returns how many. Their
+        failure records stay (they are the history of what went wrong)."""
+        if model is None and step is None:
+            raise ValueError("purge needs a model or a step (refusing to empty the whole cache)")
+        where, params = self._filters(model=model, step=step, backend=backend)
+        with db.transaction(self._conn()) as conn:
+            return conn.execute(f"DELETE FROM responses{where} AND status = 'ok'", params).rowcount
+
+    @staticmethod
+    def _filters(**columns) -> tuple[str, tuple]:
+        given = {k: v for k, v in columns.items() if v is not None}
+        if not given:
+            return " WHERE 1 = 1", ()
+        return " WHERE " + " AND ".join(f"{k} = ?" for k in given), tuple(given.values())
 
     # ---- claims ------------------------------------------------------------------------------
     def claim(self, key: str, *, backend: str, model: str, request: dict, owner: str,
-              lease_s: float) -> Claim:
+              lease_s: float, step: str | None = None) -> Claim:
         """Return the stored answer (``hit``), take the call (``claimed``) or report that a live
         worker is making it (``busy``). Stale claims (dead owner, expired lease) are taken over."""
         now = time.time()
@@ -164,10 +192,10 @@ class ResponseCache:
                 return Claim("busy")
             conn.execute(
                 "INSERT INTO responses (key, backend, model, request, status, owner, claimed_at, lease_until, "
-                "created_at) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?) "
+                "created_at, step) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?) "
                 "ON CONFLICT(key) DO UPDATE SET owner = excluded.owner, claimed_at = excluded.claimed_at, "
                 "lease_until = excluded.lease_until",
-                (key, backend, model, json.dumps(request, ensure_ascii=False), owner, now, now + lease_s, now))
+                (key, backend, model, json.dumps(request, ensure_ascii=False), owner, now, now + lease_s, now, step))
         return Claim("claimed")
 
     def put(self, key: str, text: str, *, seconds: float, owner: str, finish_reason: str | None = None) -> None:
@@ -183,10 +211,11 @@ class ResponseCache:
         with db.transaction(self._conn()) as conn:
             conn.execute("DELETE FROM responses WHERE key = ? AND status = 'pending' AND owner = ?", (key, owner))
 
-    def record_failure(self, key: str, *, backend: str, model: str, attempt: int, error: str) -> None:
+    def record_failure(self, key: str, *, backend: str, model: str, attempt: int, error: str,
+                       step: str | None = None) -> None:
         with db.transaction(self._conn()) as conn:
-            conn.execute("INSERT INTO failures (key, backend, model, attempt, error, at) VALUES (?, ?, ?, ?, ?, ?)",
-                         (key, backend, model, attempt, error[:2000], time.time()))
+            conn.execute("INSERT INTO failures (key, backend, model, attempt, error, at, step) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?)", (key, backend, model, attempt, error[:2000], time.time(), step))
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)

@@ -39,10 +39,11 @@ class CachedClient:
 
     def __init__(self, backend: LLMBackend, cache: ResponseCache | None = None, *, concurrency: int = 1,
                  timeout: float = 120.0, retries: int = 2, backoff: float = 1.0, batch_size: int = 8,
-                 overrides: dict | None = None):
+                 overrides: dict | None = None, step: str | None = None):
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         self.backend = backend
+        self.step = step  # recorded with answers and failures ("generation", "judgments:binary", ...)
         self.cache = cache if cache is not None else ResponseCache()
         # decoding options the user set (CLI --temperature, --max-tokens, ...): they replace the step's
         # own values in every request of this client (and so in its cache keys)
@@ -87,7 +88,8 @@ class CachedClient:
             return answer_of(completion, self._where())
         except LLMError as exc:
             prov = self.backend.provenance
-            self.cache.record_failure(key, backend=prov.backend, model=prov.model, attempt=0, error=str(exc))
+            self.cache.record_failure(key, backend=prov.backend, model=prov.model, attempt=0, error=str(exc),
+                                      step=self.step)
             raise
 
     def _lease_s(self, scale: int = 1) -> float:
@@ -104,7 +106,7 @@ class CachedClient:
         request = {"messages": list(messages), "options": options.as_dict()}
         while True:
             claim = self.cache.claim(key, backend=prov.backend, model=prov.model, request=request,
-                                     owner=owner, lease_s=self._lease_s())
+                                     owner=owner, lease_s=self._lease_s(), step=self.step)
             if claim.state == "hit":
                 return LLMReply(claim.text, prov, cached=True, seconds=0.0, finish_reason=claim.finish_reason)
             if claim.state == "claimed":
@@ -128,7 +130,7 @@ class CachedClient:
             except LLMError as exc:
                 for key in keys:
                     self.cache.record_failure(key, backend=prov.backend, model=prov.model, attempt=attempt,
-                                              error=str(exc))
+                                              error=str(exc), step=self.step)
                 if attempt == self.retries or not getattr(exc, "retryable", True):
                     raise
                 time.sleep(self.backoff * 2 ** attempt)
@@ -241,7 +243,7 @@ class CachedClient:
         for key, messages in batch:
             claim = self.cache.claim(key, backend=prov.backend, model=prov.model, owner=owner,
                                      request={"messages": list(messages), "options": options.as_dict()},
-                                     lease_s=self._lease_s(len(batch)))
+                                     lease_s=self._lease_s(len(batch)), step=self.step)
             if claim.state == "hit":
                 out[key] = LLMReply(claim.text, prov, cached=True, seconds=0.0)
             elif claim.state == "claimed":

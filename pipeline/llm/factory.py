@@ -22,7 +22,8 @@ Spec grammar (the same strings the CLI's model options and the pages accept)::
 Keyword arguments: ``cache``, ``concurrency``, ``timeout``, ``retries``, ``backoff`` go to the
 client; ``timeout`` also bounds each HTTP request; ``api_key`` goes to the OpenAI backend;
 ``keep_alive`` to the Ollama backend; ``overrides`` (decoding options the user set, e.g.
-``{"temperature": 0.7, "think": True}``) replace the step's own in every request. ``make_client`` resolves the model before returning (the
+``{"temperature": 0.7, "think": True}``) replace the step's own in every request; ``step`` names
+the study step in the cache's rows (``pipeline llm failures/purge --step``). ``make_client`` resolves the model before returning (the
 check that it exists): an unreachable model raises :class:`~pipeline.llm.base.LLMUnavailable` there.
 """
 from __future__ import annotations
@@ -100,7 +101,8 @@ DEFAULT_CONCURRENCY = {"embedded": 1, "ollama": 1, "openai": 4}
 
 def make_client(spec: str = "auto", *, cache=None, concurrency: int | None = None, timeout: float = 120.0,
                 retries: int = 2, backoff: float = 1.0, api_key: str | None = None, executor: str = "local",
-                address: str | None = None, keep_alive: str | float | None = None, overrides: dict | None = None):
+                address: str | None = None, keep_alive: str | float | None = None, overrides: dict | None = None,
+                step: str | None = None):
     """A cached chat client for ``spec``, its model checked (:class:`LLMUnavailable` when unreachable).
 
     ``concurrency`` (requests in flight) defaults to :data:`DEFAULT_CONCURRENCY`: 1 for the embedded
@@ -115,7 +117,7 @@ def make_client(spec: str = "auto", *, cache=None, concurrency: int | None = Non
     if concurrency is None:
         concurrency = DEFAULT_CONCURRENCY.get(backend.provenance.backend, 1)
     client = CachedClient(backend, cache, concurrency=concurrency, timeout=timeout, retries=retries, backoff=backoff,
-                          overrides=overrides)
+                          overrides=overrides, step=step)
     client.provenance  # noqa: B018 - resolve now: a missing model or dead server fails before any work
     if executor == "local":
         return client

@@ -183,7 +183,7 @@ class RayChatClient:
         actor = node_service(CacheService, Path(self.client.cache.path), prefix="irdash-llm-cache")
         task = ray.remote(max_retries=TASK_RETRIES, retry_exceptions=False)(answer_chunk)
         client_options = {"concurrency": self.client.concurrency, "timeout": self.client.timeout,
-                          "retries": self.client.retries, "backoff": self.client.backoff}
+                          "retries": self.client.retries, "backoff": self.client.backoff, "step": self.client.step}
         items = list(misses.items())
         pending = {}
         for start in range(0, len(items), self.chunk_size):

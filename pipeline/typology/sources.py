@@ -92,7 +92,11 @@ def hard_queries(config: HardSetConfig, llm_options: dict | None = None) -> tupl
             return h2j_context(pairs, data.passages, judgments.judge, config.setup, scale, k=config.k,
                                chars=config.chars)
     kept = _cap(qids, config)
+    generator_model = (sets.provenance.get("generator") or {}).get("provenance") or {}
     meta = {**config.describe(), "configuration": sets.configuration, "n_hard": len(qids), "n_used": len(kept),
+            # the model behind the generator spec ("auto" may resolve to the embedded one): H2G reasons explain
+            # its answers, and the pages say so
+            "generator_model": {k: generator_model.get(k) for k in ("backend", "model", "label")},
             "capped": len(kept) < len(qids), "universe": len(sets.universe),
             "rule": sets.provenance.get("conventions", {}).get(config.task, "")}
     return sets.dataset, [HardQuery(q, topics.get(q, ""), context(q)) for q in kept], meta

@@ -157,4 +157,6 @@ class TypologyStore(SchemaStore):
                 "categories": [{**c.as_dict(), "n_queries": counts.get(c.name, 0)} for c in run["categories"]],
                 "n_queries": len(queries), "n_unparseable": statuses.count("unparseable"),
                 "n_failed": statuses.count("failed"),
-                "queries": [{k: q[k] for k in ("qid", "query", "reason", "status", "assigned")} for q in queries]}
+                "error": run["error"],
+                "queries": [{k: q[k] for k in ("qid", "query", "reason", "status", "assigned", "raw")}
+                            for q in queries]}
