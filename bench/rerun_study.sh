@@ -56,7 +56,9 @@ for s in "$@"; do
         step "$s" $PY -m pipeline h2j --dataset "$ds" --data "$DATA" --judge "$LLM" --setup graded --setup binary \
             --cap "$CAP" --timeout "$TIMEOUT" --json ;;
     typology-*) rest=${s#typology-}; ds=${rest%%-*}; task=${rest#*-}
-        gen=(); [ "$task" = h2g ] && gen=(--generator "embedded=$OUT/answers-$ds.jsonl")
+        # the answers step's exported answers for every task: the hard-query context of h2r and h2j
+        # typologies also shows the generator's answer, and must not generate it again
+        gen=(); [ -f "$OUT/answers-$ds.jsonl" ] && gen=(--generator "embedded=$OUT/answers-$ds.jsonl")
         judge=(); [ "$task" = h2j ] && judge=(--judge "$LLM" --setup graded --cap "$CAP")
         step "$s" $PY -m pipeline typology --dataset "$ds" --data "$DATA" --task "$task" --assigner "$LLM" \
             "${gen[@]}" "${judge[@]}" ${MAX_Q:+--max-queries $MAX_Q} --timeout "$TIMEOUT" --json ;;
