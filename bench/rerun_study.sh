@@ -34,7 +34,9 @@ export_answers() {  # the generator's stored answers as {"qid", "text"} JSONL
 import json, os, sys
 from pipeline.failure import study_dir
 from pipeline.datasets import load_dataset
-gen = json.load(open(study_dir(load_dataset(sys.argv[1], os.environ["DATA"])) / "generations" / "embedded.json"))
+folder = study_dir(load_dataset(sys.argv[1], os.environ["DATA"])) / "generations"
+# the answers step's generation: the newest stored one (its file is named after the resolved model)
+gen = json.load(open(max(folder.glob("*.json"), key=lambda p: p.stat().st_mtime)))
 with open(sys.argv[2], "w") as fh:
     for qid, text in gen["answers"].items():
         fh.write(json.dumps({"qid": qid, "text": text}) + "\n")
