@@ -52,7 +52,7 @@ class _Pairs:
         return self.data.queries()
 
 
-def judge_model(key: str, data, pairs) -> dict:
+def judge_model(key: str, data, pairs, *, cached_only: bool = False) -> dict:
     from pipeline.llm import make_client
     from pipeline.llm.cache import request_key
 
@@ -62,9 +62,13 @@ def judge_model(key: str, data, pairs) -> dict:
     queries = data.queries()
     keys = [request_key(prov, judge_messages(queries[q], data.passages[p], "graded", "umbrela"), options)
             for q, p in pairs]
+    if cached_only:  # score the pairs already judged (by other processes), make no call
+        kept = [i for i, key in enumerate(keys) if client.cache.get(key) is not None]
+        pairs, keys = [pairs[i] for i in kept], [keys[i] for i in kept]
     fresh = sum(client.cache.get(key) is None for key in keys)
     start_load = time.perf_counter()
-    client.backend.prepare()
+    if fresh:
+        client.backend.prepare()
     load_s = time.perf_counter() - start_load
     load_before = os.getloadavg()[0]
     start = time.perf_counter()
@@ -76,13 +80,14 @@ def judge_model(key: str, data, pairs) -> dict:
     labels = {(q, p): g for q, d in judged.labels.items() for p, g in d.items()}
     expected = {(q, p): e for q, d in judged.expected.items() for p, e in d.items()}
     nist = {(q, p): data.require_qrels()[q][p] for q, p in pairs}
-    return {"model": prov.model, "spec": f"embedded:{key}", "provenance": prov.as_dict(),
+    return {"model": prov.model, "spec": f"embedded:{key}", "provenance": prov.as_dict(), "cached_only": cached_only,
             "engine": getattr(client.backend, "engine", ""), "threads": getattr(client.backend, "threads", None),
             "load_s": load_s, "fresh_calls": fresh, "wall_s": wall,
             "seconds_per_judgment": wall / fresh if fresh else None,
             "stored_seconds_per_judgment": sum(stored) / len(stored) if stored else None,
             "load_average": [load_before, os.getloadavg()[0]],
-            "n_failed": judged.n_failed, **agreement(pairs, nist, labels, expected=expected)}
+            "n_failed": judged.n_failed, "scored_pairs": [list(p) for p in pairs],
+            **agreement(pairs, nist, labels, expected=expected)}
 
 
 def main() -> None:
@@ -92,6 +97,8 @@ def main() -> None:
     parser.add_argument("--dataset", default="dl19")
     parser.add_argument("--data", default=None)
     parser.add_argument("--models", default=",".join(DEFAULT_MODELS))
+    parser.add_argument("--cached-only", action="store_true",
+                        help="score only the pairs whose judgments are in the response cache (no model call)")
     parser.add_argument("--shard", default=None, metavar="K/N",
                         help="only answer every N-th pair from the K-th (fills the response cache in "
                              "parallel processes; a run without --shard then scores every pair)")
@@ -120,11 +127,13 @@ def main() -> None:
     if previous.get("sample") == result["sample"]:
         result["models"] = previous.get("models", {})  # keep models measured in an earlier run
     files = folder_judgments(data.folder, data.name)
-    for name in REFERENCES:
-        if name in files:
-            labels = read_judgments_file(files[name])
-            result["references"][name] = agreement(pairs, nist, {p: labels[p[0]][p[1]] for p in pairs
-                                                                  if p[1] in labels.get(p[0], {})})
+    reference_labels = {name: read_judgments_file(files[name]) for name in REFERENCES if name in files}
+
+    def score_references(on):
+        return {name: agreement(on, nist, {p: labels[p[0]][p[1]] for p in on if p[1] in labels.get(p[0], {})})
+                for name, labels in reference_labels.items()}
+
+    result["references"] = score_references(pairs)
     def save(key):
         # several benchmark processes (one per model) may share the file: merge into what is there now
         now = json.loads(path.read_text()) if path.is_file() else {}
@@ -134,7 +143,10 @@ def main() -> None:
 
     for key in [m for m in args.models.split(",") if m]:
         try:
-            result["models"][key] = judge_model(key, data, pairs)
+            result["models"][key] = judge_model(key, data, pairs, cached_only=args.cached_only)
+            if args.cached_only:  # the imported judges on exactly the pairs this model was scored on
+                scored = [tuple(p) for p in result["models"][key]["scored_pairs"]]
+                result["models"][key]["references_on_same_pairs"] = score_references(scored)
         except Exception as exc:  # a model whose packages are absent: say so, measure the others
             result["models"][key] = {"error": f"{type(exc).__name__}: {exc}"}
         save(key)
