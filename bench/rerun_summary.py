@@ -90,16 +90,17 @@ def bench(path: Path) -> list[str]:
     s = result["sample"]
     lines = [f"{result['dataset'].upper()}, {s['n_pairs']} pairs ({s['per_grade']} per NIST grade, seed {s['seed']}); "
              f"{result['judge']}", "",
-             "| judge | parse | binary agree | kappa | exact | within 1 | s/judgment | load avg |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| judge | pairs | parse | binary agree | kappa | exact | within 1 | s/judgment | load avg |",
+             "|---|---|---|---|---|---|---|---|---|"]
 
     def row(name, v):
         if "error" in v:
-            return f"| {name} | {v['error'][:80]} | | | | | | |"
+            return f"| {name} | {v['error'][:80]} | | | | | | | |"
         cells = [v.get(k) for k in ("parse_rate", "binary_agreement", "kappa", "graded_exact", "graded_within_1")]
         spj = v.get("stored_seconds_per_judgment") or v.get("seconds_per_judgment")
         load = v.get("load_average")
-        return ("| " + " | ".join([name, *(f"{c:.2f}" if isinstance(c, float) else "-" for c in cells),
+        return ("| " + " | ".join([name, str(v.get("n_pairs", v.get("n_scored", "-"))),
+                                   *(f"{c:.2f}" if isinstance(c, float) else "-" for c in cells),
                                    f"{spj:.1f}" if spj else "-",
                                    f"{load[0]:.1f}->{load[1]:.1f}" if load else "-"]) + " |")
 
@@ -110,6 +111,8 @@ def bench(path: Path) -> list[str]:
         if "logprob" in v:
             lp = v["logprob"]
             lines.append(row(f"{key} log-prob (E>=1.5; AUC {lp.get('auc_binary') or float('nan'):.2f})", lp))
+        for ref, fig in v.get("references_on_same_pairs", {}).items():
+            lines.append(row(f"  imported {ref}, same pairs as {key}", fig))
     return lines
 
 
