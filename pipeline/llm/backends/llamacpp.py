@@ -44,13 +44,18 @@ _SERVERS: dict[tuple, object] = {}  # (path, threads, parallel, gpu layers) -> x
 _SERVER_LOCK = threading.Lock()
 _PROCESS_THREADS: int | None = None  # default_threads(), decided once per process
 
-# What each model did as a relevance judge on the benchmark sample (bench/bench_judge.py): graded
-# UMBRELA prompt, 200 DL19 pairs stratified by NIST grade (50 per grade), binary = graded >= 2.
-# Filled from the benchmark's result; None where it was not measured.
+# What each model did as a relevance judge on the benchmark sample (bench/bench_judge.py, 2026-12-01):
+# UMBRELA's graded prompt, zero-shot, JSON schema; DL19 pairs stratified by NIST grade; binary =
+# graded >= 2. The shared 2-core machine finished only part of the 60-pair sample: the counts say how
+# many pairs each figure rests on (too few for a firm kappa).
 JUDGE_BENCHMARK: dict[str, str | None] = {
-    "qwen2.5-coder-1.5b": None,
-    "qwen2.5-coder-0.5b": None,
-    "smollm2": None,
+    "qwen2.5-coder-1.5b": ("on 10 stratified DL19 pairs it graded every pair 2 (kappa 0.00 against NIST, "
+                           "binary agreement 0.50, within one grade 0.80; Llama-3.3-70B on the same pairs: "
+                           "kappa 0.40)"),
+    "qwen2.5-coder-0.5b": ("on 8 stratified DL19 pairs it graded every pair 2 (kappa 0.00 against NIST, "
+                           "within one grade 0.75)"),
+    "smollm2": ("on 40 stratified DL19 pairs kappa -0.08 against NIST (binary agreement 0.45; "
+                "Llama-3.3-70B on the same pairs: kappa 0.15)"),
 }
 
 
