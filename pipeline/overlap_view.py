@@ -153,7 +153,7 @@ def venn_plotly(analysis: dict, selected: str | None = None) -> go.Figure:
         colour = VENN_COLOURS[members[0]] if len(members) == 1 else "#8c6d31" if len(members) == 2 else "#555555"
         count = analysis["regions"][region]["count"]
         hover = html.escape(f"{region_label(region)}: {count} queries (click to list them)")
-        for polygon in path.to_polygons():
+        for polygon in [_outline(path)]:
             fig.add_trace(go.Scatter(x=polygon[:, 0], y=polygon[:, 1], fill="toself", mode="lines",
                                      line={"color": "#333" if region == selected else "#999",
                                            "width": 3 if region == selected else 1},
@@ -177,6 +177,15 @@ def venn_plotly(analysis: dict, selected: str | None = None) -> go.Figure:
                       height=460, margin={"l": 10, "r": 10, "t": 50, "b": 10}, clickmode="event+select",
                       dragmode=False, plot_bgcolor="white")
     return fig
+
+
+def _outline(path, steps: int = 16):
+    """A region's outline as points: matplotlib-venn draws arcs as Bézier curves, sampled here."""
+    import numpy as np
+
+    points = [segment.point_at_t(t) for segment, _ in path.iter_bezier()
+              for t in np.linspace(0.0, 1.0, steps)]
+    return np.array(points)
 
 
 def region_from_selection(selection) -> str | None:

@@ -156,3 +156,64 @@ def test_study_command_uses_the_data_folder_judgments(shared_dir):
     assert [command[i + 1] for i, c in enumerate(command) if c == "--judge"] == ["embedded"]
     with pytest.raises(ValueError, match="no judgments file for nope"):
         view.study_command("dl20", folder, imported_judges=["nope"])
+
+
+@pytest.fixture
+def two_studies(with_study):
+    """The designed study and a later copy whose H2R set lost q7 (as if a second retriever run differed)."""
+    study = json.loads(with_study.read_text())
+    later = json.loads(with_study.read_text())
+    later["id"] = study["id"][:4] + "1231T235959Z" + study["id"][16:]
+    later["time"] = "2099-12-31T23:59:59Z"
+    config = later["configurations"][LABEL]
+    config["sets"]["h2r"] = ["q8"]
+    config["analysis"]["sizes"]["h2r"] = 1
+    path = with_study.parent / f"{later['id']}.json"
+    path.write_text(json.dumps(later))
+    return study, later
+
+
+def test_two_studies_listed_newest_first_compared_and_deleted_with_confirmation(two_studies):
+    first, later = two_studies
+    at = _page()
+    chosen = at.selectbox(key="study-designed")
+    assert chosen.options[0].endswith(later["id"]) and chosen.value == later["id"]  # newest by default
+    assert "2099-12-31 23:59 UTC" in chosen.options[0]  # a readable date
+    compare = at.selectbox(key="compare-designed")
+    assert compare.value == first["id"]
+    counts = next(d.value for d in at.dataframe if "figure" in d.value and "|H2R|" in set(d.value["figure"]))
+    row = counts.set_index("figure").loc["|H2R|"]
+    assert (row["first"], row["second"], row["difference"]) == (1, 2, 1)  # later (first column) has 1, the other 2
+    differences = at.dataframe[-1].value.set_index("task")
+    assert differences.loc["H2R", "only in second"] == "q7" and differences.loc["H2R", "in both"] == 1
+    # delete: asks first, cancel keeps it, confirm removes it
+    next(b for b in at.button if b.label == "Delete study…").click().run()
+    assert "cannot be undone" in at.warning[-1].value
+    next(b for b in at.button if b.label == "Cancel").click().run()
+    assert len(list(view.list_studies("designed"))) == 2
+    next(b for b in at.button if b.label == "Delete study…").click().run()
+    next(b for b in at.button if b.label == "Yes, delete it").click().run()
+    assert not at.exception
+    assert [s["id"] for s in view.list_studies("designed")] == [first["id"]]
+    assert at.selectbox(key="study-designed").value == first["id"]
+
+
+def test_a_job_row_links_to_its_study_and_the_link_selects_it(two_studies):
+    first, _ = two_studies
+    at = AppTest.from_file(PAGE, default_timeout=90)
+    at.query_params["dataset"] = "designed"
+    at.query_params["study"] = first["id"]
+    at.run()
+    assert not at.exception and at.selectbox(key="study-designed").value == first["id"]
+    assert view.study_link("designed", first["id"]) == f"/failure-overlap?dataset=designed&study={first['id']}"
+
+
+def test_venn_regions_are_clickable_traces(designed_study_file):
+    analysis = json.loads(designed_study_file.read_text())["configurations"][LABEL]["analysis"]
+    fig = view.venn_plotly(analysis)
+    clickable = {t.name: t for t in fig.data if t.customdata is not None}
+    assert set(clickable) == set(view.VENN_ORDER)
+    assert all(set(t.customdata) == {name} and len(t.x) >= 1 for name, t in clickable.items())
+    assert view.region_from_selection({"points": [{"customdata": ["h2j"], "x": 0, "y": 0}]}) == "h2j"
+    assert view.region_from_selection({"points": []}) is None
+    assert view.venn_png(analysis)[:8] == b"\x89PNG\r\n\x1a\n"  # the matplotlib-venn export
