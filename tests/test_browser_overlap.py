@@ -19,6 +19,8 @@ REGION_READY_JS = """(region) => {
   const gd = document.querySelector('.js-plotly-plot');
   return !!(gd && gd._fullData && gd._fullData.some(t => t.name === region));
 }"""
+CHECKED_JS = """(label) => [...document.querySelectorAll('label')].some(
+  l => l.innerText.trim() === label && l.querySelector('input[type=radio]') && l.querySelector('input').checked)"""
 REGION_POINT_JS = """(region) => {
   const gd = document.querySelector('.js-plotly-plot');
   const trace = gd._fullData.find(t => t.name === region);
@@ -46,13 +48,14 @@ def test_overlap_page_venn_and_click_through(study_in_cache, dashboard):
             page.goto(f"{dashboard}/failure-overlap")
             page.get_by_text("Pairwise overlaps").wait_for(timeout=90_000)
             page.wait_for_function(REGION_READY_JS, arg="h2r", timeout=90_000)
-            # the page opens on the H2R-only region (q7); a click inside the H2J-only region lists q1
-            assert page.get_by_text("q1: boiling point of water").count() == 0
+            # the page opens on the H2R-only region (q7); a click inside the H2J-only region selects it (q1)
+            assert page.get_by_role("radio", name="H2R only (1)").is_checked()
             page.mouse.click(*page.evaluate(REGION_POINT_JS, "h2j"))
-            page.get_by_text("q1: boiling point of water").wait_for(timeout=60_000)
+            page.wait_for_function(CHECKED_JS, arg="H2J only (1)", timeout=60_000)
+            page.locator("[data-testid='stText']", has_text="boiling point of water").first.wait_for(timeout=30_000)
             page.wait_for_function(REGION_READY_JS, arg="h2r", timeout=60_000)
             page.mouse.click(*page.evaluate(REGION_POINT_JS, "h2r"))  # back to H2R only: q7
-            page.get_by_text("q7: ", exact=False).first.wait_for(timeout=30_000)
+            page.wait_for_function(CHECKED_JS, arg="H2R only (1)", timeout=60_000)
             # the region's queries are listed: q7, whose passage is behind the collapsed expander
             page.get_by_text("Relevant passages with text: 1 (grade 3: 1)", exact=False).click()
             hostile = RELEVANT["q7"]
