@@ -68,6 +68,12 @@ def jobs_panel() -> None:
                  column_config={"status": st.column_config.TextColumn(width="small"),
                                 "progress": st.column_config.TextColumn(width="large"),
                                 "study": st.column_config.LinkColumn(display_text=r"study=(.*)$")})
+    # the table's cells are narrow: the full progress and error lines below it, as text
+    for job, line in view.job_lines(job_list):
+        st.markdown(f"**Job #{job.id}** ({job.status})")
+        if job.status == "running":
+            st.progress(view.job_fraction(job))
+        st.text(line)
     finished = {j.id for j in job_list if not j.active}
     known = st.session_state.setdefault("finished-study-jobs", finished)
     if finished - known:  # a study may have been written: rerun the page to list it

@@ -409,3 +409,21 @@ def jobs_frame(job_list: Sequence[jobs.Job], now: float | None = None) -> pd.Dat
                      "progress": message,
                      "study": study_link(j.meta["dataset"], study_id) if written else ""})
     return pd.DataFrame(rows, columns=["job", "dataset", "status", "started", "progress", "study"])
+
+
+def job_lines(job_list: Sequence[jobs.Job], failed_shown: int = 1) -> list[tuple[jobs.Job, str]]:
+    """``(job, its whole progress or error line)`` for the active jobs and the newest failed one(s),
+    shown under the table in full (a table cell cuts long text)."""
+    waiting = jobs.waiting_reasons() if any(j.status == "queued" for j in job_list) else {}
+    failed = [j for j in job_list if j.status == "failed"][:failed_shown]
+    return [(j, job_progress.job_message(j, waiting)) for j in job_list if j.active or j in failed]
+
+
+def job_fraction(job: jobs.Job) -> float:
+    """How far a running study job is, in [0, 1]: finished stages plus the current stage's share."""
+    record = job_progress.read_progress(job.meta.get("progress")) or {}
+    stages, index = record.get("stages") or 0, record.get("stage_index") or 0
+    if not stages:
+        return 0.0
+    within = record["done"] / record["total"] if record.get("total") else 0.0
+    return min(max((index - 1 + within) / stages, 0.0), 1.0)

@@ -125,3 +125,52 @@ def test_progress_writer_records_stages(cache):
     assert job_progress.read_progress("k1")["status"] == "completed"
     with pytest.raises(ValueError):
         job_progress.progress_path("../x")
+
+
+def test_job_fraction_counts_finished_stages_and_the_current_share(cache):
+    from types import SimpleNamespace
+
+    from pipeline import overlap_view
+
+    writer = job_progress.ProgressWriter("k2", stages=4, interval=0)
+    writer.stage("retriever", 0)
+    writer.stage("answers", 10, "answer")
+    writer.advance(5)
+    job = SimpleNamespace(meta={"progress": "k2"})
+    assert overlap_view.job_fraction(job) == pytest.approx((1 + 0.5) / 4)  # one stage done, half of the second
+
+
+def test_a_failed_study_job_row_shows_the_error_line_not_the_exit_code(tmp_path, monkeypatch):
+    """Item 4: a study job whose generator cannot be reached fails at that step (no judging after it),
+    and its row says why. A real job through the real worker; the host is a closed localhost port."""
+    from tests.test_jobs import _wait_status
+
+    from core import jobs
+    from pipeline import overlap_view
+
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv(jobs.LIMITS_ENV, raising=False)
+    files = write_collection(tmp_path / "c")
+    study_id = studies.new_study_id({"t": 2})
+    command = [sys.executable, "-m", "pipeline", "run", "--qrels", str(files["qrels.txt"]), "--topics",
+               str(files["topics.tsv"]), "--passages", str(files["passages.tsv"]), "--retriever",
+               f"r={files['run.txt']}", "--generator", "ollama:llama3.2:3b@http://127.0.0.1:9", "--judge",
+               f"j={files['judge.txt']}", "--encoder", "minilm", "--llm-timeout", "5", "--llm-retries", "0",
+               "--study-id", study_id]
+    job_id = jobs.submit(command, label="failure study on designed",
+                         meta={"kind": overlap_view.JOB_KIND, "dataset": "qrels", "study_id": study_id,
+                               "progress": study_id})
+    try:
+        job = _wait_status(job_id, ("completed", "failed"), timeout=240)
+    finally:
+        info = jobs.worker_info()
+        if info and info["alive"]:
+            import os
+            import signal
+            os.kill(info["pid"], signal.SIGKILL)
+    assert job.status == "failed"
+    row = overlap_view.jobs_frame([job]).iloc[0]
+    assert row["progress"].startswith("error: qrels: generator ollama:llama3.2:3b answered none of 8 queries")
+    assert "[job runner]" not in row["progress"] and row["study"] == ""
+    assert "judgments" not in job.log_tail  # it stopped at the failed step
+    assert job_progress.read_progress(study_id)["status"] == "failed"
