@@ -16,20 +16,20 @@ st.caption("Each hard query is answered twice: with the zero-shot prompt (baseli
 with st.expander("Run a comparison (background job)", expanded=not pv.available()):
     folder = paths.data_folder("trec_dl")
     c = st.columns([1, 2, 2, 2, 1, 1])
-    run_dataset = c[0].selectbox("Dataset", ["dl19", "dl20", "dl21", "dl22"], key="prefer_dataset")
-    run_generator = c[1].text_input("Generator (LLM spec)", "auto", key="prefer_generator",
-                                    help="auto, embedded, ollama[:MODEL[@HOST]], openai:MODEL@URL")
-    run_judge = c[2].text_input("Pairwise judge (LLM spec)", "auto", key="prefer_judge")
-    run_reasons = c[3].selectbox("Reasons", list(pv.REASON_SOURCES), format_func=pv.REASON_SOURCES.get,
-                                 key="prefer_reasons")
-    run_max = c[4].number_input("Queries (0 = all)", min_value=0, max_value=1000, value=10, key="prefer_max")
+    c[0].selectbox("Dataset", ["dl19", "dl20", "dl21", "dl22"], key="prefer_dataset")
+    c[1].text_input("Generator (LLM spec)", "auto", key="prefer_generator",
+                    help="auto, embedded, ollama[:MODEL[@HOST]], openai:MODEL@URL")
+    c[2].text_input("Pairwise judge (LLM spec)", "auto", key="prefer_judge")
+    c[3].selectbox("Reasons", list(pv.REASON_SOURCES), format_func=pv.REASON_SOURCES.get, key="prefer_reasons")
+    c[4].number_input("Queries (0 = all)", min_value=0, max_value=1000, value=10, key="prefer_max")
     prefer_busy = any(j.active for j in pv.preference_jobs())
 
-    def queue_preference() -> None:  # a callback: the rerun that follows already sees the job
+    def queue_preference() -> None:  # a callback (the rerun that follows already sees the job); reads the widgets
+        s = st.session_state
         try:
-            st.session_state["queued_preference"] = pv.submit_preference(
-                run_dataset, folder, generator=run_generator, judge=run_judge, reasons=run_reasons,
-                max_queries=int(run_max) or None)
+            s["queued_preference"] = pv.submit_preference(
+                s["prefer_dataset"], folder, generator=s["prefer_generator"], judge=s["prefer_judge"],
+                reasons=s["prefer_reasons"], max_queries=int(s["prefer_max"]) or None)
         except ValueError as exc:
             st.session_state["queued_preference_error"] = str(exc)
 

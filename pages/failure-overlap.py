@@ -196,7 +196,10 @@ if not queries.empty:
     st.markdown(f"**Generated answer** ({detail['answer_by']})")
     st.text(detail["answer"] if detail["answer"] is not None else "(no answer)")
     with st.expander(view.passages_heading(detail) + ", highest grade first"):
-        for pid, grade, text in detail["passages"]:
+        shown = detail["passages"]
+        if len(shown) > view.PASSAGES_SHOWN and not st.checkbox(f"Show all {len(shown)}", key=f"all-{qid}"):
+            shown = shown[:view.PASSAGES_SHOWN]
+        for pid, grade, text in shown:
             st.caption(f"{pid} · grade {grade if grade is not None else 'unknown'}")
             st.text(text)
 

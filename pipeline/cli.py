@@ -461,10 +461,7 @@ def cmd_studies(args) -> None:
     if not listed:
         print(f"{args.dataset}: no stored study")
     for s in listed:
-        c = s["configuration"]
-        print(f"{s['id']}  {studies.readable_time(s['time'])}  {s['n_configurations']} configurations  "
-              f"retrievers {', '.join(c.get('retrievers', []))}; generators {', '.join(c.get('generators', []))}; "
-              f"judges {', '.join(c.get('judges', []))}")
+        print(studies.describe(s))
 
 
 def _preference_reasons(args, data, make_client):

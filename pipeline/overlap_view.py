@@ -33,6 +33,7 @@ JOB_KIND = "pipeline.failure-study"
 TASK_LABELS = {"h2r": "Hard to retrieve", "h2g": "Hard to generate", "h2j": "Hard to judge"}
 # matplotlib-venn's subset order for venn3: (Abc, aBc, ABc, abC, AbC, aBC, ABC) with A, B, C = h2r, h2g, h2j
 VENN_ORDER = ("h2r", "h2g", "h2r&h2g", "h2j", "h2r&h2j", "h2g&h2j", "h2r&h2g&h2j")
+PASSAGES_SHOWN = 10  # a query's relevant passages listed before "Show all" (some queries have 183)
 
 
 def study_datasets() -> list[str]:
@@ -51,16 +52,7 @@ def load_study(dataset: str, study_id: str, mtime: float | None = None) -> dict:
 
 
 def study_label(entry: dict) -> str:
-    """``2026-12-01 21:10 UTC · bm25, tasb | passages | llama, flan · 8 configurations · <id>``."""
-    c = entry["configuration"]
-    parts = [", ".join(map(_component_name, c.get(key, []))) or "-" for key in ("retrievers", "generators", "judges")]
-    capped = f" · first {c['max_queries']} queries" if c.get("max_queries") else ""
-    return (f"{studies.readable_time(entry['time'])} · {' | '.join(parts)}{capped} · "
-            f"{entry['n_configurations']} configurations · {entry['id']}")
-
-
-def _component_name(arg: str) -> str:
-    return str(arg).partition("=")[0]
+    return studies.describe(entry)
 
 
 def delete_study(dataset: str, study_id: str) -> None:

@@ -166,6 +166,17 @@ def study_datasets() -> list[str]:
                   if (p / LEGACY_NAME).is_file() or any((p / "studies").glob("*.json")))
 
 
+def describe(entry: dict) -> str:
+    """``2026-12-01 21:10 UTC · bm25, tasb | passages | llama, flan · first 30 queries · 8 configurations · <id>``
+    (an entry of :func:`list_studies`): what tells two studies apart, in one line."""
+    c = entry["configuration"]
+    parts = [", ".join(str(a).partition("=")[0] for a in c.get(key, [])) or "-"
+             for key in ("retrievers", "generators", "judges")]
+    capped = f" · first {c['max_queries']} queries" if c.get("max_queries") else ""
+    return (f"{readable_time(entry['time'])} · {' | '.join(parts)}{capped} · "
+            f"{entry['n_configurations']} configurations · {entry['id']}")
+
+
 def delete_study(dataset: str, study_id: str) -> Path:
     """Remove one study for good; an unknown id is an error (nothing else is touched)."""
     path = study_path(dataset, study_id)
