@@ -174,3 +174,17 @@ def test_a_failed_study_job_row_shows_the_error_line_not_the_exit_code(tmp_path,
     assert "[job runner]" not in row["progress"] and row["study"] == ""
     assert "judgments" not in job.log_tail  # it stopped at the failed step
     assert job_progress.read_progress(study_id)["status"] == "failed"
+
+
+def test_a_queued_typology_job_says_why_it_waits(tmp_path, monkeypatch):
+    """Item 6: every failure page's jobs table gives a queued job's reason (here the typology page's)."""
+    from core import jobs
+    from pipeline import typology_view
+
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv(jobs.LIMITS_ENV, "cpu=0")
+    job_id = jobs.submit([sys.executable, "-c", "pass"], label="typology h2r on dl19",
+                         meta={"kind": typology_view.JOB_KIND}, start_worker=False)
+    (row,) = typology_view.jobs_rows(jobs.list_jobs())
+    assert row["job"] == job_id and row["status"] == "queued" and "the cpu limit is 0" in row["message"]
+    jobs.cancel(job_id)
