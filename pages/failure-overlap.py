@@ -65,7 +65,7 @@ def jobs_panel() -> None:
         return
     jobs.keep_jobs_moving(job_list)
     st.dataframe(view.jobs_frame(job_list), hide_index=True, width="stretch",
-                 column_config={"status": st.column_config.TextColumn(width="small"),
+                 column_config={"status": st.column_config.TextColumn(width="medium"),
                                 "progress": st.column_config.TextColumn(width="large"),
                                 "study": st.column_config.LinkColumn(display_text=r"study=(.*)$")})
     # the table's cells are narrow: the full progress and error lines below it, as text

@@ -25,6 +25,7 @@ import re
 import time
 import uuid
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import Path
 
 from core import paths
@@ -144,17 +145,24 @@ def list_studies(dataset: str, data_folder: str | Path | None = None) -> list[di
         if not STUDY_ID.match(path.stem):
             continue
         try:
-            study = json.loads(path.read_text(encoding="utf-8"))
+            entry = _summary(str(path), path.stat().st_mtime_ns)
         except (OSError, ValueError):
             continue  # removed meanwhile; a half-written file never exists (atomic writes)
-        configuration = study.get("configuration", {})
-        used = configuration.get("data_folder")
+        used = entry["configuration"].get("data_folder")
         if wanted is not None and (used is None or str(Path(used).expanduser().resolve()) != wanted):
             continue
-        out.append({"id": study["id"], "configuration": configuration, "time": study.get("time"),
-                    "finished": study.get("finished"), "n_configurations": len(study.get("configurations", {})),
-                    "path": str(path)})
+        out.append(dict(entry))
     return sorted(out, key=lambda s: (s["time"] or "", s["id"]), reverse=True)
+
+
+@lru_cache(maxsize=256)
+def _summary(path: str, mtime_ns: int) -> dict:
+    """What :func:`list_studies` shows of one study file (a study is 1-2 MB of JSON: parsed once per
+    version of the file, not on every page rerun)."""
+    study = json.loads(Path(path).read_text(encoding="utf-8"))
+    return {"id": study["id"], "configuration": study.get("configuration", {}), "time": study.get("time"),
+            "finished": study.get("finished"), "n_configurations": len(study.get("configurations", {})),
+            "path": path}
 
 
 def study_datasets() -> list[str]:
