@@ -9,7 +9,9 @@ Commands (``python -m pipeline COMMAND --help`` lists each one's options with th
     h2j          hard-to-judge sets: judge/NIST disagreement per query (binary and graded)
     h2g          hard-to-generate sets: BERTScore F1 of zero-shot answers per query
     overlap      the three sets (h2r, h2g, h2j) of one configuration, Venn regions, pairwise figures
-    run          every step and every configuration's overlap (resumable), stored under cache/failure/
+    run          every step and every configuration's overlap (resumable); each run a new stored study
+    studies      the stored studies of a dataset, newest first (--json: {"studies": [{id, configuration,
+                 time, ...}]}); --delete ID removes one
     typology     LLM-induced failure typology of one task's hard queries, reasons assigned per query
     annotations  human validation of the assigned reasons: CSV import/export, figures
     prefer       difficulty-aware vs baseline answers judged pairwise in both orders
@@ -419,8 +421,9 @@ def cmd_run(args) -> None:
     judges = args.judge or [*folder_judgments(data.folder, data.name), "auto"]
     study = run_study(data, retrievers=retrievers, generators=args.generator or ["auto"], judges=judges,
                       setups=args.setup or ["binary", "graded"], quantile=args.quantile, encoder=args.encoder,
-                      aggregate=args.aggregate, cap=args.cap, llm_options=_llm_options(args),
-                      log=(lambda m: print(m, file=sys.stderr)))
+                      aggregate=args.aggregate, cap=args.cap, max_queries=args.max_queries,
+                      llm_options=_llm_options(args), log=(lambda m: print(m, file=sys.stderr)),
+                      study_id=args.study_id, progress_key=args.study_id)
     if args.out:
         from core.atomic import atomic_write_text
         atomic_write_text(args.out, json.dumps(study, ensure_ascii=False, indent=1))
@@ -441,6 +444,24 @@ def cmd_run(args) -> None:
               + ", ".join(f"{t} {e['share']:.0%}" for t, e in a["exclusive"].items() if e["share"] is not None)
               + f"; largest pair {largest['pair']} ({largest['count']}, p = {largest['p_value']:.3g})"
               + (f"  [{c['note']}]" if c["note"] else ""))
+
+
+def cmd_studies(args) -> None:
+    from pipeline import studies
+
+    if args.delete:
+        path = studies.delete_study(args.dataset, args.delete)
+        print(f"deleted study {args.delete} ({path})", file=sys.stderr)
+    listed = studies.list_studies(args.dataset, args.data)
+    if args.json:
+        _dump({"dataset": args.dataset, "studies": [{k: s[k] for k in ("id", "configuration", "time", "finished",
+                                                                         "n_configurations", "path")}
+                                                     for s in listed]})
+        return
+    if not listed:
+        print(f"{args.dataset}: no stored study")
+    for s in listed:
+        print(studies.describe(s))
 
 
 def _preference_reasons(args, data, make_client):
@@ -740,10 +761,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="repeatable; " + judge_help + " (default: the data folder's judgment files and auto)")
     p.add_argument("--setup", action="append", choices=["binary", "graded"], help="repeatable (default: both)")
     p.add_argument("--out", default=None, help="also write the study JSON here")
+    p.add_argument("--max-queries", type=POSITIVE_INT, default=None,
+                   help="only the first N judged queries in topic order (recorded with the study)")
+    p.add_argument("--study-id", default=None, help="store the study under this id (the dashboard's jobs pass "
+                                                    "one, so that their row links to it); default: a new id")
     cap_arg(p)
     bertscore_args(p)
     llm_args(p)
     p.set_defaults(func=cmd_run)
+
+    p = command("studies", "the stored failure studies of a dataset (newest first); delete one")
+    p.add_argument("--dataset", required=True, help="dl19..dl22, or a --qrels collection's name")
+    p.add_argument("--data", default=None, help="only the studies computed from this data folder")
+    p.add_argument("--delete", default=None, metavar="ID", help="delete this study for good")
+    p.add_argument("--json", action="store_true",
+                   help='{"dataset", "studies": [{"id", "configuration", "time", ...}]}')
+    p.set_defaults(func=cmd_studies)
 
     p = command("coverage", "judged queries and passage-text coverage")
     p.add_argument("--dataset", default="all", choices=[*DATASETS, "all"])

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,6 +103,28 @@ def study_dir(data) -> Path:
     return paths.cache_subdir("failure", slug(data.name))
 
 
+class StudyStepError(RuntimeError):
+    """A study step that produced nothing to go on with (e.g. a generator that answered no query):
+    the run stops there and stores no result."""
+
+
+def _last_error(failed: dict[str, str]) -> str:
+    return " ".join(str(list(failed.values())[-1]).split()) if failed else "(none recorded)"
+
+
+def first_queries(data, n: int | None):
+    """``data`` restricted to its first ``n`` judged queries in topic order (all when ``n`` is None)."""
+    from dataclasses import replace
+
+    if n is None:
+        return data
+    if n < 1:
+        raise ValueError(f"--max-queries must be at least 1, got {n}")
+    keep = data.judged_qids[:n]
+    qrels = data.require_qrels()
+    return replace(data, qrels={qid: qrels[qid] for qid in keep}, _fingerprint=None)
+
+
 # ---- the three tasks' per-query values ------------------------------------------------------------
 def retrieval_values(data, arg: str) -> tuple[str, dict[str, float], dict]:
     from pipeline import evaluation
@@ -113,8 +136,9 @@ def retrieval_values(data, arg: str) -> tuple[str, dict[str, float], dict]:
     return name, values, run.as_dict()
 
 
-def generation_for(data, arg: str, *, llm_options: dict | None = None, progress: bool = True):
-    """The answers of generator ``arg`` (imported, or generated and stored under cache/failure/)."""
+def generation_for(data, arg: str, *, llm_options: dict | None = None, progress: bool = True, on_progress=None):
+    """The answers of generator ``arg`` (imported, or generated and stored under cache/failure/);
+    an LLM generator that answered no query raises (:mod:`pipeline.generation`), so the study stops there."""
     from pipeline.generation import Generation, generate_answers, import_answers
     from pipeline.llm import make_client
 
@@ -123,7 +147,8 @@ def generation_for(data, arg: str, *, llm_options: dict | None = None, progress:
         return import_answers(name, file, known_qids=data.topics)
     queries = _require_query_texts(data)
     client = make_client(name, **{"step": "generation", **(llm_options or {})})
-    gen = generate_answers(client, queries,
+    # a generator that answers nothing raises (pipeline.generation): the step, and the study, stop here
+    gen = generate_answers(client, queries, on_progress=on_progress,
                            progress=f"{data.name} answers ({client.provenance.label})" if progress else None)
     path = study_dir(data) / "generations" / f"{slug(gen.name)}.json"
     atomic_write_text(path, json.dumps(gen.as_dict(), ensure_ascii=False, indent=1))
@@ -146,7 +171,9 @@ def generation_values(data, gen, encoder: str = "auto", aggregate: str = "max") 
 
 
 def judgments_for(data, arg: str, setup: str, *, cap: int | None, llm_options: dict | None = None,
-                  progress: bool = True):
+                  progress: bool = True, on_progress=None, on_total=None):
+    """The judgments of judge ``arg`` (imported, or made by an LLM); :class:`StudyStepError` when an
+    LLM judge labelled no pair."""
     from pipeline.judging import import_judgments, llm_judgments
     from pipeline.llm import make_client
 
@@ -157,8 +184,14 @@ def judgments_for(data, arg: str, setup: str, *, cap: int | None, llm_options: d
         return import_judgments(name, file, setup, known_qids=data.topics)
     _require_query_texts(data)
     client = make_client(name, **{"step": f"judgments:{setup}", **(llm_options or {})})
-    return llm_judgments(client, data, setup, cap=cap,
-                         progress=f"{data.name} {setup} judgments ({client.provenance.label})" if progress else None)
+    judgments = llm_judgments(client, data, setup, cap=cap, on_progress=on_progress, on_total=on_total,
+                              progress=f"{data.name} {setup} judgments ({client.provenance.label})" if progress
+                              else None)
+    if judgments.failed and not judgments.labels and not judgments.unparseable:
+        failed = {f"{q} {p}": e for q, per in judgments.failed.items() for p, e in per.items()}
+        raise StudyStepError(f"{data.name}: judge {client.provenance.label} ({setup}) answered none of "
+                             f"{len(failed)} pairs; last error: {_last_error(failed)}")
+    return judgments
 
 
 def judgment_values(data, judgments) -> tuple[dict[str, float], dict]:
@@ -208,27 +241,75 @@ def config_label(c: dict) -> str:
     return f"{c['retriever']} | {c['generator']} | {c['judge']} | {c['setup']}"
 
 
+def study_configuration(data, *, retrievers, generators, judges, setups, quantile, encoder, aggregate, cap,
+                        max_queries=None) -> dict:
+    """What a study run is asked to do (stored with it, and hashed into its id)."""
+    return {"dataset": data.name, "retrievers": list(retrievers), "generators": list(generators),
+            "judges": list(judges), "setups": list(setups), "quantile": quantile, "encoder": encoder,
+            "aggregate": aggregate, "cap": cap, "max_queries": max_queries,
+            "data_folder": str(data.folder) if data.folder is not None else None}
+
+
 def run_study(data, *, retrievers, generators, judges, setups=("binary", "graded"), quantile=DEFAULT_QUANTILE,
-              encoder="auto", aggregate="max", cap=None, llm_options=None, progress=True, log=print) -> dict:
-    """Every step for every component, then every configuration's overlap; written to
-    ``cache/failure/<dataset>/study.json`` (atomically) and returned. Resumable: LLM answers come from
-    the response cache and BERTScore pairs from their cache, so a rerun repeats no expensive call."""
+              encoder="auto", aggregate="max", cap=None, max_queries=None, llm_options=None, progress=True,
+              log=print, study_id: str | None = None, progress_key: str | None = None) -> dict:
+    """Every step for every component, then every configuration's overlap; stored as a new study
+    (:mod:`pipeline.studies`, atomically, under ``study_id`` or a new id) and returned. A step that
+    fails stops the run before anything is stored. Resumable: LLM answers come from the response
+    cache and BERTScore pairs from their cache, so a rerun repeats no expensive call.
+
+    ``progress_key``: the job's progress record (:mod:`core.jobs.progress`): stage n of m and items
+    done of total, read by the page's jobs table."""
+    from core.jobs.progress import ProgressWriter
+    from pipeline import studies
+
+    data = first_queries(data, max_queries)
     data.require_qrels()
+    configuration = study_configuration(data, retrievers=retrievers, generators=generators, judges=judges,
+                                        setups=setups, quantile=quantile, encoder=encoder, aggregate=aggregate,
+                                        cap=cap, max_queries=max_queries)
+    started = time.time()
+    study_id = studies.check_study_id(study_id) if study_id else studies.new_study_id(configuration, started)
+    stages = len(retrievers) + 2 * len(generators) + len(judges) * len(setups) + 1
+    tracker = ProgressWriter(progress_key, stages)
+    try:
+        study = _run_steps(data, tracker, configuration, retrievers=retrievers, generators=generators, judges=judges,
+                           setups=setups, quantile=quantile, encoder=encoder, aggregate=aggregate, cap=cap,
+                           llm_options=llm_options, progress=progress, log=log)
+    except BaseException as exc:
+        tracker.finish(error=" ".join(str(exc).split()) or type(exc).__name__)
+        raise
+    study = {"id": study_id, "configuration": configuration, "time": studies.iso_time(started),
+             "finished": studies.iso_time(time.time()), **study}
+    path = studies.save_study(study)
+    tracker.finish()
+    log(f"[{data.name}] study {study_id} stored: {path}")
+    return study
+
+
+def _run_steps(data, tracker, configuration, *, retrievers, generators, judges, setups, quantile, encoder, aggregate,
+               cap, llm_options, progress, log) -> dict:
+    qrels = data.require_qrels()
     study: dict = {"dataset": data.name, "source": data.source, "coverage": data.coverage.as_dict(),
                    "quantile": quantile, "conventions": CONVENTIONS, "cap": cap,
-                   "data_folder": str(data.folder) if data.folder is not None else None,
+                   "data_folder": configuration["data_folder"],
                    "queries": data.queries(),
-                   # the texts the page shows beside an answer (grade 2-3 passages that have text)
+                   # the texts the page shows beside an answer (grade 2-3 passages that have text), with grades
                    "relevant_passages": {qid: data.relevant_passages(qid) for qid in data.queries()},
+                   "relevant_grades": {qid: {pid: qrels[qid][pid] for pid in data.relevant_passages(qid)}
+                                       for qid in data.queries()},
                    "retrievers": {}, "generators": {}, "judges": {}, "configurations": {}}
     for arg in retrievers:
+        tracker.stage(f"retriever {arg}")
         name, values, info = retrieval_values(data, arg)
         study["retrievers"][name] = {"info": info, "per_query": values,
                                      "h2r": task_set(values, "h2r", quantile)}
         log(f"[{data.name}] retriever {name}: {len(values)} queries")
     answers = {}
     for arg in generators:
-        gen = generation_for(data, arg, llm_options=llm_options, progress=progress)
+        tracker.stage(f"answers of {arg}", len(data.queries()), "answer")
+        gen = generation_for(data, arg, llm_options=llm_options, progress=progress, on_progress=tracker.advance)
+        tracker.stage(f"BERTScore of {gen.name}")
         values, info = generation_values(data, gen, encoder, aggregate)
         answers[gen.name] = gen.answers
         study["generators"][gen.name] = {"provenance": gen.provenance, "prompt": gen.prompt, "options": gen.options,
@@ -239,13 +320,16 @@ def run_study(data, *, retrievers, generators, judges, setups=("binary", "graded
             f"({info['encoder']})")
     for arg in judges:
         for setup in setups:
-            judgments = judgments_for(data, arg, setup, cap=cap, llm_options=llm_options, progress=progress)
+            tracker.stage(f"{setup} judgments of {arg}", 0, "pair")
+            judgments = judgments_for(data, arg, setup, cap=cap, llm_options=llm_options, progress=progress,
+                                      on_progress=tracker.advance, on_total=tracker.set_total)
             values, info = judgment_values(data, judgments)
             study["judges"].setdefault(judgments.judge, {})[setup] = {
                 "info": info, "per_query": values, "labels": judgments.labels, "unparseable": judgments.unparseable,
                 "h2j": task_set(values, "h2j", quantile) if values else []}
             log(f"[{data.name}] judge {judgments.judge} ({setup}): {len(values)} queries, "
                 f"{info['n_unparseable']} unparseable")
+    tracker.stage("overlap of every configuration")
     for r, rinfo in study["retrievers"].items():
         for g, ginfo in study["generators"].items():
             for j, per_setup in study["judges"].items():
@@ -261,14 +345,14 @@ def run_study(data, *, retrievers, generators, judges, setups=("binary", "graded
                         "note": (f"{' and '.join(small)} from a 135M model: exercises the pipeline, not a finding"
                                  if small else "")}
     study["stability"] = stability_table({k: v["analysis"] for k, v in study["configurations"].items()})
-    atomic_write_text(study_dir(data) / "study.json", json.dumps(study, ensure_ascii=False, indent=1))
     return study
 
 
 def load_study(dataset: str) -> dict | None:
-    """The stored study of ``dataset`` (None when no run finished)."""
-    path = paths.cache_dir() / "failure" / slug(dataset) / "study.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    """The newest stored study of ``dataset`` (None when no run finished); see :mod:`pipeline.studies`."""
+    from pipeline import studies
+
+    return studies.load_study(dataset)
 
 
 def failure_sets(dataset: str | None = None, *, retriever: str, generator: str, judge: str, setup: str = "binary",

@@ -188,14 +188,17 @@ def sample_pairs(qrels: Mapping[str, Mapping[str, int]], cap: int | None, *, see
 
 def llm_judgments(client: ChatClient, data, setup: str, *, cap: int | None = DEFAULT_CAP, seed: int = 0,
                   name: str | None = None, options: GenerationOptions = JUDGE_OPTIONS,
-                  progress: str | None = None) -> Judgments:
-    """Judge ``data``'s judged pairs that have passage text (at most ``cap`` per query) with ``client``."""
+                  progress: str | None = None, on_progress=None, on_total=None) -> Judgments:
+    """Judge ``data``'s judged pairs that have passage text (at most ``cap`` per query) with ``client``;
+    ``on_total(n)`` hears how many pairs will be judged, ``on_progress(n)`` of each ``n`` judged."""
     qrels = data.require_qrels()
     queries = data.queries()
     sample = sample_pairs({q: qrels[q] for q in queries}, cap, seed=seed, eligible=data.passages.__contains__)
     pairs = [(qid, pid) for qid, pids in sample.items() for pid in pids]
+    if on_total is not None:
+        on_total(len(pairs))
     replies = client.chat_many([judge_messages(queries[q], data.passages[p], setup) for q, p in pairs], options,
-                               progress=progress)
+                               progress=progress, on_progress=on_progress)
     labels: dict[str, dict[str, int]] = {}
     unparseable: dict[str, dict[str, str]] = {}
     failed: dict[str, dict[str, str]] = {}

@@ -9,6 +9,7 @@ render it (hover text).
 from __future__ import annotations
 
 import html
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
@@ -16,6 +17,8 @@ from typing import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
+from core import jobs
+from core.jobs import progress as job_progress
 from pipeline import preference
 from pipeline.difficulty import TASKS, prompt_diff
 
@@ -24,8 +27,11 @@ ALL = "all tasks and categories"
 SIDE_TITLES = {"baseline": "Baseline (zero-shot prompt)", "aware": "Difficulty-aware (prompt + difficulty sentence)"}
 ORDER_TITLES = {"ab": "baseline shown as A, difficulty-aware as B", "ba": "difficulty-aware shown as A, baseline as B"}
 WINNER_TITLES = {"aware": "difficulty-aware", "baseline": "baseline", "tie": "tie (said so)", None: "unparseable"}
-RUN_HELP = ("Run `python -m pipeline prefer --dataset dl19 --json` (add `--reasons FILE` to use hand-assigned "
-            "reasons, `--max-queries N` to cap the run); its result appears here.")
+RUN_HELP = ("Start a run above, or run `python -m pipeline prefer --dataset dl19 --json` in a shell (add "
+            "`--reasons FILE` to use hand-assigned reasons, `--max-queries N` to cap the run); its result appears here.")
+JOB_KIND = "pipeline.prefer"
+REASON_SOURCES = {"assign": "assigned here by the judge (H2R queries of BM25)",
+                  "typology": "each task's latest failure-typology run"}
 STUDY_NOTE = "the study's own generators and judge"
 
 
@@ -190,3 +196,41 @@ def summary_figure(frame: pd.DataFrame) -> go.Figure:
 
 def csv_bytes(frame: pd.DataFrame) -> bytes:
     return frame.to_csv(index=False).encode("utf-8")
+
+
+# ---------------------------------------------------------------------------- background runs
+def prefer_command(dataset: str, folder: str | Path | None, *, generator: str = "auto", judge: str = "auto",
+                   reasons: str = "assign", max_queries: int | None = None) -> list[str]:
+    """The CLI a preference job runs (``python -m pipeline prefer``), like the other failure pages' jobs."""
+    if reasons not in REASON_SOURCES:
+        raise ValueError(f"reasons must be one of {', '.join(REASON_SOURCES)}, got {reasons!r}")
+    if not generator.strip() or not judge.strip():
+        raise ValueError("give a generator and a judge (LLM specs, e.g. auto or ollama:llama3.2:3b)")
+    command = [sys.executable, "-m", "pipeline", "prefer", "--dataset", dataset, "--generator", generator.strip(),
+               "--judge-model", judge.strip()]
+    if reasons == "typology":
+        command += ["--reasons", "typology"]
+    if max_queries:
+        command += ["--max-queries", str(int(max_queries))]
+    if folder is not None:
+        command += ["--data", str(folder)]
+    return command
+
+
+def submit_preference(dataset: str, folder: str | Path | None, **options) -> int:
+    return jobs.submit(prefer_command(dataset, folder, **options), label=f"difficulty-aware generation on {dataset}",
+                       meta={"kind": JOB_KIND, "dataset": dataset})
+
+
+def preference_jobs(limit: int = 10) -> list[jobs.Job]:
+    return [j for j in jobs.list_jobs(limit=200) if j.meta.get("kind") == JOB_KIND][:limit]
+
+
+def jobs_frame(job_list: Sequence[jobs.Job]) -> pd.DataFrame:
+    """Status, a queued job's reason for waiting, a running job's last progress line, a failed job's error."""
+    waiting = jobs.waiting_reasons() if any(j.status == "queued" for j in job_list) else {}
+    rows = []
+    for j in job_list:
+        message = job_progress.job_message(j, waiting)
+        rows.append({"job": j.id, "dataset": j.meta.get("dataset", ""), "status": j.status, "progress": message})
+    return pd.DataFrame(rows, columns=["job", "dataset", "status", "progress"])

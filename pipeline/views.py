@@ -289,9 +289,11 @@ def retrieval_jobs(dataset: str, limit: int = 10) -> list[jobs.Job]:
 
 
 def jobs_frame(job_list: Sequence[jobs.Job]) -> pd.DataFrame:
-    """The page's retrieval jobs: a failed one's last line, a queued one's waiting reason."""
+    """The page's retrieval jobs: a failed one's last line, a queued one's waiting reason, a running
+    one's last progress line."""
+    from core.jobs.progress import job_message  # the wording of every failure page's jobs table
+
     waiting = jobs.waiting_reasons() if any(j.status == "queued" for j in job_list) else {}
     rows = [{"job": j.id, "retriever": j.meta.get("retriever", ""), "status": j.status,
-             "message": jobs.failure_message(j.log_tail) if j.status == "failed" else waiting.get(j.id, "")}
-            for j in job_list]
+             "message": job_message(j, waiting)} for j in job_list]
     return pd.DataFrame(rows, columns=["job", "retriever", "status", "message"])

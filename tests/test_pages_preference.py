@@ -116,3 +116,31 @@ def test_page_is_registered_in_the_query_failure_section(cache):
     assert not at.exception, [e.value for e in at.exception]
     assert at.title[0].value == "Difficulty-aware generation"
     assert not at.warning  # a scripted judge is not a 135M model
+
+
+def test_page_starts_a_comparison_job_like_the_other_pages(cache, monkeypatch):
+    from core import jobs
+
+    monkeypatch.setenv(jobs.LIMITS_ENV, "cpu=0")  # the job stays queued
+    try:
+        at = _page()
+        next(t for t in at.text_input if t.label == "Pairwise judge (LLM spec)").set_value("embedded")
+        next(b for b in at.button if b.label == "Start").click().run()
+        assert not at.exception
+        (job,) = jobs.list_jobs()
+        assert job.command[1:4] == ["-m", "pipeline", "prefer"] and job.meta["kind"] == pv.JOB_KIND
+        assert job.command[job.command.index("--judge-model") + 1] == "embedded"
+        assert job.command[job.command.index("--max-queries") + 1] == "10"
+        assert next(b for b in at.button if b.label == "Start").disabled
+        frame = pv.jobs_frame(jobs.list_jobs())
+        assert frame.loc[0, "status"] == "queued" and "limit is 0" in frame.loc[0, "progress"]  # why it waits
+    finally:
+        for job in jobs.list_jobs(status=jobs.ACTIVE_STATUSES):
+            jobs.cancel(job.id)
+        info = jobs.worker_info()
+        if info and info["alive"]:
+            import os
+            import signal
+            os.kill(info["pid"], signal.SIGKILL)
+    with pytest.raises(ValueError, match="reasons must be one of"):
+        pv.prefer_command("dl19", None, reasons="nope")
