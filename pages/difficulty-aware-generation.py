@@ -33,20 +33,26 @@ def result_for(dataset: str, index: int = 0) -> dict:
 
 # ---------------------------------------------------------------------------- summary
 st.subheader("Preference rates next to the study's")
-latest = {name: result_for(name) for name in available}
+by_configuration = pv.configurations({name: [(p, result_for(name, i)) for i, p in enumerate(paths)]
+                                      for name, paths in available.items()})
+chosen = st.selectbox("Configuration", list(by_configuration), key="summary_configuration",
+                      help="results are compared across datasets only within one configuration (judge, generators, "
+                           "settings, typology, templates); the newest result of each dataset in it")
+latest = by_configuration[chosen]
 by = st.radio("Rows", ["overall", "task", "category"], horizontal=True, key="summary_by",
-              help="per dataset, or per dataset and task / category (the newest result of each dataset)")
+              help="per dataset, or per dataset and task / category")
 table = pv.summary_frame(latest, by)
 st.plotly_chart(pv.summary_figure(pv.summary_frame(latest)), key="preference_summary")
 percent = st.column_config.NumberColumn(format="percent")
 st.dataframe(table, hide_index=True,
-             column_config={c: percent for c in ("preference rate", "CI low", "CI high", "inconsistent share",
-                                                 "study rate")}
+             column_config={c: percent for c in ("preference rate", "CI low", "CI high", "verdict rate",
+                                                 "inconsistent share", "study rate")}
              | {"sign test p": st.column_config.NumberColumn(format="%.3g")})
 st.download_button("Download CSV", pv.csv_bytes(table), file_name=f"preference-{by}.csv", mime="text/csv")
 study = pv.study_frame()
 st.caption(f"Study: {', '.join(f'{d} {r:.2%}' for d, r in zip(study['dataset'], study['study rate']))} "
-           f"({pv.STUDY_NOTE}). Rule: {latest[next(iter(latest))]['rule']}.")
+           f"({pv.STUDY_NOTE}). {pv.RULES_NOTE}")
+st.caption(pv.RULES_IN_FULL)
 
 # ---------------------------------------------------------------------------- one pair
 st.subheader("Side by side")

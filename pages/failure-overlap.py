@@ -21,13 +21,16 @@ with st.expander("Run the study (background job)"):
     generator = c[1].text_input("Generator (LLM spec)", value="auto",
                                 help="auto, embedded, ollama:MODEL[@HOST] or openai:MODEL@BASE_URL")
     judge = c[2].text_input("LLM judge (LLM spec)", value="auto")
-    cap = c[3].number_input("Pairs per query", min_value=1, max_value=500, value=4,
+    cap = c[3].number_input("Pairs per query", min_value=1, max_value=500, value=view.DEFAULT_CAP,
                             help="LLM judge: judged pairs per query at most, stratified by grade")
+    include_partial = st.checkbox("Score H2G for queries with only some relevant passages' texts",
+                                  value=False, help="default: such queries are excluded from H2G and counted")
     busy = any(j.active for j in view.study_jobs())
 
     def queue() -> None:  # a callback: the rerun that follows already sees the job
-        st.session_state["queued_study"] = view.submit_study(dataset_to_run, folder, generator=generator,
-                                                             judge_llm=judge, cap=int(cap))
+        st.session_state["queued_study"] = view.submit_study(
+            dataset_to_run, folder, generator=generator, judge_llm=judge, cap=int(cap),
+            partial_references="include" if include_partial else "exclude")
 
     c[4].button("Start", on_click=queue, disabled=busy, help="a study run is active" if busy else None)
     if folder is None:
@@ -68,6 +71,8 @@ if label is None:
 config = study["configurations"][label]
 if config.get("note"):
     st.warning(config["note"])
+for warning in view.tie_warnings(study, label):
+    st.warning(warning)
 analysis = config["analysis"]
 
 left, right = st.columns([3, 2])
@@ -83,7 +88,7 @@ st.dataframe(view.pairwise_frame(analysis), hide_index=True,
              column_config={c: st.column_config.NumberColumn(format="%.3g")
                             for c in ("expected if independent", "Jaccard", "share of first", "share of second",
                                       "p (hypergeometric, ≥)")})
-for line in view.provenance_lines(study, label):
+for line in view.provenance_lines(study, label) + view.set_lines(study, label):
     st.caption(line)
 
 st.subheader("Queries in a region")

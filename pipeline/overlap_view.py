@@ -19,7 +19,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from core import jobs, paths  # noqa: E402
-from pipeline.failure import folder_judgments  # noqa: E402
+from pipeline.failure import folder_judgments, reference_note  # noqa: E402
+from pipeline.h2r import set_line  # noqa: E402
+from pipeline.judging import DEFAULT_CAP  # noqa: E402
 from pipeline.overlap import TASKS  # noqa: E402
 
 JOB_KIND = "pipeline.failure-study"
@@ -160,19 +162,34 @@ def provenance_lines(study: dict, label: str) -> list[str]:
     return [f"Retriever {config['retriever']}: {study['retrievers'][config['retriever']]['info'].get('provenance', '')}",
             f"Generator {config['generator']}: {gen['provenance'].get('label', '')}; BERTScore encoder "
             f"{bs['encoder']} ({bs['description']}), {bs['aggregate']} over grade-2/3 passages; "
-            f"{bs['n_excluded']} queries excluded (no such passage with text)",
+            f"{reference_note(bs)}",
             f"Judge {config['judge']} ({config['setup']}): {judge['provenance'].get('label', '')}; "
             f"{judge['n_pairs_compared']} pairs compared, cap {judge['cap']} per query, "
             f"{judge['n_unparseable']} unparseable answers excluded"]
 
 
+def set_lines(study: dict, label: str) -> list[str]:
+    """Per task: |set| of N, |set|/N, the quantile threshold, the target size and the tie block."""
+    info = study["configurations"][label].get("set_info")
+    if not info:
+        return ["Set sizes: this study predates the tie rule (rerun it for thresholds and tie blocks)."]
+    return [f"{TASK_LABELS[task]}: {set_line(info[task])}" for task in TASKS]
+
+
+def tie_warnings(study: dict, label: str) -> list[str]:
+    """One warning per task whose membership ties decided (pipeline.h2r's rule)."""
+    info = study["configurations"][label].get("set_info") or {}
+    return [f"{TASK_LABELS[t]}: ties decide membership. {info[t]['warning']}" for t in TASKS
+            if t in info and info[t]["warning"]]
+
+
 # ---------------------------------------------------------------------------- background runs
 def study_command(dataset: str, folder: str | Path | None, *, generator: str = "auto", judge_llm: str = "auto",
-                  cap: int = 4) -> list[str]:
+                  cap: int = DEFAULT_CAP, partial_references: str = "exclude") -> list[str]:
     """The CLI the background job runs: every step for ``dataset`` with the data folder's runs and
     judgments, plus the given LLM generator and judge."""
     command = [sys.executable, "-m", "pipeline", "run", "--dataset", dataset, "--generator", generator,
-               "--cap", str(int(cap))]
+               "--cap", str(int(cap)), "--partial-references", partial_references]
     if folder is not None:
         command += ["--data", str(folder)]
         for judge in folder_judgments(folder, dataset):
