@@ -29,10 +29,13 @@ with st.expander("Run the study (background job)"):
     c[3].text_input("LLM judge (LLM spec, empty for none)", value="", key="run_llm_judge",
                     help="e.g. ollama:llama3.2:3b, embedded; leave empty to use only imported judges")
     c = st.columns([1, 1, 1])
-    c[0].number_input("Pairs per query (LLM judge)", min_value=1, max_value=500, value=4, key="run_cap",
+    c[0].number_input("Pairs per query (LLM judge)", min_value=1, max_value=500, value=view.DEFAULT_CAP,
+                      key="run_cap",
                       help="LLM judge: judged pairs per query at most, stratified by grade")
     c[1].number_input("Queries (0 = all)", min_value=0, max_value=1000, value=0, key="run_max_queries",
                       help="only the first N judged queries in topic order (recorded with the study)")
+    st.checkbox("Score H2G for queries with only some relevant passages' texts", value=False,
+                key="run_include_partial", help="default: such queries are excluded from H2G and counted")
     busy = any(j.active for j in view.study_jobs())
 
     def queue() -> None:  # a callback (the rerun that follows already sees the job); reads the widgets' state
@@ -41,7 +44,8 @@ with st.expander("Run the study (background job)"):
             s["queued_study"] = view.submit_study(
                 s["run_dataset"], folder, generator=s["run_generator"],
                 imported_judges=s.get(f"run_imported-{s['run_dataset']}", []), llm_judge=s["run_llm_judge"],
-                cap=int(s["run_cap"]), max_queries=int(s["run_max_queries"]) or None)
+                cap=int(s["run_cap"]), max_queries=int(s["run_max_queries"]) or None,
+                partial_references="include" if s.get("run_include_partial") else "exclude")
         except ValueError as exc:
             st.session_state["queued_study_error"] = str(exc)
 
@@ -146,6 +150,8 @@ if label is None:
 config = study["configurations"][label]
 if config.get("note"):
     st.warning(config["note"])
+for warning in view.tie_warnings(study, label):
+    st.warning(warning)
 analysis = config["analysis"]
 
 region_key = f"region-{study_id}-{label}"
@@ -177,7 +183,7 @@ st.dataframe(view.pairwise_frame(analysis), hide_index=True,
              column_config={"expected if independent": st.column_config.NumberColumn(format="%.2f"),
                             "Jaccard": PERCENT, "share of first": PERCENT, "share of second": PERCENT,
                             "p (hypergeometric, ≥)": P_VALUE})
-for line in view.provenance_lines(study, label):
+for line in view.provenance_lines(study, label) + view.set_lines(study, label):
     st.caption(line)
 
 st.subheader("Queries in a region")

@@ -26,7 +26,9 @@ import plotly.graph_objects as go  # noqa: E402
 from core import jobs  # noqa: E402
 from core.jobs import progress as job_progress  # noqa: E402
 from pipeline import studies  # noqa: E402
-from pipeline.failure import folder_judgments  # noqa: E402
+from pipeline.failure import folder_judgments, reference_note  # noqa: E402
+from pipeline.h2r import set_line  # noqa: E402
+from pipeline.judging import DEFAULT_CAP  # noqa: E402
 from pipeline.overlap import TASKS  # noqa: E402
 
 JOB_KIND = "pipeline.failure-study"
@@ -327,16 +329,32 @@ def provenance_lines(study: dict, label: str) -> list[str]:
     return [f"Retriever {config['retriever']}: {study['retrievers'][config['retriever']]['info'].get('provenance', '')}",
             f"Generator {config['generator']}: {gen['provenance'].get('label', '')}; BERTScore encoder "
             f"{bs['encoder']} ({bs['description']}), {bs['aggregate']} over grade-2/3 passages; "
-            f"{bs['n_excluded']} queries excluded (no such passage with text)",
+            f"{reference_note(bs)}",
             f"Judge {config['judge']} ({config['setup']}): {judge['provenance'].get('label', '')}; "
             f"{judge['n_pairs_compared']} pairs compared, cap {judge['cap']} per query, "
             f"{judge['n_unparseable']} unparseable answers excluded"]
 
 
+def set_lines(study: dict, label: str) -> list[str]:
+    """Per task: |set| of N, |set|/N, the quantile threshold, the target size and the tie block."""
+    info = study["configurations"][label].get("set_info")
+    if not info:
+        return ["Set sizes: this study predates the tie rule (rerun it for thresholds and tie blocks)."]
+    return [f"{TASK_LABELS[task]}: {set_line(info[task])}" for task in TASKS]
+
+
+def tie_warnings(study: dict, label: str) -> list[str]:
+    """One warning per task whose membership ties decided (pipeline.h2r's rule)."""
+    info = study["configurations"][label].get("set_info") or {}
+    return [f"{TASK_LABELS[t]}: ties decide membership. {info[t]['warning']}" for t in TASKS
+            if t in info and info[t]["warning"]]
+
+
 # ---------------------------------------------------------------------------- background runs
 def study_command(dataset: str, folder: str | Path | None, *, generator: str = "auto",
-                  imported_judges: Sequence[str] = (), llm_judge: str = "", cap: int = 4,
-                  max_queries: int | None = None, study_id: str | None = None) -> list[str]:
+                  imported_judges: Sequence[str] = (), llm_judge: str = "", cap: int = DEFAULT_CAP,
+                  max_queries: int | None = None, study_id: str | None = None,
+                  partial_references: str = "exclude") -> list[str]:
     """The CLI the background job runs: every step for ``dataset`` with exactly the judges chosen
     (the data folder's ``imported_judges`` and, when given, the LLM judge ``llm_judge``)."""
     judges = [*imported_judges, *([llm_judge.strip()] if llm_judge.strip() else [])]
@@ -348,7 +366,7 @@ def study_command(dataset: str, folder: str | Path | None, *, generator: str = "
         raise ValueError(f"no judgments file for {', '.join(unknown)} in the data folder (have: "
                          f"{', '.join(available) or 'none'})")
     command = [sys.executable, "-m", "pipeline", "run", "--dataset", dataset, "--generator", generator.strip(),
-               "--cap", str(int(cap))]
+               "--cap", str(int(cap)), "--partial-references", partial_references]
     if max_queries:
         command += ["--max-queries", str(int(max_queries))]
     if study_id:

@@ -188,12 +188,21 @@ def intersection_label(report: dict) -> str:
 
 
 def summary_frame(report: dict) -> pd.DataFrame:
-    """Per retriever: mean NDCG@10, the H2R threshold, the H2R set size and its mean NDCG@10."""
+    """Per retriever: mean NDCG@10, the H2R threshold, the H2R set size (of the target, with its share and
+    the tie block at the boundary: ``pipeline.h2r``'s rule) and its mean NDCG@10."""
     rows = [{"retriever": name, "kind": r["kind"], "queries": r["n_queries"], "mean NDCG@10": r["mean"],
-             "threshold": r["threshold"], "H2R queries": r["n_hard"], "H2R mean NDCG@10": r["hard_mean"]}
+             "threshold": r["threshold"], "H2R queries": r["n_hard"], "target": r["hard_set"]["n_target"],
+             "share": r["hard_set"]["share"], "tie block": r["hard_set"]["tie_block"],
+             "H2R mean NDCG@10": r["hard_mean"]}
             for name, r in report["retrievers"].items()]
     return pd.DataFrame(rows, columns=["retriever", "kind", "queries", "mean NDCG@10", "threshold", "H2R queries",
-                                       "H2R mean NDCG@10"])
+                                       "target", "share", "tie block", "H2R mean NDCG@10"])
+
+
+def tie_warnings(report: dict) -> list[str]:
+    """One line per retriever whose H2R membership ties decided."""
+    return [f"Ties decide membership. {r['hard_set']['warning']}" for r in report["retrievers"].values()
+            if r["hard_set"]["warning"]]
 
 
 def per_query_frame(data: TrecDlData, report: dict) -> pd.DataFrame:

@@ -13,6 +13,8 @@ from streamlit.testing.v1 import AppTest
 
 from core import jobs
 from pipeline import overlap_view as view
+from pipeline.h2r import hard_set, set_summary
+from pipeline.judging import DEFAULT_CAP
 from tests.failure_fixture import TOPICS, run_designed_study
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,6 +110,31 @@ def test_page_warns_about_a_135m_configuration(with_study):
     assert "not a finding" in at.warning[0].value
 
 
+def cli_default_cap() -> int:
+    from pipeline.cli import build_parser
+
+    return build_parser().parse_args(["h2j", "--qrels", "x", "--judge", "j"]).cap
+
+
+def test_page_reports_set_sizes_and_warns_when_ties_decide(with_study):
+    at = _page()
+    captions = [c.value for c in at.caption]
+    # designed study: 8 queries, target floor(7 * 0.25) + 1 = 2, every set 2 of 8 without a tie decision
+    assert "Hard to judge: 2 of 8 queries (25%); threshold 0.25, target 2, tie block of 2 at 1" in captions
+    assert any("0 of 8 answered queries have only some" in c for c in captions)
+    assert not at.warning
+    # a capped judge's shares: 1 above a block of 5 at 0.5 (target 2): sizes 1 or 6 -> 1, the block left out
+    study = json.loads(with_study.read_text())
+    config = study["configurations"][LABEL]
+    shares = dict(zip([f"q{i}" for i in range(1, 9)], [1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.0, 0.0]))
+    config["set_info"]["h2j"] = set_summary(hard_set(shares, 0.25, "h2j", top=True))
+    with_study.write_text(json.dumps(study))
+    at = _page()
+    (warning,) = [w.value for w in at.warning]
+    assert warning.startswith("Hard to judge: ties decide membership.") and "5 queries tie at 0.5" in warning
+    assert "left out" in warning and "1 of 8" in warning
+
+
 def _text_input(at, label):
     return next(t for t in at.text_input if t.label == label)
 
@@ -125,6 +152,9 @@ def test_start_run_queues_exactly_the_chosen_judges(with_study):
     assert job.command[job.command.index("--max-queries") + 1] == "5"
     study_id = job.command[job.command.index("--study-id") + 1]
     assert job.meta["study_id"] == study_id == job.meta["progress"]
+    # the page's cap is the one default (pipeline.judging.DEFAULT_CAP), as the CLI's
+    assert job.command[job.command.index("--cap") + 1] == str(DEFAULT_CAP) == str(cli_default_cap())
+    assert job.command[job.command.index("--partial-references") + 1] == "exclude" and job.status == "queued"
     assert next(b for b in at.button if b.label == "Start").disabled  # one study run at a time
     # the queued job says why it waits (the cpu limit is 0 in these tests)
     frame = view.jobs_frame(jobs.list_jobs())
