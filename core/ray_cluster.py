@@ -20,12 +20,15 @@ Ray executor, LLM fan-out) reads its settings here. Sources, later wins:
 
 Without an address a *local* instance starts, sized for a shared workstation: ``local_cpus`` CPUs
 (default: all cores), no Ray dashboard, an object store of ``local_object_store_mb`` MB (runs pass
-configs and metrics, never tensors, through it).
+configs and metrics, never tensors, through it), and every server it starts (GCS, raylet, workers,
+agents) listening on 127.0.0.1 only (:func:`_single_node_mode`). Joining a cluster, the user's ``address``
+decides where to connect; that cluster's own binding is its administrator's choice.
 """
 from __future__ import annotations
 
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
@@ -97,13 +100,48 @@ def connect(settings: RaySettings | None = None, *, log_to_driver: bool = True) 
             # The cluster's nodes have this checkout at the same path (the usual shared home).
             runtime_env = {"env_vars": {"PYTHONPATH": str(PROJECT_ROOT)}}
         if settings.address:
-            ray.init(address=settings.address, namespace=NAMESPACE, runtime_env=runtime_env,
-                     log_to_driver=log_to_driver)
+            # a loopback address is a local instance of this machine (e.g. another driver's): join it
+            # as a loopback node too, or Ray would look for it at the machine's routable IP
+            with _single_node_mode(_is_loopback(settings.address)):
+                ray.init(address=settings.address, namespace=NAMESPACE, runtime_env=runtime_env,
+                         log_to_driver=log_to_driver)
         else:
-            ray.init(num_cpus=settings.local_cpus or os.cpu_count(), include_dashboard=False,
-                     object_store_memory=settings.local_object_store_mb * 1024 * 1024, namespace=NAMESPACE,
-                     runtime_env=runtime_env, log_to_driver=log_to_driver)
+            with _single_node_mode(True):
+                ray.init(num_cpus=settings.local_cpus or os.cpu_count(), include_dashboard=False,
+                         object_store_memory=settings.local_object_store_mb * 1024 * 1024, namespace=NAMESPACE,
+                         runtime_env=runtime_env, log_to_driver=log_to_driver, _node_ip_address=LOCAL_HOST)
     return dict(ray.cluster_resources())
+
+
+LOCAL_HOST = "127.0.0.1"
+
+
+def _is_loopback(address: str) -> bool:
+    host = address.split("://")[-1].rsplit(":", 1)[0].strip("[]")
+    return host in ("127.0.0.1", "localhost", "::1")
+
+
+@contextmanager
+def _single_node_mode(on: bool):
+    """While ``on``: Ray treats this machine as a single node whose IP is 127.0.0.1.
+
+    Why: Ray's servers listen on every interface unless the node's IP is literally 127.0.0.1 (its C++
+    servers then bind to 127.0.0.1), but ``ray.init`` (2.60) replaces a loopback node or cluster
+    address by the machine's routable IP unless "clusters are disabled" (its Windows/macOS mode,
+    ``ray_constants.ENABLE_RAY_CLUSTER``, read when an address is resolved). A local instance is one
+    node, so it is that mode by definition; the flag is switched off for one ``ray.init`` only.
+    """
+    if not on:
+        yield
+        return
+    from ray._private import ray_constants
+
+    previous = ray_constants.ENABLE_RAY_CLUSTER
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = previous
 
 
 def run_resources(settings: RaySettings, *, wants_cuda: bool) -> dict[str, float]:

@@ -35,3 +35,18 @@ def use_app_navigation() -> None:
         PagesManager.uses_pages_directory = False  # what st.navigation itself does, one run too late
         runpy.run_path(str(APP), run_name="__main__")  # its st.navigation runs this page again, properly
         st.stop()
+
+
+def navigation_section(section: str) -> list[tuple[str, str, str]]:
+    """``[(page file, title, icon)]`` of one sidebar section of ``app.py``'s ``st.navigation``, read
+    from app.py itself (titles and icons live there, nowhere else), e.g. for the Home page's links."""
+    import ast
+
+    for node in ast.walk(ast.parse(APP.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if isinstance(key, ast.Constant) and key.value == section and isinstance(value, ast.List):
+                    return [(call.args[0].value, *(next(ast.literal_eval(k.value) for k in call.keywords
+                                                        if k.arg == name) for name in ("title", "icon")))
+                            for call in value.elts if isinstance(call, ast.Call)]
+    return []

@@ -1,6 +1,7 @@
 """Difficulty-aware generation: baseline and difficulty-aware answers side by side, with the judge's verdicts."""
 import streamlit as st
 
+from core import jobs, paths
 from pages import use_app_navigation
 from pipeline import preference_view as pv
 
@@ -11,6 +12,52 @@ st.caption("Each hard query is answered twice: with the zero-shot prompt (baseli
            "one sentence naming its difficulty, written from its assigned failure reason. A pairwise judge sees the "
            "query, the highly relevant passages and both answers, in both orders; a pair whose two verdicts "
            "disagree is a tie.")
+
+with st.expander("Run a comparison (background job)", expanded=not pv.available()):
+    folder = paths.data_folder("trec_dl")
+    c = st.columns([1, 2, 2, 2, 1, 1])
+    c[0].selectbox("Dataset", ["dl19", "dl20", "dl21", "dl22"], key="prefer_dataset")
+    c[1].text_input("Generator (LLM spec)", "auto", key="prefer_generator",
+                    help="auto, embedded, ollama[:MODEL[@HOST]], openai:MODEL@URL")
+    c[2].text_input("Pairwise judge (LLM spec)", "auto", key="prefer_judge",
+                    help="a model other than the generator; the same one only with the box below ticked")
+    c[3].selectbox("Reasons", list(pv.REASON_SOURCES), format_func=pv.REASON_SOURCES.get, key="prefer_reasons")
+    c[4].number_input("Queries (0 = all)", min_value=0, max_value=1000, value=10, key="prefer_max")
+    st.checkbox("Let the judge judge its own answers (the result says so)", value=False, key="prefer_self_judging")
+    prefer_busy = any(j.active for j in pv.preference_jobs())
+
+    def queue_preference() -> None:  # a callback (the rerun that follows already sees the job); reads the widgets
+        s = st.session_state
+        try:
+            s["queued_preference"] = pv.submit_preference(
+                s["prefer_dataset"], folder, generator=s["prefer_generator"], judge=s["prefer_judge"],
+                reasons=s["prefer_reasons"], max_queries=int(s["prefer_max"]) or None,
+                allow_self_judging=bool(s.get("prefer_self_judging")))
+        except ValueError as exc:
+            st.session_state["queued_preference_error"] = str(exc)
+
+    c[5].button("Start", on_click=queue_preference, disabled=prefer_busy, key="prefer_start",
+                help="a comparison is running" if prefer_busy else None)
+    if "queued_preference" in st.session_state:
+        st.success(f"Queued job #{st.session_state.pop('queued_preference')}.")
+    if "queued_preference_error" in st.session_state:
+        st.error(st.session_state.pop("queued_preference_error"))
+
+
+@st.fragment(run_every=3.0 if any(j.active for j in pv.preference_jobs()) else None)
+def preference_jobs_panel() -> None:
+    job_list = pv.preference_jobs()
+    others = jobs.resource_jobs(exclude_kind=pv.JOB_KIND)
+    if others:
+        st.caption("Other jobs holding or waiting for a resource")
+        st.dataframe(others, hide_index=True, width="stretch")
+    if job_list:
+        jobs.keep_jobs_moving(job_list)
+        st.dataframe(pv.jobs_frame(job_list), hide_index=True, width="stretch",
+                     column_config={"progress": st.column_config.TextColumn(width="large")})
+
+
+preference_jobs_panel()
 
 available = pv.available()
 if not available:
@@ -33,20 +80,26 @@ def result_for(dataset: str, index: int = 0) -> dict:
 
 # ---------------------------------------------------------------------------- summary
 st.subheader("Preference rates next to the study's")
-latest = {name: result_for(name) for name in available}
+by_configuration = pv.configurations({name: [(p, result_for(name, i)) for i, p in enumerate(paths)]
+                                      for name, paths in available.items()})
+chosen = st.selectbox("Configuration", list(by_configuration), key="summary_configuration",
+                      help="results are compared across datasets only within one configuration (judge, generators, "
+                           "settings, typology, templates); the newest result of each dataset in it")
+latest = by_configuration[chosen]
 by = st.radio("Rows", ["overall", "task", "category"], horizontal=True, key="summary_by",
-              help="per dataset, or per dataset and task / category (the newest result of each dataset)")
+              help="per dataset, or per dataset and task / category")
 table = pv.summary_frame(latest, by)
 st.plotly_chart(pv.summary_figure(pv.summary_frame(latest)), key="preference_summary")
 percent = st.column_config.NumberColumn(format="percent")
 st.dataframe(table, hide_index=True,
-             column_config={c: percent for c in ("preference rate", "CI low", "CI high", "inconsistent share",
-                                                 "study rate")}
+             column_config={c: percent for c in ("preference rate", "CI low", "CI high", "verdict rate",
+                                                 "inconsistent share", "study rate")}
              | {"sign test p": st.column_config.NumberColumn(format="%.3g")})
 st.download_button("Download CSV", pv.csv_bytes(table), file_name=f"preference-{by}.csv", mime="text/csv")
 study = pv.study_frame()
 st.caption(f"Study: {', '.join(f'{d} {r:.2%}' for d, r in zip(study['dataset'], study['study rate']))} "
-           f"({pv.STUDY_NOTE}). Rule: {latest[next(iter(latest))]['rule']}.")
+           f"({pv.STUDY_NOTE}). {pv.RULES_NOTE}")
+st.caption(pv.RULES_IN_FULL)
 
 # ---------------------------------------------------------------------------- one pair
 st.subheader("Side by side")

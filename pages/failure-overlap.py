@@ -1,47 +1,83 @@
 """Failure overlap: the three failure sets (retrieve, generate, judge) of a study run and how they overlap."""
 import streamlit as st
 
-from core import paths
+from core import jobs, paths
 from pages import use_app_navigation
 from pipeline import overlap_view as view
 
 use_app_navigation()
 
 REFRESH_SECONDS = 3.0
+PERCENT = st.column_config.NumberColumn(format="percent")
+P_VALUE = st.column_config.NumberColumn(format="%.3g")
+VALUE = st.column_config.NumberColumn(format="%.4f")
 
 st.title("Failure overlap")
 st.caption("Queries hard to retrieve (bottom nDCG@10), hard to generate (bottom BERTScore F1 of a zero-shot answer "
            "against the relevant passages) and hard to judge (top LLM/NIST disagreement), per configuration. "
-           "Runs are background jobs (`python -m pipeline run`); this page reads what they wrote.")
+           "Runs are background jobs (`python -m pipeline run`); every run is kept as its own study.")
 
 with st.expander("Run the study (background job)"):
     folder = paths.data_folder("trec_dl")
-    c = st.columns([1, 2, 2, 1, 1])
+    c = st.columns([1, 2, 2, 2])
     dataset_to_run = c[0].selectbox("Dataset", ["dl19", "dl20", "dl21", "dl22"], key="run_dataset")
-    generator = c[1].text_input("Generator (LLM spec)", value="auto",
-                                help="auto, embedded, ollama:MODEL[@HOST] or openai:MODEL@BASE_URL")
-    judge = c[2].text_input("LLM judge (LLM spec)", value="auto")
-    cap = c[3].number_input("Pairs per query", min_value=1, max_value=500, value=4,
-                            help="LLM judge: judged pairs per query at most, stratified by grade")
+    c[1].text_input("Generator (LLM spec)", value="auto", key="run_generator",
+                    help="auto, embedded, ollama:MODEL[@HOST] or openai:MODEL@BASE_URL")
+    choices = view.imported_judges(dataset_to_run, folder)
+    c[2].multiselect("Imported judges", choices, default=choices, key=f"run_imported-{dataset_to_run}",
+                     help="the data folder's judgments files; only the judges chosen here run")
+    c[3].text_input("LLM judge (LLM spec, empty for none)", value="", key="run_llm_judge",
+                    help="e.g. ollama:llama3.2:3b, embedded; leave empty to use only imported judges")
+    c = st.columns([1, 1, 1])
+    c[0].number_input("Pairs per query (LLM judge)", min_value=1, max_value=500, value=view.DEFAULT_CAP,
+                      key="run_cap",
+                      help="LLM judge: judged pairs per query at most, stratified by grade")
+    c[1].number_input("Queries (0 = all)", min_value=0, max_value=1000, value=0, key="run_max_queries",
+                      help="only the first N judged queries in topic order (recorded with the study)")
+    st.checkbox("Score H2G for queries with only some relevant passages' texts", value=False,
+                key="run_include_partial", help="default: such queries are excluded from H2G and counted")
     busy = any(j.active for j in view.study_jobs())
 
-    def queue() -> None:  # a callback: the rerun that follows already sees the job
-        st.session_state["queued_study"] = view.submit_study(dataset_to_run, folder, generator=generator,
-                                                             judge_llm=judge, cap=int(cap))
+    def queue() -> None:  # a callback (the rerun that follows already sees the job); reads the widgets' state
+        s = st.session_state
+        try:
+            s["queued_study"] = view.submit_study(
+                s["run_dataset"], folder, generator=s["run_generator"],
+                imported_judges=s.get(f"run_imported-{s['run_dataset']}", []), llm_judge=s["run_llm_judge"],
+                cap=int(s["run_cap"]), max_queries=int(s["run_max_queries"]) or None,
+                partial_references="include" if s.get("run_include_partial") else "exclude")
+        except ValueError as exc:
+            st.session_state["queued_study_error"] = str(exc)
 
-    c[4].button("Start", on_click=queue, disabled=busy, help="a study run is active" if busy else None)
+    c[2].button("Start", on_click=queue, disabled=busy, help="a study run is active" if busy else None)
     if folder is None:
         st.caption("No TREC DL data folder is configured: the run falls back to ir_datasets (online only).")
     if "queued_study" in st.session_state:
         st.success(f"Queued job #{st.session_state.pop('queued_study')}.")
+    if "queued_study_error" in st.session_state:
+        st.error(st.session_state.pop("queued_study_error"))
 
 
 @st.fragment(run_every=REFRESH_SECONDS if any(j.active for j in view.study_jobs()) else None)
 def jobs_panel() -> None:
     job_list = view.study_jobs()
+    others = jobs.resource_jobs(exclude_kind=view.JOB_KIND)  # e.g. a typology job holding the CPU slot
+    if others:
+        st.caption("Other jobs holding or waiting for a resource")
+        st.dataframe(others, hide_index=True, width="stretch")
     if not job_list:
         return
-    st.dataframe(view.jobs_frame(job_list), hide_index=True)
+    jobs.keep_jobs_moving(job_list)
+    st.dataframe(view.jobs_frame(job_list), hide_index=True, width="stretch",
+                 column_config={"status": st.column_config.TextColumn(width="medium"),
+                                "progress": st.column_config.TextColumn(width="large"),
+                                "study": st.column_config.LinkColumn(display_text=r"study=(.*)$")})
+    # the table's cells are narrow: the full progress and error lines below it, as text
+    for job, line in view.job_lines(job_list):
+        st.markdown(f"**Job #{job.id}** ({job.status})")
+        if job.status == "running":
+            st.progress(view.job_fraction(job))
+        st.text(line)
     finished = {j.id for j in job_list if not j.active}
     known = st.session_state.setdefault("finished-study-jobs", finished)
     if finished - known:  # a study may have been written: rerun the page to list it
@@ -53,11 +89,57 @@ jobs_panel()
 
 datasets = view.study_datasets()
 if not datasets:
-    st.info("No study yet: start one above, or run `python -m pipeline run --dataset dl19` in a shell.")
+    if any(j.active for j in view.study_jobs()):
+        st.info("A study is running (see its progress above); its results appear here when it finishes.")
+    else:
+        st.info("No study yet: start one above, or run `python -m pipeline run --dataset dl19` in a shell.")
     st.stop()
 
-name = st.selectbox("Study", datasets, format_func=str.upper)
-study = view.load_study(name, view.study_path(name).stat().st_mtime)
+wanted = st.query_params.get("dataset")
+name = st.selectbox("Dataset", datasets, format_func=str.upper, key="study_dataset",
+                    index=datasets.index(wanted) if wanted in datasets else 0)
+listed = view.list_studies(name)
+if not listed:
+    st.info(f"No study of {name.upper()} is stored.")
+    st.stop()
+ids = [s["id"] for s in listed]
+by_id = {s["id"]: s for s in listed}
+wanted_study = st.query_params.get("study")
+study_id = st.selectbox(f"Study ({len(ids)} stored, newest first)", ids, key=f"study-{name}",
+                        index=ids.index(wanted_study) if wanted_study in ids else 0,
+                        format_func=lambda i: view.study_label(by_id[i]))
+
+
+@st.cache_data(max_entries=8, show_spinner="Reading the study…")
+def load(dataset: str, sid: str, mtime: float) -> dict:
+    return view.load_study(dataset, sid, mtime)
+
+
+def study_of(sid: str) -> dict:
+    from pathlib import Path
+
+    return load(name, sid, Path(by_id[sid]["path"]).stat().st_mtime)
+
+
+study = study_of(study_id)
+
+with st.expander("Delete this study"):
+    st.caption("Removes this study's stored results for good (the cached LLM answers and BERTScore pairs stay).")
+    if st.button("Delete study…", key="delete-ask"):
+        st.session_state["delete-pending"] = study_id
+    if st.session_state.get("delete-pending") == study_id:
+        st.warning(f"Delete study {study_id}? This cannot be undone.")
+        yes, no = st.columns(2)
+        if yes.button("Yes, delete it", key="delete-confirm", type="primary"):
+            view.delete_study(name, study_id)
+            st.session_state.pop("delete-pending", None)
+            st.session_state.pop(f"study-{name}", None)
+            st.query_params.clear()
+            st.rerun()
+        if no.button("Cancel", key="delete-cancel"):
+            st.session_state.pop("delete-pending", None)
+            st.rerun()
+
 choices = view.components(study)
 cols = st.columns(4)
 picked = {key: cols[i].selectbox(key.capitalize(), choices[key]) for i, key in enumerate(choices)}
@@ -68,32 +150,49 @@ if label is None:
 config = study["configurations"][label]
 if config.get("note"):
     st.warning(config["note"])
+for warning in view.tie_warnings(study, label):
+    st.warning(warning)
 analysis = config["analysis"]
+
+region_key = f"region-{study_id}-{label}"
+if region_key not in st.session_state:
+    st.session_state[region_key] = view.VENN_ORDER[0]
+
+
+def venn_clicked() -> None:  # a click inside a region selects it (the radio below follows)
+    region = view.region_from_selection(st.session_state.get(f"venn-{region_key}", {}).get("selection"))
+    if region is not None:
+        st.session_state[region_key] = region
+
 
 left, right = st.columns([3, 2])
 with left:
-    st.pyplot(view.venn_figure(analysis), clear_figure=True)
+    if view.has_hard_queries(analysis):
+        st.plotly_chart(view.venn_plotly(analysis, st.session_state[region_key]), key=f"venn-{region_key}",
+                        on_select=venn_clicked, selection_mode="points", config={"displayModeBar": False})
+        st.download_button("Download the Venn diagram (PNG, matplotlib-venn)", view.venn_png(analysis),
+                           file_name=f"venn-{name}-{study_id}.png", mime="image/png")
+    else:
+        st.info("No configuration query is hard in any task: there is no diagram to draw.")
 with right:
-    st.dataframe(view.summary_frame(analysis), hide_index=True,
-                 column_config={"value": st.column_config.NumberColumn(format="percent")})
+    st.dataframe(view.summary_frame(analysis), hide_index=True, column_config={"value": PERCENT})
     st.dataframe(view.regions_frame(analysis).drop(columns=["key"]), hide_index=True,
-                 column_config={"share of all": st.column_config.NumberColumn(format="percent")})
+                 column_config={"share of all": PERCENT})
 st.subheader("Pairwise overlaps")
 st.dataframe(view.pairwise_frame(analysis), hide_index=True,
-             column_config={c: st.column_config.NumberColumn(format="%.3g")
-                            for c in ("expected if independent", "Jaccard", "share of first", "share of second",
-                                      "p (hypergeometric, ≥)")})
-for line in view.provenance_lines(study, label):
+             column_config={"expected if independent": st.column_config.NumberColumn(format="%.2f"),
+                            "Jaccard": PERCENT, "share of first": PERCENT, "share of second": PERCENT,
+                            "p (hypergeometric, ≥)": P_VALUE})
+for line in view.provenance_lines(study, label) + view.set_lines(study, label):
     st.caption(line)
 
 st.subheader("Queries in a region")
+st.caption("Click a region of the diagram, or choose it here.")
 regions = view.regions_frame(analysis)
-region = st.radio("Region", regions["key"].tolist(), horizontal=True,
+region = st.radio("Region", regions["key"].tolist(), horizontal=True, key=region_key,
                   format_func=lambda k: f"{view.region_label(k)} ({analysis['regions'][k]['count']})")
 queries = view.region_queries(study, label, region)
-st.dataframe(queries, hide_index=True,
-             column_config={c: st.column_config.NumberColumn(format="%.4f")
-                            for c in ("nDCG@10", "BERTScore F1", "disagreement")})
+st.dataframe(queries, hide_index=True, column_config={c: VALUE for c in ("nDCG@10", "BERTScore F1", "disagreement")})
 if not queries.empty:
     qid = st.selectbox("Query", queries["qid"].tolist(),
                        format_func=lambda q: f"{q}: {study['queries'].get(q, '')}")
@@ -102,10 +201,37 @@ if not queries.empty:
     st.text(detail["query"])
     st.markdown(f"**Generated answer** ({detail['answer_by']})")
     st.text(detail["answer"] if detail["answer"] is not None else "(no answer)")
-    st.markdown(f"**Relevant passages (grade 2-3, with text): {len(detail['passages'])}**")
-    for pid, text in list(detail["passages"].items())[:20]:
-        st.caption(pid)
-        st.text(text)
+    with st.expander(view.passages_heading(detail) + ", highest grade first"):
+        shown = detail["passages"]
+        if len(shown) > view.PASSAGES_SHOWN and not st.checkbox(f"Show all {len(shown)}", key=f"all-{qid}"):
+            shown = shown[:view.PASSAGES_SHOWN]
+        for pid, grade, text in shown:
+            st.caption(f"{pid} · grade {grade if grade is not None else 'unknown'}")
+            st.text(text)
 
 st.subheader("Stability across configurations")
-st.dataframe(view.stability_frame(study), hide_index=True)
+stability = view.stability_frame(study)
+st.dataframe(stability, hide_index=True,
+             column_config={"all three": PERCENT, **{c: P_VALUE for c in stability.columns if c.endswith(" p")}})
+
+st.subheader("Compare with another study")
+others = [i for i in ids if i != study_id]
+if not others:
+    st.caption("Only one study of this dataset is stored: run another to compare.")
+else:
+    other_id = st.selectbox("Second study", others, key=f"compare-{name}",
+                            format_func=lambda i: view.study_label(by_id[i]))
+    other = study_of(other_id)
+    common = view.common_configurations(study, other)
+    if label not in common:
+        st.info("The second study has no configuration " + label + ("; shared ones: " + "; ".join(common)
+                                                                   if common else "; it shares none with this one."))
+    else:
+        st.caption(f"Configuration {label}: first = {study_id}, second = {other_id}; difference = second - first.")
+        frame = view.comparison_frame(study, other, label)
+        shares, counts = frame[frame["kind"] == "share"], frame[frame["kind"] == "count"]
+        left, right = st.columns(2)
+        left.dataframe(counts.drop(columns=["kind"]), hide_index=True)
+        right.dataframe(shares.drop(columns=["kind"]), hide_index=True,
+                        column_config={c: PERCENT for c in ("first", "second", "difference")})
+        st.dataframe(view.set_differences(study, other, label), hide_index=True, width="stretch")

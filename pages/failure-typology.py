@@ -110,4 +110,4 @@ with st.expander("Run a typology (background job)"):
         st.success(f"Queued job #{st.session_state.pop('queued_typology')}.")
     job_list = view.typology_jobs()
     if job_list:
-        st.dataframe([{"job": j.id, "what": j.label, "status": j.status} for j in job_list], hide_index=True)
+        st.dataframe(view.jobs_rows(job_list), hide_index=True, width="stretch")

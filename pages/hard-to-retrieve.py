@@ -128,7 +128,10 @@ if mixed:
 
 st.dataframe(views.summary_frame(result), hide_index=True,
              column_config={c: st.column_config.NumberColumn(format="%.4f")
-                            for c in ("mean NDCG@10", "threshold", "H2R mean NDCG@10")})
+                            for c in ("mean NDCG@10", "threshold", "H2R mean NDCG@10")}
+             | {"share": st.column_config.NumberColumn(format="percent")})
+for warning in views.tie_warnings(result):
+    st.warning(warning)
 if len(selected) > 1:
     label = views.intersection_label(result)
     st.metric(label.capitalize(), f"{len(result['intersection'])} queries")

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from ltr import views
-from pages import use_app_navigation
+from pages import navigation_section, use_app_navigation
 
 use_app_navigation()
 
@@ -26,7 +26,8 @@ with right:
         "Which queries are hard to **retrieve** (BM25 and dense retrieval fail), hard to **generate** "
         "answers for, and hard to **judge**, and how these sets overlap across the TREC Deep Learning "
         "tracks 2019-2022.")
-    st.page_link("pages/hard-to-retrieve.py", label="Hard to retrieve", icon=":material/search_off:")
+    for page, title, icon in navigation_section("Query failure"):
+        st.page_link(page, label=title, icon=icon)
 
 st.divider()
 device_col, runs_col, jobs_col = st.columns(3)

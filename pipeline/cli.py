@@ -9,7 +9,9 @@ Commands (``python -m pipeline COMMAND --help`` lists each one's options with th
     h2j          hard-to-judge sets: judge/NIST disagreement per query (binary and graded)
     h2g          hard-to-generate sets: BERTScore F1 of zero-shot answers per query
     overlap      the three sets (h2r, h2g, h2j) of one configuration, Venn regions, pairwise figures
-    run          every step and every configuration's overlap (resumable), stored under cache/failure/
+    run          every step and every configuration's overlap (resumable); each run a new stored study
+    studies      the stored studies of a dataset, newest first (--json: {"studies": [{id, configuration,
+                 time, ...}]}); --delete ID removes one
     typology     LLM-induced failure typology of one task's hard queries, reasons assigned per query
     annotations  human validation of the assigned reasons: CSV import/export, figures
     prefer       difficulty-aware vs baseline answers judged pairwise in both orders
@@ -52,6 +54,7 @@ import sys
 
 from pipeline import difficulty  # light: its shipped data files are the prefer command's defaults
 from pipeline.datasets import DATASETS
+from pipeline.h2r import set_line  # a hard set's size, threshold and tie block in one line
 from pipeline.judging import DEFAULT_CAP  # LLM judge: judged pairs per query at most
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -167,8 +170,11 @@ def cmd_h2r(args) -> None:
     print(f"H2R rule: {report['rule']}, q = {args.quantile}")
     for name, r in report["retrievers"].items():
         print(f"{name}: {r['provenance']}")
-        print(f"  mean {args.measure} {r['mean']:.4f} over {r['n_queries']} queries; H2R: {r['n_hard']} queries "
-              f"(threshold {r['threshold']:.4f}), mean {r['hard_mean']:.4f}: {' '.join(r['hard'])}")
+        hard_mean = "n/a" if r["hard_mean"] is None else f"{r['hard_mean']:.4f}"
+        print(f"  mean {args.measure} {r['mean']:.4f} over {r['n_queries']} queries; H2R: {set_line(r['hard_set'])}, "
+              f"mean {hard_mean}: {' '.join(r['hard'])}")
+        if r["hard_set"]["warning"]:
+            print(f"  warning: {r['hard_set']['warning']}")
     print(f"hard under all ({len(report['intersection'])}): {' '.join(report['intersection'])}")
 
 
@@ -202,7 +208,8 @@ def cmd_typology(args) -> None:
                                 generator=args.generator, judge=args.judge, setup=args.setup,
                                 quantile=args.quantile, data=args.data, qrels=args.qrels, topics=args.topics,
                                 passages=args.passages, cap=args.cap, encoder=args.encoder,
-                                aggregate=args.aggregate, max_queries=args.max_queries)
+                                aggregate=args.aggregate, partial_references=args.partial_references,
+                                max_queries=args.max_queries)
     config = InductionConfig(batch_size=args.batch_size, max_rounds=args.max_rounds,
                              max_categories=args.max_categories, seed=args.seed or 0)
     dataset, queries, hard_set = hard_queries(hard_config, llm_options=_llm_options(args))
@@ -230,6 +237,8 @@ def cmd_typology(args) -> None:
           f"({args.setup})")
     print(f"{result['n_queries']} hard queries ({hard_set['n_hard']} in the set); "
           f"{result['n_rounds']} round(s), stop: {result['stop_reason'] or 'imported'}")
+    if (hard_set.get("set") or {}).get("warning"):
+        print(f"warning: ties decide membership: {hard_set['set']['warning']}")
     for cat in result["categories"]:
         print(f"  {cat['n_queries']:3d}  {cat['name']}: {cat['description']}")
     print(f"unparseable assignments: {result['n_unparseable']}, failed calls: {result['n_failed']}")
@@ -330,15 +339,21 @@ def _check_models(args, components) -> None:
             make_client(text, **{**_llm_options(args), "executor": "local"})
 
 
-def _print_resolution(role: str, provenance: dict) -> None:
+def _resolution_lines(role: str, provenance: dict):
     """The resolved model of a non-explicit spec (``auto``) and why it fell back, under a result."""
     if provenance.get("resolution"):
-        print(f"  {role}: {provenance['resolution']}")
+        yield f"  {role}: {provenance['resolution']}"
+
+
+def _print_resolution(role: str, provenance: dict) -> None:
+    for line in _resolution_lines(role, provenance):
+        print(line)
 
 
 def cmd_h2j(args) -> None:
     _check_models(args, [args.judge])
-    from pipeline.failure import judgment_values, judgments_for, task_set
+    from pipeline.failure import judgment_values, judgments_for, task_hard_set
+    from pipeline.h2r import set_summary
 
     data = _collection(args)
     out = {"dataset": data.name, "quantile": args.quantile}
@@ -346,8 +361,9 @@ def cmd_h2j(args) -> None:
         judgments = judgments_for(data, args.judge, setup, cap=args.cap, llm_options=_llm_options(args),
                                   progress=not args.json)
         values, info = judgment_values(data, judgments)
-        out[setup] = {"judge": judgments.judge, "per_query": values, "h2j": task_set(values, "h2j", args.quantile),
-                      **info}
+        hard = task_hard_set(values, "h2j", args.quantile)
+        out[setup] = {"judge": judgments.judge, "per_query": values, "h2j": list(hard.qids),
+                      "h2j_set": set_summary(hard), **info}
     if args.json:
         _dump(out)
         return
@@ -355,32 +371,39 @@ def cmd_h2j(args) -> None:
         r = out[setup]
         prov = r["provenance"]
         print(f"{data.name} {setup} judge {prov.get('label', r['judge'])}: {r['n_queries']} queries, "
-              f"{r['n_pairs_compared']} pairs, {r['n_unparseable']} unparseable; H2J ({len(r['h2j'])}): "
-              f"{' '.join(r['h2j'])}")
+              f"{r['n_pairs_compared']} pairs (cap {r['cap'] or 'none'}), {r['n_unparseable']} unparseable; "
+              f"H2J {set_line(r['h2j_set'])}: {' '.join(r['h2j'])}")
         _print_resolution("judge", prov)
+        if r["h2j_set"]["warning"]:
+            print(f"  warning: ties decide membership: {r['h2j_set']['warning']}")
 
 
 def cmd_h2g(args) -> None:
     _check_models(args, args.generator)
-    from pipeline.failure import generation_for, generation_values, task_set
+    from pipeline.failure import generation_for, generation_values, reference_note, task_hard_set
+    from pipeline.h2r import set_summary
 
     data = _collection(args)
     out = {"dataset": data.name, "quantile": args.quantile, "generators": {}}
     for arg in args.generator:
         gen = generation_for(data, arg, llm_options=_llm_options(args), progress=not args.json)
-        values, info = generation_values(data, gen, args.encoder, args.aggregate)
-        out["generators"][gen.name] = {"provenance": gen.provenance, "per_query": values,
-                                       "h2g": task_set(values, "h2g", args.quantile), **info}
+        values, info = generation_values(data, gen, args.encoder, args.aggregate, args.partial_references)
+        hard = task_hard_set(values, "h2g", args.quantile)
+        out["generators"][gen.name] = {"provenance": gen.provenance, "per_query": values, "h2g": list(hard.qids),
+                                       "h2g_set": set_summary(hard), **info}
     if args.json:
         _dump(out)
         return
     for name, r in out["generators"].items():
         prov = r["provenance"]
         print(f"{data.name} generator {prov.get('label', name)}: {len(r['per_query'])} queries scored, "
-              f"{r['n_excluded']} without a relevant passage with text, {r['n_empty_answers']} empty answers, "
-              f"{r['n_failed_generations']} failed calls; H2G ({len(r['h2g'])}): {' '.join(r['h2g'])}")
+              f"{r['n_empty_answers']} empty answers, {r['n_failed_generations']} failed calls; "
+              f"H2G {set_line(r['h2g_set'])}: {' '.join(r['h2g'])}")
         _print_resolution("generator", prov)
         print(f"  BERTScore: {r['label']}, {r['aggregate']} over the relevant passages")
+        print(f"  {reference_note(r)}")
+        if r["h2g_set"]["warning"]:
+            print(f"  warning: ties decide membership: {r['h2g_set']['warning']}")
 
 
 def cmd_overlap(args) -> None:
@@ -390,24 +413,41 @@ def cmd_overlap(args) -> None:
     result = failure_sets(args.dataset, retriever=args.retriever, generator=args.generator, judge=args.judge,
                           setup=args.setup, quantile=args.quantile, data_dir=args.data, qrels=args.qrels,
                           topics=args.topics, passages=args.passages, encoder=args.encoder, cap=args.cap,
-                          llm_options=_llm_options(args), progress=not args.json)
+                          llm_options=_llm_options(args), progress=not args.json,
+                          partial_references=args.partial_references)
     out = result.as_dict()
     if args.json:
         _dump(out)
         return
-    print(f"{out['dataset']} {out['configuration']}: {out['n_queries']} queries")
-    prov = out["provenance"]
-    gen, judge = prov["generator"]["provenance"], prov["judge"]["provenance"]
-    print(f"  generator {gen.get('label', '')}; BERTScore {prov['generator']['bertscore']['label']}")
-    _print_resolution("generator", gen)
-    print(f"  judge {judge.get('label', '')}")
-    _print_resolution("judge", judge)
+    for line in _overlap_lines(out):
+        print(line)
+
+
+def _overlap_lines(out: dict):
+    """The overlap's text output: every number with what produced it (components, rule, test)."""
+    from pipeline.failure import reference_note
+
+    c, prov = out["configuration"], out["provenance"]
+    gen, judge = prov["generator"], prov["judge"]
+    yield f"{out['dataset']}: {out['n_queries']} queries scored by all three tasks; q = {c['quantile']}"
+    yield f"  retriever {c['retriever']}: {prov['retriever'].get('provenance', '')}"
+    yield (f"  generator {c['generator']}: {gen['provenance'].get('label', '')}; BERTScore {gen['bertscore']['label']} "
+           f"({gen['bertscore']['aggregate']} over grade-2/3 passages); {reference_note(gen['bertscore'])}")
+    yield from _resolution_lines("generator", gen["provenance"])
+    yield (f"  judge {c['judge']} ({c['setup']}): {judge['provenance'].get('label', '')}; "
+           f"{judge['n_pairs_compared']} pairs compared, cap {judge['cap'] or 'none'} per query")
+    yield from _resolution_lines("judge", judge["provenance"])
+    yield f"  rule: {prov['conventions']['quantile']}"
     for task in ("h2r", "h2g", "h2j"):
-        print(f"  {task} ({len(out[task])}): {' '.join(out[task])}")
-    print(f"  all three: {out['all_three']['count']} ({out['all_three']['share']:.1%})")
+        yield f"  {task} {set_line(out['set_info'][task])}: {' '.join(out[task])}"
+        if out["set_info"][task]["warning"]:
+            yield f"    warning: ties decide membership: {out['set_info'][task]['warning']}"
+    yield f"  all three: {out['all_three']['count']} ({out['all_three']['share']:.1%})"
     for pair, fig in out["pairwise"].items():
-        print(f"  {pair}: {fig['count']} (expected {fig['expected_if_independent']:.2f}, p = {fig['p_value']:.3g}, "
-              f"Jaccard {fig['jaccard']:.2f})")
+        yield (f"  {pair}: {fig['count']} (expected {fig['expected_if_independent']:.2f}, p = {fig['p_value']:.3g}, "
+               f"Jaccard {fig['jaccard']:.2f})")
+    yield (f"  p: one-sided hypergeometric P(X >= overlap), X ~ Hypergeom(N = {out['n_queries']}, |A|, |B|) "
+           f"(scipy.stats), each pair on its own, no multiple-comparison correction")
 
 
 def cmd_run(args) -> None:
@@ -419,8 +459,10 @@ def cmd_run(args) -> None:
     judges = args.judge or [*folder_judgments(data.folder, data.name), "auto"]
     study = run_study(data, retrievers=retrievers, generators=args.generator or ["auto"], judges=judges,
                       setups=args.setup or ["binary", "graded"], quantile=args.quantile, encoder=args.encoder,
-                      aggregate=args.aggregate, cap=args.cap, llm_options=_llm_options(args),
-                      log=(lambda m: print(m, file=sys.stderr)))
+                      aggregate=args.aggregate, cap=args.cap, max_queries=args.max_queries,
+                      llm_options=_llm_options(args), log=(lambda m: print(m, file=sys.stderr)),
+                      study_id=args.study_id, progress_key=args.study_id,
+                      partial_references=args.partial_references)
     if args.out:
         from core.atomic import atomic_write_text
         atomic_write_text(args.out, json.dumps(study, ensure_ascii=False, indent=1))
@@ -441,6 +483,27 @@ def cmd_run(args) -> None:
               + ", ".join(f"{t} {e['share']:.0%}" for t, e in a["exclusive"].items() if e["share"] is not None)
               + f"; largest pair {largest['pair']} ({largest['count']}, p = {largest['p_value']:.3g})"
               + (f"  [{c['note']}]" if c["note"] else ""))
+        for task, info in c["set_info"].items():
+            if info["warning"]:
+                print(f"  warning: ties decide membership: {info['warning']}")
+
+
+def cmd_studies(args) -> None:
+    from pipeline import studies
+
+    if args.delete:
+        path = studies.delete_study(args.dataset, args.delete)
+        print(f"deleted study {args.delete} ({path})", file=sys.stderr)
+    listed = studies.list_studies(args.dataset, args.data)
+    if args.json:
+        _dump({"dataset": args.dataset, "studies": [{k: s[k] for k in ("id", "configuration", "time", "finished",
+                                                                         "n_configurations", "path")}
+                                                     for s in listed]})
+        return
+    if not listed:
+        print(f"{args.dataset}: no stored study")
+    for s in listed:
+        print(studies.describe(s))
 
 
 def _preference_reasons(args, data, make_client):
@@ -452,13 +515,14 @@ def _preference_reasons(args, data, make_client):
     from pipeline.retrievers import get_run
 
     if args.reasons == "typology":
-        typology, assignments, report = difficulty.reasons_from_typology_store(data.name)
+        typology, assignments, report = difficulty.reasons_from_typology_store(data.name, model=args.reasons_model)
         return typology, assignments, {"typology_store": report}
     typology = difficulty.load_typology(args.typology)
     if args.reasons:
         return typology, difficulty.load_assignments(args.reasons, typology), {"imported": str(args.reasons)}
-    report = h2r_report(data, [get_run(data, args.retriever)], quantile=args.quantile)
-    hard_qids = report["retrievers"][args.retriever]["hard"]
+    run = get_run(data, args.retriever)
+    report = h2r_report(data, [run], quantile=args.quantile)
+    hard_qids = report["retrievers"][run.name]["hard"]  # NAME@computed when computed here
     # ask only about the queries the preference step can use (a relevant passage with text, the
     # first --max-queries in topic order), so a capped run makes no assignment call it then drops
     usable = [qid for qid in data.judged_qids if qid in set(hard_qids) and data.relevant_passages(qid)]
@@ -466,7 +530,7 @@ def _preference_reasons(args, data, make_client):
     client = make_client(args.assigner or args.judge, **_llm_options(args, step="prefer:assignment"))
     assignments, assigned = reason_assignment.assign_reasons(client, typology, data.topics, hard)
     return typology, assignments, {"assigned_by": client.provenance.as_dict(), "hard_sets": {
-        "h2r": {"retriever": args.retriever, "quantile": args.quantile, "rule": report["rule"],
+        "h2r": {"retriever": run.name, "quantile": args.quantile, "rule": report["rule"],
                 "qids": hard_qids, "asked": hard["h2r"]}}, "tasks": assigned}
 
 
@@ -532,10 +596,15 @@ def cmd_prefer(args) -> None:
     for label, s in rows:
         rate = "n/a" if s["rate"] is None else f"{s['rate']:.1%} [{s['ci_low']:.1%}, {s['ci_high']:.1%}]"
         p = "n/a" if s["sign_test_p"] is None else f"{s['sign_test_p']:.3g}"
-        print(f"  {label}: {s['wins']} win / {s['ties']} tie / {s['losses']} loss ({s['inconsistent']} inconsistent, "
+        print(f"  {label}: {s['queries']} queries ({s['pairs']} pairs): "
+              f"{s['wins']} win / {s['ties']} tie / {s['losses']} loss ({s['inconsistent']} inconsistent, "
               f"{s['unparseable']} unparseable, {s['failed']} failed); preferred {rate}; sign test p = {p}")
+    verdicts = out["overall"]["verdict_rule"]
+    if verdicts["rate"] is not None:
+        print(f"  verdict rule: {verdicts['aware']} of {verdicts['verdicts']} verdicts prefer the difficulty-aware "
+              f"answer ({verdicts['rate']:.1%}); {result['verdict_rule']}")
     if out["study_rate"] is not None:
-        print(f"  study: {out['study_rate']:.2%} (its own generators and judge)")
+        print(f"  study: {out['study_rate']:.2%} (its own generators and judge; its counting rule is not stated)")
     print(f"stored: {path}")
 
 
@@ -673,6 +742,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--encoder", default="auto", choices=["auto", "roberta-large", "minilm"],
                        help="BERTScore encoder; auto: roberta-large when loadable, else minilm (stated with results)")
         p.add_argument("--aggregate", default="max", choices=["max", "mean"], help="BERTScore over several passages")
+        p.add_argument("--partial-references", default="exclude", choices=["exclude", "include"],
+                       help="H2G: queries with only some of their grade-2/3 passages' texts are excluded (and "
+                            "counted), or scored against the passages that have text")
 
     def llm_args(p):
         g = p.add_argument_group("LLM calls", "how every LLM of this command is called; decoding options left "
@@ -740,10 +812,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="repeatable; " + judge_help + " (default: the data folder's judgment files and auto)")
     p.add_argument("--setup", action="append", choices=["binary", "graded"], help="repeatable (default: both)")
     p.add_argument("--out", default=None, help="also write the study JSON here")
+    p.add_argument("--max-queries", type=POSITIVE_INT, default=None,
+                   help="only the first N judged queries in topic order (recorded with the study)")
+    p.add_argument("--study-id", default=None, help="store the study under this id (the dashboard's jobs pass "
+                                                    "one, so that their row links to it); default: a new id")
     cap_arg(p)
     bertscore_args(p)
     llm_args(p)
     p.set_defaults(func=cmd_run)
+
+    p = command("studies", "the stored failure studies of a dataset (newest first); delete one")
+    p.add_argument("--dataset", required=True, help="dl19..dl22, or a --qrels collection's name")
+    p.add_argument("--data", default=None, help="only the studies computed from this data folder")
+    p.add_argument("--delete", default=None, metavar="ID", help="delete this study for good")
+    p.add_argument("--json", action="store_true",
+                   help='{"dataset", "studies": [{"id", "configuration", "time", ...}]}')
+    p.set_defaults(func=cmd_studies)
 
     p = command("coverage", "judged queries and passage-text coverage")
     p.add_argument("--dataset", default="all", choices=[*DATASETS, "all"])
@@ -795,6 +879,9 @@ def build_parser() -> argparse.ArgumentParser:
                         'categories and assigned reasons); FILE: a JSON list or JSONL of {"qid", "task", '
                         '"categories": [...]}; default: --assigner assigns the typology\'s H2R categories '
                         "to the H2R queries of --retriever")
+    p.add_argument("--reasons-model", default=None, metavar="LABEL",
+                   help="with --reasons typology: use the runs of this model (a run's model label, e.g. "
+                        "ollama:qwen3:8b); default: the model of the dataset's newest finished run")
     p.add_argument("--typology", default=str(difficulty.STUDY_TYPOLOGY), metavar="FILE",
                    help="typology JSON (default: the study's ten categories)")
     p.add_argument("--templates", default=str(difficulty.DEFAULT_TEMPLATES), metavar="FILE",

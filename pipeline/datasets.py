@@ -144,6 +144,16 @@ class TrecDlData:
         return {pid: self.passages[pid] for pid, grade in judged.items()
                 if grade >= min_grade and pid in self.passages}
 
+    def reference_coverage(self, min_grade: int = RELEVANT_GRADE) -> dict[str, tuple[int, int]]:
+        """``{qid: (relevant passages with text, relevant passages)}`` per judged query: how much of a
+        query's reference set (grade >= ``min_grade``) an answer can be compared with."""
+        qrels = self.require_qrels()
+        out = {}
+        for qid in self.judged_qids:
+            relevant = [pid for pid, grade in qrels[qid].items() if grade >= min_grade]
+            out[qid] = (sum(pid in self.passages for pid in relevant), len(relevant))
+        return out
+
     @cached_property
     def coverage(self) -> Coverage:
         qrels = self.qrels or {}

@@ -200,10 +200,18 @@ def load_assignments(path: str | Path, typology: Typology) -> list[Assignment]:
     return out
 
 
-def reasons_from_typology_store(dataset: str, store=None) -> tuple[Typology, list[Assignment], dict]:
+def _run_model(run: dict) -> str:
+    return run["provenance"].get("label", run["provenance"].get("model", ""))
+
+
+def reasons_from_typology_store(dataset: str, store=None, model: str | None = None,
+                                ) -> tuple[Typology, list[Assignment], dict]:
     """Each task's latest finished run of the failure typology (``pipeline.typology.store``) for
-    ``dataset``: its categories, and every query whose assignment parsed with its reasons in the
-    model's order. Queries whose assignment was unparseable or failed are listed, not guessed."""
+    ``dataset`` *made by one model*: its categories, and every query whose assignment parsed with its
+    reasons in the model's order. Queries whose assignment was unparseable or failed are listed, not
+    guessed. ``model`` is a run's model label; None: the model of the dataset's newest finished run.
+    A task without a finished run by that model is left out and reported (``report["skipped"]``),
+    so reasons from different models are never mixed in one result."""
     from pipeline.typology.store import TypologyStore, default_path
 
     if store is None:
@@ -211,13 +219,25 @@ def reasons_from_typology_store(dataset: str, store=None) -> tuple[Typology, lis
             raise DifficultyInputError(f"no failure typology store at {default_path()}: run "
                                        f"`python -m pipeline typology --dataset {dataset} --task ...` first")
         with TypologyStore() as opened:
-            return reasons_from_typology_store(dataset, opened)
+            return reasons_from_typology_store(dataset, opened, model)
+    finished = store.list_runs(dataset=dataset, status="done")  # newest first
+    if not finished:
+        raise DifficultyInputError(f"{dataset}: the failure typology store has no finished run for this dataset")
+    model = model or _run_model(finished[0])
+    models = sorted({_run_model(r) for r in finished})
+    if model not in models:
+        raise DifficultyInputError(f"{dataset}: no finished typology run by model {model!r}; "
+                                   f"models with one: {', '.join(models)}")
     by_task, assignments, report = {}, [], {}
+    skipped = {}
     for task in TASKS:
-        runs = store.list_runs(dataset=dataset, task=task, status="done")
-        if not runs:
+        runs = [r for r in finished if r["task"] == task]
+        mine = [r for r in runs if _run_model(r) == model]
+        if not mine:
+            if runs:
+                skipped[task] = f"no finished run by {model} (its latest is by {_run_model(runs[0])})"
             continue
-        run = runs[0]  # newest first
+        run = mine[0]  # newest first
         by_task[task] = run["categories"]
         queries = store.queries(run["run_id"])
         assigned = [q for q in queries if q["status"] == "ok" and q["assigned"]]
@@ -226,10 +246,8 @@ def reasons_from_typology_store(dataset: str, store=None) -> tuple[Typology, lis
         report[task] = {"run_id": run["run_id"], "typology": run["typology_label"],
                         "model": run["provenance"].get("label", run["provenance"].get("model")),
                         "assigned": len(assigned), "not assigned": [q["qid"] for q in queries if q not in assigned]}
-    if not by_task:
-        raise DifficultyInputError(f"{dataset}: the failure typology store has no finished run for this dataset")
     name = "typology runs " + ", ".join(r["run_id"] for r in report.values())
-    return typology_from_tasks(name, by_task), assignments, report
+    return typology_from_tasks(name, by_task), assignments, {**report, "model": model, "skipped": skipped}
 
 
 def assignments_digest(assignments: Iterable[Assignment]) -> str:

@@ -16,7 +16,14 @@ anything; a generation without a single answer raises :class:`pipeline.llm.LLMEr
 
 Conventions (recorded in every result): per-query nDCG@10 through ir_measures with judged queries
 missing from a run scoring 0; BERTScore F1 max over the answer's grade-2/3 passages with text
-(queries without one excluded and counted); disagreement over the judge's labelled pairs. The three
+(queries without one excluded and counted); disagreement over the judge's labelled pairs.
+
+Partial references (H2G): the maximum over a query's reference passages can only be lower when some
+of them have no text, so on a partial corpus (DL20: 28 of 54 queries have only some of their grade-2/3
+passages' texts; DL21: 47 of 53) H2G membership would partly measure corpus coverage. Every result
+records each query's reference coverage (with text / all), and by default (``partial_references=
+"exclude"``) queries with an incomplete reference set are left out of H2G and counted;
+``"include"`` (CLI ``--partial-references include``) scores them against the passages at hand. The three
 sets of a configuration are computed with the H2R rule over the *universe*: the queries all three
 tasks score, so that they can be intersected and tested against independence.
 """
@@ -24,24 +31,30 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from core import paths
 from core.atomic import atomic_write_text
-from pipeline.h2r import DEFAULT_QUANTILE, hard_set
+from pipeline.judging import DEFAULT_CAP
+from pipeline.h2r import DEFAULT_QUANTILE, HardSet, hard_set, set_summary
 from pipeline.overlap import overlap_analysis, stability_table
 
 MEASURE = "nDCG@10"
 CONVENTIONS = {
-    "h2r": f"{MEASURE} (ir_measures, judged queries missing from a run score 0) <= numpy.quantile(v, q)",
+    "h2r": f"lowest {MEASURE} (ir_measures, judged queries missing from a run score 0), the quantile rule below",
     "h2g": "BERTScore F1 (bert-score, no idf, no baseline rescaling) of the zero-shot answer, max over the "
-           "query's passages graded 2-3 that have text, <= numpy.quantile(v, q); queries without such a "
-           "passage excluded",
+           "query's passages graded 2-3 that have text, lowest first (the quantile rule below); queries without "
+           "such a passage excluded, and by default those with only some of them (partial_references)",
     "h2j": "share of the query's labelled pairs where judge and NIST disagree (binary: opposite sides of grade 2; "
-           "graded: |LLM - NIST| > 1) >= numpy.quantile(v, 1 - q)",
+           "graded: |LLM - NIST| > 1), highest first (the quantile rule below)",
     "universe": "every set is computed over the queries that all three tasks score",
-    "quantile": "numpy linear interpolation; ties at the threshold included",
+    "partial_references": "exclude (default): queries with only some grade-2/3 passages' texts are not scored "
+                          "for H2G (counted); include: scored against the passages that have text",
+    "quantile": "target floor((n-1)q)+1 queries (the size of numpy's linear-interpolated quantile set without "
+                "ties); a tie block at the boundary is never split: in or out, whichever size is closer to the "
+                "target (equal distance: out); pipeline.h2r",
 }
 
 
@@ -102,6 +115,28 @@ def study_dir(data) -> Path:
     return paths.cache_subdir("failure", slug(data.name))
 
 
+class StudyStepError(RuntimeError):
+    """A study step that produced nothing to go on with (e.g. a generator that answered no query):
+    the run stops there and stores no result."""
+
+
+def _last_error(failed: dict[str, str]) -> str:
+    return " ".join(str(list(failed.values())[-1]).split()) if failed else "(none recorded)"
+
+
+def first_queries(data, n: int | None):
+    """``data`` restricted to its first ``n`` judged queries in topic order (all when ``n`` is None)."""
+    from dataclasses import replace
+
+    if n is None:
+        return data
+    if n < 1:
+        raise ValueError(f"--max-queries must be at least 1, got {n}")
+    keep = data.judged_qids[:n]
+    qrels = data.require_qrels()
+    return replace(data, qrels={qid: qrels[qid] for qid in keep}, _fingerprint=None)
+
+
 # ---- the three tasks' per-query values ------------------------------------------------------------
 def retrieval_values(data, arg: str) -> tuple[str, dict[str, float], dict]:
     from pipeline import evaluation
@@ -110,11 +145,12 @@ def retrieval_values(data, arg: str) -> tuple[str, dict[str, float], dict]:
     name, file = parse_named_arg(arg, "--retriever")
     run = get_run(data, name, file)
     values = evaluation.per_query(data.require_qrels(), run.run, MEASURE, complete=True)
-    return name, values, run.as_dict()
+    return run.name, values, run.as_dict()  # run.name: NAME@computed for a partial-corpus run
 
 
-def generation_for(data, arg: str, *, llm_options: dict | None = None, progress: bool = True):
-    """The answers of generator ``arg`` (imported, or generated and stored under cache/failure/)."""
+def generation_for(data, arg: str, *, llm_options: dict | None = None, progress: bool = True, on_progress=None):
+    """The answers of generator ``arg`` (imported, or generated and stored under cache/failure/);
+    an LLM generator that answered no query raises (:mod:`pipeline.generation`), so the study stops there."""
     from pipeline.generation import Generation, generate_answers, import_answers
     from pipeline.llm import make_client
 
@@ -123,30 +159,66 @@ def generation_for(data, arg: str, *, llm_options: dict | None = None, progress:
         return import_answers(name, file, known_qids=data.topics)
     queries = _require_query_texts(data)
     client = make_client(name, **{"step": "generation", **(llm_options or {})})
-    gen = generate_answers(client, queries,
+    # a generator that answers nothing raises (pipeline.generation): the step, and the study, stop here
+    gen = generate_answers(client, queries, on_progress=on_progress,
                            progress=f"{data.name} answers ({client.provenance.label})" if progress else None)
     path = study_dir(data) / "generations" / f"{slug(gen.name)}.json"
     atomic_write_text(path, json.dumps(gen.as_dict(), ensure_ascii=False, indent=1))
     return Generation.from_dict(gen.as_dict())
 
 
-def generation_values(data, gen, encoder: str = "auto", aggregate: str = "max") -> tuple[dict[str, float], dict]:
+PARTIAL_REFERENCES = ("exclude", "include")
+
+
+def partial_reference_queries(data, qids=None) -> list[str]:
+    """Judged queries (of ``qids``) with some but not all of their grade-2/3 passages' texts."""
+    coverage = data.reference_coverage()
+    return [q for q in (coverage if qids is None else qids) if q in coverage and 0 < coverage[q][0] < coverage[q][1]]
+
+
+def generation_values(data, gen, encoder: str = "auto", aggregate: str = "max",
+                      partial_references: str = "exclude") -> tuple[dict[str, float], dict]:
+    """BERTScore F1 per answered query; queries with an incomplete reference set are excluded and
+    counted unless ``partial_references="include"`` (module docstring)."""
     from pipeline.bertscore import bertscore_per_query, empty_answers, resolve_encoder
 
+    if partial_references not in PARTIAL_REFERENCES:
+        raise ValueError(f"partial_references must be one of {PARTIAL_REFERENCES}, got {partial_references!r}")
     enc = resolve_encoder(encoder)
     qrels = data.require_qrels()
-    references = {qid: data.relevant_passages(qid) for qid in gen.answers if qid in qrels}
-    values, excluded = bertscore_per_query({q: a for q, a in gen.answers.items() if q in qrels}, references, enc,
-                                           aggregate=aggregate)
+    answered = [qid for qid in gen.answers if qid in qrels]
+    partial = partial_reference_queries(data, answered)
+    dropped = set(partial) if partial_references == "exclude" else set()
+    scored = [qid for qid in answered if qid not in dropped]
+    references = {qid: data.relevant_passages(qid) for qid in scored}
+    values, excluded = bertscore_per_query({q: gen.answers[q] for q in scored}, references, enc, aggregate=aggregate)
     empty = empty_answers(gen.answers)  # never BERTScored (see pipeline.bertscore)
+    coverage = data.reference_coverage()
     return values, {**enc.as_dict(), "aggregate": aggregate, "excluded_no_relevant_text": excluded,
                     "n_excluded": len(excluded), "n_failed_generations": len(gen.failed),
                     "excluded_empty_answer": empty, "n_empty_answers": len(empty),
+                    "partial_references": partial_references, "n_answered": len(answered),
+                    "n_partial_references": len(partial), "excluded_partial_references": sorted(dropped),
+                    "n_excluded_partial_references": len(dropped),
+                    "reference_coverage": {q: list(coverage[q]) for q in answered},
                     "corpus_note": data.coverage.summary()}
 
 
+def reference_note(info: dict) -> str:
+    """One line: the partial-reference choice and its counts (CLI text output, the page)."""
+    n_partial = info.get("n_partial_references")
+    if n_partial is None:
+        return "reference coverage not recorded (a study from before partial references were counted)"
+    verb = ("excluded from H2G (partial references: exclude)" if info["partial_references"] == "exclude" else
+            "scored against the passages that have text (partial references: include)")
+    return (f"{n_partial} of {info['n_answered']} answered queries have only some of their grade-2/3 passages' "
+            f"texts: {verb}; {info['n_excluded']} more have none (excluded)")
+
+
 def judgments_for(data, arg: str, setup: str, *, cap: int | None, llm_options: dict | None = None,
-                  progress: bool = True):
+                  progress: bool = True, on_progress=None, on_total=None):
+    """The judgments of judge ``arg`` (imported, or made by an LLM); :class:`StudyStepError` when an
+    LLM judge labelled no pair."""
     from pipeline.judging import import_judgments, llm_judgments
     from pipeline.llm import make_client
 
@@ -157,8 +229,14 @@ def judgments_for(data, arg: str, setup: str, *, cap: int | None, llm_options: d
         return import_judgments(name, file, setup, known_qids=data.topics)
     _require_query_texts(data)
     client = make_client(name, **{"step": f"judgments:{setup}", **(llm_options or {})})
-    return llm_judgments(client, data, setup, cap=cap,
-                         progress=f"{data.name} {setup} judgments ({client.provenance.label})" if progress else None)
+    judgments = llm_judgments(client, data, setup, cap=cap, on_progress=on_progress, on_total=on_total,
+                              progress=f"{data.name} {setup} judgments ({client.provenance.label})" if progress
+                              else None)
+    if judgments.failed and not judgments.labels and not judgments.unparseable:
+        failed = {f"{q} {p}": e for q, per in judgments.failed.items() for p, e in per.items()}
+        raise StudyStepError(f"{data.name}: judge {client.provenance.label} ({setup}) answered none of "
+                             f"{len(failed)} pairs; last error: {_last_error(failed)}")
+    return judgments
 
 
 def judgment_values(data, judgments) -> tuple[dict[str, float], dict]:
@@ -169,9 +247,18 @@ def judgment_values(data, judgments) -> tuple[dict[str, float], dict]:
 
 
 # ---- sets and configurations ----------------------------------------------------------------------
-def task_set(values: dict[str, float], task: str, quantile: float, universe=None) -> list[str]:
+def task_hard_set(values: dict[str, float], task: str, quantile: float, universe=None) -> HardSet:
+    """``task``'s hard set through the one rule of :func:`pipeline.h2r.hard_set` (H2J: the top)."""
     scope = {q: v for q, v in values.items() if universe is None or q in universe}
-    return list(hard_set(scope, quantile, task, top=task == "h2j").qids)
+    return hard_set(scope, quantile, task, top=task == "h2j")
+
+
+def _component_set(values: dict[str, float], task: str, quantile: float) -> dict:
+    """``{task: [qids], f"{task}_set": set_summary}`` over every query the component scores (empty without any)."""
+    if not values:
+        return {task: [], f"{task}_set": None}
+    hard = task_hard_set(values, task, quantile)
+    return {task: list(hard.qids), f"{task}_set": set_summary(hard)}
 
 
 @dataclass
@@ -185,10 +272,12 @@ class FailureSets:
     answers: dict[str, str]
     analysis: dict = field(default_factory=dict)
     provenance: dict = field(default_factory=dict)
+    set_info: dict = field(default_factory=dict)  # per task: threshold, target, tie block, |set|/N, warning
 
     def as_dict(self) -> dict:
         return {"dataset": self.dataset, "configuration": self.configuration, "n_queries": len(self.universe),
-                **self.sets, "universe": self.universe, "values": self.values, "provenance": self.provenance,
+                **self.sets, "set_info": self.set_info, "universe": self.universe, "values": self.values,
+                "provenance": self.provenance,
                 **{k: v for k, v in self.analysis.items() if k not in ("sets",)}}
 
 
@@ -198,54 +287,112 @@ def combine(dataset: str, configuration: dict, values: dict[str, dict[str, float
     universe = sorted(set(values["h2r"]) & set(values["h2g"]) & set(values["h2j"]))
     if len(universe) < 4:
         raise ValueError(f"{dataset}: only {len(universe)} queries are scored by all three tasks")
-    sets = {task: task_set(values[task], task, quantile, set(universe)) for task in ("h2r", "h2g", "h2j")}
+    hard = {task: task_hard_set(values[task], task, quantile, set(universe)) for task in ("h2r", "h2g", "h2j")}
+    sets = {task: list(h.qids) for task, h in hard.items()}
     return FailureSets(dataset, {**configuration, "quantile": quantile}, sets,
                        {t: {q: values[t][q] for q in universe} for t in values}, universe, answers,
-                       overlap_analysis(sets, universe), provenance or {})
+                       overlap_analysis(sets, universe), provenance or {},
+                       {task: set_summary(h) for task, h in hard.items()})
 
 
 def config_label(c: dict) -> str:
     return f"{c['retriever']} | {c['generator']} | {c['judge']} | {c['setup']}"
 
 
+def study_configuration(data, *, retrievers, generators, judges, setups, quantile, encoder, aggregate, cap,
+                        max_queries=None, partial_references="exclude") -> dict:
+    """What a study run is asked to do (stored with it, and hashed into its id)."""
+    return {"dataset": data.name, "retrievers": list(retrievers), "generators": list(generators),
+            "judges": list(judges), "setups": list(setups), "quantile": quantile, "encoder": encoder,
+            "aggregate": aggregate, "cap": cap, "max_queries": max_queries,
+            "partial_references": partial_references,
+            "data_folder": str(data.folder) if data.folder is not None else None}
+
+
 def run_study(data, *, retrievers, generators, judges, setups=("binary", "graded"), quantile=DEFAULT_QUANTILE,
-              encoder="auto", aggregate="max", cap=None, llm_options=None, progress=True, log=print) -> dict:
-    """Every step for every component, then every configuration's overlap; written to
-    ``cache/failure/<dataset>/study.json`` (atomically) and returned. Resumable: LLM answers come from
-    the response cache and BERTScore pairs from their cache, so a rerun repeats no expensive call."""
+              encoder="auto", aggregate="max", cap=DEFAULT_CAP, max_queries=None, llm_options=None, progress=True,
+              log=print, study_id: str | None = None, progress_key: str | None = None,
+              partial_references="exclude") -> dict:
+    """Every step for every component, then every configuration's overlap; stored as a new study
+    (:mod:`pipeline.studies`, atomically, under ``study_id`` or a new id) and returned. A step that
+    fails stops the run before anything is stored. Resumable: LLM answers come from the response
+    cache and BERTScore pairs from their cache, so a rerun repeats no expensive call.
+
+    ``progress_key``: the job's progress record (:mod:`core.jobs.progress`): stage n of m and items
+    done of total, read by the page's jobs table."""
+    from core.jobs.progress import ProgressWriter
+    from pipeline import studies
+
+    data = first_queries(data, max_queries)
     data.require_qrels()
+    configuration = study_configuration(data, retrievers=retrievers, generators=generators, judges=judges,
+                                        setups=setups, quantile=quantile, encoder=encoder, aggregate=aggregate,
+                                        cap=cap, max_queries=max_queries, partial_references=partial_references)
+    started = time.time()
+    study_id = studies.check_study_id(study_id) if study_id else studies.new_study_id(configuration, started)
+    stages = len(retrievers) + 2 * len(generators) + len(judges) * len(setups) + 1
+    tracker = ProgressWriter(progress_key, stages)
+    try:
+        study = _run_steps(data, tracker, configuration, retrievers=retrievers, generators=generators, judges=judges,
+                           setups=setups, quantile=quantile, encoder=encoder, aggregate=aggregate, cap=cap,
+                           llm_options=llm_options, progress=progress, log=log,
+                           partial_references=partial_references)
+    except BaseException as exc:
+        tracker.finish(error=" ".join(str(exc).split()) or type(exc).__name__)
+        raise
+    study = {"id": study_id, "configuration": configuration, "time": studies.iso_time(started),
+             "finished": studies.iso_time(time.time()), **study}
+    path = studies.save_study(study)
+    tracker.finish()
+    log(f"[{data.name}] study {study_id} stored: {path}")
+    return study
+
+
+def _run_steps(data, tracker, configuration, *, retrievers, generators, judges, setups, quantile, encoder, aggregate,
+               cap, llm_options, progress, log, partial_references) -> dict:
+    qrels = data.require_qrels()
     study: dict = {"dataset": data.name, "source": data.source, "coverage": data.coverage.as_dict(),
                    "quantile": quantile, "conventions": CONVENTIONS, "cap": cap,
-                   "data_folder": str(data.folder) if data.folder is not None else None,
+                   "partial_references": partial_references,
+                   "data_folder": configuration["data_folder"],
                    "queries": data.queries(),
-                   # the texts the page shows beside an answer (grade 2-3 passages that have text)
+                   # the texts the page shows beside an answer (grade 2-3 passages that have text), with grades
                    "relevant_passages": {qid: data.relevant_passages(qid) for qid in data.queries()},
+                   "relevant_grades": {qid: {pid: qrels[qid][pid] for pid in data.relevant_passages(qid)}
+                                       for qid in data.queries()},
                    "retrievers": {}, "generators": {}, "judges": {}, "configurations": {}}
     for arg in retrievers:
+        tracker.stage(f"retriever {arg}")
         name, values, info = retrieval_values(data, arg)
-        study["retrievers"][name] = {"info": info, "per_query": values,
-                                     "h2r": task_set(values, "h2r", quantile)}
+        hard = task_hard_set(values, "h2r", quantile)
+        study["retrievers"][name] = {"info": info, "per_query": values, "h2r": list(hard.qids),
+                                     "h2r_set": set_summary(hard)}
         log(f"[{data.name}] retriever {name}: {len(values)} queries")
     answers = {}
     for arg in generators:
-        gen = generation_for(data, arg, llm_options=llm_options, progress=progress)
-        values, info = generation_values(data, gen, encoder, aggregate)
+        tracker.stage(f"answers of {arg}", len(data.queries()), "answer")
+        gen = generation_for(data, arg, llm_options=llm_options, progress=progress, on_progress=tracker.advance)
+        tracker.stage(f"BERTScore of {gen.name}")
+        values, info = generation_values(data, gen, encoder, aggregate, partial_references)
         answers[gen.name] = gen.answers
         study["generators"][gen.name] = {"provenance": gen.provenance, "prompt": gen.prompt, "options": gen.options,
                                          "source": gen.source, "failed": gen.failed, "bertscore": info,
                                          "per_query": values, "answers": gen.answers,
-                                         "h2g": task_set(values, "h2g", quantile) if values else []}
-        log(f"[{data.name}] generator {gen.name}: {len(values)} queries scored, {info['n_excluded']} excluded "
-            f"({info['encoder']})")
+                                         **_component_set(values, "h2g", quantile)}
+        log(f"[{data.name}] generator {gen.name}: {len(values)} queries scored ({info['encoder']}); "
+            + reference_note(info))
     for arg in judges:
         for setup in setups:
-            judgments = judgments_for(data, arg, setup, cap=cap, llm_options=llm_options, progress=progress)
+            tracker.stage(f"{setup} judgments of {arg}", 0, "pair")
+            judgments = judgments_for(data, arg, setup, cap=cap, llm_options=llm_options, progress=progress,
+                                      on_progress=tracker.advance, on_total=tracker.set_total)
             values, info = judgment_values(data, judgments)
             study["judges"].setdefault(judgments.judge, {})[setup] = {
                 "info": info, "per_query": values, "labels": judgments.labels, "unparseable": judgments.unparseable,
-                "h2j": task_set(values, "h2j", quantile) if values else []}
+                **_component_set(values, "h2j", quantile)}
             log(f"[{data.name}] judge {judgments.judge} ({setup}): {len(values)} queries, "
                 f"{info['n_unparseable']} unparseable")
+    tracker.stage("overlap of every configuration")
     for r, rinfo in study["retrievers"].items():
         for g, ginfo in study["generators"].items():
             for j, per_setup in study["judges"].items():
@@ -256,25 +403,27 @@ def run_study(data, *, retrievers, generators, judges, setups=("binary", "graded
                     result = combine(data.name, config, {"h2r": rinfo["per_query"], "h2g": ginfo["per_query"],
                                                          "h2j": jinfo["per_query"]}, {}, quantile)
                     study["configurations"][config_label(config)] = {
-                        "configuration": config, "sets": result.sets, "analysis": result.analysis,
+                        "configuration": config, "sets": result.sets, "set_info": result.set_info,
+                        "analysis": result.analysis,
                         "small_model": small,
                         "note": (f"{' and '.join(small)} from a 135M model: exercises the pipeline, not a finding"
                                  if small else "")}
     study["stability"] = stability_table({k: v["analysis"] for k, v in study["configurations"].items()})
-    atomic_write_text(study_dir(data) / "study.json", json.dumps(study, ensure_ascii=False, indent=1))
     return study
 
 
 def load_study(dataset: str) -> dict | None:
-    """The stored study of ``dataset`` (None when no run finished)."""
-    path = paths.cache_dir() / "failure" / slug(dataset) / "study.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    """The newest stored study of ``dataset`` (None when no run finished); see :mod:`pipeline.studies`."""
+    from pipeline import studies
+
+    return studies.load_study(dataset)
 
 
 def failure_sets(dataset: str | None = None, *, retriever: str, generator: str, judge: str, setup: str = "binary",
                  quantile: float = DEFAULT_QUANTILE, data_dir=None, qrels=None, topics=None, passages=None,
-                 encoder: str = "auto", aggregate: str = "max", cap: int | None = None,
-                 llm_options: dict | None = None, progress: bool = False) -> FailureSets:
+                 encoder: str = "auto", aggregate: str = "max", cap: int | None = DEFAULT_CAP,
+                 llm_options: dict | None = None, progress: bool = False,
+                 partial_references: str = "exclude") -> FailureSets:
     """The three hard sets of one configuration, with their values and the generated answers.
 
     ``retriever``, ``generator`` and ``judge`` use the ``NAME[=FILE]`` forms of the module docstring.
@@ -282,7 +431,7 @@ def failure_sets(dataset: str | None = None, *, retriever: str, generator: str, 
     data = load_collection(dataset, qrels=qrels, topics=topics, passages=passages, data_dir=data_dir)
     rname, rvalues, rinfo = retrieval_values(data, retriever)
     gen = generation_for(data, generator, llm_options=llm_options, progress=progress)
-    gvalues, ginfo = generation_values(data, gen, encoder, aggregate)
+    gvalues, ginfo = generation_values(data, gen, encoder, aggregate, partial_references)
     judgments = judgments_for(data, judge, setup, cap=cap, llm_options=llm_options, progress=progress)
     jvalues, jinfo = judgment_values(data, judgments)
     config = {"retriever": rname, "generator": gen.name, "judge": judgments.judge, "setup": setup}

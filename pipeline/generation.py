@@ -73,17 +73,20 @@ class Generation:
 
 
 def generate_answers(client: ChatClient, queries: Mapping[str, str], *, name: str | None = None,
-                     options: GenerationOptions = GENERATION_OPTIONS, progress: str | None = None) -> Generation:
+                     options: GenerationOptions = GENERATION_OPTIONS, progress: str | None = None,
+                     on_progress=None) -> Generation:
     """Answer every query zero-shot through ``client`` (cached, concurrent, failures kept apart).
 
     Named ``backend:model`` of the resolved model unless ``name`` is given; the options recorded are
     the ones sent (the client's overrides applied). :class:`~pipeline.llm.base.LLMUnavailable`
     propagates (the step stops); when every call failed, :class:`LLMError` says so: a generation
-    without a single answer is a failed step, not a result."""
+    without a single answer is a failed step, not a result. ``on_progress(n)``: see
+    :meth:`pipeline.llm.base.ChatClient.chat_many`."""
     effective = getattr(client, "effective_options", None)
     options = effective(options) if effective is not None else options
     qids = list(queries)
-    replies = client.chat_many([zero_shot_messages(queries[qid]) for qid in qids], options, progress=progress)
+    replies = client.chat_many([zero_shot_messages(queries[qid]) for qid in qids], options, progress=progress,
+                               on_progress=on_progress)
     answers, failed, finish = {}, {}, {}
     for qid, reply in zip(qids, replies):
         if isinstance(reply, LLMError):

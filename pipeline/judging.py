@@ -8,8 +8,9 @@ Two setups, both compared with the NIST grades (0 irrelevant, 1 related, 2 highl
 - ``graded``: the LLM gives 0-3 (an UMBRELA-style prompt); a pair disagrees when |LLM - NIST| > 1.
 
 A query's disagreement is the share of its judged pairs that disagree, over the pairs that have a
-valid LLM label. H2J is the top quantile: disagreement >= ``numpy.quantile(v, 1 - q)`` (linear
-interpolation, ties at the threshold included).
+valid LLM label. H2J is the top quantile of the disagreements under ``pipeline.h2r.hard_set``'s rule
+(the hardest floor((n-1)q)+1 queries, a tie block at the boundary kept whole, in or out by the size
+closer to that target): a capped judge's shares take few values, and ties must not inflate the set.
 
 The LLM judge asks as the study did: UMBRELA's graded prompt (``prompts/qrel_fewshot_bing.txt``, read at
 run time from the installed ``umbrela`` package, zero-shot: its few-shot examples would come from the
@@ -48,9 +49,13 @@ import numpy as np
 
 from pipeline.datasets import RELEVANT_GRADE
 from pipeline.llm.base import ChatClient, GenerationOptions, LLMError, Message, json_schema_text
-from pipeline.trec_io import TrecFormatError, read_qrels
+from pipeline.trec_io import read_qrels
 
 SETUPS = ("binary", "graded")
+# Pairs an LLM judge labels per query at most: the one default of the CLI (--cap), the Failure overlap
+# page and the library. 20 pairs give a query's disagreement share in steps of 1/20 (4 gave steps of
+# 1/4, so most queries tied); the hard-set rule (pipeline.h2r) handles what ties remain. Imported
+# judgments cover every pair and are never capped.
 DEFAULT_CAP = 20
 # "Final score: N" is about five tokens; a longer reply is a reply that ignored the format
 JUDGE_OPTIONS = GenerationOptions(temperature=0.0, seed=0, max_tokens=8)
@@ -294,18 +299,22 @@ def read_judge_reply(text: str, setup: str, prompt: str) -> tuple[int | None, fl
 
 def llm_judgments(client: ChatClient, data, setup: str, *, cap: int | None = DEFAULT_CAP, seed: int = 0,
                   name: str | None = None, options: GenerationOptions | None = None, prompt: str = "umbrela",
-                  progress: str | None = None, pairs: list[tuple[str, str]] | None = None) -> Judgments:
+                  progress: str | None = None, pairs: list[tuple[str, str]] | None = None, on_progress=None,
+                  on_total=None) -> Judgments:
     """Judge ``data``'s judged pairs that have passage text (at most ``cap`` per query, or exactly
-    ``pairs``) with ``client``, with UMBRELA's prompt (default) or the project's."""
+    ``pairs``) with ``client``, with UMBRELA's prompt (default) or the project's; ``on_total(n)`` hears
+    how many pairs will be judged, ``on_progress(n)`` of each ``n`` judged."""
     qrels = data.require_qrels()
     queries = data.queries()
     if pairs is None:
         sample = sample_pairs({q: qrels[q] for q in queries}, cap, seed=seed, eligible=data.passages.__contains__)
         pairs = [(qid, pid) for qid, pids in sample.items() for pid in pids]
+    if on_total is not None:
+        on_total(len(pairs))
     if options is None:
         options = umbrela_options(client) if prompt == "umbrela" else JUDGE_OPTIONS
     replies = client.chat_many([judge_messages(queries[q], data.passages[p], setup, prompt) for q, p in pairs],
-                               options, progress=progress)
+                               options, progress=progress, on_progress=on_progress)
     labels: dict[str, dict[str, int]] = {}
     expected: dict[str, dict[str, float]] = {}
     unparseable: dict[str, dict[str, str]] = {}
@@ -332,17 +341,8 @@ def llm_judgments(client: ChatClient, data, setup: str, *, cap: int | None = DEF
 
 
 def read_judgments_file(path: str | Path, known_qids=None) -> dict[str, dict[str, int]]:
-    """A qrels-format judgments file; grades outside 0-3 are errors naming file and line."""
-    labels = read_qrels(path, known_qids=known_qids)
-    bad = [(qid, pid, g) for qid, judged in labels.items() for pid, g in judged.items() if not 0 <= g <= 3]
-    if bad:
-        qid, pid, grade = bad[0]
-        with open(path, encoding="utf-8") as fh:  # find the line to name it
-            for line_no, line in enumerate(fh, 1):
-                fields = line.split()
-                if len(fields) == 4 and fields[0] == qid and fields[2] == pid:
-                    raise TrecFormatError(path, line_no, f"grade {grade} is outside 0-3 ({len(bad)} such lines)")
-    return labels
+    """A qrels-format judgments file; grades outside 0-3 are errors naming file and line (as for qrels)."""
+    return read_qrels(path, known_qids=known_qids)
 
 
 def import_judgments(name: str, path: str | Path, setup: str, known_qids=None) -> Judgments:

@@ -18,30 +18,48 @@ matplotlib.use("Agg")  # the page renders figures to images; never open a window
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from core import jobs, paths  # noqa: E402
-from pipeline.failure import folder_judgments  # noqa: E402
+import html  # noqa: E402
+import uuid  # noqa: E402
+
+import plotly.graph_objects as go  # noqa: E402
+
+from core import jobs  # noqa: E402
+from core.jobs import progress as job_progress  # noqa: E402
+from pipeline import studies  # noqa: E402
+from pipeline.failure import folder_judgments, reference_note  # noqa: E402
+from pipeline.h2r import set_line  # noqa: E402
 from pipeline.judge_benchmark import benchmark_line  # noqa: E402
+from pipeline.judging import DEFAULT_CAP  # noqa: E402
 from pipeline.overlap import TASKS  # noqa: E402
 
 JOB_KIND = "pipeline.failure-study"
 TASK_LABELS = {"h2r": "Hard to retrieve", "h2g": "Hard to generate", "h2j": "Hard to judge"}
 # matplotlib-venn's subset order for venn3: (Abc, aBc, ABc, abC, AbC, aBC, ABC) with A, B, C = h2r, h2g, h2j
 VENN_ORDER = ("h2r", "h2g", "h2r&h2g", "h2j", "h2r&h2j", "h2g&h2j", "h2r&h2g&h2j")
+PASSAGES_SHOWN = 10  # a query's relevant passages listed before "Show all" (some queries have 183)
 
 
 def study_datasets() -> list[str]:
-    """Datasets with a finished study, sorted."""
-    root = paths.cache_dir() / "failure"
-    return sorted(p.parent.name for p in root.glob("*/study.json")) if root.is_dir() else []
+    """Datasets with at least one stored study, sorted."""
+    return studies.study_datasets()
 
 
-def study_path(dataset: str) -> Path:
-    return paths.cache_dir() / "failure" / dataset / "study.json"
+def list_studies(dataset: str) -> list[dict]:
+    """The dataset's studies, newest first (a legacy ``study.json`` is migrated on the way)."""
+    return studies.list_studies(dataset)
 
 
-def load_study(dataset: str, mtime: float | None = None) -> dict:
-    """The study JSON (``mtime`` only keys the page's cache so that a new run is picked up)."""
-    return json.loads(study_path(dataset).read_text(encoding="utf-8"))
+def load_study(dataset: str, study_id: str, mtime: float | None = None) -> dict:
+    """One stored study (``mtime`` only keys the page's cache)."""
+    return studies.load_study(dataset, study_id)
+
+
+def study_label(entry: dict) -> str:
+    return studies.describe(entry)
+
+
+def delete_study(dataset: str, study_id: str) -> None:
+    studies.delete_study(dataset, study_id)
 
 
 def configuration_labels(study: dict) -> list[str]:
@@ -61,21 +79,119 @@ def find_configuration(study: dict, retriever: str, generator: str, judge: str, 
     return None
 
 
-def venn_figure(analysis: dict):
-    """The area-proportional three-way Venn diagram (matplotlib-venn) of one configuration."""
+def _venn3(analysis: dict, ax):
     from matplotlib_venn import venn3
 
     counts = tuple(analysis["regions"][name]["count"] for name in VENN_ORDER)
+    sizes = analysis["sizes"]
+    return venn3(subsets=counts, set_labels=[f"{TASK_LABELS[t]} ({sizes[t]})" for t in TASKS], ax=ax)
+
+
+def has_hard_queries(analysis: dict) -> bool:
+    return any(analysis["regions"][name]["count"] for name in VENN_ORDER)
+
+
+def venn_figure(analysis: dict):
+    """The area-proportional three-way Venn diagram (matplotlib-venn) of one configuration: the export."""
     fig, ax = plt.subplots(figsize=(5.5, 4.5))
-    if sum(counts) == 0:
+    if not has_hard_queries(analysis):
         ax.text(0.5, 0.5, "no hard queries", ha="center", va="center")
         ax.set_axis_off()
         return fig
-    sizes = analysis["sizes"]
-    venn3(subsets=counts, set_labels=[f"{TASK_LABELS[t]} ({sizes[t]})" for t in TASKS], ax=ax)
+    _venn3(analysis, ax)
     ax.set_title(f"{analysis['n_queries']} queries scored by all three tasks", fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def venn_png(analysis: dict) -> bytes:
+    import io
+
+    fig = venn_figure(analysis)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=150)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+REGION_IDS = dict(zip(VENN_ORDER, ("100", "010", "110", "001", "101", "011", "111")))
+VENN_COLOURS = {"h2r": "#d62728", "h2g": "#2ca02c", "h2j": "#1f77b4"}
+
+
+def venn_plotly(analysis: dict, selected: str | None = None) -> go.Figure:
+    """The same diagram as :func:`venn_figure` (matplotlib-venn's layout: its region outlines and
+    label positions), drawn with plotly so that a click inside a region selects it. Each region is a
+    filled outline plus a grid of transparent points inside it (what a click hits); every point
+    carries its region's key as ``customdata`` (:func:`region_from_selection`)."""
+    import numpy as np
+
+    fig_m, ax = plt.subplots(figsize=(5.5, 4.5))
+    try:
+        venn = _venn3(analysis, ax)
+        xlim, ylim = ax.get_xlim(), ax.get_ylim()
+        outlines, labels = {}, {}
+        for region, rid in REGION_IDS.items():
+            patch, label = venn.get_patch_by_id(rid), venn.get_label_by_id(rid)
+            if patch is not None:
+                outlines[region] = patch.get_path()
+            if label is not None:
+                labels[region] = label.get_position()
+        set_labels = [(t.get_text(), t.get_position()) for t in venn.set_labels if t is not None]
+    finally:
+        plt.close(fig_m)
+    xs = np.linspace(xlim[0], xlim[1], 90)
+    ys = np.linspace(ylim[0], ylim[1], 75)
+    grid = np.array([(x, y) for x in xs for y in ys])
+    fig = go.Figure()
+    for region, path in outlines.items():
+        members = region.split("&")
+        colour = VENN_COLOURS[members[0]] if len(members) == 1 else "#8c6d31" if len(members) == 2 else "#555555"
+        count = analysis["regions"][region]["count"]
+        hover = html.escape(f"{region_label(region)}: {count} queries (click to list them)")
+        for polygon in [_outline(path)]:
+            fig.add_trace(go.Scatter(x=polygon[:, 0], y=polygon[:, 1], fill="toself", mode="lines",
+                                     line={"color": "#333" if region == selected else "#999",
+                                           "width": 3 if region == selected else 1},
+                                     fillcolor=colour, opacity=0.55 if region == selected else 0.3,
+                                     hoverinfo="skip", showlegend=False))
+        inside = grid[path.contains_points(grid)]
+        if len(inside) == 0 and region in labels:
+            inside = np.array([labels[region]])
+        fig.add_trace(go.Scatter(x=inside[:, 0], y=inside[:, 1], mode="markers", marker={"size": 6, "opacity": 0},
+                                 customdata=[region] * len(inside), hovertext=[hover] * len(inside),
+                                 hoverinfo="text", showlegend=False, name=region))
+    fig.add_trace(go.Scatter(x=[labels[r][0] for r in labels], y=[labels[r][1] for r in labels], mode="text",
+                             text=[str(analysis["regions"][r]["count"]) for r in labels], hoverinfo="skip",
+                             textfont={"size": 16}, showlegend=False))
+    fig.add_trace(go.Scatter(x=[p[0] for _, p in set_labels], y=[p[1] for _, p in set_labels], mode="text",
+                             text=[html.escape(t) for t, _ in set_labels], hoverinfo="skip", textfont={"size": 14},
+                             showlegend=False))
+    fig.update_layout(title=f"{analysis['n_queries']} queries scored by all three tasks · click a region",
+                      xaxis={"visible": False, "range": list(xlim), "fixedrange": True},
+                      yaxis={"visible": False, "range": list(ylim), "scaleanchor": "x", "fixedrange": True},
+                      height=460, margin={"l": 10, "r": 10, "t": 50, "b": 10}, clickmode="event+select",
+                      dragmode=False, plot_bgcolor="white")
+    return fig
+
+
+def _outline(path, steps: int = 16):
+    """A region's outline as points: matplotlib-venn draws arcs as Bézier curves, sampled here."""
+    import numpy as np
+
+    points = [segment.point_at_t(t) for segment, _ in path.iter_bezier()
+              for t in np.linspace(0.0, 1.0, steps)]
+    return np.array(points)
+
+
+def region_from_selection(selection) -> str | None:
+    """The Venn region a click selected (from ``st.plotly_chart(on_select=...)``'s selection), or None."""
+    points = (selection or {}).get("points", []) if isinstance(selection, dict) else getattr(selection, "points", [])
+    for point in points or []:
+        data = point.get("customdata")
+        data = data[0] if isinstance(data, (list, tuple)) and data else data
+        if data in VENN_ORDER:
+            return data
+    return None
 
 
 def regions_frame(analysis: dict) -> pd.DataFrame:
@@ -143,13 +259,66 @@ def region_queries(study: dict, label: str, region: str) -> pd.DataFrame:
 
 
 def query_detail(study: dict, label: str, qid: str) -> dict:
-    """The query, its generated answer and its relevant passages (plain text for ``st.text``)."""
+    """The query, its generated answer and its relevant passages, highest grade first (plain text
+    for ``st.text``): ``passages`` is ``[(pid, grade or None, text)]``, ``grade_counts`` ``{grade: n}``."""
     config = study["configurations"][label]["configuration"]
     generator = study["generators"][config["generator"]]
-    passages = study.get("relevant_passages", {}).get(qid, {})
+    texts = study.get("relevant_passages", {}).get(qid, {})
+    grades = study.get("relevant_grades", {}).get(qid, {})  # absent in studies stored before grades were
+    passages = sorted(((pid, grades.get(pid), text) for pid, text in texts.items()),
+                      key=lambda p: (-(p[1] if p[1] is not None else -1), p[0]))
+    counts: dict = {}
+    for _, grade, _ in passages:
+        counts[grade] = counts.get(grade, 0) + 1
     return {"query": study["queries"].get(qid, ""), "answer": generator["answers"].get(qid),
             "answer_by": generator["provenance"].get("label", config["generator"]),
-            "small": bool(generator["provenance"].get("small")), "passages": passages}
+            "small": bool(generator["provenance"].get("small")), "passages": passages, "grade_counts": counts}
+
+
+def passages_heading(detail: dict) -> str:
+    """``Relevant passages with text: 41 (grade 3: 12, grade 2: 29)``."""
+    counts = detail["grade_counts"]
+    by_grade = ", ".join(f"grade {g}: {n}" if g is not None else f"grade unknown: {n}"
+                         for g, n in sorted(counts.items(), key=lambda kv: -(kv[0] if kv[0] is not None else -1)))
+    return f"Relevant passages with text: {len(detail['passages'])}" + (f" ({by_grade})" if by_grade else "")
+
+
+# ---------------------------------------------------------------------------- comparing two studies
+def common_configurations(a: dict, b: dict) -> list[str]:
+    return [label for label in a["configurations"] if label in b["configurations"]]
+
+
+def comparison_frame(a: dict, b: dict, label: str) -> pd.DataFrame:
+    """One configuration in two studies side by side: set sizes, overlap shares and counts, and the
+    difference (second - first). Shares are fractions (the page shows them as percentages)."""
+    rows = []
+
+    def add(figure: str, kind: str, get) -> None:
+        va, vb = get(a["configurations"][label]["analysis"]), get(b["configurations"][label]["analysis"])
+        diff = vb - va if va is not None and vb is not None else None
+        rows.append({"figure": figure, "kind": kind, "first": va, "second": vb, "difference": diff})
+
+    add("queries scored by all three", "count", lambda x: x["n_queries"])
+    for task in TASKS:
+        add(f"|{task.upper()}|", "count", lambda x, t=task: x["sizes"][t])
+    add("hard in all three", "share", lambda x: x["all_three"]["share"])
+    for task in TASKS:
+        add(f"{task.upper()} exclusive share", "share", lambda x, t=task: x["exclusive"][t]["share"])
+    for key in a["configurations"][label]["analysis"]["pairwise"]:
+        pair = key.replace("&", " ∩ ").upper()
+        add(f"{pair} overlap", "count", lambda x, k=key: x["pairwise"][k]["count"])
+        add(f"{pair} Jaccard", "share", lambda x, k=key: x["pairwise"][k]["jaccard"])
+    return pd.DataFrame(rows, columns=["figure", "kind", "first", "second", "difference"])
+
+
+def set_differences(a: dict, b: dict, label: str) -> pd.DataFrame:
+    """Per task, which queries only the first / only the second study's set holds."""
+    rows = []
+    for task in TASKS:
+        sa, sb = set(a["configurations"][label]["sets"][task]), set(b["configurations"][label]["sets"][task])
+        rows.append({"task": task.upper(), "in both": len(sa & sb), "only in first": " ".join(sorted(sa - sb)),
+                     "only in second": " ".join(sorted(sb - sa))})
+    return pd.DataFrame(rows, columns=["task", "in both", "only in first", "only in second"])
 
 
 def provenance_lines(study: dict, label: str) -> list[str]:
@@ -161,7 +330,7 @@ def provenance_lines(study: dict, label: str) -> list[str]:
     return [f"Retriever {config['retriever']}: {study['retrievers'][config['retriever']]['info'].get('provenance', '')}",
             f"Generator {config['generator']}: {gen['provenance'].get('label', '')}; BERTScore encoder "
             f"{bs['encoder']} ({bs['description']}), {bs['aggregate']} over grade-2/3 passages; "
-            f"{bs['n_excluded']} queries excluded (no such passage with text)",
+            f"{reference_note(bs)}",
             f"Judge {config['judge']} ({config['setup']}): {judge['provenance'].get('label', '')}; "
             f"{judge['n_pairs_compared']} pairs compared, cap {judge['cap']} per query, "
             f"{judge['n_unparseable']} unparseable answers excluded",
@@ -171,38 +340,105 @@ def provenance_lines(study: dict, label: str) -> list[str]:
                      if p.get("backend") == "embedded" and p.get("note")})]
 
 
+def set_lines(study: dict, label: str) -> list[str]:
+    """Per task: |set| of N, |set|/N, the quantile threshold, the target size and the tie block."""
+    info = study["configurations"][label].get("set_info")
+    if not info:
+        return ["Set sizes: this study predates the tie rule (rerun it for thresholds and tie blocks)."]
+    return [f"{TASK_LABELS[task]}: {set_line(info[task])}" for task in TASKS]
+
+
+def tie_warnings(study: dict, label: str) -> list[str]:
+    """One warning per task whose membership ties decided (pipeline.h2r's rule)."""
+    info = study["configurations"][label].get("set_info") or {}
+    return [f"{TASK_LABELS[t]}: ties decide membership. {info[t]['warning']}" for t in TASKS
+            if t in info and info[t]["warning"]]
+
+
 # ---------------------------------------------------------------------------- background runs
-def study_command(dataset: str, folder: str | Path | None, *, generator: str = "auto", judge_llm: str = "auto",
-                  cap: int = 4) -> list[str]:
-    """The CLI the background job runs: every step for ``dataset`` with the data folder's runs and
-    judgments, plus the given LLM generator and judge."""
-    command = [sys.executable, "-m", "pipeline", "run", "--dataset", dataset, "--generator", generator,
-               "--cap", str(int(cap))]
+def study_command(dataset: str, folder: str | Path | None, *, generator: str = "auto",
+                  imported_judges: Sequence[str] = (), llm_judge: str = "", cap: int = DEFAULT_CAP,
+                  max_queries: int | None = None, study_id: str | None = None,
+                  partial_references: str = "exclude") -> list[str]:
+    """The CLI the background job runs: every step for ``dataset`` with exactly the judges chosen
+    (the data folder's ``imported_judges`` and, when given, the LLM judge ``llm_judge``)."""
+    judges = [*imported_judges, *([llm_judge.strip()] if llm_judge.strip() else [])]
+    if not judges:
+        raise ValueError("choose at least one judge: an imported one or an LLM judge")
+    available = folder_judgments(folder, dataset) if folder is not None else {}
+    unknown = [j for j in imported_judges if j not in available]
+    if unknown:
+        raise ValueError(f"no judgments file for {', '.join(unknown)} in the data folder (have: "
+                         f"{', '.join(available) or 'none'})")
+    command = [sys.executable, "-m", "pipeline", "run", "--dataset", dataset, "--generator", generator.strip(),
+               "--cap", str(int(cap)), "--partial-references", partial_references]
+    if max_queries:
+        command += ["--max-queries", str(int(max_queries))]
+    if study_id:
+        command += ["--study-id", study_id]
     if folder is not None:
         command += ["--data", str(folder)]
-        for judge in folder_judgments(folder, dataset):
-            command += ["--judge", judge]
-    command += ["--judge", judge_llm]
+    for judge in judges:
+        command += ["--judge", judge]
     return command
 
 
+def imported_judges(dataset: str, folder: str | Path | None) -> list[str]:
+    """The data folder's judgment files for ``dataset`` (choices of the form's "Imported judges")."""
+    return list(folder_judgments(folder, dataset)) if folder is not None else []
+
+
 def submit_study(dataset: str, folder: str | Path | None, **options) -> int:
-    return jobs.submit(study_command(dataset, folder, **options), label=f"failure study on {dataset}",
-                       meta={"kind": JOB_KIND, "dataset": dataset})
+    """Queue a study run; its id is chosen here, so the job's row can link to the study it writes
+    and read its progress record (``meta["study_id"]``, ``meta["progress"]``)."""
+    from pipeline import studies as store
+
+    study_id = store.new_study_id({"dataset": dataset, **options, "nonce": uuid.uuid4().hex})
+    command = study_command(dataset, folder, study_id=study_id, **options)
+    return jobs.submit(command, label=f"failure study on {dataset}",
+                       meta={"kind": JOB_KIND, "dataset": dataset, "study_id": study_id, "progress": study_id})
 
 
 def study_jobs(limit: int = 10) -> list[jobs.Job]:
     return [j for j in jobs.list_jobs(limit=200) if j.meta.get("kind") == JOB_KIND][:limit]
 
 
-def jobs_frame(job_list: Sequence[jobs.Job]) -> pd.DataFrame:
-    rows = [{"job": j.id, "dataset": j.meta.get("dataset", ""), "status": j.status,
-             "progress": _last_line(jobs.read_log_tail(j.log_path, 400)) if j.active else
-             (_last_line(j.log_tail or "") if j.status == "failed" else "")} for j in job_list]
-    return pd.DataFrame(rows, columns=["job", "dataset", "status", "progress"])
+def study_link(dataset: str, study_id: str) -> str:
+    """The page's own URL selecting that study (the jobs table's link column)."""
+    return f"/failure-overlap?dataset={dataset}&study={study_id}"
 
 
-def _last_line(text: str) -> str:
-    """The last progress line of a log (tqdm writes carriage returns)."""
-    parts = [p.strip() for p in text.replace("\r", "\n").splitlines() if p.strip()]
-    return parts[-1][:160] if parts else ""
+def jobs_frame(job_list: Sequence[jobs.Job], now: float | None = None) -> pd.DataFrame:
+    """The study jobs: status, progress (stage n of m, items done of total, rate, remaining time, from
+    the job's progress record), a queued job's reason for waiting, a failed job's last error line,
+    readable times, and a link to the study a finished job wrote."""
+    waiting = jobs.waiting_reasons() if any(j.status == "queued" for j in job_list) else {}
+    rows = []
+    for j in job_list:
+        message = job_progress.job_message(j, waiting, now)
+        study_id = j.meta.get("study_id")
+        written = (j.status == "completed" and study_id
+                   and studies.study_path(j.meta.get("dataset", ""), study_id).is_file())
+        rows.append({"job": j.id, "dataset": j.meta.get("dataset", ""), "status": j.status,
+                     "started": studies.readable_time(studies.iso_time(j.started)) if j.started else "",
+                     "progress": message,
+                     "study": study_link(j.meta["dataset"], study_id) if written else ""})
+    return pd.DataFrame(rows, columns=["job", "dataset", "status", "started", "progress", "study"])
+
+
+def job_lines(job_list: Sequence[jobs.Job], failed_shown: int = 1) -> list[tuple[jobs.Job, str]]:
+    """``(job, its whole progress or error line)`` for the active jobs and the newest failed one(s),
+    shown under the table in full (a table cell cuts long text)."""
+    waiting = jobs.waiting_reasons() if any(j.status == "queued" for j in job_list) else {}
+    failed = [j for j in job_list if j.status == "failed"][:failed_shown]
+    return [(j, job_progress.job_message(j, waiting)) for j in job_list if j.active or j in failed]
+
+
+def job_fraction(job: jobs.Job) -> float:
+    """How far a running study job is, in [0, 1]: finished stages plus the current stage's share."""
+    record = job_progress.read_progress(job.meta.get("progress")) or {}
+    stages, index = record.get("stages") or 0, record.get("stage_index") or 0
+    if not stages:
+        return 0.0
+    within = record["done"] / record["total"] if record.get("total") else 0.0
+    return min(max((index - 1 + within) / stages, 0.0), 1.0)

@@ -14,10 +14,24 @@ explicit ``tie``); the pair's outcome is
 * ``unparseable`` — at least one verdict has no recognisable answer: recorded, counted, never guessed;
 * ``failed`` — a judge call failed (not cached, so a rerun retries it).
 
-Statistics over the decided pairs (win + tie + loss = n): preference rate = wins / n with its 95%
+Statistics over the decided units (win + tie + loss = n): preference rate = wins / n with its 95%
 Wilson score interval (``scipy.stats.binomtest(...).proportion_ci(method="wilson")``), a two-sided
 sign test of wins against losses (ties dropped; ``scipy.stats.binomtest(wins, wins + losses, 0.5)``),
-and the share of inconsistent pairs among the decided ones.
+and the share of inconsistent units among the decided ones.
+
+The unit is a *query* (:func:`query_outcome`): a query hard in two tasks gets two pairs (two
+difficulty sentences), which are not independent draws, so its pairs are combined into one outcome
+before any interval or test: more pair wins than losses = win, more losses = loss, else a tie; no
+decided pair = unparseable (or failed when a call failed). Pair counts are reported beside.
+
+Two rules, both reported (``RATE_RULE`` and ``VERDICT_RULE``): the *pair rule* above (a win needs
+both orders; a position-inconsistent pair is a tie), and the *verdict rule*: every parsed verdict of
+every order counts on its own, rate = verdicts for the difficulty-aware answer / all parsed verdicts
+(ties included), no interval (the verdicts of one query are not independent). On pairs whose two
+verdicts parsed, the verdict rate is never below the pair rate: a win pair gives two verdicts for the
+difficulty-aware answer, a tie pair (position-inconsistent or said so) up to one, which the pair rule
+counts as no win. The study's published rates (``preference.STUDY_RATES``) do not say which rule
+they use, so the page and the CLI show both of ours beside them, named.
 """
 from __future__ import annotations
 
@@ -31,10 +45,14 @@ from pipeline.llm.base import Message
 
 ORDERS = ("ab", "ba")  # ab: baseline is A, aware is B; ba: aware is A, baseline is B
 OUTCOMES = ("win", "tie", "loss", "unparseable", "failed")
-RATE_RULE = ("preference rate = wins / (wins + ties + losses); a pair counts as a win only when both "
-             "orders prefer the difficulty-aware response, as a loss only when both prefer the baseline; "
-             "95% Wilson score interval; two-sided sign test of wins vs losses (ties dropped); "
-             "unparseable and failed pairs excluded and counted")
+RATE_RULE = ("pair rule: preference rate = wins / (wins + ties + losses) over queries; a pair counts as a win "
+             "only when both orders prefer the difficulty-aware response, as a loss only when both prefer the "
+             "baseline, else a tie; a query with several pairs (hard in several tasks) is one unit: more pair "
+             "wins than losses = win, more losses = loss, else tie; 95% Wilson score interval; two-sided sign "
+             "test of wins vs losses (ties dropped); unparseable and failed excluded and counted")
+VERDICT_RULE = ("verdict rule: every parsed verdict of both orders counts on its own; rate = verdicts preferring "
+                "the difficulty-aware response / all parsed verdicts (ties included); no interval (a query's "
+                "verdicts are not independent)")
 
 JUDGE_SYSTEM = ("You are an impartial judge. You compare two responses to a search query against passages "
                 "that human assessors judged highly relevant to it.")
@@ -146,6 +164,23 @@ def sign_test(wins: int, losses: int) -> float | None:
     if wins + losses == 0:
         return None
     return float(binomtest(wins, wins + losses, 0.5, alternative="two-sided").pvalue)
+
+
+def query_outcome(outcomes: Sequence[PairOutcome]) -> PairOutcome:
+    """One query's outcome from its pairs (module docstring): the sign of pair wins minus losses."""
+    decided = [o for o in outcomes if o.outcome in ("win", "tie", "loss")]
+    if not decided:
+        return PairOutcome("failed" if any(o.outcome == "failed" for o in outcomes) else "unparseable", False)
+    net = sum(o.outcome == "win" for o in decided) - sum(o.outcome == "loss" for o in decided)
+    return PairOutcome("win" if net > 0 else "loss" if net < 0 else "tie", any(o.inconsistent for o in decided))
+
+
+def verdict_stats(winners: Iterable[str | None]) -> dict:
+    """The verdict rule (``VERDICT_RULE``) over every order's winner (``aware``/``baseline``/``tie``/None)."""
+    winners = [w for w in winners if w is not None]
+    aware = sum(w == "aware" for w in winners)
+    return {"verdicts": len(winners), "aware": aware, "baseline": sum(w == "baseline" for w in winners),
+            "tie": sum(w == "tie" for w in winners), "rate": aware / len(winners) if winners else None}
 
 
 def preference_stats(outcomes: Iterable[PairOutcome]) -> dict:

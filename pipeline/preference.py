@@ -12,7 +12,9 @@ For one TREC DL year and a set of (query, task) reason assignments (:mod:`pipeli
    ``{"qid", "text"}``; the baseline is generated once per query.
 3. **Judging.** :mod:`pipeline.pairwise`: both orders, raw replies stored, outcome per pair.
 4. **Summary.** Per dataset, per task and per category: counts, preference rate, Wilson 95% interval,
-   sign-test p, inconsistent share, each labelled with the judge that produced it.
+   sign-test p, inconsistent share, each labelled with the judge that produced it. The unit is a
+   query (a query hard in two tasks is one unit, :func:`pipeline.pairwise.query_outcome`); the pair
+   counts and the verdict rule's rate are reported beside (``pipeline.pairwise`` docstring).
 
 Every LLM call goes through the caller's ChatClient, i.e. the response cache: a rerun of the same
 configuration makes no call, and a killed run resumes where it stopped (the calls it had finished are
@@ -219,6 +221,7 @@ def run_preference(data: TrecDlData, assignments: Sequence[Assignment], typology
                         "sources": sorted({a.source for a in assignments})},
         "assignment_report": dict(assignment_report or {}),
         "rule": pairwise.RATE_RULE,
+        "verdict_rule": pairwise.VERDICT_RULE,
         "excluded": excluded,
         "pairs": units,
         "summary": summarise(units, judge_provenance["label"]),
@@ -229,10 +232,19 @@ def run_preference(data: TrecDlData, assignments: Sequence[Assignment], typology
 
 
 def summarise(units: Sequence[dict], judge_label: str) -> dict:
-    """Statistics overall, per task and per category (a pair counts under each category it used)."""
+    """Statistics overall, per task and per category (a pair counts under each category it used), over
+    queries: a query's pairs in the selection are one unit (``pairwise.query_outcome``)."""
     def stats(selected):
-        return {**pairwise.preference_stats(pairwise.PairOutcome(u["outcome"], u["inconsistent"]) for u in selected),
-                "judge": judge_label}
+        by_query: dict[str, list] = {}
+        for u in selected:
+            by_query.setdefault(u["qid"], []).append(pairwise.PairOutcome(u["outcome"], u["inconsistent"]))
+        per_pair = [o for outcomes in by_query.values() for o in outcomes]
+        winners = [v.get("winner") for u in selected for v in (u.get("verdicts") or {}).values()]
+        return {**pairwise.preference_stats(pairwise.query_outcome(o) for o in by_query.values()),
+                "unit": "query", "queries": len(by_query), "pairs": len(selected),
+                "queries_with_several_pairs": sum(len(o) > 1 for o in by_query.values()),
+                "pair_outcomes": {name: sum(o.outcome == name for o in per_pair) for name in pairwise.OUTCOMES},
+                "verdict_rule": pairwise.verdict_stats(winners), "judge": judge_label}
 
     tasks = [t for t in TASKS if any(u["task"] == t for u in units)]
     categories = list(dict.fromkeys(c for u in units for c in u["categories_used"]))

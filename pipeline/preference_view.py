@@ -8,7 +8,10 @@ render it (hover text).
 """
 from __future__ import annotations
 
+import hashlib
 import html
+import json
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
@@ -16,7 +19,9 @@ from typing import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from pipeline import preference
+from core import jobs
+from core.jobs import progress as job_progress
+from pipeline import pairwise, preference
 from pipeline.difficulty import TASKS, prompt_diff
 
 OUTCOME_FILTERS = ("all pairs", "only wins", "only losses", "only inconsistent")
@@ -24,9 +29,17 @@ ALL = "all tasks and categories"
 SIDE_TITLES = {"baseline": "Baseline (zero-shot prompt)", "aware": "Difficulty-aware (prompt + difficulty sentence)"}
 ORDER_TITLES = {"ab": "baseline shown as A, difficulty-aware as B", "ba": "difficulty-aware shown as A, baseline as B"}
 WINNER_TITLES = {"aware": "difficulty-aware", "baseline": "baseline", "tie": "tie (said so)", None: "unparseable"}
-RUN_HELP = ("Run `python -m pipeline prefer --dataset dl19 --json` (add `--reasons FILE` to use hand-assigned "
-            "reasons, `--max-queries N` to cap the run); its result appears here.")
+RUN_HELP = ("Start a run above, or run `python -m pipeline prefer --dataset dl19 --json` in a shell (add "
+            "`--reasons FILE` to use hand-assigned reasons, `--max-queries N` to cap the run); its result appears here.")
+JOB_KIND = "pipeline.prefer"
+REASON_SOURCES = {"assign": "assigned here by the judge (H2R queries of BM25)",
+                  "typology": "the failure typology's runs of one model (the newest run's model)"}
 STUDY_NOTE = "the study's own generators and judge"
+RULES_NOTE = ("Preference rate = the pair rule (a win needs both orders; a position-inconsistent pair is a tie; one "
+              "unit per query). Verdict rate = the verdict rule (each order's verdict counted on its own, ties in "
+              "the denominator; never below the pair rate on fully parsed pairs). The study's rates do not say "
+              "which rule they use: compare them with the rule that matches theirs, not with both.")
+RULES_IN_FULL = f"Rules in full: {pairwise.RATE_RULE}. {pairwise.VERDICT_RULE}."
 
 
 # ---------------------------------------------------------------------------- stored results
@@ -40,6 +53,42 @@ def available() -> dict[str, list[Path]]:
 
 def load(path: str | Path) -> dict:
     return preference.load_result(path)
+
+
+# ---------------------------------------------------------------------------- configurations
+def configuration_of(result: dict) -> dict:
+    """What makes two results comparable across datasets: judge, generators, settings, typology, templates
+    (never the dataset's own inputs: its queries, assignments or timings)."""
+    templates = {k: v for k, v in result["templates"].items() if k != "source"}
+    return {"judge": result["judge"]["label"],
+            "generators": {k: v["label"] for k, v in result["generators"].items()},
+            "config": result["config"], "typology": result["typology"].get("name"),
+            "templates": hashlib.sha256(json.dumps(templates, sort_keys=True).encode()).hexdigest()[:8],
+            "reasons": sorted({"typology run" if s.startswith("typology run") else s.split(":")[0]
+                               for s in result["assignments"].get("sources", [])})}
+
+
+def configuration_label(result: dict) -> str:
+    """``judge J · baseline G · aware G · first reason · max 20 queries · typology T · templates abcd1234``."""
+    c = configuration_of(result)
+    gens = c["generators"]
+    limit = c["config"].get("max_queries")
+    parts = [f"judge {c['judge']}", f"baseline {gens['baseline']}", f"aware {gens['aware']}",
+             f"{c['config'].get('reason_mode', 'first')} reason(s)", f"max {limit} queries" if limit else "all queries",
+             f"typology {c['typology']}", f"templates {c['templates']}"]
+    digest = hashlib.sha256(json.dumps(c, sort_keys=True).encode()).hexdigest()[:6]
+    return " · ".join(parts) + f" [{digest}]"
+
+
+def configurations(results: dict[str, list[tuple[Path, dict]]]) -> dict[str, dict[str, dict]]:
+    """``{configuration label: {dataset: newest result of that configuration}}`` from ``{dataset: [(path,
+    result), ...] newest first}``; the configuration covering most datasets first (then the newest)."""
+    grouped: dict[str, dict[str, tuple[float, dict]]] = {}
+    for dataset, items in results.items():
+        for path, result in items:  # newest first: keep the first seen per configuration
+            grouped.setdefault(configuration_label(result), {}).setdefault(dataset, (path.stat().st_mtime, result))
+    order = sorted(grouped, key=lambda k: (-len(grouped[k]), -max(t for t, _ in grouped[k].values())))
+    return {label: {d: r for d, (_, r) in sorted(grouped[label].items())} for label in order}
 
 
 def result_label(path: Path, result: dict) -> str:
@@ -138,19 +187,23 @@ def passages_frame(pair: dict) -> pd.DataFrame:
 
 # ---------------------------------------------------------------------------- summary
 def summary_frame(results: dict[str, dict], by: str = "overall") -> pd.DataFrame:
-    """One row per dataset (``by="overall"``) or per dataset and task / category, with the study's rate."""
+    """One row per dataset (``by="overall"``) or per dataset and task / category, with the study's rate.
+
+    Figures are recomputed from the stored pairs under the current rules (so an older result, stored
+    before the query unit and the verdict rule, reads the same way as a new one)."""
     rows = []
     for dataset, result in results.items():
-        summary = result["summary"]
+        summary = preference.summarise(result["pairs"], result["judge"]["label"])
         groups = ({"all": summary["overall"]} if by == "overall" else
                   {f"task {k.upper()}": v for k, v in summary["by_task"].items()} if by == "task" else
                   {f"category {k}": v for k, v in summary["by_category"].items()})
         for group, s in groups.items():
             rows.append({"dataset": dataset.upper(), "group": group, "judge": s["judge"],
-                         "generator": result["generators"]["aware"]["label"], "pairs": s["pairs"],
-                         "wins": s["wins"], "ties": s["ties"], "losses": s["losses"],
+                         "generator": result["generators"]["aware"]["label"], "queries": s["queries"],
+                         "pairs": s["pairs"], "wins": s["wins"], "ties": s["ties"], "losses": s["losses"],
                          "unparseable": s["unparseable"], "failed": s["failed"], "preference rate": s["rate"],
                          "CI low": s["ci_low"], "CI high": s["ci_high"], "sign test p": s["sign_test_p"],
+                         "verdict rate": s["verdict_rule"]["rate"], "verdicts": s["verdict_rule"]["verdicts"],
                          "inconsistent share": s["inconsistent_share"],
                          "study rate": preference.STUDY_RATES.get(dataset) if by == "overall" else None,
                          "result": result["id"]})
@@ -169,11 +222,13 @@ def summary_figure(frame: pd.DataFrame) -> go.Figure:
     if len(ours):
         hover = [html.escape(f"{r.dataset}: {r.wins} win / {r.ties} tie / {r.losses} loss; judge {r.judge}")
                  for r in ours.itertuples()]
-        fig.add_bar(x=ours["dataset"], y=ours["preference rate"], name="this project (judge in hover)",
+        fig.add_bar(x=ours["dataset"], y=ours["preference rate"], name="this project, pair rule (judge in hover)",
                     error_y={"type": "data", "symmetric": False,
                              "array": ours["CI high"] - ours["preference rate"],
                              "arrayminus": ours["preference rate"] - ours["CI low"]},
                     hovertext=hover, hoverinfo="text+y", marker_color="#1f77b4")
+        fig.add_scatter(x=ours["dataset"], y=ours["verdict rate"], mode="markers", name="this project, verdict rule",
+                        marker={"symbol": "circle-open", "size": 11, "color": "#1f77b4"})
     study = study_frame()
     fig.add_scatter(x=study["dataset"], y=study["study rate"], mode="markers", name=f"study ({STUDY_NOTE})",
                     marker={"symbol": "diamond", "size": 12, "color": "#d62728"})
@@ -190,3 +245,49 @@ def summary_figure(frame: pd.DataFrame) -> go.Figure:
 
 def csv_bytes(frame: pd.DataFrame) -> bytes:
     return frame.to_csv(index=False).encode("utf-8")
+
+
+# ---------------------------------------------------------------------------- background runs
+def prefer_command(dataset: str, folder: str | Path | None, *, generator: str = "auto", judge: str = "auto",
+                   reasons: str = "assign", max_queries: int | None = None,
+                   allow_self_judging: bool = False) -> list[str]:
+    """The CLI a preference job runs (``python -m pipeline prefer``), like the other failure pages' jobs.
+    The same spec for generator and judge is refused here unless ``allow_self_judging`` (the CLI checks the
+    resolved models too, and a result made that way says so)."""
+    if reasons not in REASON_SOURCES:
+        raise ValueError(f"reasons must be one of {', '.join(REASON_SOURCES)}, got {reasons!r}")
+    if not generator.strip() or not judge.strip():
+        raise ValueError("give a generator and a judge (LLM specs, e.g. auto or ollama:llama3.2:3b)")
+    command = [sys.executable, "-m", "pipeline", "prefer", "--dataset", dataset, "--generator", generator.strip(),
+               "--judge", judge.strip()]
+    if generator.strip() == judge.strip() and not allow_self_judging:
+        raise ValueError(f"the judge {judge.strip()!r} would judge its own answers: choose another judge, or allow "
+                         "self-judging (the result then says so)")
+    if allow_self_judging:
+        command.append("--allow-self-judging")
+    if reasons == "typology":
+        command += ["--reasons", "typology"]
+    if max_queries:
+        command += ["--max-queries", str(int(max_queries))]
+    if folder is not None:
+        command += ["--data", str(folder)]
+    return command
+
+
+def submit_preference(dataset: str, folder: str | Path | None, **options) -> int:
+    return jobs.submit(prefer_command(dataset, folder, **options), label=f"difficulty-aware generation on {dataset}",
+                       meta={"kind": JOB_KIND, "dataset": dataset})
+
+
+def preference_jobs(limit: int = 10) -> list[jobs.Job]:
+    return [j for j in jobs.list_jobs(limit=200) if j.meta.get("kind") == JOB_KIND][:limit]
+
+
+def jobs_frame(job_list: Sequence[jobs.Job]) -> pd.DataFrame:
+    """Status, a queued job's reason for waiting, a running job's last progress line, a failed job's error."""
+    waiting = jobs.waiting_reasons() if any(j.status == "queued" for j in job_list) else {}
+    rows = []
+    for j in job_list:
+        message = job_progress.job_message(j, waiting)
+        rows.append({"job": j.id, "dataset": j.meta.get("dataset", ""), "status": j.status, "progress": message})
+    return pd.DataFrame(rows, columns=["job", "dataset", "status", "progress"])

@@ -65,6 +65,8 @@ def imported_run(data, name: str, path: str | Path, *, from_data_folder: bool = 
     run = data.load_run(path)
     meta = _read_meta(path.with_suffix(".json"))
     if not from_data_folder and meta.get("dataset") == data.name and "provenance" in meta:
+        # a run compute_run wrote is a partial-corpus run whatever the user called it
+        name = name if COMPUTED_SUFFIX in name else computed_name(name)
         return RetrieverRun(name=name, dataset=data.name, kind="computed", provenance=meta["provenance"],
                             path=path, run=run, details={k: meta[k] for k in ("n_passages", "settings") if k in meta})
     what = "imported full-corpus run" if from_data_folder else "imported run"

@@ -3,7 +3,8 @@
 Formats (whitespace-separated unless said otherwise):
 
 - topics: ``qid<TAB>query`` (the anserini-tools layout of ``topics.dl19-passage.txt``);
-- qrels: ``qid iter pid grade`` with an integer grade (NIST: 0-3);
+- qrels: ``qid iter pid grade`` with an integer grade in 0-3 (NIST's passage scale, which every
+  convention of the study assumes: relevant = grade >= 2, graded disagreement = |difference| > 1);
 - run: ``qid Q0 pid rank score tag`` (trec_eval's run format);
 - passages: ``pid<TAB>text`` (MS MARCO ``collection.tsv``) or, with a header line
   ``pid<TAB>judged_in<TAB>text``, the layout of ``shared/data/trec_dl/passages.*.tsv``.
@@ -108,12 +109,19 @@ def _read_pairs(path: str | Path, known_qids: Collection[str] | None, *, fields:
     return table
 
 
+GRADES = range(0, 4)  # NIST's 0 (irrelevant) .. 3 (perfectly relevant)
+
+
 def _qrels_line(fields: list[str], path, line_no: int) -> tuple[str, str, int]:
     qid, _, pid, grade_text = fields
     try:
-        return qid, pid, int(grade_text)
+        grade = int(grade_text)
     except ValueError:
         raise TrecFormatError(path, line_no, f"grade {grade_text!r} is not an integer") from None
+    if grade not in GRADES:
+        # not clipped: a 4 or a -1 means the file is not on the scale it claims (or not a qrels file)
+        raise TrecFormatError(path, line_no, f"grade {grade} is outside 0-3")
+    return qid, pid, grade
 
 
 def _run_line(fields: list[str], path, line_no: int) -> tuple[str, str, float]:
@@ -132,7 +140,7 @@ def _run_line(fields: list[str], path, line_no: int) -> tuple[str, str, float]:
 
 
 def read_qrels(path: str | Path, known_qids: Collection[str] | None = None) -> Qrels:
-    """``{qid: {pid: grade}}``. Four fields per line; integer grades; no duplicate (qid, pid)."""
+    """``{qid: {pid: grade}}``. Four fields per line; integer grades in 0-3; no duplicate (qid, pid)."""
     return _read_pairs(path, known_qids, fields="qid iter pid grade", parse=_qrels_line, duplicate="judgment",
                        empty="no judgments in file", what="a qrels file")
 

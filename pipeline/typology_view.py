@@ -180,6 +180,15 @@ def typology_jobs(limit: int = 10) -> list[jobs.Job]:
     return [j for j in jobs.list_jobs(limit=200) if j.meta.get("kind") == JOB_KIND][:limit]
 
 
+def jobs_rows(job_list) -> list[dict]:
+    """The typology jobs table: a queued job's reason for waiting, a running job's last progress line,
+    a failed job's error (:func:`core.jobs.progress.job_message`, as on every failure page)."""
+    from core.jobs.progress import job_message
+
+    waiting = jobs.waiting_reasons() if any(j.status == "queued" for j in job_list) else {}
+    return [{"job": j.id, "what": j.label, "status": j.status, "message": job_message(j, waiting)} for j in job_list]
+
+
 # ---------------------------------------------------------------------------------- annotation
 def open_annotation_store() -> AnnotationStore:
     return AnnotationStore(annotations_path())

@@ -188,12 +188,21 @@ def intersection_label(report: dict) -> str:
 
 
 def summary_frame(report: dict) -> pd.DataFrame:
-    """Per retriever: mean NDCG@10, the H2R threshold, the H2R set size and its mean NDCG@10."""
+    """Per retriever: mean NDCG@10, the H2R threshold, the H2R set size (of the target, with its share and
+    the tie block at the boundary: ``pipeline.h2r``'s rule) and its mean NDCG@10."""
     rows = [{"retriever": name, "kind": r["kind"], "queries": r["n_queries"], "mean NDCG@10": r["mean"],
-             "threshold": r["threshold"], "H2R queries": r["n_hard"], "H2R mean NDCG@10": r["hard_mean"]}
+             "threshold": r["threshold"], "H2R queries": r["n_hard"], "target": r["hard_set"]["n_target"],
+             "share": r["hard_set"]["share"], "tie block": r["hard_set"]["tie_block"],
+             "H2R mean NDCG@10": r["hard_mean"]}
             for name, r in report["retrievers"].items()]
     return pd.DataFrame(rows, columns=["retriever", "kind", "queries", "mean NDCG@10", "threshold", "H2R queries",
-                                       "H2R mean NDCG@10"])
+                                       "target", "share", "tie block", "H2R mean NDCG@10"])
+
+
+def tie_warnings(report: dict) -> list[str]:
+    """One line per retriever whose H2R membership ties decided."""
+    return [f"Ties decide membership. {r['hard_set']['warning']}" for r in report["retrievers"].values()
+            if r["hard_set"]["warning"]]
 
 
 def per_query_frame(data: TrecDlData, report: dict) -> pd.DataFrame:
@@ -289,9 +298,11 @@ def retrieval_jobs(dataset: str, limit: int = 10) -> list[jobs.Job]:
 
 
 def jobs_frame(job_list: Sequence[jobs.Job]) -> pd.DataFrame:
-    """The page's retrieval jobs: a failed one's last line, a queued one's waiting reason."""
+    """The page's retrieval jobs: a failed one's last line, a queued one's waiting reason, a running
+    one's last progress line."""
+    from core.jobs.progress import job_message  # the wording of every failure page's jobs table
+
     waiting = jobs.waiting_reasons() if any(j.status == "queued" for j in job_list) else {}
     rows = [{"job": j.id, "retriever": j.meta.get("retriever", ""), "status": j.status,
-             "message": jobs.failure_message(j.log_tail) if j.status == "failed" else waiting.get(j.id, "")}
-            for j in job_list]
+             "message": job_message(j, waiting)} for j in job_list]
     return pd.DataFrame(rows, columns=["job", "retriever", "status", "message"])

@@ -70,8 +70,9 @@ def test_overlap_provenance_names_the_offline_model_and_the_judge_benchmark(tmp_
     study = {"configurations": {"c": {"configuration": {"retriever": "bm25", "generator": "g", "judge": "j",
                                                         "setup": "graded"}}},
              "retrievers": {"bm25": {"info": {"provenance": "imported run"}}},
-             "generators": {"g": {"provenance": offline, "bertscore": {"encoder": "minilm", "description": "d",
-                                                                        "aggregate": "max", "n_excluded": 0}}},
+             "generators": {"g": {"provenance": offline, "bertscore": {
+                 "encoder": "minilm", "description": "d", "aggregate": "max", "n_excluded": 0, "n_answered": 43,
+                 "n_partial_references": 0, "partial_references": "exclude"}}},
              "judges": {"j": {"graded": {"info": {"provenance": offline, "n_pairs_compared": 86, "cap": 2,
                                                   "n_unparseable": 0}}}}}
     lines = provenance_lines(study, "c")

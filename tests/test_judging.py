@@ -113,6 +113,20 @@ def test_import_judgments_rejects_grades_outside_0_3(tmp_path):
         import_judgments("llama", bad, "binary")
 
 
+def test_binary_cut_is_grade_two_for_judge_and_nist_alike():
+    """Every other cut (judge or NIST side at 0, 1, 3 or 4) gives another share on these pairs (checked
+    by enumerating the cuts by hand): a judge's 0-3 labels and NIST's grades are both relevant at >= 2."""
+    human = {"q": {"a": 2, "b": 3, "c": 0, "d": 1}}
+    graded = Judgments("j", "binary", {}, {"q": {"a": 0, "b": 1, "c": 2, "d": 2}}, labels_binary=False)
+    # (0,2) (1,3): judge not relevant, NIST relevant; (2,0) (2,1): the reverse -> 4 of 4 disagree
+    # (judge cut at 1: 3 of 4; at 3: 2 of 4; NIST cut at 1: 3 of 4; at 3: 3 of 4)
+    assert disagreement(graded, human)[0] == {"q": 1.0}
+    # 0/1 answers to the binary prompt: 1 means "would be graded 2-3"
+    answers = Judgments("j", "binary", {}, {"q": {"a": 1, "b": 1, "c": 0, "d": 0}}, labels_binary=True)
+    # (1,2) (1,3) (0,0) (0,1) all agree; answer 1 read as "not relevant" (cut at 2): 2 of 4; NIST cut at 1: 1 of 4
+    assert disagreement(answers, human)[0] == {"q": 0.0}
+
+
 # ---- UMBRELA's prompt, as the study judged
 def test_umbrela_prompt_is_read_from_the_installed_package():
     spec = importlib.util.find_spec("umbrela")

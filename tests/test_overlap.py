@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+from pipeline.failure import combine
 from pipeline.h2r import hard_set
 from pipeline.overlap import overlap_analysis, pairwise, stability_table
 
@@ -53,3 +54,22 @@ def test_top_quantile_includes_ties():
     assert top.qids == ("c", "d") and top.threshold == pytest.approx(0.5)
     bottom = hard_set(values, 0.25, "h2g")  # quantile(v, 0.25) = 0.1 -> a, b
     assert bottom.qids == ("a", "b")
+
+
+def test_sets_and_figures_are_computed_over_the_queries_all_three_tasks_score():
+    """The universe is the intersection: q1 has no H2J value and q6 no H2G value, so neither can be in
+    any set, although q1 has the lowest nDCG@10 and q6 the highest disagreement of all."""
+    values = {"h2r": {"q1": 0.0, "q2": 0.1, "q3": 0.5, "q4": 0.6, "q5": 0.7, "q6": 0.8},
+              "h2g": {"q1": 0.2, "q2": 0.9, "q3": 0.3, "q4": 0.8, "q5": 0.7},
+              "h2j": {"q2": 0.0, "q3": 0.5, "q4": 0.25, "q5": 0.0, "q6": 1.0}}
+    result = combine("t", {"retriever": "r", "generator": "g", "judge": "j", "setup": "binary"}, values, {}, 0.25)
+    assert result.universe == ["q2", "q3", "q4", "q5"]
+    # 4 queries, target floor(3 * 0.25) + 1 = 1: the lowest nDCG q2, the lowest F1 q3, the highest disagreement q3
+    assert result.sets == {"h2r": ["q2"], "h2g": ["q3"], "h2j": ["q3"]}
+    a = result.analysis
+    assert a["n_queries"] == 4 and a["all_three"]["share"] == 0.0
+    gj = a["pairwise"]["h2g&h2j"]
+    # expected |G| |J| / N = 1/4; P(X >= 1), X ~ Hypergeom(4, 1, 1) = 1/4
+    assert gj["count"] == 1 and gj["expected_if_independent"] == pytest.approx(0.25)
+    assert gj["p_value"] == pytest.approx(0.25)
+    assert result.set_info["h2r"]["n_queries"] == 4 and set(result.values["h2r"]) == set(result.universe)

@@ -136,6 +136,10 @@ def test_home_empty_store(cache):
     assert row["kind"] == "synthetic" and row["status"].startswith("embedded")
     assert datasets.set_index("dataset").loc["mq2008", "status"] == "not configured"
     assert "TREC DL folder" in _texts(at)
+    # the "Query failure" column links every failure page of app.py's section
+    links = [link.proto.page for link in at.get("page_link")]
+    assert [p for p in links if p not in ("training", "results")] == [
+        "hard-to-retrieve", "failure-overlap", "failure-typology", "annotate-reasons", "difficulty-aware-generation"]
 
 
 def test_home_counts_runs_and_finds_configured_data(cache, tmp_path, monkeypatch):

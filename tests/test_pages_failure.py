@@ -244,7 +244,14 @@ def test_page_tiny_folder_quantile_chart_and_job(cache, tiny, monkeypatch):
     assert len(at.get("plotly_chart")) == 2
     at.slider[0].set_value(0.5).run()
     assert not at.exception
-    assert at.dataframe[2].value["H2R queries"].tolist() == [4, 8]  # beta: 6 ties at 1.0 above 0 -> all <= median 1
+    # q = 0.5, target floor(7 * 0.5) + 1 = 4; beta: 2 queries at 0 below a block of 6 at 1.0 -> sizes 2 or 8,
+    # 2 is closer (the earlier rule, "all <= the median 1", made all 8 hard); the page says ties decided it
+    summary = at.dataframe[2].value
+    assert summary["H2R queries"].tolist() == [4, 2] and summary["tie block"].tolist()[1] == 6
+    assert summary["target"].tolist() == [4, 4]
+    assert [w.value for w in at.warning if "Ties decide" in w.value] == [
+        "Ties decide membership. beta: 6 queries tie at 1 across the quantile's target of 4; the whole block was "
+        "left out, so the set has 2 of 8 queries (25%, target 50%)"]
     # compute BM25 here: queued as a job, listed, button disabled while it waits
     at.button[0].click().run()
     assert not at.exception

@@ -49,7 +49,7 @@ def test_view_summary_and_selection(cache):
         "category Need for recent information"}
     assert pv.csv_bytes(frame).decode().splitlines()[0].startswith("dataset,group,judge")
     fig = pv.summary_figure(frame)
-    bars, study = fig.data
+    bars, verdicts, study = fig.data
     assert list(bars.y) == [pytest.approx(1 / 3)] and list(study.y) == list(preference.STUDY_RATES.values())
     assert "135M-class" in fig.layout.title.text
     assert [p["qid"] for p in pv.select_pairs(result, "all tasks and categories", "only wins")] == ["q1"]
@@ -116,3 +116,75 @@ def test_page_is_registered_in_the_query_failure_section(cache):
     assert not at.exception, [e.value for e in at.exception]
     assert at.title[0].value == "Difficulty-aware generation"
     assert not at.warning  # a scripted judge is not a 135M model
+
+
+def test_page_starts_a_comparison_job_like_the_other_pages(cache, monkeypatch):
+    from core import jobs
+
+    monkeypatch.setenv(jobs.LIMITS_ENV, "cpu=0")  # the job stays queued
+    try:
+        at = _page()
+        next(t for t in at.text_input if t.label == "Pairwise judge (LLM spec)").set_value("embedded")
+        next(b for b in at.button if b.label == "Start").click().run()
+        assert not at.exception
+        (job,) = jobs.list_jobs()
+        assert job.command[1:4] == ["-m", "pipeline", "prefer"] and job.meta["kind"] == pv.JOB_KIND
+        assert job.command[job.command.index("--judge") + 1] == "embedded"
+        assert "--allow-self-judging" not in job.command
+        assert job.command[job.command.index("--max-queries") + 1] == "10"
+        assert next(b for b in at.button if b.label == "Start").disabled
+        frame = pv.jobs_frame(jobs.list_jobs())
+        assert frame.loc[0, "status"] == "queued" and "limit is 0" in frame.loc[0, "progress"]  # why it waits
+    finally:
+        for job in jobs.list_jobs(status=jobs.ACTIVE_STATUSES):
+            jobs.cancel(job.id)
+        info = jobs.worker_info()
+        if info and info["alive"]:
+            import os
+            import signal
+            os.kill(info["pid"], signal.SIGKILL)
+    with pytest.raises(ValueError, match="reasons must be one of"):
+        pv.prefer_command("dl19", None, reasons="nope")
+    with pytest.raises(ValueError, match="would judge its own answers"):
+        pv.prefer_command("dl19", None, generator="embedded", judge="embedded")
+    allowed = pv.prefer_command("dl19", None, generator="embedded", judge="embedded", allow_self_judging=True)
+    assert allowed[-1] == "--allow-self-judging"
+    from pipeline.cli import build_parser  # the command parses with the CLI's own parser (option names agree)
+    assert build_parser().parse_args(allowed[3:]).allow_self_judging
+
+
+def _stored(dataset: str, judge_model: str) -> dict:
+    import dataclasses
+    import time
+
+    from pipeline.datasets import DATASETS
+    from tests import preference_helpers as h
+
+    generator = h.client(h.generate, "generator")
+    data = dataclasses.replace(h.data(), spec=DATASETS[dataset])
+    result = preference.run_preference(data, h.assignments(), h.TYPOLOGY, h.TEMPLATES, h.client(h.judge, judge_model),
+                                       preference.AnswerSide(generator), preference.AnswerSide(generator))
+    preference.save_result(result)
+    time.sleep(0.02)  # distinct modification times: "newest" is well defined
+    return result
+
+
+def test_summary_compares_datasets_within_one_configuration(cache):
+    """The newest DL19 result is by judge B, DL20 only has judge A: the summary never puts B's DL19 beside
+    A's DL20. Configuration A covers both datasets, so it is the default; B is offered on its own."""
+    a19, a20, b19 = _stored("dl19", "judge-a"), _stored("dl20", "judge-a"), _stored("dl19", "judge-b")
+    loaded = {d: [(p, pv.load(p)) for p in paths] for d, paths in pv.available().items()}
+    configs = pv.configurations(loaded)
+    (first, second) = configs
+    assert {d: r["id"] for d, r in configs[first].items()} == {"dl19": a19["id"], "dl20": a20["id"]}
+    assert {d: r["id"] for d, r in configs[second].items()} == {"dl19": b19["id"]}
+    assert first.startswith("judge scripted:judge-a · baseline scripted:generator") and "judge-b" in second
+    at = _page()
+    assert at.selectbox(key="summary_configuration").value == first
+    summary = at.dataframe[0].value
+    assert summary["dataset"].tolist() == ["DL19", "DL20"] and set(summary["judge"]) == {"scripted:judge-a"}
+    assert summary["verdict rate"].tolist() == [pytest.approx(4 / 7)] * 2  # q1 2, q2 1, q3 0, q4 1 of 7 verdicts
+    assert any("verdict rule" in c.value for c in at.caption) and any("do not say" in c.value for c in at.caption)
+    at.selectbox(key="summary_configuration").set_value(second).run()
+    summary = at.dataframe[0].value
+    assert summary["dataset"].tolist() == ["DL19"] and set(summary["judge"]) == {"scripted:judge-b"}

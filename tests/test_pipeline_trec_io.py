@@ -22,6 +22,8 @@ def test_read_qrels_groups_by_query(tmp_path):
     ("1 0 a 3\n1 0 b\n", 2, "expected 4 fields"),
     ("1 0 a 3\n1 0 b high\n", 2, "not an integer"),
     ("1 0 a 3\n2 0 b 1\n1 0 a 2\n", 3, "duplicate judgment for query 1, passage a"),
+    ("1 0 a 3\n1 0 b 7\n", 2, "grade 7 is outside 0-3"),  # issue 19: qrels checked like judgments
+    ("1 0 a -1\n", 1, "grade -1 is outside 0-3"),
 ])
 def test_read_qrels_errors_name_file_and_line(tmp_path, text, line, problem):
     path = write(tmp_path, "qrels.txt", text)

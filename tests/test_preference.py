@@ -268,6 +268,12 @@ def test_cli_prefer_with_imported_answers_and_reasons(tmp_path, monkeypatch, cap
     assert set(out["by_task"]) == {"h2r", "h2g"} and out["by_category"][NUMERICAL]["pairs"] == 2
     stored = preference.load_result(out["path"])
     assert stored["id"] == out["id"] and stored["assignment_report"] == {"imported": str(reasons)}
+    # the text output names the unit and both rules beside the study's figure
+    assert main(argv[:-1]) == 0
+    text = capsys.readouterr().out
+    assert "  all: 4 queries (4 pairs): 1 win / 1 tie / 1 loss" in text
+    assert "verdict rule: 4 of 7 verdicts prefer the difficulty-aware answer (57.1%)" in text  # q1 2, q2 1, q4 1
+    assert "its counting rule is not stated" in text
     # bad input: one line naming file and line, exit status 1, nothing stored
     reasons.write_text('{"qid": "q1", "task": "h2r", "categories": ["nope"]}\n')
     assert main(argv) == 1
@@ -303,3 +309,60 @@ def test_reasons_from_the_failure_typology_store(tmp_path):
         "This query is difficult because of vague product names: Names a product loosely.")
     with TypologyStore(tmp_path / "typology.sqlite") as store, pytest.raises(DifficultyInputError, match="dl21"):
         difficulty.reasons_from_typology_store("dl21", store)
+
+
+def _unit(qid, task, outcome, winners, inconsistent=False, categories=("c",)):
+    verdicts = {order: {"winner": w} for order, w in zip(pairwise.ORDERS, winners)}
+    return {"qid": qid, "task": task, "categories_used": list(categories), "outcome": outcome,
+            "inconsistent": inconsistent, "verdicts": verdicts}
+
+
+def test_the_unit_is_a_query_and_both_rules_are_reported():
+    """q1 is hard in two tasks (a win and a loss: one tied query, not a win and a loss); q2 and q3 win;
+    q4 is position-inconsistent (a tie). By hand: 4 queries, 2 wins / 2 ties / 0 losses, rate 1/2,
+    sign test binomtest(2, 2) = 0.5; verdicts: 2+0+2+2+1 = 7 of 10 prefer the aware answer."""
+    units = [_unit("q1", "h2r", "win", ["aware", "aware"]), _unit("q1", "h2g", "loss", ["baseline", "baseline"]),
+             _unit("q2", "h2r", "win", ["aware", "aware"]), _unit("q3", "h2j", "win", ["aware", "aware"]),
+             _unit("q4", "h2r", "tie", ["aware", "baseline"], inconsistent=True)]
+    s = preference.summarise(units, "judge")["overall"]
+    assert (s["queries"], s["pairs"], s["queries_with_several_pairs"]) == (4, 5, 1)
+    assert (s["wins"], s["ties"], s["losses"], s["decided"]) == (2, 2, 0, 4) and s["unit"] == "query"
+    assert s["rate"] == 0.5 and s["sign_test_p"] == pytest.approx(0.5)
+    assert (s["ci_low"], s["ci_high"]) == pytest.approx(pairwise.wilson_interval(2, 4))
+    assert s["pair_outcomes"]["win"] == 3 and s["pair_outcomes"]["loss"] == 1
+    assert s["inconsistent"] == 1 and s["inconsistent_share"] == 0.25
+    assert s["verdict_rule"] == {"verdicts": 10, "aware": 7, "baseline": 3, "tie": 0, "rate": 0.7}
+    by_task = preference.summarise(units, "judge")["by_task"]
+    assert (by_task["h2r"]["wins"], by_task["h2r"]["ties"]) == (2, 1) and by_task["h2g"]["losses"] == 1
+    # a query's pairs: more wins than losses wins, equal is a tie, none decided is unparseable / failed
+    W, L, U, F = (pairwise.PairOutcome(o, False) for o in ("win", "loss", "unparseable", "failed"))
+    assert [pairwise.query_outcome(o).outcome for o in ([W, W, L], [W, L], [U, L], [U, F], [U])] == \
+        ["win", "tie", "loss", "failed", "unparseable"]
+
+
+def test_reasons_from_the_typology_store_come_from_one_model(tmp_path):
+    """--reasons typology: each task's latest run *of one model*; the newest run's model by default."""
+    from pipeline.typology.categories import Category as TypologyCategory
+    from pipeline.typology.induction import Assignment as TypologyAssignment, HardQuery
+    from pipeline.typology.store import TypologyStore
+
+    cats = [TypologyCategory("Numerical data requirements", "Asks for a number.")]
+    with TypologyStore(tmp_path / "typology.sqlite") as store:
+        for run_id, task, model in (("h2r-big", "h2r", "ollama:qwen3:8b"), ("h2g-big", "h2g", "ollama:qwen3:8b"),
+                                    ("h2r-small", "h2r", "embedded:SmolLM2")):  # created in this order
+            store.start_run(run_id, dataset="dl19", task=task, source="induced", typology_label="induced",
+                            hard_set={}, config={}, provenance={"label": model},
+                            queries=[HardQuery("q1", "how many moons", "")])
+            store.save_typology(run_id, cats, "unchanged")
+            store.save_assignments(run_id, [TypologyAssignment("q1", [(cats[0], "a count")], "ok")])
+        store.conn.execute("UPDATE runs SET created = CASE run_id WHEN 'h2r-big' THEN 1 WHEN 'h2g-big' THEN 2 "
+                           "ELSE 3 END")
+        store.conn.commit()
+        _, made, report = difficulty.reasons_from_typology_store("dl19", store)  # newest: the small model's
+        assert report["model"] == "embedded:SmolLM2" and [a.task for a in made] == ["h2r"]
+        assert report["h2r"]["run_id"] == "h2r-small" and "latest is by ollama:qwen3:8b" in report["skipped"]["h2g"]
+        _, made, report = difficulty.reasons_from_typology_store("dl19", store, model="ollama:qwen3:8b")
+        assert {a.task: a.source for a in made} == {"h2r": "typology run h2r-big", "h2g": "typology run h2g-big"}
+        assert report["skipped"] == {}
+        with pytest.raises(DifficultyInputError, match="no finished typology run by model 'x'"):
+            difficulty.reasons_from_typology_store("dl19", store, model="x")

@@ -286,3 +286,35 @@ def test_cli_grid_on_an_existing_cluster_then_resubmitted(ray_cluster, tiny_data
     assert again.returncode == 0 and "cli-ray: 0 completed, 2 already done, 0 failed" in again.stdout
     with RunStore(store) as s:
         assert s.counts()["completed"] == 2 and set(s.list_runs()["experiment"]) == {"cli-ray"}
+
+
+def _listening_sockets(pids) -> list[tuple[str, str, int]]:
+    psutil = pytest.importorskip("psutil")
+    names = {}
+    for pid in pids:
+        try:
+            names[pid] = psutil.Process(pid).name()
+        except psutil.NoSuchProcess:
+            pass
+    return [(names[c.pid], c.laddr.ip, c.laddr.port) for c in psutil.net_connections(kind="inet")
+            if c.status == psutil.CONN_LISTEN and c.pid in names]
+
+
+def test_the_local_instance_listens_on_loopback_only(ray_cluster):
+    """Issue 18: gcs_server and raylet listened on every interface. Every listening socket of the
+    local instance's processes (the GCS, raylets, workers, agents, this driver) is on 127.0.0.1."""
+    import psutil
+
+    @ray.remote
+    def worker_pid():
+        return os.getpid()
+
+    ray.get(worker_pid.remote())  # a worker process exists and serves
+    me = psutil.Process()
+    pids = {me.pid, *(p.pid for p in me.children(recursive=True))}
+    sockets = _listening_sockets(pids)
+    names = {name for name, _, _ in sockets}
+    assert {"gcs_server", "raylet"} <= names, sockets
+    loopback = {"127.0.0.1", "::ffff:127.0.0.1", "::1"}
+    assert [s for s in sockets if s[1] not in loopback] == []
+    assert ray_cluster[0].startswith("127.0.0.1:")  # the GCS address others would use

@@ -176,9 +176,11 @@ class ChatClient(Protocol):
         ...
 
     def chat_many(self, requests: Sequence[Sequence[Message]], options: GenerationOptions | None = None,
-                  progress: str | None = None) -> list[LLMReply | LLMError]:
+                  progress: str | None = None, on_progress: Callable[[int], None] | None = None
+                  ) -> list[LLMReply | LLMError]:
         """Answer many requests (concurrently where the backend allows); a failed one comes back as
-        its :class:`LLMError` in its slot, so one failure never loses the others."""
+        its :class:`LLMError` in its slot, so one failure never loses the others. ``on_progress(n)``:
+        ``n`` more requests answered."""
 
 
 @dataclass

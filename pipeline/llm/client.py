@@ -23,7 +23,7 @@ import threading
 import time
 from dataclasses import replace
 from concurrent.futures import ThreadPoolExecutor
-from typing import Sequence
+from typing import Callable, Sequence
 
 from pipeline.llm.base import (Completion, GenerationOptions, LLMBackend, LLMError, LLMReply, LLMUnavailable, Message,
                                Provenance)
@@ -175,9 +175,11 @@ class CachedClient:
 
     # ---- many calls ------------------------------------------------------------------------------
     def chat_many(self, requests: Sequence[Sequence[Message]], options: GenerationOptions | None = None,
-                  progress: str | None = None) -> list[LLMReply | LLMError]:
+                  progress: str | None = None, on_progress: Callable[[int], None] | None = None
+                  ) -> list[LLMReply | LLMError]:
         """Answer ``requests`` with up to ``concurrency`` calls in flight; identical requests are
-        asked once. ``progress`` is a tqdm description (no bar when None)."""
+        asked once. ``progress`` is a tqdm description (no bar when None); ``on_progress(n)`` is told
+        of every ``n`` requests answered (a job's progress record, :mod:`core.jobs.progress`)."""
         options = self.effective_options(options)
         prov = self.provenance
         keys = [request_key(prov, m, options) for m in requests]
@@ -189,6 +191,12 @@ class CachedClient:
         if progress is not None:
             from tqdm import tqdm
             bar = tqdm(total=len(unique), desc=progress, unit="call")
+
+        def advanced(n: int) -> None:
+            if bar is not None:
+                bar.update(n)
+            if on_progress is not None:
+                on_progress(n)
         try:
             if self.batch_size > 1:
                 items = []
@@ -199,15 +207,13 @@ class CachedClient:
                     else:
                         results[key] = LLMReply(hit.text, prov, cached=True, seconds=0.0,
                                                 finish_reason=hit.finish_reason)
-                if bar is not None:
-                    bar.update(len(results))
+                advanced(len(results))
                 # similar prompt lengths batch together: less left padding per generate call
                 items.sort(key=lambda item: sum(len(m["content"]) for m in item[1]))
                 for start in range(0, len(items), self.batch_size):
                     batch = items[start:start + self.batch_size]
                     results.update(self._answer_batch(batch, options))
-                    if bar is not None:
-                        bar.update(len(batch))
+                    advanced(len(batch))
             else:
                 stop: list[LLMUnavailable] = []  # the first unavailability; no request starts after it
 
@@ -224,8 +230,7 @@ class CachedClient:
 
                 with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
                     for _ in pool.map(one, unique.items()):
-                        if bar is not None:
-                            bar.update(1)
+                        advanced(1)
                 if stop:
                     raise stop[0]
         finally:

@@ -25,7 +25,7 @@ Where the server runs matters: an Ollama ``host`` of ``127.0.0.1`` means each wo
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from core.ray_cluster import FileService, RaySettings, connect, node_service, ray_settings
 from pipeline.llm.base import GenerationOptions, LLMError, LLMReply, LLMUnavailable, Message, Provenance
@@ -158,7 +158,8 @@ class RayChatClient:
         return self.client.chat(messages, options)
 
     def chat_many(self, requests: Sequence[Sequence[Message]], options: GenerationOptions | None = None,
-                  progress: str | None = None) -> list[LLMReply | LLMError]:
+                  progress: str | None = None, on_progress: Callable[[int], None] | None = None
+                  ) -> list[LLMReply | LLMError]:
         import ray
 
         options = self.effective_options(options)
@@ -174,11 +175,14 @@ class RayChatClient:
                 misses[key] = messages
             else:
                 results[key] = LLMReply(hit.text, prov, cached=True, seconds=0.0, finish_reason=hit.finish_reason)
+        if on_progress is not None and results:
+            on_progress(len(results))
         if misses:
-            self._fan_out(misses, options, results, progress, ray)
+            self._fan_out(misses, options, results, progress, ray, on_progress)
         return [results[key] for key in keys]
 
-    def _fan_out(self, misses: dict, options: GenerationOptions, results: dict, progress: str | None, ray) -> None:
+    def _fan_out(self, misses: dict, options: GenerationOptions, results: dict, progress: str | None, ray,
+                 on_progress: Callable[[int], None] | None = None) -> None:
         connect(self.settings, log_to_driver=False)
         actor = node_service(CacheService, Path(self.client.cache.path), prefix="irdash-llm-cache")
         task = ray.remote(max_retries=TASK_RETRIES, retry_exceptions=False)(answer_chunk)
@@ -211,6 +215,8 @@ class RayChatClient:
                     raise unavailable  # the model cannot be reached: stop the step (pending chunks cancelled)
                 if bar is not None:
                     bar.update(len(chunk_keys))
+                if on_progress is not None:
+                    on_progress(len(chunk_keys))
         except BaseException:
             for ref in pending:
                 ray.cancel(ref)

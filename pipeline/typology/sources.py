@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from pipeline.judging import DEFAULT_CAP
 from pipeline.typology.context import DEFAULT_CHARS, DEFAULT_K, h2g_context, h2j_context, h2r_context
 from pipeline.typology.induction import HardQuery
 
@@ -28,9 +29,10 @@ class HardSetConfig:
     qrels: str | None = None
     topics: str | None = None
     passages: str | None = None
-    cap: int | None = 20  # LLM judge: judged pairs per query at most
+    cap: int | None = DEFAULT_CAP  # LLM judge: judged pairs per query at most
     encoder: str = "auto"
     aggregate: str = "max"
+    partial_references: str = "exclude"  # H2G: queries with an incomplete reference set (pipeline.failure)
     max_queries: int | None = None
     k: int = DEFAULT_K
     chars: int = DEFAULT_CHARS
@@ -61,16 +63,18 @@ def hard_queries(config: HardSetConfig, llm_options: dict | None = None) -> tupl
     sets = failure_sets(config.dataset, retriever=config.retriever, generator=config.generator, judge=config.judge,
                         setup=config.setup, quantile=config.quantile, encoder=config.encoder,
                         aggregate=config.aggregate, cap=config.cap, llm_options=llm_options, progress=True,
+                        partial_references=config.partial_references,
                         **collection)
     data = load_collection(config.dataset, **collection)
     topics = data.queries()
     qids = list(sets.sets[config.task])
     if config.task == "h2r":
         name, path = parse_retriever_arg(config.retriever)
-        run = get_run(data, name, path).run
+        retriever = get_run(data, name, path)
+        run = retriever.run
 
         def context(q):
-            return h2r_context(q, run, data.passages, data.qrels, name, k=config.k, chars=config.chars)
+            return h2r_context(q, run, data.passages, data.qrels, retriever.name, k=config.k, chars=config.chars)
     elif config.task == "h2g":
         generator = sets.configuration["generator"]
 
@@ -98,5 +102,6 @@ def hard_queries(config: HardSetConfig, llm_options: dict | None = None) -> tupl
             # its answers, and the pages say so
             "generator_model": {k: generator_model.get(k) for k in ("backend", "model", "label")},
             "capped": len(kept) < len(qids), "universe": len(sets.universe),
+            "set": sets.set_info.get(config.task),  # threshold, target, tie block, |set|/N, tie warning
             "rule": sets.provenance.get("conventions", {}).get(config.task, "")}
     return sets.dataset, [HardQuery(q, topics.get(q, ""), context(q)) for q in kept], meta

@@ -1,0 +1,195 @@
+"""Stored failure studies: every ``run_study`` result kept under its own id, never replaced.
+
+Layout: ``cache/failure/<dataset>/studies/<id>.json``, one file per run, written once, atomically
+(:mod:`core.atomic`), when the run has finished every step; a run that fails writes none. The id is
+``<UTC start time>-<sha256 of the configuration>[:8]-<4 random hex>``, e.g.
+``20261201T211003Z-3fa2c1d0-9b1e``: it sorts by time, says which runs share a configuration, and two
+runs started in the same second with the same configuration still get their own.
+
+Every study file holds its ``id``, its ``configuration`` (what the run was asked to do: components,
+setups, quantile, encoder, aggregate, cap, query cap, data folder), ``time`` (ISO 8601, UTC, when it
+started) and ``finished`` besides the results (see :func:`pipeline.failure.run_study`).
+
+Before this layout a dataset had one ``cache/failure/<dataset>/study.json``, replaced by every run.
+:func:`migrate_legacy` moves such a file into the layout (id from its content and modification
+time, so that two processes migrating at once write the same file) and only then removes it.
+Deleting a study is explicit: :func:`delete_study` (``python -m pipeline studies --delete ID``, or
+the page's confirmed button).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+import uuid
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+
+from core import paths
+from core.atomic import atomic_write_text
+
+STUDY_ID = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{8}-[0-9a-f]{4}$")
+LEGACY_NAME = "study.json"
+
+
+class StudyError(ValueError):
+    """An unknown or malformed study id."""
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "x"
+
+
+def dataset_dir(dataset: str) -> Path:
+    return paths.cache_dir() / "failure" / _slug(dataset)
+
+
+def studies_dir(dataset: str) -> Path:
+    return dataset_dir(dataset) / "studies"
+
+
+def configuration_digest(configuration: dict) -> str:
+    return hashlib.sha256(json.dumps(configuration, sort_keys=True, default=str).encode()).hexdigest()[:8]
+
+
+def new_study_id(configuration: dict, now: float | None = None) -> str:
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(time.time() if now is None else now))
+    return f"{stamp}-{configuration_digest(configuration)}-{uuid.uuid4().hex[:4]}"
+
+
+def check_study_id(study_id: str) -> str:
+    if not isinstance(study_id, str) or not STUDY_ID.match(study_id):
+        raise StudyError(f"{study_id!r} is not a study id (expected e.g. 20261201T211003Z-3fa2c1d0-9b1e)")
+    return study_id
+
+
+def iso_time(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def readable_time(iso: str) -> str:
+    """``2026-12-01 21:10 UTC`` from the stored ISO time."""
+    try:
+        return datetime.fromisoformat(iso.replace("Z", "+00:00")).strftime("%Y-%m-%d %H:%M UTC")
+    except (TypeError, ValueError):
+        return str(iso)
+
+
+def study_path(dataset: str, study_id: str) -> Path:
+    return studies_dir(dataset) / f"{check_study_id(study_id)}.json"
+
+
+def save_study(study: dict) -> Path:
+    """Write a finished study (it carries ``dataset`` and ``id``) atomically; returns its path."""
+    return atomic_write_text(study_path(study["dataset"], study["id"]),
+                             json.dumps(study, ensure_ascii=False, indent=1))
+
+
+def load_study(dataset: str, study_id: str | None = None) -> dict | None:
+    """One study (the newest when ``study_id`` is None); None when the dataset has none."""
+    if study_id is None:
+        listed = list_studies(dataset)
+        if not listed:
+            return None
+        study_id = listed[0]["id"]
+    path = study_path(dataset, study_id)
+    if not path.is_file():
+        raise StudyError(f"{dataset}: no study {study_id} (see python -m pipeline studies --dataset {dataset})")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def legacy_configuration(study: dict) -> dict:
+    """What a pre-layout study was run with, read back from its content."""
+    setups = sorted({s for per in study.get("judges", {}).values() for s in per})
+    return {"retrievers": sorted(study.get("retrievers", {})), "generators": sorted(study.get("generators", {})),
+            "judges": sorted(study.get("judges", {})), "setups": setups, "quantile": study.get("quantile"),
+            "cap": study.get("cap"), "data_folder": study.get("data_folder")}
+
+
+def migrate_legacy(dataset: str) -> str | None:
+    """Move ``cache/failure/<dataset>/study.json`` into the layout; returns the new id (None if there
+    was nothing to move). The new file is written before the old one is removed, so a crash in
+    between loses nothing (the next call writes the same id again)."""
+    legacy = dataset_dir(dataset) / LEGACY_NAME
+    try:
+        text = legacy.read_text(encoding="utf-8")
+        mtime = legacy.stat().st_mtime
+    except FileNotFoundError:
+        return None
+    study = json.loads(text)
+    configuration = study.get("configuration") or legacy_configuration(study)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(mtime))
+    content = hashlib.sha256(text.encode()).hexdigest()
+    study_id = f"{stamp}-{configuration_digest(configuration)}-{content[:4]}"
+    study.update(id=study_id, configuration=configuration, time=study.get("time") or iso_time(mtime),
+                 finished=study.get("finished") or iso_time(mtime), migrated_from=str(legacy))
+    save_study(study)
+    try:
+        os.unlink(legacy)
+    except FileNotFoundError:  # another process migrated it at the same time (same id, same content)
+        pass
+    return study_id
+
+
+def list_studies(dataset: str, data_folder: str | Path | None = None) -> list[dict]:
+    """``[{id, configuration, time, finished, n_configurations, path}]``, newest first; a legacy
+    ``study.json`` is migrated first. ``data_folder``: only the studies computed from that folder."""
+    migrate_legacy(dataset)
+    folder = studies_dir(dataset)
+    wanted = str(Path(data_folder).expanduser().resolve()) if data_folder is not None else None
+    out = []
+    for path in folder.glob("*.json") if folder.is_dir() else []:
+        if not STUDY_ID.match(path.stem):
+            continue
+        try:
+            entry = _summary(str(path), path.stat().st_mtime_ns)
+        except (OSError, ValueError):
+            continue  # removed meanwhile; a half-written file never exists (atomic writes)
+        used = entry["configuration"].get("data_folder")
+        if wanted is not None and (used is None or str(Path(used).expanduser().resolve()) != wanted):
+            continue
+        out.append(dict(entry))
+    return sorted(out, key=lambda s: (s["time"] or "", s["id"]), reverse=True)
+
+
+@lru_cache(maxsize=256)
+def _summary(path: str, mtime_ns: int) -> dict:
+    """What :func:`list_studies` shows of one study file (a study is 1-2 MB of JSON: parsed once per
+    version of the file, not on every page rerun)."""
+    study = json.loads(Path(path).read_text(encoding="utf-8"))
+    return {"id": study["id"], "configuration": study.get("configuration", {}), "time": study.get("time"),
+            "finished": study.get("finished"), "n_configurations": len(study.get("configurations", {})),
+            "path": path}
+
+
+def study_datasets() -> list[str]:
+    """Datasets with at least one stored (or legacy) study, sorted."""
+    root = paths.cache_dir() / "failure"
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir()
+                  if (p / LEGACY_NAME).is_file() or any((p / "studies").glob("*.json")))
+
+
+def describe(entry: dict) -> str:
+    """``2026-12-01 21:10 UTC · bm25, tasb | passages | llama, flan · first 30 queries · 8 configurations · <id>``
+    (an entry of :func:`list_studies`): what tells two studies apart, in one line."""
+    c = entry["configuration"]
+    parts = [", ".join(str(a).partition("=")[0] for a in c.get(key, [])) or "-"
+             for key in ("retrievers", "generators", "judges")]
+    capped = f" · first {c['max_queries']} queries" if c.get("max_queries") else ""
+    return (f"{readable_time(entry['time'])} · {' | '.join(parts)}{capped} · "
+            f"{entry['n_configurations']} configurations · {entry['id']}")
+
+
+def delete_study(dataset: str, study_id: str) -> Path:
+    """Remove one study for good; an unknown id is an error (nothing else is touched)."""
+    path = study_path(dataset, study_id)
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        raise StudyError(f"{dataset}: no study {study_id}") from None
+    return path
