@@ -49,13 +49,13 @@ _PROCESS_THREADS: int | None = None  # default_threads(), decided once per proce
 # graded >= 2. The shared 2-core machine finished only part of the 60-pair sample: the counts say how
 # many pairs each figure rests on (too few for a firm kappa).
 JUDGE_BENCHMARK: dict[str, str | None] = {
-    "qwen2.5-coder-1.5b": ("on 10 stratified DL19 pairs it graded every pair 2 (kappa 0.00 against NIST, "
-                           "binary agreement 0.50, within one grade 0.80; Llama-3.3-70B on the same pairs: "
-                           "kappa 0.40)"),
-    "qwen2.5-coder-0.5b": ("on 8 stratified DL19 pairs it graded every pair 2 (kappa 0.00 against NIST, "
-                           "within one grade 0.75)"),
-    "smollm2": ("on 40 stratified DL19 pairs kappa -0.08 against NIST (binary agreement 0.45; "
-                "Llama-3.3-70B on the same pairs: kappa 0.15)"),
+    "qwen2.5-coder-1.5b": ("on 20 stratified DL19 pairs (5 per NIST grade) it graded 19 of 20 pairs 2: kappa "
+                           "0.10 against NIST, binary agreement 0.55, within one grade 0.80, expected-grade "
+                           "AUC 0.63; Llama-3.3-70B on the same pairs: kappa 0.20"),
+    "qwen2.5-coder-0.5b": ("on 16 stratified DL19 pairs it graded 13 of 16 pairs 2: kappa 0.20 against NIST, "
+                           "within one grade 0.81; Llama-3.3-70B on the same pairs: kappa 0.15"),
+    "smollm2": ("on 60 stratified DL19 pairs (15 per NIST grade) kappa -0.03 against NIST, binary agreement "
+                "0.48; Llama-3.3-70B on the same pairs: kappa 0.13"),
 }
 
 
