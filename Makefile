@@ -41,6 +41,7 @@ bench: setup
 	$(BIN)/python bench/bench_dashboard.py
 	$(BIN)/python bench/bench_llm.py
 	$(BIN)/python bench/bench_judge.py
+	$(BIN)/python bench/bench_llamacpp.py
 	$(BIN)/python bench/bench_neuralndcg.py
 	$(BIN)/python bench/bench_grid.py
 	$(BIN)/python bench/bench_memory_estimate.py
