@@ -12,6 +12,17 @@ valid LLM label. H2J is the top quantile of the disagreements under ``pipeline.h
 (the hardest floor((n-1)q)+1 queries, a tie block at the boundary kept whole, in or out by the size
 closer to that target): a capped judge's shares take few values, and ties must not inflate the set.
 
+The LLM judge asks as the study did: UMBRELA's graded prompt (``prompts/qrel_fewshot_bing.txt``, read at
+run time from the installed ``umbrela`` package, zero-shot: its few-shot examples would come from the
+very qrels the judge is scored against). It replies with a JSON object of scores M (intent match), T
+(trustworthiness) and O (overall, the label); backends that can constrain decoding get that object's
+JSON schema, so a reply outside it cannot be sampled. Both setups use the same graded answers: the
+binary setup cuts them at grade 2, as the study did (so the second setup's calls are cache hits).
+Backends that expose token log-probabilities also give the *expected grade*, sum of g * p(g) over the
+probabilities of the digits 0-3 where O's digit is generated (the log-probability judge), stored
+beside the labels as ``expected``. The project's own prompts (``prompt="project"``: a graded one, and
+a binary one answering 0/1) remain for comparison.
+
 Judges:
 
 - an LLM through a :class:`~pipeline.llm.base.ChatClient` (``llm_judgments``). Only pairs whose
@@ -26,6 +37,9 @@ Judges:
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import json
+import math
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -34,7 +48,7 @@ from typing import Mapping
 import numpy as np
 
 from pipeline.datasets import RELEVANT_GRADE
-from pipeline.llm.base import ChatClient, GenerationOptions, LLMError, Message
+from pipeline.llm.base import ChatClient, GenerationOptions, LLMError, Message, json_schema_text
 from pipeline.trec_io import read_qrels
 
 SETUPS = ("binary", "graded")
@@ -91,8 +105,76 @@ _SCORE = re.compile(_LABEL + r"[\s*#]*(?:is|:|=|-)?[\s*#]*(-?\d+(?:\.\d+)?)(?!\s
 _ANY_FINAL = re.compile(_LABEL, re.IGNORECASE)
 
 
-def judge_messages(query: str, passage: str, setup: str) -> list[Message]:
-    """The judging prompt of ``setup`` ("binary" or "graded") for one pair."""
+PROMPTS = ("umbrela", "project")
+UMBRELA_PACKAGE, UMBRELA_PROMPT_FILE = "umbrela", "prompts/qrel_fewshot_bing.txt"
+UMBRELA_SYSTEM = "You are a helpful assistant."  # UMBRELA's own system message
+_GRADE_SCHEMA = {"type": "integer", "enum": [0, 1, 2, 3]}
+UMBRELA_SCHEMA = {"type": "object", "properties": {"M": _GRADE_SCHEMA, "T": _GRADE_SCHEMA, "O": _GRADE_SCHEMA},
+                  "required": ["M", "T", "O"], "additionalProperties": False}
+# about 20 tokens for {"M": 2, "T": 1, "O": 2}; UMBRELA allowed 100 for unconstrained replies
+UMBRELA_OPTIONS = GenerationOptions(temperature=0.0, seed=0, max_tokens=64)
+LOGPROB_ALTERNATIVES = 20  # top tokens returned per step: enough to hold the four digits
+# UMBRELA's reply keys for the overall score, in its parser's order
+_UMBRELA_KEYS = ("o", "overall_score", "overall", "overall score", "final score", "final_score", "score", "o_score")
+_UMBRELA_SCORE = re.compile(r'"(' + "|".join(re.escape(k) for k in _UMBRELA_KEYS) + r')"\s*:\s*"?(-?\d+(?:\.\d+)?)',
+                            re.IGNORECASE)
+
+
+def umbrela_template() -> str:
+    """UMBRELA's prompt template, read from the installed package (never imported: its modules import
+    fastchat and openai)."""
+    spec = importlib.util.find_spec(UMBRELA_PACKAGE)
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        path = Path(folder) / UMBRELA_PROMPT_FILE
+        if path.is_file():
+            return path.read_text(encoding="utf-8").strip()
+    raise LLMError(f"the UMBRELA judge needs the PyPI package umbrela with {UMBRELA_PROMPT_FILE} "
+                   f"(pip install --no-deps umbrela==0.0.7; `make setup` does it)", retryable=False)
+
+
+def umbrela_messages(query: str, passage: str) -> list[Message]:
+    """UMBRELA's zero-shot prompt for one pair (``{examples}`` left empty, as with few_shot_count=0)."""
+    prompt = umbrela_template().format(examples="", query=query.strip(), passage=passage.strip())
+    return [{"role": "system", "content": UMBRELA_SYSTEM}, {"role": "user", "content": prompt}]
+
+
+def parse_umbrela(text: str) -> int | None:
+    """The overall score O in an UMBRELA reply (its keys, first match in its order), or None when there
+    is none or it is outside 0-3 (UMBRELA itself would record such a reply as 0; here it is unparseable)."""
+    if not isinstance(text, str):
+        return None
+    found = {m.group(1).lower(): m.group(2) for m in _UMBRELA_SCORE.finditer(text)}
+    for key in _UMBRELA_KEYS:
+        if key in found:
+            value = found[key]
+            return int(value) if value.isdigit() and int(value) <= 3 else None
+    return None
+
+
+def expected_grade(steps: list[dict[str, float]], tokens: list[str]) -> float | None:
+    """The log-probability judge: sum of g * p(g) over the digits 0-3 at the step that generates O's
+    value (the first digit after ``"O":``), p renormalised over the four digits; None when the reply
+    has no such step or no digit among that step's alternatives."""
+    text = ""
+    for token, alternatives in zip(tokens, steps):
+        if re.search(r'"O"\s*:\s*"?$', text) and token.strip().isdigit():
+            probs = {int(t.strip()): math.exp(lp) for t, lp in alternatives.items()
+                     if t.strip() in ("0", "1", "2", "3")}
+            total = sum(probs.values())
+            return sum(g * p for g, p in probs.items()) / total if total > 0 else None
+        text += token
+    return None
+
+
+def judge_messages(query: str, passage: str, setup: str, prompt: str = "project") -> list[Message]:
+    """The judging prompt for one pair: UMBRELA's (``prompt="umbrela"``, the same for both setups) or
+    the project's prompt of ``setup`` ("binary" or "graded")."""
+    if prompt == "umbrela":
+        if setup not in SETUPS:
+            raise ValueError(f"unknown setup {setup!r}; use binary or graded")
+        return umbrela_messages(query, passage)
+    if prompt != "project":
+        raise ValueError(f"unknown judge prompt {prompt!r}; use {' or '.join(PROMPTS)}")
     template = {"binary": BINARY_PROMPT, "graded": GRADED_PROMPT}.get(setup)
     if template is None:
         raise ValueError(f"unknown setup {setup!r}; use binary or graded")
@@ -151,6 +233,9 @@ class Judgments:
     unparseable: dict[str, dict[str, str]] = field(default_factory=dict)
     failed: dict[str, dict[str, str]] = field(default_factory=dict)
     source: str = ""
+    prompt: str = ""  # "umbrela" or "project" for an LLM judge
+    # the log-probability judge's expected grade per pair (backends with log-probabilities only)
+    expected: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -191,36 +276,68 @@ def sample_pairs(qrels: Mapping[str, Mapping[str, int]], cap: int | None, *, see
     return out
 
 
+def umbrela_options(client: ChatClient) -> GenerationOptions:
+    """UMBRELA's decoding options for ``client``: its JSON schema always (backends that cannot
+    constrain ignore it), log-probabilities where the backend exposes them."""
+    backend = getattr(client, "backend", None)
+    logprobs = LOGPROB_ALTERNATIVES if getattr(backend, "supports_logprobs", False) else 0
+    return GenerationOptions(temperature=UMBRELA_OPTIONS.temperature, seed=UMBRELA_OPTIONS.seed,
+                             max_tokens=UMBRELA_OPTIONS.max_tokens, json_schema=json_schema_text(UMBRELA_SCHEMA),
+                             top_logprobs=logprobs)
+
+
+def read_judge_reply(text: str, setup: str, prompt: str) -> tuple[int | None, float | None, str]:
+    """``(label, expected grade, reply text)`` of one judge reply (a log-probability reply unwrapped)."""
+    expected = None
+    if prompt == "umbrela" and text.startswith('{"content"'):
+        wrapped = json.loads(text)
+        text = wrapped["content"]
+        expected = expected_grade(wrapped.get("top_logprobs", []), wrapped.get("tokens", []))
+    label = parse_umbrela(text) if prompt == "umbrela" else parse_score(text, setup)
+    return label, expected, text
+
+
 def llm_judgments(client: ChatClient, data, setup: str, *, cap: int | None = DEFAULT_CAP, seed: int = 0,
-                  name: str | None = None, options: GenerationOptions = JUDGE_OPTIONS,
-                  progress: str | None = None, on_progress=None, on_total=None) -> Judgments:
-    """Judge ``data``'s judged pairs that have passage text (at most ``cap`` per query) with ``client``;
-    ``on_total(n)`` hears how many pairs will be judged, ``on_progress(n)`` of each ``n`` judged."""
+                  name: str | None = None, options: GenerationOptions | None = None, prompt: str = "umbrela",
+                  progress: str | None = None, pairs: list[tuple[str, str]] | None = None, on_progress=None,
+                  on_total=None) -> Judgments:
+    """Judge ``data``'s judged pairs that have passage text (at most ``cap`` per query, or exactly
+    ``pairs``) with ``client``, with UMBRELA's prompt (default) or the project's; ``on_total(n)`` hears
+    how many pairs will be judged, ``on_progress(n)`` of each ``n`` judged."""
     qrels = data.require_qrels()
     queries = data.queries()
-    sample = sample_pairs({q: qrels[q] for q in queries}, cap, seed=seed, eligible=data.passages.__contains__)
-    pairs = [(qid, pid) for qid, pids in sample.items() for pid in pids]
+    if pairs is None:
+        sample = sample_pairs({q: qrels[q] for q in queries}, cap, seed=seed, eligible=data.passages.__contains__)
+        pairs = [(qid, pid) for qid, pids in sample.items() for pid in pids]
     if on_total is not None:
         on_total(len(pairs))
-    replies = client.chat_many([judge_messages(queries[q], data.passages[p], setup) for q, p in pairs], options,
-                               progress=progress, on_progress=on_progress)
+    if options is None:
+        options = umbrela_options(client) if prompt == "umbrela" else JUDGE_OPTIONS
+    replies = client.chat_many([judge_messages(queries[q], data.passages[p], setup, prompt) for q, p in pairs],
+                               options, progress=progress, on_progress=on_progress)
     labels: dict[str, dict[str, int]] = {}
+    expected: dict[str, dict[str, float]] = {}
     unparseable: dict[str, dict[str, str]] = {}
     failed: dict[str, dict[str, str]] = {}
     for (qid, pid), reply in zip(pairs, replies):
         if isinstance(reply, LLMError):
             failed.setdefault(qid, {})[pid] = str(reply)
             continue
-        value = parse_score(reply.text, setup)
+        value, grade, text = read_judge_reply(reply.text, setup, prompt)
+        if grade is not None:
+            expected.setdefault(qid, {})[pid] = grade
         if value is None:
-            unparseable.setdefault(qid, {})[pid] = reply.text
+            unparseable.setdefault(qid, {})[pid] = text
         else:
             labels.setdefault(qid, {})[pid] = value
     prov = client.provenance
+    how = ("UMBRELA's graded prompt (zero-shot" + (", binary = grade >= 2)" if setup == "binary" else ")")
+           if prompt == "umbrela" else f"the project's {setup} prompt")
     return Judgments(judge=name or f"{prov.backend}:{prov.model}", setup=setup, provenance=prov.as_dict(),
-                     labels=labels, labels_binary=setup == "binary", cap=cap, unparseable=unparseable,
-                     failed=failed, source=f"judged by {prov.label}, {len(pairs)} pairs (cap {cap} per query, "
-                                           f"stratified by grade, seed {seed})")
+                     labels=labels, labels_binary=prompt == "project" and setup == "binary", cap=cap,
+                     unparseable=unparseable, failed=failed, prompt=prompt, expected=expected,
+                     source=f"judged by {prov.label} with {how}, {len(pairs)} pairs (cap {cap} per query, "
+                            f"stratified by grade, seed {seed})")
 
 
 def read_judgments_file(path: str | Path, known_qids=None) -> dict[str, dict[str, int]]:

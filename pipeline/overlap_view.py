@@ -28,6 +28,7 @@ from core.jobs import progress as job_progress  # noqa: E402
 from pipeline import studies  # noqa: E402
 from pipeline.failure import folder_judgments, reference_note  # noqa: E402
 from pipeline.h2r import set_line  # noqa: E402
+from pipeline.judge_benchmark import benchmark_line  # noqa: E402
 from pipeline.judging import DEFAULT_CAP  # noqa: E402
 from pipeline.overlap import TASKS  # noqa: E402
 
@@ -332,7 +333,11 @@ def provenance_lines(study: dict, label: str) -> list[str]:
             f"{reference_note(bs)}",
             f"Judge {config['judge']} ({config['setup']}): {judge['provenance'].get('label', '')}; "
             f"{judge['n_pairs_compared']} pairs compared, cap {judge['cap']} per query, "
-            f"{judge['n_unparseable']} unparseable answers excluded"]
+            f"{judge['n_unparseable']} unparseable answers excluded",
+            *filter(None, [benchmark_line(judge["provenance"])]),  # how well this judge agrees with NIST
+            # an offline model: what it is (size, quantisation, not one of the study's models)
+            *sorted({p["note"] for p in (gen["provenance"], judge["provenance"])
+                     if p.get("backend") == "embedded" and p.get("note")})]
 
 
 def set_lines(study: dict, label: str) -> list[str]:

@@ -58,6 +58,8 @@ JUDGE_SYSTEM = ("You are an impartial judge. You compare two responses to a sear
                 "that human assessors judged highly relevant to it.")
 JUDGE_INSTRUCTION = ("Which response better reflects the content of the relevant passages? "
                      "Reply with a single letter: A or B.")
+# the verdict's JSON schema: a backend that constrains decoding (llama.cpp) can only answer "A" or "B"
+VERDICT_SCHEMA = '{"type":"string","enum":["A","B"]}'
 
 
 def judge_messages(query: str, passages: Sequence[str], response_a: str, response_b: str) -> list[Message]:

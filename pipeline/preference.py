@@ -54,7 +54,8 @@ class PreferenceConfig:
     max_passages: int = 3  # highly relevant passages shown to the judge, highest grade first
     passage_chars: int = 600  # each passage truncated to this many characters (at a word boundary)
     generation: GenerationOptions = GENERATION_OPTIONS  # the zero-shot generation step's, so answers are shared
-    judge: GenerationOptions = GenerationOptions(max_tokens=24)  # a letter, or a short sentence naming one
+    # a letter, or a short sentence naming one (exactly "A" or "B" where the backend obeys the schema)
+    judge: GenerationOptions = GenerationOptions(max_tokens=24, json_schema=pairwise.VERDICT_SCHEMA)
 
     def __post_init__(self):
         if self.reason_mode not in REASON_MODES:

@@ -2,10 +2,15 @@
 imported judgments and disagreement."""
 from __future__ import annotations
 
+import importlib.util
+import json
+import math
+from pathlib import Path
+
 import pytest
 
-from pipeline.judging import (Judgments, disagreement, import_judgments, judge_messages, llm_judgments, parse_score,
-                              sample_pairs)
+from pipeline.judging import (Judgments, disagreement, expected_grade, import_judgments, judge_messages, llm_judgments,
+                              parse_score, parse_umbrela, sample_pairs, umbrela_template)
 from pipeline.llm import CachedClient, ResponseCache, ScriptedBackend
 from pipeline.trec_io import TrecFormatError
 
@@ -82,7 +87,7 @@ def test_llm_judgments_and_disagreement(tmp_path):
     answers = {"yes": "Final score: 3", "no": "Final score: 3", "garbled": "I cannot tell."}
     client = CachedClient(ScriptedBackend(lambda m: answers[m[1]["content"].split("Passage: ")[1].split("\n")[0]]),
                           ResponseCache(tmp_path / "c.sqlite"))
-    graded = llm_judgments(client, _Data(), "graded", cap=5)
+    graded = llm_judgments(client, _Data(), "graded", cap=5, prompt="project")
     assert graded.labels == {"q1": {"p1": 3, "p2": 3}, "q2": {"p4": 3}}
     assert graded.unparseable == {"q1": {"p3": "I cannot tell."}} and graded.cap == 5
     values, counts = disagreement(graded, _Data.qrels)
@@ -120,3 +125,73 @@ def test_binary_cut_is_grade_two_for_judge_and_nist_alike():
     answers = Judgments("j", "binary", {}, {"q": {"a": 1, "b": 1, "c": 0, "d": 0}}, labels_binary=True)
     # (1,2) (1,3) (0,0) (0,1) all agree; answer 1 read as "not relevant" (cut at 2): 2 of 4; NIST cut at 1: 1 of 4
     assert disagreement(answers, human)[0] == {"q": 0.0}
+
+
+# ---- UMBRELA's prompt, as the study judged
+def test_umbrela_prompt_is_read_from_the_installed_package():
+    spec = importlib.util.find_spec("umbrela")
+    if spec is None:
+        pytest.skip("umbrela is not installed")
+    shipped = (Path(spec.submodule_search_locations[0]) / "prompts" / "qrel_fewshot_bing.txt").read_text().strip()
+    assert umbrela_template() == shipped
+    for setup in ("binary", "graded"):  # one prompt for both setups: the binary one is derived
+        system, user = judge_messages(" what is x ", " x is y ", setup, prompt="umbrela")
+        assert user["content"] == shipped.format(examples="", query="what is x", passage="x is y")
+        assert system == {"role": "system", "content": "You are a helpful assistant."}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ('{"M": 1, "T": 2, "O": 3}', 3),
+    ('{\n  "M": 0,\n  "T": 0,\n  "O": 0\n}', 0),
+    ('```json\n{"overall": 2}\n```', 2),
+    ('{"score": 1, "O": 2}', 2),  # UMBRELA's key order: "O" before "score"
+    ('{"M": 1, "T": 2, "O": 4}', None),  # out of range: unparseable, not clipped (UMBRELA would say 0)
+    ('{"O": 2.5}', None),
+    ("The passage is relevant.", None),
+])
+def test_parse_umbrela(text, expected):
+    assert parse_umbrela(text) == expected
+
+
+def test_expected_grade_reads_the_digit_step_after_O():
+    tokens = ['{"', "M", '":', " ", "1", ",", ' "', "O", '":', " ", "3", "}"]
+    steps = [{t: 0.0} for t in tokens]
+    steps[4] = {"1": math.log(0.9), "0": math.log(0.1)}  # M's digit: not the judged score
+    steps[10] = {"3": math.log(0.6), "2": math.log(0.2), "0": math.log(0.1), "The": math.log(0.1)}
+    assert expected_grade(steps, tokens) == pytest.approx((3 * 0.6 + 2 * 0.2) / 0.9)  # 2.444
+    assert expected_grade(steps[:8], tokens[:8]) is None  # no O digit generated
+
+
+class _LogprobBackend(ScriptedBackend):
+    supports_logprobs = True
+
+    def complete(self, messages, options):
+        self.__dict__.setdefault("options_seen", []).append(options)
+        return super().complete(messages, options)
+
+
+def test_umbrela_judge_derives_binary_at_two_and_keeps_expected_grades(tmp_path):
+    grades = {"yes": 3, "no": 1, "garbled": None}
+
+    def respond(messages):
+        passage = messages[1]["content"].split("Passage: ")[1].split("\n")[0]
+        grade = grades[passage]
+        content = "no idea" if grade is None else json.dumps({"M": grade, "T": 1, "O": grade})
+        tokens = ['{"O":', " ", str(grade)] if grade is not None else ["no"]
+        steps = [{}, {}, {str(grade): math.log(0.5), "2": math.log(0.5)}] if grade is not None else [{}]
+        return json.dumps({"content": content, "tokens": tokens, "top_logprobs": steps})
+
+    backend = _LogprobBackend(respond)
+    client = CachedClient(backend, ResponseCache(tmp_path / "c.sqlite"))
+    graded = llm_judgments(client, _Data(), "graded", cap=5)
+    assert graded.labels == {"q1": {"p1": 3, "p2": 1}, "q2": {"p4": 3}} and graded.prompt == "umbrela"
+    assert graded.unparseable == {"q1": {"p3": "no idea"}}
+    assert graded.expected == {"q1": {"p1": 2.5, "p2": 1.5}, "q2": {"p4": 2.5}}
+    calls = client.calls_made
+    binary = llm_judgments(client, _Data(), "binary", cap=5)
+    assert client.calls_made == calls  # the same graded requests: served from the cache
+    assert not binary.labels_binary and binary.labels == graded.labels
+    # NIST q1: p1 3, p2 0; q2: p4 2. Binary cut at 2: p1 3/3 agree, p2 1/0 agree, p4 3/2 agree
+    assert disagreement(binary, _Data.qrels)[0] == {"q1": 0.0, "q2": 0.0}
+    (options,) = set(backend.options_seen)  # UMBRELA's schema (O last) and 20 alternatives per token
+    assert options.top_logprobs == 20 and list(json.loads(options.json_schema)["properties"]) == ["M", "T", "O"]

@@ -9,6 +9,7 @@ import pytest
 
 from pipeline.llm import CachedClient, GenerationOptions, LLMError, ResponseCache, make_backend, make_client
 from pipeline.llm.backends import EmbeddedBackend, OllamaBackend, OpenAICompatibleBackend, list_ollama_models
+from pipeline.llm.backends.llamacpp import LlamaCppBackend
 from tests.loopback_llm import SLOW_S, LoopbackLLMServer
 
 MESSAGES = [{"role": "user", "content": "what is a lobster roll?"}]
@@ -127,9 +128,10 @@ def test_make_client_specs(server, monkeypatch, tmp_path):
     with pytest.raises(LLMError, match="connection refused"):
         list_ollama_models()
     fallback = make_backend("auto")  # no server answers: the embedded model (not loaded until used)
-    assert isinstance(fallback, EmbeddedBackend) and fallback.provenance.small
-    client = make_client("embedded", cache=ResponseCache(tmp_path / "c.sqlite"))
+    assert isinstance(fallback, LlamaCppBackend) and fallback.provenance.model == make_backend("embedded").provenance.model
+    client = make_client("embedded:smollm2", cache=ResponseCache(tmp_path / "c.sqlite"))
     assert client.concurrency == 1 and "not a finding" in client.provenance.note
+    assert isinstance(make_backend("embedded:smollm2-transformers"), EmbeddedBackend)
     for bad in ("openai:model-without-url", "gpt", "embedded:llama"):
         with pytest.raises(ValueError):
             make_backend(bad)

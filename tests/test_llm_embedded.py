@@ -1,4 +1,4 @@
-"""The embedded SmolLM2-135M-Instruct backend generating for two real DL19 queries on the CPU."""
+"""The embedded SmolLM2-135M-Instruct model, on llama.cpp and on transformers, generating for two real DL19 queries on the CPU."""
 from __future__ import annotations
 
 import pytest
@@ -11,13 +11,15 @@ DL19 = {"1037798": "who is robert gray", "1063750": "why did the us volunterilay
 
 
 @pytest.mark.slow
-def test_embedded_model_answers_two_real_queries(tmp_path, shared_dir_or_none, embedded_model):
+@pytest.mark.parametrize("spec", ["embedded:smollm2", "embedded:smollm2-transformers"])
+def test_embedded_model_answers_two_real_queries(tmp_path, shared_dir_or_none, embedded_model, spec, monkeypatch):
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
     queries = dict(DL19)
     if shared_dir_or_none is not None:
         from pipeline.trec_io import read_topics
         topics = read_topics(shared_dir_or_none / "data" / "trec_dl" / "topics.dl19-passage.txt")
         queries = {qid: topics[qid] for qid in DL19}
-    client = make_client("embedded", cache=ResponseCache(tmp_path / "c.sqlite"))
+    client = make_client(spec, cache=ResponseCache(tmp_path / "c.sqlite"))
     options = GenerationOptions(max_tokens=40)
     replies = client.chat_many([zero_shot_messages(q) for q in queries.values()], options)
     texts = [r.text for r in replies]

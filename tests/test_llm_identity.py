@@ -8,7 +8,8 @@ import socket
 import pytest
 
 from pipeline.llm import CachedClient, GenerationOptions, ResponseCache, make_client
-from pipeline.llm.backends import EmbeddedBackend, OllamaBackend, OpenAICompatibleBackend
+from pipeline.llm.backends import OllamaBackend, OpenAICompatibleBackend
+from pipeline.llm.backends.llamacpp import LlamaCppBackend
 from tests.loopback_llm import LoopbackLLMServer
 
 MESSAGES = [{"role": "user", "content": "what is a lobster roll?"}]
@@ -78,9 +79,9 @@ def test_auto_skips_models_that_cannot_chat(tmp_path, monkeypatch):
         from pipeline.llm import make_backend
 
         backend = make_backend("auto")  # the embedded model, not the embedding model
-        assert isinstance(backend, EmbeddedBackend)
+        assert isinstance(backend, LlamaCppBackend)
         assert "no model that can chat" in backend.provenance.fallback
-        assert "used the embedded 135M model" in backend.provenance.fallback
+        assert "used the embedded model Qwen2.5-Coder-1.5B-Instruct-Q4_K_M" in backend.provenance.fallback
 
 
 def test_auto_without_a_server_falls_back_to_the_embedded_model_and_says_so(monkeypatch):
@@ -88,9 +89,9 @@ def test_auto_without_a_server_falls_back_to_the_embedded_model_and_says_so(monk
 
     monkeypatch.setenv("OLLAMA_HOST", _closed_port_url())
     backend = make_backend("auto")
-    assert isinstance(backend, EmbeddedBackend)
+    assert isinstance(backend, LlamaCppBackend)
     assert backend.provenance.fallback.startswith("no Ollama server answered at http://127.0.0.1:")
-    assert "(auto fell back)" in backend.provenance.label and "not a finding" in backend.provenance.label
+    assert "(auto fell back)" in backend.provenance.label and "Qwen2.5-Coder-1.5B" in backend.provenance.label
 
 
 def test_bertscore_auto_fallback_is_stated(monkeypatch):

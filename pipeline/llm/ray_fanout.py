@@ -99,8 +99,10 @@ def backend_spec(backend) -> str:
         return f"ollama:{backend.model}@{backend.host}"
     if kind == "openai":
         return f"openai:{backend.model}@{backend.base_url}"  # the key: the worker's OPENAI_API_KEY
+    if kind == "embedded" and getattr(backend, "spec", None):
+        return backend.spec  # llama.cpp models: embedded:KEY
     if kind == "embedded" and getattr(backend, "gguf", None) is None:
-        return "embedded"
+        return "embedded:smollm2-transformers"
     raise ValueError(f"backend {kind}:{backend.provenance.model} has no spec to rebuild it on a Ray worker; "
                      f"pass a picklable backend as RayChatClient(..., backend=...)")
 

@@ -32,7 +32,7 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
-from pipeline.llm.base import ChatClient, GenerationOptions, LLMError
+from pipeline.llm.base import ChatClient, GenerationOptions, LLMError, json_schema_text
 from pipeline.typology.categories import TASK_TITLES, Category, category_keys
 from pipeline.typology.parse import parse_assignment, parse_categories, parse_reason
 
@@ -50,6 +50,21 @@ TASK_EXPLANATIONS = {
     "h2j": "hard to judge: an LLM relevance judge disagrees with the human assessors on many passages",
 }
 JSON_SHAPE = '[{"name": "short category name", "description": "one sentence"}]'
+
+
+# The JSON schemas of the replies: backends that constrain decoding (llama.cpp) can then only produce
+# a readable list; the others ignore them and the parsers below still read free text.
+def typology_schema(max_categories: int) -> str:
+    item = {"type": "object", "properties": {"name": {"type": "string"}, "description": {"type": "string"}},
+            "required": ["name", "description"], "additionalProperties": False}
+    return json_schema_text({"type": "array", "items": item, "minItems": 1, "maxItems": max_categories})
+
+
+def assignment_schema(categories: Sequence[Category]) -> str:
+    item = {"type": "object", "properties": {"category": {"type": "string", "enum": [c.name for c in categories]},
+                                             "justification": {"type": "string"}},
+            "required": ["category", "justification"], "additionalProperties": False}
+    return json_schema_text({"type": "array", "items": item})
 
 
 @dataclass(frozen=True)
@@ -223,7 +238,8 @@ def run_rounds(client: ChatClient, task: str, reasons: dict[str, str], config: I
         texts = [reasons[q] for q in batch]
         messages = (refine_messages(task, current, texts, config.max_categories) if current
                     else initial_messages(task, texts, config.max_categories))
-        options = GenerationOptions(seed=config.seed, max_tokens=config.typology_tokens)
+        options = GenerationOptions(seed=config.seed, max_tokens=config.typology_tokens,
+                                    json_schema=typology_schema(config.max_categories))
         try:
             raw = client.chat(messages, options).text
         except LLMError as exc:
@@ -272,7 +288,8 @@ def assign(client: ChatClient, task: str, queries: Sequence[HardQuery], categori
     if not categories:
         raise ValueError("cannot assign reasons from an empty typology")
     categories = list(categories)
-    options = GenerationOptions(seed=config.seed, max_tokens=config.assignment_tokens)
+    options = GenerationOptions(seed=config.seed, max_tokens=config.assignment_tokens,
+                                json_schema=assignment_schema(categories))
     replies = client.chat_many([assignment_messages(task, q, categories) for q in queries], options,
                                progress=f"{task}: assignment")
     out = []

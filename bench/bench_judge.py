@@ -1,0 +1,170 @@
+"""Judge-agreement benchmark: how well each offline model judges relevance, against NIST, on one fixed
+sample of DL19 pairs; the imported Llama-3.3-70B and FLAN-T5-large labels are scored on the same pairs.
+
+    python bench/bench_judge.py [--per-grade 50] [--seed 0] [--models smollm2,qwen2.5-coder-0.5b,...]
+
+The sample: DL19 judged pairs whose passage has text, ``--per-grade`` per NIST grade 0-3, drawn with a
+seeded permutation per grade (so a larger ``--per-grade`` contains the smaller sample: its answers
+come from the response cache). Each model judges with the study's judge: UMBRELA's graded prompt
+(pipeline.judging), binary = grade >= 2. Where the backend exposes log-probabilities, the
+log-probability judge (expected grade over the digits 0-3) is scored too: binary at E >= 1.5, graded
+as round(E), and the binary AUC of E.
+
+Figures per judge: parse rate; over the parsed pairs, binary agreement and Cohen's kappa, graded exact
+and within-1 agreement against NIST; seconds per judgment (wall, fresh calls only) and the load
+average. The sample and figures are defined in :mod:`pipeline.judge_benchmark`. The result is written to
+``cache/bench/judge_agreement.json`` (read by the Failure overlap page, next to the judge's H2J set)
+and printed as a table.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from core.atomic import atomic_write_text  # noqa: E402
+from pipeline.judge_benchmark import agreement, result_path, stratified_sample  # noqa: E402
+from pipeline.judging import judge_messages, llm_judgments, read_judgments_file, umbrela_options  # noqa: E402
+
+DEFAULT_MODELS = ("smollm2", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
+REFERENCES = ("llama-3.3-70b", "flan-t5-large")
+# seconds per call (times the batch size): generous, because a call that times out fails the whole
+# run (LLMUnavailable), and on a shared 2-core machine a batch of 1.5B judgments took over 16 minutes
+TIMEOUT_S = 7200.0
+
+
+class _Pairs:
+    """The dataset restricted to the sample (what ``llm_judgments`` reads)."""
+
+    def __init__(self, data):
+        self.data = data
+        self.passages = data.passages
+
+    def require_qrels(self):
+        return self.data.require_qrels()
+
+    def queries(self):
+        return self.data.queries()
+
+
+def judge_model(key: str, data, pairs, *, cached_only: bool = False) -> dict:
+    from pipeline.llm import make_client
+    from pipeline.llm.cache import request_key
+
+    client = make_client(f"embedded:{key}", timeout=TIMEOUT_S)
+    prov = client.provenance
+    options = umbrela_options(client)
+    queries = data.queries()
+    keys = [request_key(prov, judge_messages(queries[q], data.passages[p], "graded", "umbrela"), options)
+            for q, p in pairs]
+    if cached_only:  # score the pairs already judged (by other processes), make no call
+        kept = [i for i, key in enumerate(keys) if client.cache.get(key) is not None]
+        pairs, keys = [pairs[i] for i in kept], [keys[i] for i in kept]
+    fresh = sum(client.cache.get(key) is None for key in keys)
+    start_load = time.perf_counter()
+    if fresh:
+        client.backend.prepare()
+    load_s = time.perf_counter() - start_load
+    load_before = os.getloadavg()[0]
+    start = time.perf_counter()
+    judged = llm_judgments(client, _Pairs(data), "graded", pairs=pairs, cap=None, progress=f"judge {key}")
+    wall = time.perf_counter() - start
+    # the engine's seconds per judgment as the cache recorded them (a batch's wall time shared by its
+    # requests), so shards that ran in other processes count too
+    stored = [hit.seconds for hit in map(client.cache.lookup, keys) if hit is not None and hit.seconds]
+    labels = {(q, p): g for q, d in judged.labels.items() for p, g in d.items()}
+    expected = {(q, p): e for q, d in judged.expected.items() for p, e in d.items()}
+    nist = {(q, p): data.require_qrels()[q][p] for q, p in pairs}
+    return {"model": prov.model, "spec": f"embedded:{key}", "provenance": prov.as_dict(), "cached_only": cached_only,
+            "engine": getattr(client.backend, "engine", ""), "threads": getattr(client.backend, "threads", None),
+            "load_s": load_s, "fresh_calls": fresh, "wall_s": wall,
+            "seconds_per_judgment": wall / fresh if fresh else None,
+            "stored_seconds_per_judgment": sum(stored) / len(stored) if stored else None,
+            "load_average": [load_before, os.getloadavg()[0]],
+            "n_failed": judged.n_failed, "scored_pairs": [list(p) for p in pairs],
+            **agreement(pairs, nist, labels, expected=expected)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--per-grade", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--dataset", default="dl19")
+    parser.add_argument("--data", default=None)
+    parser.add_argument("--models", default=",".join(DEFAULT_MODELS))
+    parser.add_argument("--cached-only", action="store_true",
+                        help="score only the pairs whose judgments are in the response cache (no model call)")
+    parser.add_argument("--shard", default=None, metavar="K/N",
+                        help="only answer every N-th pair from the K-th (fills the response cache in "
+                             "parallel processes; a run without --shard then scores every pair)")
+    args = parser.parse_args()
+
+    from pipeline.datasets import load_dataset
+    from pipeline.failure import folder_judgments
+
+    data = load_dataset(args.dataset, args.data)
+    qrels = data.require_qrels()
+    pairs = stratified_sample(qrels, data.passages.__contains__, args.per_grade, args.seed)
+    if args.shard:
+        k, n = map(int, args.shard.split("/"))
+        for key in [m for m in args.models.split(",") if m]:
+            judge_model(key, data, pairs[k::n])
+        return
+    nist = {(q, p): qrels[q][p] for q, p in pairs}
+    path = result_path()
+    previous = json.loads(path.read_text()) if path.is_file() else {}
+    result = {"dataset": data.name, "sample": {"per_grade": args.per_grade, "seed": args.seed, "n_pairs": len(pairs),
+                                               "rule": "judged pairs with passage text, per NIST grade 0-3 a seeded "
+                                                       "permutation's first per_grade"},
+              "judge": "UMBRELA graded prompt (umbrela 0.0.7 qrel_fewshot_bing.txt, zero-shot), binary = grade >= 2; "
+                       "logprob: expected grade over digits 0-3, binary at >= 1.5",
+              "cpu": {"cores": len(os.sched_getaffinity(0))}, "references": {}, "models": {}}
+    if previous.get("sample") == result["sample"]:
+        result["models"] = previous.get("models", {})  # keep models measured in an earlier run
+    files = folder_judgments(data.folder, data.name)
+    reference_labels = {name: read_judgments_file(files[name]) for name in REFERENCES if name in files}
+
+    def score_references(on):
+        return {name: agreement(on, nist, {p: labels[p[0]][p[1]] for p in on if p[1] in labels.get(p[0], {})})
+                for name, labels in reference_labels.items()}
+
+    result["references"] = score_references(pairs)
+    def save(key):
+        # several benchmark processes (one per model) may share the file: merge into what is there now
+        now = json.loads(path.read_text()) if path.is_file() else {}
+        if now.get("sample") == result["sample"]:
+            result["models"] = {**now.get("models", {}), key: result["models"][key]}
+        atomic_write_text(path, json.dumps(result, indent=1))
+
+    for key in [m for m in args.models.split(",") if m]:
+        try:
+            result["models"][key] = judge_model(key, data, pairs, cached_only=args.cached_only)
+            if args.cached_only:  # the imported judges on exactly the pairs this model was scored on
+                scored = [tuple(p) for p in result["models"][key]["scored_pairs"]]
+                result["models"][key]["references_on_same_pairs"] = score_references(scored)
+        except Exception as exc:  # a model whose packages are absent: say so, measure the others
+            result["models"][key] = {"error": f"{type(exc).__name__}: {exc}"}
+        save(key)
+    print(f"{data.name}: {len(pairs)} pairs ({args.per_grade} per NIST grade, seed {args.seed}); written to {path}")
+    print(f"{'judge':34s} {'parse':>6s} {'agree':>6s} {'kappa':>6s} {'exact':>6s} {'+-1':>6s} {'s/judg':>7s}")
+    rows = [(f"imported:{k}", v) for k, v in result["references"].items()]
+    for key, v in result["models"].items():
+        rows.append((v.get("model", key), v))
+        if "logprob" in v:
+            rows.append((f"  {key} expected grade", {**v["logprob"], "parse_rate": None}))
+    for name, v in rows:
+        if "error" in v:
+            print(f"{name:34s} {v['error']}")
+            continue
+        cells = [v.get(k) for k in ("parse_rate", "binary_agreement", "kappa", "graded_exact", "graded_within_1",
+                                    "stored_seconds_per_judgment")]
+        print(f"{name:34s} " + " ".join(f"{c:6.2f}" if isinstance(c, float) else f"{'-':>6s}" for c in cells))
+
+
+if __name__ == "__main__":
+    main()

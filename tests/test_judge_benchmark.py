@@ -1,0 +1,80 @@
+"""The judge-agreement benchmark's sample and figures, on hand-made labels with hand-computed answers,
+and the line the Failure overlap page shows for a judge."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pipeline.judge_benchmark import agreement, benchmark_line, stratified_sample
+
+
+def test_sample_is_stratified_nested_and_skips_pairs_without_text():
+    qrels = {f"q{i}": {f"p{i}-{g}-{k}": g for g in range(4) for k in range(5)} for i in range(3)}
+    has_text = lambda pid: not pid.endswith("-4")  # noqa: E731  (k = 4 has no text)
+    small, big = stratified_sample(qrels, has_text, 3, 0), stratified_sample(qrels, has_text, 6, 0)
+    assert [qrels[q][p] for q, p in small] == [0] * 3 + [1] * 3 + [2] * 3 + [3] * 3
+    assert all(pair in big for pair in small) and len(big) == 24
+    assert not any(p.endswith("-4") for _, p in big)
+    assert stratified_sample(qrels, has_text, 3, 1) != small
+
+
+def test_agreement_figures_by_hand():
+    pairs = [("q", f"p{i}") for i in range(6)]
+    nist = dict(zip(pairs, [0, 1, 2, 3, 3, 0]))
+    labels = dict(zip(pairs[:5], [0, 2, 2, 1, 3]))  # p5 unparseable
+    fig = agreement(pairs, nist, labels)
+    assert fig["parse_rate"] == pytest.approx(5 / 6)
+    # binary (>= 2): nist F F T T T, judge F T T F T -> agree 3/5; p_o 0.6, p_e 0.4*0.4 + 0.6*0.6 = 0.52
+    assert fig["binary_agreement"] == pytest.approx(0.6)
+    assert fig["kappa"] == pytest.approx((0.6 - 0.52) / (1 - 0.52))
+    assert fig["graded_exact"] == pytest.approx(3 / 5) and fig["graded_within_1"] == pytest.approx(4 / 5)
+    expected = dict(zip(pairs, [0.2, 1.6, 2.0, 1.4, 2.9, 0.1]))
+    lp = agreement(pairs, nist, labels, expected=expected)["logprob"]
+    # E >= 1.5: F T T F T F against nist F F T T T F -> 4/6; rounded 0 2 2 1 3 0 -> exact 4/6
+    assert lp["binary_agreement"] == pytest.approx(4 / 6) and lp["graded_exact"] == pytest.approx(4 / 6)
+    # AUC: relevant {2.0, 1.4, 2.9} vs not {0.2, 1.6, 0.1}: pairs won 3 + 2 + 3 = 8 of 9
+    assert lp["auc_binary"] == pytest.approx(8 / 9)
+
+
+def test_a_constant_judge_has_kappa_zero():
+    pairs = [("q", f"p{i}") for i in range(4)]
+    fig = agreement(pairs, dict(zip(pairs, [0, 1, 2, 3])), dict(zip(pairs, [0, 0, 0, 0])))
+    assert fig["kappa"] == 0.0 and fig["binary_agreement"] == 0.5
+
+
+def test_benchmark_line_names_the_judge_figures(tmp_path, monkeypatch):
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path))
+    assert benchmark_line({"backend": "embedded", "model": "M"}) is None  # no benchmark run yet
+    fig = {"parse_rate": 1.0, "binary_agreement": 0.7, "kappa": 0.35, "graded_exact": 0.3, "graded_within_1": 0.8}
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "judge_agreement.json").write_text(json.dumps({
+        "dataset": "dl19", "sample": {"n_pairs": 200, "per_grade": 50},
+        "models": {"m": {"model": "M", **fig}}, "references": {"llama-3.3-70b": {**fig, "kappa": 0.4}}}))
+    line = benchmark_line({"backend": "embedded", "model": "M"})
+    assert line.startswith("Judge benchmark (200 DL19 pairs, 50 per NIST grade): kappa 0.35")
+    assert "kappa 0.40" in benchmark_line({"backend": "imported", "model": "llama-3.3-70b"})
+    assert benchmark_line({"backend": "embedded", "model": "other"}) is None
+
+
+def test_overlap_provenance_names_the_offline_model_and_the_judge_benchmark(tmp_path, monkeypatch):
+    from pipeline.overlap_view import provenance_lines
+
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path))
+    (tmp_path / "bench").mkdir()
+    fig = {"parse_rate": 1.0, "binary_agreement": 0.6, "kappa": 0.2, "graded_exact": 0.3, "graded_within_1": 0.7}
+    (tmp_path / "bench" / "judge_agreement.json").write_text(json.dumps({
+        "dataset": "dl19", "sample": {"n_pairs": 20, "per_grade": 5}, "models": {"q": {"model": "Q-1.5B", **fig}}}))
+    offline = {"backend": "embedded", "model": "Q-1.5B", "label": "embedded:Q-1.5B",
+               "note": "Q-1.5B: 1.5B parameters, Q4_K_M GGUF; not one of the study's models"}
+    study = {"configurations": {"c": {"configuration": {"retriever": "bm25", "generator": "g", "judge": "j",
+                                                        "setup": "graded"}}},
+             "retrievers": {"bm25": {"info": {"provenance": "imported run"}}},
+             "generators": {"g": {"provenance": offline, "bertscore": {
+                 "encoder": "minilm", "description": "d", "aggregate": "max", "n_excluded": 0, "n_answered": 43,
+                 "n_partial_references": 0, "partial_references": "exclude"}}},
+             "judges": {"j": {"graded": {"info": {"provenance": offline, "n_pairs_compared": 86, "cap": 2,
+                                                  "n_unparseable": 0}}}}}
+    lines = provenance_lines(study, "c")
+    assert "Judge benchmark (20 DL19 pairs, 5 per NIST grade): kappa 0.20" in lines[3]
+    assert lines[4] == offline["note"] and len(lines) == 5  # the note once, though it made both
