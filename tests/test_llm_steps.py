@@ -145,3 +145,33 @@ def test_run_with_a_dead_generator_stops_before_any_step(tmp_path, capsys):
                                  "--encoder", "minilm"])
     assert code == 1 and f"llama3.2:3b at {dead}: connection refused" in err
     assert not (paths.cache_dir() / "failure" / "qrels" / "study.json").exists()
+
+
+def test_an_in_process_engine_is_waited_for_not_timed_out(tmp_path):
+    """A local engine on a loaded CPU is slow, not unavailable: the 1.5B answers step once failed whole
+    (LLMUnavailable) when a batch outlasted --timeout. An in-process backend gets no timeout; a server
+    behind the same client and timeout does."""
+    import time
+
+    from pipeline.llm import CachedClient, LLMUnavailable, ResponseCache
+    from pipeline.llm.base import Completion, Provenance
+
+    class SlowEngine:
+        in_process = True
+
+        def __init__(self):
+            self.provenance = Provenance("embedded", "slow-engine", small=True, note="")
+
+        def complete(self, messages, options):
+            time.sleep(0.6)
+            return Completion("a slow answer", "stop")
+
+    client = CachedClient(SlowEngine(), ResponseCache(tmp_path / "c.sqlite"), timeout=0.1, retries=0)
+    assert client.chat([{"role": "user", "content": "q"}]).text == "a slow answer"
+
+    class SlowServer(SlowEngine):
+        in_process = False
+
+    server_client = CachedClient(SlowServer(), ResponseCache(tmp_path / "d.sqlite"), timeout=0.1, retries=0)
+    with pytest.raises(LLMUnavailable, match="no reply within 0.1 s"):
+        server_client.chat([{"role": "user", "content": "q"}])

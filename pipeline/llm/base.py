@@ -165,7 +165,9 @@ class LLMBackend(Protocol):
         Optional methods the client calls when present: ``resolve()`` (once, before the first key is
         computed: fill ``provenance.endpoint``/``digest``, check the model exists, raise
         :class:`LLMUnavailable` when it cannot be reached) and ``prepare()`` (load weights; outside a
-        call's timeout)."""
+        call's timeout). A backend with ``in_process = True`` (an engine in this process: nothing to
+        reach, nothing that can hang on a network) gets no timeout: on a slow or shared CPU it is slow,
+        not unavailable, and an abandoned call would keep the engine busy anyway."""
 
 
 @runtime_checkable

@@ -16,6 +16,8 @@ analysis code receives (``pipeline.llm.make_client``).
 - The backend's ``resolve()`` runs once, before the first cache key is computed (the key holds the
   model's endpoint and digest): it checks that the model exists.
 - ``timeout`` bounds the request itself: waiting for a free slot (``concurrency``) does not count.
+  It bounds requests to servers only: an in-process engine (``backend.in_process``) is waited for
+  (a timed-out call once failed a whole 1.5B step on a loaded 2-core machine).
 """
 from __future__ import annotations
 
@@ -156,7 +158,7 @@ class CachedClient:
             start = time.perf_counter()
             thread = threading.Thread(target=target, daemon=True, name="llm-call")
             thread.start()
-            thread.join(self.timeout * scale)
+            thread.join(None if getattr(self.backend, "in_process", False) else self.timeout * scale)
             seconds = time.perf_counter() - start
         prov = self.backend.provenance
         if thread.is_alive():

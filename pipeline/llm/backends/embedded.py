@@ -103,6 +103,7 @@ def load_embedded(gguf: Path | None = None):
 
 class EmbeddedBackend:
     """SmolLM2-135M-Instruct on the CPU (or the GPU when torch has one) through transformers."""
+    in_process = True  # an engine in this process: the client applies no timeout (pipeline.llm.client)
 
     def __init__(self, gguf: str | Path | None = None, threads: int | None = None):
         self.gguf = Path(gguf) if gguf is not None else None

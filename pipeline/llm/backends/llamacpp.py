@@ -137,6 +137,7 @@ def _load_server(path: str, threads: int, parallel: int, gpu_layers: int):
 
 class LlamaCppBackend:
     """One embedded GGUF model (:mod:`pipeline.llm.gguf_models`) on llama.cpp; see the module docstring."""
+    in_process = True  # an engine in this process: the client applies no timeout (pipeline.llm.client)
 
     def __init__(self, model: str | GGUFModel | None = None, *, threads: int | None = None,
                  parallel: int = DEFAULT_PARALLEL, gpu_layers: int | None = None):
