@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import uuid
 from pathlib import Path
 
 from core.atomic import atomic_write_text
@@ -30,6 +31,12 @@ def progress_path(key: str) -> Path:
     if not KEY.match(key):
         raise ValueError(f"progress key {key!r}: letters, digits, '.', '_' and '-' only")
     return cache_subdir("jobs", "progress") / f"{key}.json"
+
+
+def new_key(prefix: str) -> str:
+    """A fresh key for a job's record (``prefix-<random hex>``): the page passes it to the command
+    (``--progress-key``) and stores it in the job's ``meta["progress"]``."""
+    return progress_path(f"{prefix}-{uuid.uuid4().hex[:16]}").stem
 
 
 def read_progress(key: str | None) -> dict | None:
@@ -97,6 +104,12 @@ class ProgressWriter:
         self.record["total"] = int(total)
         self._write(force=True)
 
+    def set_stages(self, stages: int) -> None:
+        """The run's stage count, once it is known (a typology's induction may converge before its
+        last allowed round: the stages it skipped are dropped, so the last stage reads "n of n")."""
+        self.record["stages"] = int(stages)
+        self._write(force=True)
+
     def advance(self, n: int = 1) -> None:
         self.record["done"] += int(n)
         self.record["updated"] = time.time()
@@ -107,6 +120,15 @@ class ProgressWriter:
         if error:
             self.record["error"] = error
         self._write(force=True)
+
+    def __enter__(self) -> "ProgressWriter":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        """Leaving the block ends the record: completed, or failed with the exception's one-line text
+        (so the jobs table says which stage failed and why)."""
+        self.finish(error=(" ".join(str(exc).split()) or exc_type.__name__) if exc_type else None)
+        return False
 
     def _write(self, force: bool = False) -> None:
         if self.path is None:
