@@ -164,12 +164,12 @@ def typology_command(dataset: str, task: str, *, llm: str = "auto", max_rounds: 
                      progress_key: str | None = None) -> list[str]:
     command = [sys.executable, "-m", "pipeline", "typology", "--dataset", dataset, "--task", task, "--assigner", llm,
                "--max-rounds", str(max_rounds)]
-    if progress_key:
-        command += ["--progress-key", progress_key]
     if max_queries:
         command += ["--max-queries", str(max_queries)]
     if typology:
         command += ["--typology", typology]
+    if progress_key:
+        command += ["--progress-key", progress_key]
     return command
 
 

@@ -108,8 +108,11 @@ def test_typology_page_queues_a_background_job(runs):
     at.button[0].click().run()
     assert not at.exception
     (job,) = view.typology_jobs()
-    assert job.command[2:] == ["pipeline", "typology", "--dataset", "dl19", "--task", "h2r", "--assigner", "auto",
-                               "--max-rounds", "6", "--max-queries", "4", "--typology", "study"]
+    assert job.command[2:-2] == ["pipeline", "typology", "--dataset", "dl19", "--task", "h2r", "--assigner", "auto",
+                                 "--max-rounds", "6", "--max-queries", "4", "--typology", "study"]
+    # the job writes a progress record under the key its meta names (the jobs table reads it)
+    assert job.command[-2] == "--progress-key" and job.meta["progress"] == job.command[-1]
+    assert job.command[-1].startswith("typology-")
     jobs.cancel(job.id)
 
 

@@ -56,6 +56,11 @@ def duration(seconds: float) -> str:
     return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
 
 
+def plural(unit: str) -> str:
+    """``answer`` -> ``answers``, ``query`` -> ``queries`` (the units records use)."""
+    return unit[:-1] + "ies" if unit.endswith("y") and unit[-2:-1] not in "aeiou" else unit + "s"
+
+
 def describe(record: dict | None, now: float | None = None) -> str:
     """``stage 3 of 7: judgments llama (graded) · 12/43 calls · 1.5 calls/s · about 21 s left``."""
     if not record:
@@ -66,13 +71,13 @@ def describe(record: dict | None, now: float | None = None) -> str:
         parts.append(f"stage {record.get('stage_index', 0)} of {record['stages']}: {record.get('stage', '')}")
     elif record.get("stage"):
         parts.append(str(record["stage"]))
-    done, total, unit = record.get("done"), record.get("total"), record.get("unit") or "item"
+    done, total, unit = record.get("done"), record.get("total"), plural(record.get("unit") or "item")
     if total:
-        parts.append(f"{done or 0}/{total} {unit}s")
+        parts.append(f"{done or 0}/{total} {unit}")
         elapsed = (record.get("updated") or now) - (record.get("stage_started") or now)
         if done and elapsed > 0 and record.get("status", "running") == "running":
             rate = done / elapsed
-            parts.append(f"{rate:.2f} {unit}s/s" if rate < 10 else f"{rate:.0f} {unit}s/s")
+            parts.append(f"{rate:.2f} {unit}/s" if rate < 10 else f"{rate:.0f} {unit}/s")
             parts.append(f"about {duration((total - done) / rate)} left in this stage")
     if record.get("status") == "failed" and record.get("error"):
         parts.append(f"failed: {record['error']}")
