@@ -6,7 +6,6 @@ import re
 
 import pytest
 
-from core.jobs.progress import ProgressWriter
 from pipeline.llm.base import LLMError, ScriptedBackend
 from pipeline.typology.categories import Category
 from pipeline.typology.induction import (HardQuery, InductionConfig, assign, induce, initial_messages,
@@ -14,6 +13,7 @@ from pipeline.typology.induction import (HardQuery, InductionConfig, assign, ind
 from pipeline.typology.runner import run_typology
 from pipeline.typology.store import TypologyStore
 from tests.llm_helpers import scripted_client
+from tests.progress_helpers import RecordingWriter
 
 QUERIES = [HardQuery(f"q{i}", f"query number {i}", f"Top passages:\n[1] passage about {i}") for i in range(1, 7)]
 
@@ -160,20 +160,6 @@ def test_imported_typology_skips_induction_and_failed_run_is_recorded(tmp_path):
 
 
 # ---------------------------------------------------------------------------- the job's progress record
-class RecordingWriter(ProgressWriter):
-    """The real ProgressWriter that also keeps the record each stage ended with (the stored record
-    holds only the last)."""
-
-    def __init__(self, *args, **kwargs):
-        self.ended = []
-        super().__init__(*args, **kwargs)
-
-    def stage(self, *args, **kwargs):
-        if self.record["stage_index"]:
-            self.ended.append(dict(self.record))
-        super().stage(*args, **kwargs)
-
-
 def test_a_typology_run_writes_its_progress_record_stage_by_stage(tmp_path, monkeypatch):
     from core.jobs import progress as job_progress
     from pipeline.typology.runner import typology_stages

@@ -67,8 +67,8 @@ def describe(record: dict | None, now: float | None = None) -> str:
         return ""
     now = time.time() if now is None else now
     parts = []
-    if record.get("stages"):
-        parts.append(f"stage {record.get('stage_index', 0)} of {record['stages']}: {record.get('stage', '')}")
+    if record.get("stages") and record.get("stage_index"):
+        parts.append(f"stage {record['stage_index']} of {record['stages']}: {record.get('stage', '')}")
     elif record.get("stage"):
         parts.append(str(record["stage"]))
     done, total, unit = record.get("done"), record.get("total"), plural(record.get("unit") or "item")
@@ -155,9 +155,9 @@ def job_message(job, waiting: dict[int, str] | None = None, now: float | None = 
     if job.status == "queued":
         return (waiting or {}).get(job.id, "waiting")
     if job.status == "running":
-        record = read_progress(job.meta.get("progress"))
-        if record:
-            return describe(record, now)
+        message = describe(read_progress(job.meta.get("progress")), now)
+        if message:  # none before the job's first stage: its output says what it is doing
+            return message
         return failure_message(read_log_tail(job.log_path, 400).replace("\r", "\n"))
     if job.status == "failed":
         return failure_message(job.log_tail)
