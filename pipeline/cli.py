@@ -79,6 +79,23 @@ POSITIVE_INT = _number(int, 1, what="an integer >= 1")
 NONNEGATIVE_INT = _number(int, 0, what="an integer >= 0")
 POSITIVE_FLOAT = _number(float, 0, low_open=True, what="a number > 0")
 NONNEGATIVE_FLOAT = _number(float, 0, what="a number >= 0")
+
+
+def PROGRESS_KEY(text: str) -> str:
+    """A progress record's key (:mod:`core.jobs.progress`), checked before any work starts."""
+    from core.jobs.progress import KEY
+
+    if not KEY.match(text):
+        raise argparse.ArgumentTypeError(f"expected letters, digits, '.', '_' and '-' (at most 120), got {text!r}")
+    return text
+
+
+def progress_key_arg(p) -> None:
+    """``--progress-key``: the one way a dashboard job asks a long command for a progress record
+    (``run`` uses its ``--study-id`` as the key)."""
+    p.add_argument("--progress-key", type=PROGRESS_KEY, default=None, metavar="KEY",
+                   help="write this job's progress record (stage n of m, items done of total) under KEY, "
+                        "for the dashboard's jobs table")
 QUANTILE = _number(float, 0, 1, low_open=True, high_open=True, what="a number strictly between 0 and 1")
 
 
@@ -197,10 +214,11 @@ def cmd_coverage(args) -> None:
 def cmd_typology(args) -> None:
     from tqdm import tqdm
 
+    from core.jobs.progress import ProgressWriter
     from pipeline.llm import make_client
     from pipeline.typology.categories import resolve_typology
     from pipeline.typology.induction import InductionConfig
-    from pipeline.typology.runner import run_typology
+    from pipeline.typology.runner import run_typology, typology_stages
     from pipeline.typology.sources import HardSetConfig, hard_queries
     from pipeline.typology.store import TypologyStore
 
@@ -212,22 +230,25 @@ def cmd_typology(args) -> None:
                                 max_queries=args.max_queries)
     config = InductionConfig(batch_size=args.batch_size, max_rounds=args.max_rounds,
                              max_categories=args.max_categories, seed=args.seed or 0)
-    dataset, queries, hard_set = hard_queries(hard_config, llm_options=_llm_options(args))
     imported = resolve_typology(args.typology, args.task) if args.typology else None
-    client = make_client(args.assigner, **_llm_options(args, step="typology"))
-    bar = tqdm(total=config.max_rounds, desc=f"{dataset} {args.task}: rounds", unit="round",
-               disable=bool(imported), file=sys.stderr)
+    # the job's progress record: the hard set (which may generate or judge first), then the run's stages
+    with ProgressWriter(args.progress_key, 1 + typology_stages(config, bool(imported))) as tracker:
+        tracker.stage(f"{args.task.upper()} hard set of the configuration")
+        dataset, queries, hard_set = hard_queries(hard_config, llm_options=_llm_options(args))
+        client = make_client(args.assigner, **_llm_options(args, step="typology"))
+        bar = tqdm(total=config.max_rounds, desc=f"{dataset} {args.task}: rounds", unit="round",
+                   disable=bool(imported), file=sys.stderr)
 
-    def on_round(rnd) -> None:
-        bar.update(1)
-        bar.set_postfix_str(f"{len(rnd.categories)} categories, {rnd.status}"
-                            + (", unchanged" if rnd.unchanged else ""))
+        def on_round(rnd) -> None:
+            bar.update(1)
+            bar.set_postfix_str(f"{len(rnd.categories)} categories, {rnd.status}"
+                                + (", unchanged" if rnd.unchanged else ""))
 
-    with TypologyStore() as store:
-        result = run_typology(client, store, dataset=dataset, task=args.task, queries=queries,
-                              hard_set=hard_set, config=config, imported=imported, force=args.force,
-                              on_round=on_round)
-    bar.close()
+        with TypologyStore() as store:
+            result = run_typology(client, store, dataset=dataset, task=args.task, queries=queries,
+                                  hard_set=hard_set, config=config, imported=imported, force=args.force,
+                                  on_round=on_round, progress=tracker)
+        bar.close()
     if args.json:
         _dump(result)
         return
@@ -506,7 +527,7 @@ def cmd_studies(args) -> None:
         print(studies.describe(s))
 
 
-def _preference_reasons(args, data, make_client):
+def _preference_reasons(args, data, make_client, tracker):
     """``(typology, assignments, how they were made)``: ``--reasons typology`` reads the failure
     typology's runs; ``--reasons FILE`` imports; else ``--assigner`` assigns the typology's H2R
     categories to the H2R queries of ``--retriever`` (the one hard set computable from the data folder)."""
@@ -528,7 +549,9 @@ def _preference_reasons(args, data, make_client):
     usable = [qid for qid in data.judged_qids if qid in set(hard_qids) and data.relevant_passages(qid)]
     hard = {"h2r": usable[:args.max_queries] if args.max_queries else usable}
     client = make_client(args.assigner or args.judge, **_llm_options(args, step="prefer:assignment"))
-    assignments, assigned = reason_assignment.assign_reasons(client, typology, data.topics, hard)
+    tracker.stage("assigning reasons to the H2R hard queries", len(hard["h2r"]), "query")
+    assignments, assigned = reason_assignment.assign_reasons(client, typology, data.topics, hard,
+                                                             on_progress=tracker.advance)
     return typology, assignments, {"assigned_by": client.provenance.as_dict(), "hard_sets": {
         "h2r": {"retriever": run.name, "quantile": args.quantile, "rule": report["rule"],
                 "qids": hard_qids, "asked": hard["h2r"]}}, "tasks": assigned}
@@ -537,6 +560,7 @@ def _preference_reasons(args, data, make_client):
 def cmd_prefer(args) -> None:
     from dataclasses import replace
 
+    from core.jobs.progress import ProgressWriter
     from pipeline import preference
     from pipeline.datasets import load_dataset
     from pipeline.generation import GENERATION_OPTIONS, read_answers_jsonl
@@ -550,30 +574,35 @@ def cmd_prefer(args) -> None:
         max_passages=args.max_passages, passage_chars=args.passage_chars,
         generation=replace(GENERATION_OPTIONS, **overrides),
         judge=replace(preference.PreferenceConfig().judge, **overrides))
-    judge = make_client(args.judge, **llm, step="prefer:judge")
-    needs_generator = not (args.baseline_answers and args.aware_answers)
-    generator = make_client(args.generator, **llm, step="prefer:generation") if needs_generator else None
-    self_judging = generator is not None and generator.provenance.identity() == judge.provenance.identity()
-    if self_judging and not args.allow_self_judging:
-        raise ValueError(f"prefer: the judge and the generator are the same model ({judge.provenance.label}): it "
-                         f"would judge its own answers; choose another --judge or --generator, or pass "
-                         f"--allow-self-judging (the result then says so)")
-    data = load_dataset(args.dataset, args.data)
-    data.require_qrels()
-    templates = difficulty.load_templates(args.templates)
-    typology, assignments, report = _preference_reasons(args, data, make_client)
-    if args.task:
-        assignments = [a for a in assignments if a.task in args.task]
+    # the job's progress record: (assigning reasons,) baseline answers, difficulty-aware answers, judging
+    stages = preference.STAGES + (0 if args.reasons else 1)
+    with ProgressWriter(args.progress_key, stages) as tracker:
+        judge = make_client(args.judge, **llm, step="prefer:judge")
+        needs_generator = not (args.baseline_answers and args.aware_answers)
+        generator = make_client(args.generator, **llm, step="prefer:generation") if needs_generator else None
+        self_judging = generator is not None and generator.provenance.identity() == judge.provenance.identity()
+        if self_judging and not args.allow_self_judging:
+            raise ValueError(f"prefer: the judge and the generator are the same model ({judge.provenance.label}): it "
+                             f"would judge its own answers; choose another --judge or --generator, or pass "
+                             f"--allow-self-judging (the result then says so)")
+        data = load_dataset(args.dataset, args.data)
+        data.require_qrels()
+        templates = difficulty.load_templates(args.templates)
+        typology, assignments, report = _preference_reasons(args, data, make_client, tracker)
+        if args.task:
+            assignments = [a for a in assignments if a.task in args.task]
 
-    def side(file):
-        if file:
-            return preference.AnswerSide(imported=read_answers_jsonl(file, data.topics), imported_from=str(file))
-        return preference.AnswerSide(generator)
+        def side(file):
+            if file:
+                return preference.AnswerSide(imported=read_answers_jsonl(file, data.topics),
+                                             imported_from=str(file))
+            return preference.AnswerSide(generator)
 
-    result = preference.run_preference(data, assignments, typology, templates, judge, side(args.baseline_answers),
-                                       side(args.aware_answers), config, assignment_report=report)
-    result["self_judging"] = self_judging
-    path = preference.save_result(result)
+        result = preference.run_preference(data, assignments, typology, templates, judge,
+                                           side(args.baseline_answers), side(args.aware_answers), config,
+                                           assignment_report=report, progress=tracker)
+        result["self_judging"] = self_judging
+        path = preference.save_result(result)
     out = {"dataset": data.name, "id": result["id"], "path": str(path), "judge": result["judge"]["label"],
            "generators": {k: v["label"] for k, v in result["generators"].items()}, "rule": result["rule"],
            "self_judging": self_judging, "resolution": {
@@ -852,6 +881,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-categories", type=POSITIVE_INT, default=8)
     p.add_argument("--max-queries", type=POSITIVE_INT, default=None, help="keep the N hardest queries (recorded)")
     p.add_argument("--force", action="store_true", help="recompute a finished run (the cache still answers)")
+    progress_key_arg(p)
     cap_arg(p)
     bertscore_args(p)
     llm_args(p)
@@ -904,6 +934,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-passages", type=POSITIVE_INT, default=3, help="highly relevant passages shown to the judge")
     p.add_argument("--passage-chars", type=_number(int, 50, what="an integer >= 50"), default=600,
                    help="each passage truncated to this many characters")
+    progress_key_arg(p)
     p.add_argument("--json", action="store_true")
     llm_args(p)
     p.set_defaults(func=cmd_prefer)

@@ -29,10 +29,11 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from core import paths
 from core.atomic import atomic_write_text
+from core.jobs.progress import ProgressWriter
 from pipeline import pairwise
 from pipeline.datasets import RELEVANT_GRADE, TrecDlData
 from pipeline.difficulty import (REASON_MODES, TASKS, Assignment, SentenceTemplates, Typology, assignments_digest,
@@ -44,6 +45,7 @@ RESULT_VERSION = 1
 DIFFICULTY_PLACEMENT = "the baseline prompt with the difficulty text on its own line after the question line"
 # The study's preference rates for the difficulty-aware answer (its judge, its generators), shown beside ours.
 STUDY_RATES = {"dl19": 0.6456, "dl20": 0.7540, "dl21": 0.5277, "dl22": 0.6049}
+STAGES = 3  # run_preference's stages in a job's progress record: baseline answers, aware answers, judging
 
 
 @dataclass(frozen=True)
@@ -144,22 +146,27 @@ def build_units(data: TrecDlData, assignments: Sequence[Assignment], typology: T
 
 
 def _answers(side: AnswerSide, keys: list, prompts: list, options: GenerationOptions, label: str,
-             ) -> list[tuple[str | None, str | None]]:
+             on_progress: Callable[[int], None]) -> list[tuple[str | None, str | None]]:
     """``(text, error)`` per prompt; imported answers are looked up by qid (``keys``)."""
     if side.imported is not None:
+        on_progress(len(keys))
         return [(side.imported[qid], None) if qid in side.imported
                 else (None, f"no imported answer for qid {qid} in {side.imported_from}") for qid in keys]
-    replies = side.client.chat_many(prompts, options, progress=label)
+    replies = side.client.chat_many(prompts, options, progress=label, on_progress=on_progress)
     return [(None, str(r) or type(r).__name__) if isinstance(r, LLMError) else (r.text, None) for r in replies]
 
 
 def run_preference(data: TrecDlData, assignments: Sequence[Assignment], typology: Typology,
                    templates: SentenceTemplates, judge: ChatClient, baseline: AnswerSide, aware: AnswerSide,
-                   config: PreferenceConfig = PreferenceConfig(), assignment_report: Mapping | None = None) -> dict:
+                   config: PreferenceConfig = PreferenceConfig(), assignment_report: Mapping | None = None,
+                   progress: ProgressWriter | None = None) -> dict:
     """Generate (or look up) both answers per pair, judge them in both orders, summarise (module docstring).
 
     ``assignment_report`` (how the assignments were made, e.g. an LLM's raw replies) is stored as is.
+    ``progress``: the job's progress record (:mod:`core.jobs.progress`); this adds its :data:`STAGES`
+    stages (baseline answers, difficulty-aware answers, judging calls); the caller ends the record.
     """
+    tracker = progress or ProgressWriter(None)
     started = time.time()
     data.require_qrels()
     units, excluded = build_units(data, assignments, typology, templates, config)
@@ -167,12 +174,14 @@ def run_preference(data: TrecDlData, assignments: Sequence[Assignment], typology
     # 1. generations: the baseline once per query, the difficulty-aware answer once per pair
     qids = list(dict.fromkeys(u["qid"] for u in units))
     base_prompts = {qid: zero_shot_messages(data.topics[qid]) for qid in qids}
+    tracker.stage("baseline answers (one per query)", len(qids), "answer")
     base = dict(zip(qids, _answers(baseline, qids, [base_prompts[q] for q in qids], config.generation,
-                                   f"{data.name} baseline answers")))
+                                   f"{data.name} baseline answers", tracker.advance)))
     aware_prompts = [with_difficulty(base_prompts[u["qid"]], u["difficulty"], data.topics[u["qid"]].strip())
                      for u in units]
+    tracker.stage("difficulty-aware answers (one per pair)", len(units), "answer")
     aware_answers = _answers(aware, [u["qid"] for u in units], aware_prompts, config.generation,
-                             f"{data.name} difficulty-aware answers")
+                             f"{data.name} difficulty-aware answers", tracker.advance)
     for unit, prompt, (text, error) in zip(units, aware_prompts, aware_answers):
         unit["prompts"] = {"baseline": base_prompts[unit["qid"]], "aware": prompt}
         unit["answers"] = {"baseline": base[unit["qid"]][0], "aware": text}
@@ -186,7 +195,9 @@ def run_preference(data: TrecDlData, assignments: Sequence[Assignment], typology
         b, a = u["answers"]["baseline"], u["answers"]["aware"]
         requests += [pairwise.judge_messages(u["query"], passages, b, a),  # ab: baseline is A
                      pairwise.judge_messages(u["query"], passages, a, b)]  # ba: aware is A
-    replies = judge.chat_many(requests, config.judge, progress=f"{data.name} pairwise judge") if requests else []
+    tracker.stage("pairwise judging, both orders", len(requests), "call")
+    replies = judge.chat_many(requests, config.judge, progress=f"{data.name} pairwise judge",
+                              on_progress=tracker.advance) if requests else []
     for i, u in enumerate(judged):
         verdicts, failed = {}, False
         for order, reply in zip(pairwise.ORDERS, replies[2 * i:2 * i + 2]):

@@ -250,7 +250,7 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
 # ---------------------------------------------------------------------------- background runs
 def prefer_command(dataset: str, folder: str | Path | None, *, generator: str = "auto", judge: str = "auto",
                    reasons: str = "assign", max_queries: int | None = None,
-                   allow_self_judging: bool = False) -> list[str]:
+                   allow_self_judging: bool = False, progress_key: str | None = None) -> list[str]:
     """The CLI a preference job runs (``python -m pipeline prefer``), like the other failure pages' jobs.
     The same spec for generator and judge is refused here unless ``allow_self_judging`` (the CLI checks the
     resolved models too, and a result made that way says so)."""
@@ -271,12 +271,18 @@ def prefer_command(dataset: str, folder: str | Path | None, *, generator: str = 
         command += ["--max-queries", str(int(max_queries))]
     if folder is not None:
         command += ["--data", str(folder)]
+    if progress_key:
+        command += ["--progress-key", progress_key]
     return command
 
 
 def submit_preference(dataset: str, folder: str | Path | None, **options) -> int:
-    return jobs.submit(prefer_command(dataset, folder, **options), label=f"difficulty-aware generation on {dataset}",
-                       meta={"kind": JOB_KIND, "dataset": dataset})
+    """Queue a comparison as a background job; it writes a progress record (stage n of m, answers or
+    judge calls done) that :func:`jobs_frame` shows."""
+    key = job_progress.new_key("prefer")
+    return jobs.submit(prefer_command(dataset, folder, progress_key=key, **options),
+                       label=f"difficulty-aware generation on {dataset}",
+                       meta={"kind": JOB_KIND, "dataset": dataset, "progress": key})
 
 
 def preference_jobs(limit: int = 10) -> list[jobs.Job]:

@@ -9,7 +9,7 @@ A reply without a valid number leaves the query unassigned (counted, never guess
 from __future__ import annotations
 
 import re
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from pipeline.difficulty import Assignment, Category, Typology
 from pipeline.llm.base import ChatClient, GenerationOptions, LLMError, Message
@@ -38,15 +38,18 @@ def parse_numbers(text: str, n_categories: int) -> list[int]:
 
 
 def assign_reasons(client: ChatClient, typology: Typology, queries: Mapping[str, str],
-                   hard: Mapping[str, Sequence[str]]) -> tuple[list[Assignment], dict]:
-    """Assign each hard query (``hard[task] = [qid, ...]``) its task's categories.
+                   hard: Mapping[str, Sequence[str]],
+                   on_progress: Callable[[int], None] | None = None) -> tuple[list[Assignment], dict]:
+    """Assign each hard query (``hard[task] = [qid, ...]``) its task's categories; ``on_progress(n)``:
+    ``n`` more queries answered.
 
     Returns the assignments and a report: per task the queries asked, assigned, unassigned
     (no valid number in the reply) and failed (the call failed; a rerun retries it), with the raw replies.
     """
     jobs = [(task, qid) for task, qids in hard.items() for qid in qids if typology.for_task(task)]
     requests = [assignment_messages(queries[qid], task, typology.for_task(task)) for task, qid in jobs]
-    replies = client.chat_many(requests, OPTIONS, progress="assigning reasons") if requests else []
+    replies = client.chat_many(requests, OPTIONS, progress="assigning reasons",
+                               on_progress=on_progress) if requests else []
     source = f"llm:{client.provenance.label}"
     assignments, report = [], {}
     for (task, qid), reply in zip(jobs, replies):

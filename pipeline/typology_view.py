@@ -160,20 +160,28 @@ def counts_figure(result: dict) -> go.Figure:
 
 
 def typology_command(dataset: str, task: str, *, llm: str = "auto", max_rounds: int = 6,
-                     max_queries: int | None = None, typology: str | None = None) -> list[str]:
+                     max_queries: int | None = None, typology: str | None = None,
+                     progress_key: str | None = None) -> list[str]:
     command = [sys.executable, "-m", "pipeline", "typology", "--dataset", dataset, "--task", task, "--assigner", llm,
                "--max-rounds", str(max_rounds)]
     if max_queries:
         command += ["--max-queries", str(max_queries)]
     if typology:
         command += ["--typology", typology]
+    if progress_key:
+        command += ["--progress-key", progress_key]
     return command
 
 
 def submit_typology(dataset: str, task: str, **options) -> int:
-    """Queue a typology run as a background job (it survives a closed tab); returns the job id."""
-    return jobs.submit(typology_command(dataset, task, **options), label=f"typology {task} on {dataset}",
-                       meta={"kind": JOB_KIND, "dataset": dataset, "task": task})
+    """Queue a typology run as a background job (it survives a closed tab); returns the job id. The
+    job writes a progress record (stage n of m, queries done) that :func:`jobs_rows` shows."""
+    from core.jobs.progress import new_key
+
+    key = new_key("typology")
+    return jobs.submit(typology_command(dataset, task, progress_key=key, **options),
+                       label=f"typology {task} on {dataset}",
+                       meta={"kind": JOB_KIND, "dataset": dataset, "task": task, "progress": key})
 
 
 def typology_jobs(limit: int = 10) -> list[jobs.Job]:

@@ -188,3 +188,34 @@ def test_summary_compares_datasets_within_one_configuration(cache):
     at.selectbox(key="summary_configuration").set_value(second).run()
     summary = at.dataframe[0].value
     assert summary["dataset"].tolist() == ["DL19"] and set(summary["judge"]) == {"scripted:judge-b"}
+
+
+def test_a_running_comparison_row_shows_stage_n_of_m(cache, monkeypatch):
+    """The job the page queues names its progress record (``--progress-key``, ``meta["progress"]``);
+    while it runs, the jobs table reads it: stage n of m, answers or calls done of total."""
+    from dataclasses import replace
+
+    from core import jobs
+    from core.jobs.progress import ProgressWriter
+
+    monkeypatch.setenv(jobs.LIMITS_ENV, "cpu=0")  # the job stays queued
+    try:
+        job_id = pv.submit_preference("dl19", None, generator="auto", judge="embedded")
+        (job,) = pv.preference_jobs()
+        key = job.meta["progress"]
+        assert job.id == job_id and job.command[job.command.index("--progress-key") + 1] == key
+        writer = ProgressWriter(key, stages=4, interval=0)  # assigning reasons, baseline, aware, judging
+        writer.stage("assigning reasons to the H2R hard queries", 5, "query")
+        writer.advance(5)
+        writer.stage("baseline answers (one per query)", 5, "answer")
+        writer.advance(2)
+        frame = pv.jobs_frame([replace(job, status="running")])
+        assert frame.loc[0, "progress"].startswith("stage 2 of 4: baseline answers (one per query) · 2/5 answers")
+    finally:
+        for job in jobs.list_jobs(status=jobs.ACTIVE_STATUSES):
+            jobs.cancel(job.id)
+        info = jobs.worker_info()
+        if info and info["alive"]:
+            import os
+            import signal
+            os.kill(info["pid"], signal.SIGKILL)

@@ -108,8 +108,11 @@ def test_typology_page_queues_a_background_job(runs):
     at.button[0].click().run()
     assert not at.exception
     (job,) = view.typology_jobs()
-    assert job.command[2:] == ["pipeline", "typology", "--dataset", "dl19", "--task", "h2r", "--assigner", "auto",
-                               "--max-rounds", "6", "--max-queries", "4", "--typology", "study"]
+    assert job.command[2:-2] == ["pipeline", "typology", "--dataset", "dl19", "--task", "h2r", "--assigner", "auto",
+                                 "--max-rounds", "6", "--max-queries", "4", "--typology", "study"]
+    # the job writes a progress record under the key its meta names (the jobs table reads it)
+    assert job.command[-2] == "--progress-key" and job.meta["progress"] == job.command[-1]
+    assert job.command[-1].startswith("typology-")
     jobs.cancel(job.id)
 
 
@@ -373,3 +376,28 @@ def test_reconciled_widget_keeps_the_annotators_change_and_follows_a_store_chang
     # the store changed elsewhere while the widget still shows its last value: follow the store
     state["w"] = ["B", "A"]
     assert view.reconciled_widget(state, "w", ["D"], draw(None)) == ["D"]
+
+
+def test_a_running_typology_job_row_shows_stage_n_of_m(cache):
+    """The job the page queues names its progress record; while it runs, the jobs table reads it
+    (stage n of m, queries done of total), as the study's jobs table does."""
+    from dataclasses import replace
+
+    from core.jobs.progress import ProgressWriter
+
+    job_id = view.submit_typology("dl19", "h2r", max_rounds=6)
+    try:
+        (job,) = view.typology_jobs()
+        key = job.meta["progress"]
+        assert job.id == job_id and job.command[job.command.index("--progress-key") + 1] == key
+        writer = ProgressWriter(key, stages=1 + 8, interval=0)  # hard set, reasons, up to 6 rounds, assignment
+        writer.stage("H2R hard set of the configuration")
+        writer.stage("reasons for the H2R hard queries", 6, "query")
+        writer.advance(3)
+        (row,) = view.jobs_rows([replace(job, status="running")])
+        assert row["message"].startswith("stage 2 of 9: reasons for the H2R hard queries · 3/6 queries")
+        writer.finish(error="h2r: no reasons to induce a typology from")
+        (row,) = view.jobs_rows([replace(job, status="running")])  # failed, the process not yet ended
+        assert row["message"].endswith("failed: h2r: no reasons to induce a typology from")
+    finally:
+        jobs.cancel(job_id)

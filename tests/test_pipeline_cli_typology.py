@@ -90,10 +90,15 @@ def test_typology_cli_imports_the_study_categories_on_a_designed_collection(tmp_
                 "--passages", str(tmp_path / "passages.tsv"), "--task", "h2j",
                 "--retriever", f"r={tmp_path / 'run.txt'}", "--generator", f"g={tmp_path / 'answers.jsonl'}",
                 "--judge", f"j={tmp_path / 'judge.txt'}", "--encoder", "minilm", "--typology", "study",
-                "--assigner", f"ollama:llama3.2:3b@{server.url}", "--json"]
+                "--assigner", f"ollama:llama3.2:3b@{server.url}", "--json", "--progress-key", "typology-cli"]
         done = cli(*args, env_cache=cache)
         assert done.returncode == 0, done.stderr[-3000:]
         result = json.loads(done.stdout)
+        # the job's progress record: hard set, then the assignment (imported: no reasons, no rounds)
+        record = json.loads((cache / "jobs" / "progress" / "typology-cli.json").read_text())
+        assert (record["status"], record["stage_index"], record["stages"], record["stage"]) == (
+            "completed", 2, 2, "assignment of reasons to the H2J hard queries")
+        assert (record["done"], record["total"], record["unit"]) == (2, 2, "query")
         chats = [r for r in server.requests if r[0] == "/api/chat"]
         assert len(chats) == 2  # one assignment per hard query; an imported typology needs no induction
         assert "(human 3, LLM 0: disagree)" in chats[0][1]["messages"][-1]["content"]

@@ -366,3 +366,64 @@ def test_reasons_from_the_typology_store_come_from_one_model(tmp_path):
         assert report["skipped"] == {}
         with pytest.raises(DifficultyInputError, match="no finished typology run by model 'x'"):
             difficulty.reasons_from_typology_store("dl19", store, model="x")
+
+
+# ---------------------------------------------------------------------------- the job's progress record
+def test_run_writes_its_progress_record_stage_by_stage(tmp_path, monkeypatch):
+    """Three stages: 4 baseline answers (one per query), 4 difficulty-aware answers (one per pair),
+    8 judge calls (two orders per pair); each stage's count ends at its total."""
+    from core.jobs import progress as job_progress
+    from tests.progress_helpers import RecordingWriter
+
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
+    judge_client = client(judge, "judge", cache_path=tmp_path / "llm.sqlite")
+    generator = client(generate, "generator", cache_path=tmp_path / "llm.sqlite")
+    with RecordingWriter("prefer-t1", preference.STAGES, interval=0) as tracker:
+        preference.run_preference(data(), assignments(), TYPOLOGY, TEMPLATES, judge_client,
+                                  preference.AnswerSide(generator), preference.AnswerSide(generator),
+                                  progress=tracker)
+    ended = [(r["stage_index"], r["stage"], r["done"], r["total"], r["unit"]) for r in tracker.ended]
+    assert ended == [(1, "baseline answers (one per query)", 4, 4, "answer"),
+                     (2, "difficulty-aware answers (one per pair)", 4, 4, "answer")]
+    record = job_progress.read_progress("prefer-t1")
+    assert (record["status"], record["stage_index"], record["stages"], record["stage"]) == (
+        "completed", 3, 3, "pairwise judging, both orders")
+    assert (record["done"], record["total"], record["unit"]) == (8, 8, "call")
+    assert len(judge_client.backend.calls) == 8
+
+
+def test_cli_prefer_progress_key_writes_the_record_and_a_failure_ends_it(tmp_path, monkeypatch, capsys):
+    """``prefer --progress-key``: the record the page's job names; an error ends it as failed with the
+    error line; a key that is not a key is refused by argparse before any work."""
+    import pipeline.llm
+    from core.jobs import progress as job_progress
+    from pipeline.cli import main
+
+    cache = tmp_path / "llm.sqlite"
+    monkeypatch.setattr(pipeline.llm, "make_client",
+                        lambda spec="auto", **kw: client(judge, "judge", cache_path=cache))
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
+    folder = dl19_folder(tmp_path)
+    reasons = tmp_path / "reasons.jsonl"
+    reasons.write_text("".join(json.dumps({"qid": a.qid, "task": a.task, "categories": list(a.categories)}) + "\n"
+                               for a in assignments()[:4]))
+    base, aware = tmp_path / "base.jsonl", tmp_path / "aware.jsonl"
+    base.write_text("".join(json.dumps({"qid": q, "text": f"base answer {q}"}) + "\n" for q in ("q1", "q2", "q3", "q4")))
+    aware.write_text("".join(json.dumps({"qid": q, "text": f"aware answer {q}"}) + "\n" for q in ("q1", "q2", "q3", "q4")))
+    argv = ["prefer", "--dataset", "dl19", "--data", str(folder), "--reasons", str(reasons), "--baseline-answers",
+            str(base), "--aware-answers", str(aware), "--judge", "ollama:some-judge", "--json",
+            "--progress-key", "prefer-cli"]
+    assert main(argv) == 0
+    record = job_progress.read_progress("prefer-cli")
+    # imported reasons: no assignment stage; imported answers count as answered at once
+    assert (record["status"], record["stage_index"], record["stages"], record["done"], record["total"]) == (
+        "completed", 3, 3, 8, 8)
+    reasons.write_text('{"qid": "q1", "task": "h2r", "categories": ["nope"]}\n')
+    assert main(argv) == 1
+    record = job_progress.read_progress("prefer-cli")
+    assert record["status"] == "failed" and f"{reasons}:1: category 'nope'" in record["error"]
+    assert job_progress.describe(record).startswith(f"failed: {reasons}:1: category 'nope'")  # no "stage 0 of 3"
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv[:-1], "../elsewhere"])
+    assert exit_.value.code == 2 and "--progress-key" in capsys.readouterr().err

@@ -13,6 +13,7 @@ from pipeline.typology.induction import (HardQuery, InductionConfig, assign, ind
 from pipeline.typology.runner import run_typology
 from pipeline.typology.store import TypologyStore
 from tests.llm_helpers import scripted_client
+from tests.progress_helpers import RecordingWriter
 
 QUERIES = [HardQuery(f"q{i}", f"query number {i}", f"Top passages:\n[1] passage about {i}") for i in range(1, 7)]
 
@@ -156,3 +157,62 @@ def test_imported_typology_skips_induction_and_failed_run_is_recorded(tmp_path):
     (failed,) = store.list_runs(task="h2g")
     assert failed["status"] == "failed" and "no round produced" in failed["error"]
     assert len(store.rounds(failed["run_id"])) == 1  # the round it did is there to inspect
+
+
+# ---------------------------------------------------------------------------- the job's progress record
+def test_a_typology_run_writes_its_progress_record_stage_by_stage(tmp_path, monkeypatch):
+    from core.jobs import progress as job_progress
+    from pipeline.typology.runner import typology_stages
+
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
+    client = scripted_client(Script([_typology("A", "B"), _typology("A", "B")]), tmp_path)
+    store = TypologyStore(tmp_path / "typology.sqlite")
+    config = InductionConfig(batch_size=6, max_rounds=4)
+    assert typology_stages(config, imported=False) == 6  # reasons, at most 4 rounds, assignment
+    with RecordingWriter("typology-t1", typology_stages(config, False), interval=0) as tracker:
+        run_typology(client, store, dataset="dl19", task="h2r", queries=QUERIES, hard_set={"rule": "test"},
+                     config=config, progress=tracker)
+    ended = [(r["stage_index"], r["stages"], r["stage"], r["done"], r["total"], r["unit"]) for r in tracker.ended]
+    assert ended == [(1, 6, "reasons for the H2R hard queries", 6, 6, "query"),  # one reason call per query
+                     (2, 6, "induction round 1 of at most 4", 0, 0, "item"),
+                     # converged at round 2 (every reason seen, set unchanged): the 2 rounds it did not
+                     # need are dropped as the round ends, so the assignment is "stage 4 of 4"
+                     (3, 4, "induction round 2 of at most 4", 0, 0, "item")]
+    record = job_progress.read_progress("typology-t1")
+    assert (record["status"], record["stage_index"], record["stages"]) == ("completed", 4, 4)
+    assert (record["stage"], record["done"], record["total"]) == ("assignment of reasons to the H2R hard queries",
+                                                                  6, 6)
+    assert job_progress.describe(record).startswith("stage 4 of 4: assignment of reasons to the H2R hard queries"
+                                                    " · 6/6 queries")
+
+
+def test_a_failed_typology_round_ends_the_record_with_its_error(tmp_path, monkeypatch):
+    from core.jobs import progress as job_progress
+    from pipeline.typology.runner import typology_stages
+
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
+    store = TypologyStore(tmp_path / "typology.sqlite")
+    config = InductionConfig(max_rounds=1)
+    with pytest.raises(ValueError, match="no round produced"):
+        with job_progress.ProgressWriter("typology-t2", typology_stages(config, False), interval=0) as tracker:
+            run_typology(scripted_client(Script(["not a typology"]), tmp_path), store, dataset="dl20", task="h2g",
+                         queries=QUERIES, hard_set={}, config=config, progress=tracker)
+    record = job_progress.read_progress("typology-t2")
+    assert (record["status"], record["stage_index"], record["stages"]) == ("failed", 2, 3)
+    assert record["stage"] == "induction round 1 of at most 1" and "no round produced" in record["error"]
+    assert "failed: h2g: no round produced a readable typology" in job_progress.describe(record)
+
+
+def test_an_imported_typology_has_one_stage_assignment(tmp_path, monkeypatch):
+    from core.jobs import progress as job_progress
+    from pipeline.typology.runner import typology_stages
+
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
+    store = TypologyStore(tmp_path / "typology.sqlite")
+    cats = [Category("Numerical data requirements", "n")]
+    with job_progress.ProgressWriter("typology-t3", typology_stages(InductionConfig(), True), interval=0) as tracker:
+        run_typology(scripted_client(Script([]), tmp_path), store, dataset="dl20", task="h2r", queries=QUERIES[:2],
+                     hard_set={}, imported=("study", cats), progress=tracker)
+    record = job_progress.read_progress("typology-t3")
+    assert (record["status"], record["stage_index"], record["stages"], record["done"], record["total"]) == (
+        "completed", 1, 1, 2, 2)

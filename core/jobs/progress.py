@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import uuid
 from pathlib import Path
 
 from core.atomic import atomic_write_text
@@ -30,6 +31,12 @@ def progress_path(key: str) -> Path:
     if not KEY.match(key):
         raise ValueError(f"progress key {key!r}: letters, digits, '.', '_' and '-' only")
     return cache_subdir("jobs", "progress") / f"{key}.json"
+
+
+def new_key(prefix: str) -> str:
+    """A fresh key for a job's record (``prefix-<random hex>``): the page passes it to the command
+    (``--progress-key``) and stores it in the job's ``meta["progress"]``."""
+    return progress_path(f"{prefix}-{uuid.uuid4().hex[:16]}").stem
 
 
 def read_progress(key: str | None) -> dict | None:
@@ -49,23 +56,28 @@ def duration(seconds: float) -> str:
     return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
 
 
+def plural(unit: str) -> str:
+    """``answer`` -> ``answers``, ``query`` -> ``queries`` (the units records use)."""
+    return unit[:-1] + "ies" if unit.endswith("y") and unit[-2:-1] not in "aeiou" else unit + "s"
+
+
 def describe(record: dict | None, now: float | None = None) -> str:
     """``stage 3 of 7: judgments llama (graded) · 12/43 calls · 1.5 calls/s · about 21 s left``."""
     if not record:
         return ""
     now = time.time() if now is None else now
     parts = []
-    if record.get("stages"):
-        parts.append(f"stage {record.get('stage_index', 0)} of {record['stages']}: {record.get('stage', '')}")
+    if record.get("stages") and record.get("stage_index"):
+        parts.append(f"stage {record['stage_index']} of {record['stages']}: {record.get('stage', '')}")
     elif record.get("stage"):
         parts.append(str(record["stage"]))
-    done, total, unit = record.get("done"), record.get("total"), record.get("unit") or "item"
+    done, total, unit = record.get("done"), record.get("total"), plural(record.get("unit") or "item")
     if total:
-        parts.append(f"{done or 0}/{total} {unit}s")
+        parts.append(f"{done or 0}/{total} {unit}")
         elapsed = (record.get("updated") or now) - (record.get("stage_started") or now)
         if done and elapsed > 0 and record.get("status", "running") == "running":
             rate = done / elapsed
-            parts.append(f"{rate:.2f} {unit}s/s" if rate < 10 else f"{rate:.0f} {unit}s/s")
+            parts.append(f"{rate:.2f} {unit}/s" if rate < 10 else f"{rate:.0f} {unit}/s")
             parts.append(f"about {duration((total - done) / rate)} left in this stage")
     if record.get("status") == "failed" and record.get("error"):
         parts.append(f"failed: {record['error']}")
@@ -97,6 +109,12 @@ class ProgressWriter:
         self.record["total"] = int(total)
         self._write(force=True)
 
+    def set_stages(self, stages: int) -> None:
+        """The run's stage count, once it is known (a typology's induction may converge before its
+        last allowed round: the stages it skipped are dropped, so the last stage reads "n of n")."""
+        self.record["stages"] = int(stages)
+        self._write(force=True)
+
     def advance(self, n: int = 1) -> None:
         self.record["done"] += int(n)
         self.record["updated"] = time.time()
@@ -107,6 +125,15 @@ class ProgressWriter:
         if error:
             self.record["error"] = error
         self._write(force=True)
+
+    def __enter__(self) -> "ProgressWriter":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        """Leaving the block ends the record: completed, or failed with the exception's one-line text
+        (so the jobs table says which stage failed and why)."""
+        self.finish(error=(" ".join(str(exc).split()) or exc_type.__name__) if exc_type else None)
+        return False
 
     def _write(self, force: bool = False) -> None:
         if self.path is None:
@@ -128,9 +155,9 @@ def job_message(job, waiting: dict[int, str] | None = None, now: float | None = 
     if job.status == "queued":
         return (waiting or {}).get(job.id, "waiting")
     if job.status == "running":
-        record = read_progress(job.meta.get("progress"))
-        if record:
-            return describe(record, now)
+        message = describe(read_progress(job.meta.get("progress")), now)
+        if message:  # none before the job's first stage: its output says what it is doing
+            return message
         return failure_message(read_log_tail(job.log_path, 400).replace("\r", "\n"))
     if job.status == "failed":
         return failure_message(job.log_tail)

@@ -195,12 +195,13 @@ def assignment_messages(task: str, hq: HardQuery, categories: Sequence[Category]
 
 
 # ---------------------------------------------------------------------------------------- steps
-def collect_reasons(client: ChatClient, task: str, queries: Sequence[HardQuery],
-                    config: InductionConfig) -> tuple[dict[str, str], dict[str, str]]:
-    """One concise reason per hard query: ``(reasons, failures)`` keyed by qid."""
+def collect_reasons(client: ChatClient, task: str, queries: Sequence[HardQuery], config: InductionConfig,
+                    on_progress: Callable[[int], None] | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """One concise reason per hard query: ``(reasons, failures)`` keyed by qid. ``on_progress(n)``:
+    ``n`` more queries answered."""
     options = GenerationOptions(seed=config.seed, max_tokens=config.reason_tokens)
     replies = client.chat_many([reason_messages(task, q) for q in queries], options,
-                               progress=f"{task}: reasons")
+                               progress=f"{task}: reasons", on_progress=on_progress)
     reasons, failures = {}, {}
     for hq, reply in zip(queries, replies):
         if isinstance(reply, LLMError):
@@ -226,14 +227,18 @@ def _batches(qids: Sequence[str], config: InductionConfig):
 
 
 def run_rounds(client: ChatClient, task: str, reasons: dict[str, str], config: InductionConfig,
-               on_round: Callable[[Round], None] | None = None) -> tuple[list[Round], str]:
-    """Refinement rounds until the stop rule (module docstring) holds: ``(rounds, stop_reason)``."""
+               on_round: Callable[[Round], None] | None = None,
+               before_round: Callable[[int], None] | None = None) -> tuple[list[Round], str]:
+    """Refinement rounds until the stop rule (module docstring) holds: ``(rounds, stop_reason)``.
+    ``before_round(number)`` is told as a round starts, ``on_round(round)`` when it is done."""
     if not reasons:
         raise ValueError(f"{task}: no reasons to induce a typology from (every reason call failed?)")
     rounds: list[Round] = []
     current: list[Category] = []
     batches = _batches(sorted(reasons), config)
     for number in range(1, config.max_rounds + 1):
+        if before_round:
+            before_round(number)
         batch, all_seen = next(batches)
         texts = [reasons[q] for q in batch]
         messages = (refine_messages(task, current, texts, config.max_categories) if current
@@ -273,9 +278,10 @@ def induce(client: ChatClient, task: str, queries: Sequence[HardQuery], config: 
 
 def induce_from_reasons(client: ChatClient, task: str, reasons: dict[str, str], failures: dict[str, str],
                         config: InductionConfig = InductionConfig(),
-                        on_round: Callable[[Round], None] | None = None) -> Induction:
+                        on_round: Callable[[Round], None] | None = None,
+                        before_round: Callable[[int], None] | None = None) -> Induction:
     """The rounds part of :func:`induce`, from reasons already collected."""
-    rounds, stop_reason = run_rounds(client, task, reasons, config, on_round)
+    rounds, stop_reason = run_rounds(client, task, reasons, config, on_round, before_round)
     if not any(r.categories for r in rounds):
         raise ValueError(f"{task}: no round produced a readable typology in {len(rounds)} round(s); "
                          "see the stored rounds' raw answers")
@@ -283,15 +289,17 @@ def induce_from_reasons(client: ChatClient, task: str, reasons: dict[str, str], 
 
 
 def assign(client: ChatClient, task: str, queries: Sequence[HardQuery], categories: Sequence[Category],
-           config: InductionConfig = InductionConfig()) -> list[Assignment]:
-    """Each hard query's reasons from ``categories`` (several allowed), with justifications."""
+           config: InductionConfig = InductionConfig(),
+           on_progress: Callable[[int], None] | None = None) -> list[Assignment]:
+    """Each hard query's reasons from ``categories`` (several allowed), with justifications.
+    ``on_progress(n)``: ``n`` more queries answered."""
     if not categories:
         raise ValueError("cannot assign reasons from an empty typology")
     categories = list(categories)
     options = GenerationOptions(seed=config.seed, max_tokens=config.assignment_tokens,
                                 json_schema=assignment_schema(categories))
     replies = client.chat_many([assignment_messages(task, q, categories) for q in queries], options,
-                               progress=f"{task}: assignment")
+                               progress=f"{task}: assignment", on_progress=on_progress)
     out = []
     for hq, reply in zip(queries, replies):
         if isinstance(reply, LLMError):
