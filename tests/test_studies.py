@@ -6,6 +6,7 @@ closed localhost port, no mock."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -74,14 +75,18 @@ def test_a_legacy_study_json_is_migrated_without_loss(cache, tmp_path):
     studies.delete_study("designed", study["id"])
     path = cache / "failure" / "designed" / "study.json"
     path.write_text(json.dumps(legacy))
+    written = path.stat().st_mtime_ns
     assert studies.study_datasets() == ["designed"]
     (entry,) = studies.list_studies("designed")
     assert not path.exists()
     migrated = studies.load_study("designed", entry["id"])
     assert migrated["configurations"] == legacy["configurations"] and migrated["migrated_from"] == str(path)
     assert entry["configuration"]["retrievers"] == ["designed-run"]
-    # a second migration of the same file (a crash before the unlink) writes the same id again
+    # a second migration of the same file (a crash before the unlink: same content, same modification
+    # time) writes the same id again; rewriting the file here takes a new mtime, so the old one is put back
+    # (without it the test failed whenever the two writes fell in different seconds)
     path.write_text(json.dumps(legacy))
+    os.utime(path, ns=(written, written))
     assert [s["id"] for s in studies.list_studies("designed")] == [entry["id"]]
 
 
