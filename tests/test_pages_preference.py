@@ -118,6 +118,20 @@ def test_page_is_registered_in_the_query_failure_section(cache):
     assert not at.warning  # a scripted judge is not a 135M model
 
 
+def _stop_jobs_and_worker() -> None:
+    """Cancel the jobs a test queued and kill the job worker the page started, if any."""
+    import os
+    import signal
+
+    from core import jobs
+
+    for job in jobs.list_jobs(status=jobs.ACTIVE_STATUSES):
+        jobs.cancel(job.id)
+    info = jobs.worker_info()
+    if info and info["alive"]:
+        os.kill(info["pid"], signal.SIGKILL)
+
+
 def test_page_starts_a_comparison_job_like_the_other_pages(cache, monkeypatch):
     from core import jobs
 
@@ -136,13 +150,7 @@ def test_page_starts_a_comparison_job_like_the_other_pages(cache, monkeypatch):
         frame = pv.jobs_frame(jobs.list_jobs())
         assert frame.loc[0, "status"] == "queued" and "limit is 0" in frame.loc[0, "progress"]  # why it waits
     finally:
-        for job in jobs.list_jobs(status=jobs.ACTIVE_STATUSES):
-            jobs.cancel(job.id)
-        info = jobs.worker_info()
-        if info and info["alive"]:
-            import os
-            import signal
-            os.kill(info["pid"], signal.SIGKILL)
+        _stop_jobs_and_worker()
     with pytest.raises(ValueError, match="reasons must be one of"):
         pv.prefer_command("dl19", None, reasons="nope")
     with pytest.raises(ValueError, match="would judge its own answers"):
@@ -212,10 +220,4 @@ def test_a_running_comparison_row_shows_stage_n_of_m(cache, monkeypatch):
         frame = pv.jobs_frame([replace(job, status="running")])
         assert frame.loc[0, "progress"].startswith("stage 2 of 4: baseline answers (one per query) · 2/5 answers")
     finally:
-        for job in jobs.list_jobs(status=jobs.ACTIVE_STATUSES):
-            jobs.cancel(job.id)
-        info = jobs.worker_info()
-        if info and info["alive"]:
-            import os
-            import signal
-            os.kill(info["pid"], signal.SIGKILL)
+        _stop_jobs_and_worker()
