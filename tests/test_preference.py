@@ -238,6 +238,19 @@ def test_llm_reason_assignment_parses_numbers_and_never_guesses(tmp_path):
 
 
 # ---------------------------------------------------------------------------- command line
+def _prefer_files(tmp_path):
+    """A DL19 data folder plus the imported inputs of a ``prefer`` run: reasons of four queries and their
+    baseline and difficulty-aware answers."""
+    folder = dl19_folder(tmp_path)
+    reasons = tmp_path / "reasons.jsonl"
+    reasons.write_text("".join(json.dumps({"qid": a.qid, "task": a.task, "categories": list(a.categories)}) + "\n"
+                               for a in assignments()[:4]))
+    base, aware = tmp_path / "base.jsonl", tmp_path / "aware.jsonl"
+    base.write_text("".join(json.dumps({"qid": q, "text": f"base answer {q}"}) + "\n" for q in ("q1", "q2", "q3", "q4")))
+    aware.write_text("".join(json.dumps({"qid": q, "text": f"aware answer {q}"}) + "\n" for q in ("q1", "q2", "q3", "q4")))
+    return folder, reasons, base, aware
+
+
 def test_cli_prefer_with_imported_answers_and_reasons(tmp_path, monkeypatch, capsys):
     """``python -m pipeline prefer`` end to end; the judge spec resolves to a scripted client (the
     boundary: no model server here), everything else is the real command."""
@@ -249,13 +262,7 @@ def test_cli_prefer_with_imported_answers_and_reasons(tmp_path, monkeypatch, cap
     monkeypatch.setattr(pipeline.llm, "make_client",
                         lambda spec="auto", **kw: specs.append(spec) or client(judge, "judge", cache_path=cache))
     monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
-    folder = dl19_folder(tmp_path)
-    reasons = tmp_path / "reasons.jsonl"
-    reasons.write_text("".join(json.dumps({"qid": a.qid, "task": a.task, "categories": list(a.categories)}) + "\n"
-                               for a in assignments()[:4]))
-    base, aware = tmp_path / "base.jsonl", tmp_path / "aware.jsonl"
-    base.write_text("".join(json.dumps({"qid": q, "text": f"base answer {q}"}) + "\n" for q in ("q1", "q2", "q3", "q4")))
-    aware.write_text("".join(json.dumps({"qid": q, "text": f"aware answer {q}"}) + "\n" for q in ("q1", "q2", "q3", "q4")))
+    folder, reasons, base, aware = _prefer_files(tmp_path)
     argv = ["prefer", "--dataset", "dl19", "--data", str(folder), "--reasons", str(reasons), "--baseline-answers",
             str(base), "--aware-answers", str(aware), "--judge", "ollama:some-judge", "--json"]
     assert main(argv) == 0
@@ -403,13 +410,7 @@ def test_cli_prefer_progress_key_writes_the_record_and_a_failure_ends_it(tmp_pat
     monkeypatch.setattr(pipeline.llm, "make_client",
                         lambda spec="auto", **kw: client(judge, "judge", cache_path=cache))
     monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
-    folder = dl19_folder(tmp_path)
-    reasons = tmp_path / "reasons.jsonl"
-    reasons.write_text("".join(json.dumps({"qid": a.qid, "task": a.task, "categories": list(a.categories)}) + "\n"
-                               for a in assignments()[:4]))
-    base, aware = tmp_path / "base.jsonl", tmp_path / "aware.jsonl"
-    base.write_text("".join(json.dumps({"qid": q, "text": f"base answer {q}"}) + "\n" for q in ("q1", "q2", "q3", "q4")))
-    aware.write_text("".join(json.dumps({"qid": q, "text": f"aware answer {q}"}) + "\n" for q in ("q1", "q2", "q3", "q4")))
+    folder, reasons, base, aware = _prefer_files(tmp_path)
     argv = ["prefer", "--dataset", "dl19", "--data", str(folder), "--reasons", str(reasons), "--baseline-answers",
             str(base), "--aware-answers", str(aware), "--judge", "ollama:some-judge", "--json",
             "--progress-key", "prefer-cli"]
