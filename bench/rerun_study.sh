@@ -51,9 +51,15 @@ for s in "$@"; do
         export_answers "$ds" "$OUT/answers-$ds.jsonl" ;;
     wait-*) pid=${s#wait-}  # wait for another process (an earlier chain's step) to end
         while kill -0 "$pid" 2>/dev/null; do sleep 20; done ;;
+    study-imported-*) ds=${s#study-imported-}  # the overlap with the imported judges only (no embedded judging)
+        step "$s" $PY -m pipeline run --dataset "$ds" --data "$DATA" --generator "embedded=$OUT/answers-$ds.jsonl" \
+            --judge llama-3.3-70b --judge flan-t5-large --out "$OUT/study-imported-$ds.json" ;;
     study-*) ds=${s#study-}  # every configuration's overlap: imported runs x embedded answers x judges
         step "$s" $PY -m pipeline run --dataset "$ds" --data "$DATA" --generator "embedded=$OUT/answers-$ds.jsonl" \
             --judge "$LLM" --judge llama-3.3-70b --judge flan-t5-large --cap "$CAP" --timeout "$TIMEOUT" --out "$OUT/study-$ds.json" ;;
+    bench-*) rest=${s#bench-}; model=${rest%:*}; per=${rest##*:}  # bench-MODEL:PER_GRADE (judge benchmark)
+        step "$s" $PY bench/bench_judge.py --data "$DATA" --models "$model" --per-grade "$per"
+        cp "${IRDASH_CACHE_DIR:-cache}/bench/judge_agreement.json" "$OUT/bench-$model-$per.json" ;;
     h2j-*) ds=${s#h2j-}
         step "$s" $PY -m pipeline h2j --dataset "$ds" --data "$DATA" --judge "$LLM" --setup graded --setup binary \
             --cap "$CAP" --timeout "$TIMEOUT" --json ;;
@@ -66,6 +72,7 @@ for s in "$@"; do
             "${gen[@]}" "${judge[@]}" ${MAX_Q:+--max-queries $MAX_Q} --timeout "$TIMEOUT" --json ;;
     prefer-*) ds=${s#prefer-}
         step "$s" $PY -m pipeline prefer --dataset "$ds" --data "$DATA" --reasons typology --generator "$LLM" \
+            --baseline-answers "$OUT/answers-$ds.jsonl" \
             --judge "$LLM" --assigner "$LLM" --allow-self-judging --timeout "$TIMEOUT" ${MAX_Q:+--max-queries $MAX_Q} --json ;;
     annotations) step "$s" $PY -m pipeline annotations --create-sample --size 50 --json ;;
     *) echo "unknown step $s" >&2 ;;

@@ -204,6 +204,7 @@ class LlamaCppBackend:
         content = choice["message"].get("content") or ""
         self.last_finish_reason = choice.get("finish_reason")
         self.last_usage = reply.get("usage", {})
+        self.last_timings = reply.get("timings", {})  # the engine's own prefill/decode counts and ms (bench/)
         if not options.top_logprobs:
             return Completion(content, choice.get("finish_reason"))
         steps = (choice.get("logprobs") or {}).get("content") or []
