@@ -4,7 +4,9 @@
 # Steps: answers-DS (zero-shot answers + H2G; the answers are also exported as OUT_DIR/answers-DS.jsonl
 # so later steps import them whatever the response cache's key does), h2j-DS (embedded judge, graded
 # UMBRELA prompt at cap $CAP, binary derived at >= 2), study-DS (every configuration's overlap with
-# the imported runs and judges), typology-DS-TASK, annotations, prefer-DS; export-DS and wait-PID.
+# the imported runs and judges), study-imported-DS (the imported judges only), typology-DS-TASK,
+# annotations, prefer-DS (baseline = the exported answers), bench-MODEL:PER_GRADE (bench_judge.py, its
+# result copied to OUT_DIR), export-DS and wait-PID. $CAP: H2J pairs per query; $MAX_Q: --max-queries.
 # Every step's wall time, peak RSS and load average go to OUT_DIR/steps.tsv; its output to OUT_DIR/STEP.*.
 # Run it nice'd in the background:  nohup nice -n 10 bench/rerun_study.sh cache/run/study answers-dl19 ... &
 set -u
