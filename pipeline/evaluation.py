@@ -16,6 +16,7 @@ from typing import Mapping, Sequence
 import ir_measures
 import numpy as np
 
+from pipeline import trec_io
 from pipeline.trec_io import Qrels, Run
 
 DEFAULT_MEASURE = "nDCG@10"
@@ -73,3 +74,16 @@ def check_run_matches_qrels(qrels: Qrels, run: Run, run_path: str, qrels_path: s
     if covered < min_fraction * len(qrels):
         raise ValueError(f"{run_path}: has results for only {covered} of the {len(qrels)} judged queries in "
                          f"{qrels_path}; is it a run for another dataset? (--allow-partial to score it anyway)")
+
+
+def evaluate_run_file(qrels_path, run_path, measure: str = DEFAULT_MEASURE, *, complete: bool = False,
+                      allow_partial: bool = False) -> dict:
+    """``{"per_query": {qid: value}, "mean": value}`` of a TREC run file against a qrels file; a run
+    covering under half the judged queries is refused unless ``allow_partial``
+    (:func:`check_run_matches_qrels`)."""
+    qrels = trec_io.read_qrels(qrels_path)
+    run = trec_io.read_run(run_path)
+    if not allow_partial:
+        check_run_matches_qrels(qrels, run, run_path, qrels_path)
+    values = per_query(qrels, run, measure, complete=complete)
+    return {"per_query": values, "mean": mean(values)}

@@ -40,6 +40,7 @@ from core.atomic import atomic_write_text
 from pipeline.judging import DEFAULT_CAP
 from pipeline.h2r import DEFAULT_QUANTILE, HardSet, hard_set, set_summary
 from pipeline.overlap import overlap_analysis, stability_table
+from pipeline.retrievers import parse_named_arg
 
 MEASURE = "nDCG@10"
 CONVENTIONS = {
@@ -56,15 +57,6 @@ CONVENTIONS = {
                 "ties); a tie block at the boundary is never split: in or out, whichever size is closer to the "
                 "target (equal distance: out); pipeline.h2r",
 }
-
-
-def parse_named_arg(text: str, option: str) -> tuple[str, Path | None]:
-    """``NAME`` or ``NAME=FILE``."""
-    name, sep, file = text.partition("=")
-    name = name.strip()
-    if not name or (sep and not file.strip()):
-        raise ValueError(f"{option} expects NAME or NAME=FILE, got {text!r}")
-    return name, Path(file.strip()).expanduser() if sep else None
 
 
 def slug(text: str) -> str:
@@ -253,6 +245,37 @@ def task_hard_set(values: dict[str, float], task: str, quantile: float, universe
     return hard_set(scope, quantile, task, top=task == "h2j")
 
 
+def h2j_sets(data, judge: str, setups=("binary", "graded"), *, quantile: float = DEFAULT_QUANTILE,
+             cap: int | None = DEFAULT_CAP, llm_options: dict | None = None, progress: bool = True) -> dict:
+    """One judge's H2J over ``data`` per judging setup: ``{"dataset", "quantile", SETUP: {"judge",
+    "per_query", "h2j", "h2j_set", ...}}`` (the judge's disagreement per query and its hard set over
+    every query it judged; the ``h2j`` command)."""
+    out = {"dataset": data.name, "quantile": quantile}
+    for setup in setups:
+        judgments = judgments_for(data, judge, setup, cap=cap, llm_options=llm_options, progress=progress)
+        values, info = judgment_values(data, judgments)
+        hard = task_hard_set(values, "h2j", quantile)
+        out[setup] = {"judge": judgments.judge, "per_query": values, "h2j": list(hard.qids),
+                      "h2j_set": set_summary(hard), **info}
+    return out
+
+
+def h2g_sets(data, generators, *, quantile: float = DEFAULT_QUANTILE, encoder: str = "auto",
+             aggregate: str = "max", partial_references: str = "exclude", llm_options: dict | None = None,
+             progress: bool = True) -> dict:
+    """Each generator's H2G over ``data``: ``{"dataset", "quantile", "generators": {NAME: {"provenance",
+    "per_query", "h2g", "h2g_set", ...}}}`` (BERTScore per query and the hard set over every query
+    scored; the ``h2g`` command)."""
+    out = {"dataset": data.name, "quantile": quantile, "generators": {}}
+    for arg in generators:
+        gen = generation_for(data, arg, llm_options=llm_options, progress=progress)
+        values, info = generation_values(data, gen, encoder, aggregate, partial_references)
+        hard = task_hard_set(values, "h2g", quantile)
+        out["generators"][gen.name] = {"provenance": gen.provenance, "per_query": values, "h2g": list(hard.qids),
+                                       "h2g_set": set_summary(hard), **info}
+    return out
+
+
 def _component_set(values: dict[str, float], task: str, quantile: float) -> dict:
     """``{task: [qids], f"{task}_set": set_summary}`` over every query the component scores (empty without any)."""
     if not values:
@@ -307,6 +330,13 @@ def study_configuration(data, *, retrievers, generators, judges, setups, quantil
             "aggregate": aggregate, "cap": cap, "max_queries": max_queries,
             "partial_references": partial_references,
             "data_folder": str(data.folder) if data.folder is not None else None}
+
+
+def study_components(data, retrievers=None, generators=None, judges=None) -> tuple[list, list, list]:
+    """The components a study runs when none are named: the data folder's imported runs (``bm25``
+    when it has none), ``auto`` as generator, and the folder's judgment files plus ``auto`` as judges."""
+    return (list(retrievers or (sorted(data.imported_runs()) or ["bm25"])), list(generators or ["auto"]),
+            list(judges or [*folder_judgments(data.folder, data.name), "auto"]))
 
 
 def run_study(data, *, retrievers, generators, judges, setups=("binary", "graded"), quantile=DEFAULT_QUANTILE,

@@ -49,13 +49,29 @@ class RetrieverRun:
                 "path": str(self.path), **self.details}
 
 
-def parse_retriever_arg(text: str) -> tuple[str, Path | None]:
-    """``NAME`` or ``NAME=RUNFILE`` (the CLI's ``--retriever`` values)."""
+def parse_named_arg(text: str, option: str) -> tuple[str, Path | None]:
+    """``NAME`` or ``NAME=FILE``: how a component is named, on the command line and in a study's
+    configuration (``--retriever``, ``--generator``, ``--judge``; ``option`` names it in the error).
+    The one parser of that grammar; it lives here, in the lowest stage that names a component, so that
+    retrieval, generation, judging and the study all read it alike."""
     name, sep, file = text.partition("=")
     name = name.strip()
     if not name or (sep and not file.strip()):
-        raise ValueError(f"--retriever expects NAME or NAME=RUNFILE, got {text!r}")
+        raise ValueError(f"{option} expects NAME or NAME=FILE, got {text!r}")
     return name, Path(file.strip()).expanduser() if sep else None
+
+
+def run_summary(data, result: RetrieverRun) -> dict:
+    """A run's size (queries, queries with at least one hit, depth) and, when ``data`` has qrels, its
+    mean nDCG@10 over the judged queries (missing ones score 0); ``None`` and 0 without qrels."""
+    from pipeline import evaluation
+
+    summary = {"n_queries": len(result.run), "n_queries_with_hits": sum(1 for r in result.run.values() if r),
+               "depth": result.details["settings"]["depth"], "mean_nDCG@10": None, "n_judged_queries": 0}
+    if data.has_qrels:
+        values = evaluation.per_query(data.qrels, result.run, "nDCG@10", complete=True)
+        summary.update({"mean_nDCG@10": evaluation.mean(values), "n_judged_queries": len(values)})
+    return summary
 
 
 def imported_run(data, name: str, path: str | Path, *, from_data_folder: bool = False) -> RetrieverRun:

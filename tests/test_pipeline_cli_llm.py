@@ -9,6 +9,7 @@ import json
 import pytest
 
 from pipeline import cli
+from pipeline.judging import DEFAULT_CAP
 from tests.failure_fixture import write_collection
 from tests.preference_helpers import assignments, dl19_folder
 from tests.loopback_llm import LoopbackLLMServer
@@ -46,7 +47,7 @@ def test_subcommand_help_shows_defaults(capsys):
     with pytest.raises(SystemExit):
         cli.build_parser().parse_args(["h2j", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "(default: 0.25)" in text and "(default: 300.0)" in text and f"(default: {cli.DEFAULT_CAP})" in text
+    assert "(default: 0.25)" in text and "(default: 300.0)" in text and f"(default: {DEFAULT_CAP})" in text
 
 
 @pytest.mark.parametrize("argv, option", [

@@ -56,7 +56,7 @@ def hard_queries(config: HardSetConfig, llm_options: dict | None = None) -> tupl
     """
     from pipeline.failure import judgments_for, load_collection
     from pipeline.overlap import failure_sets
-    from pipeline.retrievers import get_run, parse_retriever_arg
+    from pipeline.retrievers import get_run, parse_named_arg
 
     collection = {"qrels": config.qrels, "topics": config.topics, "passages": config.passages,
                   "data_dir": config.data}
@@ -69,7 +69,7 @@ def hard_queries(config: HardSetConfig, llm_options: dict | None = None) -> tupl
     topics = data.queries()
     qids = list(sets.sets[config.task])
     if config.task == "h2r":
-        name, path = parse_retriever_arg(config.retriever)
+        name, path = parse_named_arg(config.retriever, "--retriever")
         retriever = get_run(data, name, path)
         run = retriever.run
 

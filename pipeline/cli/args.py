@@ -1,0 +1,169 @@
+"""The options several subcommands share, each defined once: checked number types, the collection,
+hard-set, judge-cap, BERTScore and LLM-call options, and ``--progress-key``; and the two things the
+commands derive from them (the ``make_client`` keyword arguments, the early model check)."""
+from __future__ import annotations
+
+import argparse
+
+from pipeline.datasets import DATASETS
+from pipeline.judging import DEFAULT_CAP  # LLM judge: judged pairs per query at most
+
+DEFAULT_TIMEOUT_S = 300.0
+
+
+# ---- option values checked by argparse (the error names the option) ---------------------------------
+def number(kind, low=None, high=None, *, low_open=False, high_open=False, what=""):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what or kind.__name__}, got {text!r}") from None
+        if value != value or (low is not None and (value < low or (low_open and value == low))) or \
+                (high is not None and (value > high or (high_open and value == high))):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text}")
+        return value
+    parse.__name__ = what or kind.__name__  # argparse names the type in its own messages
+    return parse
+
+
+POSITIVE_INT = number(int, 1, what="an integer >= 1")
+NONNEGATIVE_INT = number(int, 0, what="an integer >= 0")
+POSITIVE_FLOAT = number(float, 0, low_open=True, what="a number > 0")
+NONNEGATIVE_FLOAT = number(float, 0, what="a number >= 0")
+QUANTILE = number(float, 0, 1, low_open=True, high_open=True, what="a number strictly between 0 and 1")
+
+
+def PROGRESS_KEY(text: str) -> str:
+    """A progress record's key (:mod:`core.jobs.progress`), checked before any work starts."""
+    from core.jobs.progress import KEY
+
+    if not KEY.match(text):
+        raise argparse.ArgumentTypeError(f"expected letters, digits, '.', '_' and '-' (at most 120), got {text!r}")
+    return text
+
+
+def _cap(text: str):
+    """``--cap N`` (judged pairs per query) or ``none`` (every pair)."""
+    return None if text.strip().lower() == "none" else POSITIVE_INT(text)
+
+
+_cap.__name__ = "cap"
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Defaults shown after each option's help, except where there is none to show (None, flags)."""
+
+    def _get_help_string(self, action):
+        if action.default in (None, False) or isinstance(action, argparse._StoreConstAction) \
+                or action.default is argparse.SUPPRESS:
+            return action.help
+        return super()._get_help_string(action)
+
+
+# ---- option groups ---------------------------------------------------------------------------------
+GENERATOR_HELP = "an LLM spec (see python -m pipeline --help), or NAME=FILE.jsonl: imported answers"
+JUDGE_HELP = ("an LLM spec, NAME: the data folder's judgments/judgments.NAME.<dataset>.txt, or NAME=FILE: "
+              "qrels-format judgments")
+
+
+def progress_key_arg(p) -> None:
+    """``--progress-key``: the one way a dashboard job asks a long command for a progress record
+    (``run`` uses its ``--study-id`` as the key)."""
+    p.add_argument("--progress-key", type=PROGRESS_KEY, default=None, metavar="KEY",
+                   help="write this job's progress record (stage n of m, items done of total) under KEY, "
+                        "for the dashboard's jobs table")
+
+
+def collection_args(p) -> None:
+    p.add_argument("--dataset", choices=list(DATASETS))
+    p.add_argument("--qrels", default=None, help="any TREC-style qrels file instead of --dataset")
+    p.add_argument("--topics", default=None, help="qid<TAB>query file (with --qrels)")
+    p.add_argument("--passages", default=None, help="pid<TAB>text file (with --qrels)")
+    p.add_argument("--data", default=None, help="TREC DL data folder (default: configured trec_dl folder)")
+    p.add_argument("--quantile", type=QUANTILE, default=0.25,
+                   help="hard sets: the bottom q (H2R, H2G) or top q (H2J) of the queries")
+    p.add_argument("--json", action="store_true")
+
+
+def cap_arg(p) -> None:
+    p.add_argument("--cap", type=_cap, default=DEFAULT_CAP, metavar="N|none",
+                   help="LLM judge: judged pairs per query at most (stratified by grade); none: every pair")
+
+
+def bertscore_args(p) -> None:
+    p.add_argument("--encoder", default="auto", choices=["auto", "roberta-large", "minilm"],
+                   help="BERTScore encoder; auto: roberta-large when loadable, else minilm (stated with results)")
+    p.add_argument("--aggregate", default="max", choices=["max", "mean"], help="BERTScore over several passages")
+    p.add_argument("--partial-references", default="exclude", choices=["exclude", "include"],
+                   help="H2G: queries with only some of their grade-2/3 passages' texts are excluded (and "
+                        "counted), or scored against the passages that have text")
+
+
+def llm_args(p) -> None:
+    g = p.add_argument_group("LLM calls", "how every LLM of this command is called; decoding options left "
+                                          "unset keep each step's own (answers: 128 tokens, greedy)")
+    g.add_argument("--temperature", type=NONNEGATIVE_FLOAT, default=None, help="sampling temperature (0: greedy)")
+    g.add_argument("--seed", type=NONNEGATIVE_INT, default=None, help="decoding seed (typology: also its shuffle)")
+    g.add_argument("--max-tokens", type=POSITIVE_INT, default=None, help="tokens per reply at most")
+    g.add_argument("--num-ctx", type=POSITIVE_INT, default=None, help="context window (Ollama num_ctx)")
+    g.add_argument("--think", action=argparse.BooleanOptionalAction, default=None,
+                   help="let reasoning models reason before answering (default: off; reasoning is "
+                        "stripped from answers either way)")
+    g.add_argument("--keep-alive", default=None, metavar="DURATION",
+                   help="Ollama keeps the model loaded this long after a request (e.g. 5m, 1h, -1)")
+    g.add_argument("--concurrency", type=POSITIVE_INT, default=None,
+                   help="requests in flight (default: 1 for Ollama and the embedded model, 4 for OpenAI-"
+                        "compatible servers; set Ollama's to its OLLAMA_NUM_PARALLEL)")
+    g.add_argument("--timeout", type=POSITIVE_FLOAT, default=DEFAULT_TIMEOUT_S,
+                   help="seconds one request may take (waiting for a free slot does not count); a request "
+                        "past it stops the step")
+    g.add_argument("--retries", type=NONNEGATIVE_INT, default=2, help="extra attempts after a server error")
+    g.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="ray: fan the LLM calls out over Ray tasks, every call through the response cache")
+    g.add_argument("--address", default=None,
+                   help="Ray cluster for --executor ray: auto, host:port, ray://host:10001 (default: [ray] "
+                        "address, else a local Ray instance)")
+
+
+# ---- what the commands derive from the shared options ------------------------------------------------
+def collection(args):
+    """The ``collection_args`` collection: a registry dataset or a ``--qrels`` one."""
+    from pipeline.failure import load_collection
+
+    return load_collection(args.dataset, qrels=args.qrels, topics=args.topics, passages=args.passages,
+                           data_dir=args.data)
+
+
+def _keep_alive(value: str | None):
+    """Ollama's keep_alive: a duration string ("5m", "1h") or seconds ("-1": keep loaded)."""
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return value
+
+
+def llm_options(args, step: str | None = None) -> dict:
+    """``make_client`` keyword arguments from the common LLM options (decoding options left unset
+    keep each step's own defaults)."""
+    overrides = {"temperature": args.temperature, "seed": args.seed, "max_tokens": args.max_tokens,
+                 "num_ctx": args.num_ctx, "think": args.think}
+    options = {"timeout": args.timeout, "retries": args.retries, "executor": args.executor,
+               "address": args.address, "concurrency": args.concurrency, "keep_alive": _keep_alive(args.keep_alive),
+               "overrides": {k: v for k, v in overrides.items() if v is not None}}
+    return {**options, "step": step} if step else options
+
+
+LLM_SPEC_KINDS = ("auto", "embedded", "ollama", "openai")
+
+
+def check_models(args, components) -> None:
+    """Check the LLMs among ``components`` (``--generator``/``--judge`` values) before any data is
+    loaded, so a dead server or a missing model fails the command in seconds
+    (:class:`pipeline.llm.LLMUnavailable`). Imported files and the data folder's judges are skipped."""
+    from pipeline.llm import make_client
+
+    for text in components:
+        if text and "=" not in text and text.partition(":")[0].lower() in LLM_SPEC_KINDS:
+            make_client(text, **{**llm_options(args), "executor": "local"})

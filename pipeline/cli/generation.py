@@ -1,0 +1,40 @@
+"""``h2g``: the hard-to-generate sets of one or more generators (BERTScore F1 of zero-shot answers)."""
+from __future__ import annotations
+
+from pipeline.cli.args import (GENERATOR_HELP, bertscore_args, check_models, collection, collection_args, llm_args,
+                               llm_options)
+from pipeline.cli.output import dump, print_resolution
+from pipeline.h2r import set_line
+
+
+def cmd_h2g(args) -> None:
+    check_models(args, args.generator)
+    from pipeline.failure import h2g_sets, reference_note
+
+    data = collection(args)
+    out = h2g_sets(data, args.generator, quantile=args.quantile, encoder=args.encoder, aggregate=args.aggregate,
+                   partial_references=args.partial_references, llm_options=llm_options(args),
+                   progress=not args.json)
+    if args.json:
+        dump(out)
+        return
+    for name, r in out["generators"].items():
+        prov = r["provenance"]
+        print(f"{data.name} generator {prov.get('label', name)}: {len(r['per_query'])} queries scored, "
+              f"{r['n_empty_answers']} empty answers, {r['n_failed_generations']} failed calls; "
+              f"H2G {set_line(r['h2g_set'])}: {' '.join(r['h2g'])}")
+        print_resolution("generator", prov)
+        print(f"  BERTScore: {r['label']}, {r['aggregate']} over the relevant passages")
+        print(f"  {reference_note(r)}")
+        if r["h2g_set"]["warning"]:
+            print(f"  warning: ties decide membership: {r['h2g_set']['warning']}")
+
+
+def add_commands(command) -> None:
+    p = command("h2g", "hard-to-generate sets: BERTScore F1 of zero-shot answers per query")
+    collection_args(p)
+    p.add_argument("--generator", required=True, action="append", metavar="SPEC|NAME=FILE",
+                   help="repeatable; " + GENERATOR_HELP)
+    bertscore_args(p)
+    llm_args(p)
+    p.set_defaults(func=cmd_h2g)

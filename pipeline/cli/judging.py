@@ -1,0 +1,38 @@
+"""``h2j``: one judge's hard-to-judge sets (judge/NIST disagreement per query, binary and graded)."""
+from __future__ import annotations
+
+from pipeline.cli.args import JUDGE_HELP, cap_arg, check_models, collection, collection_args, llm_args, llm_options
+from pipeline.cli.output import dump, print_resolution
+from pipeline.h2r import set_line
+
+
+def cmd_h2j(args) -> None:
+    check_models(args, [args.judge])
+    from pipeline.failure import h2j_sets
+
+    data = collection(args)
+    setups = args.setup or ["binary", "graded"]
+    out = h2j_sets(data, args.judge, setups, quantile=args.quantile, cap=args.cap, llm_options=llm_options(args),
+                   progress=not args.json)
+    if args.json:
+        dump(out)
+        return
+    for setup in setups:
+        r = out[setup]
+        prov = r["provenance"]
+        print(f"{data.name} {setup} judge {prov.get('label', r['judge'])}: {r['n_queries']} queries, "
+              f"{r['n_pairs_compared']} pairs (cap {r['cap'] or 'none'}), {r['n_unparseable']} unparseable; "
+              f"H2J {set_line(r['h2j_set'])}: {' '.join(r['h2j'])}")
+        print_resolution("judge", prov)
+        if r["h2j_set"]["warning"]:
+            print(f"  warning: ties decide membership: {r['h2j_set']['warning']}")
+
+
+def add_commands(command) -> None:
+    p = command("h2j", "hard-to-judge sets: judge/NIST disagreement per query (binary and graded)")
+    collection_args(p)
+    p.add_argument("--judge", required=True, metavar="SPEC|NAME[=FILE]", help=JUDGE_HELP)
+    p.add_argument("--setup", action="append", choices=["binary", "graded"], help="repeatable (default: both)")
+    cap_arg(p)
+    llm_args(p)
+    p.set_defaults(func=cmd_h2j)

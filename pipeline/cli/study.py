@@ -1,0 +1,150 @@
+"""``overlap``, ``run``, ``studies``: one configuration's three sets and their overlap, a whole stored
+study, and the list of stored studies."""
+from __future__ import annotations
+
+import json
+import sys
+
+from pipeline.cli.args import (GENERATOR_HELP, JUDGE_HELP, POSITIVE_INT, bertscore_args, cap_arg, check_models,
+                               collection, collection_args, llm_args, llm_options)
+from pipeline.cli.output import dump, print_resolution, resolution_lines
+from pipeline.h2r import set_line
+
+
+def cmd_overlap(args) -> None:
+    check_models(args, [args.generator, args.judge])
+    from pipeline.failure import failure_sets
+
+    result = failure_sets(args.dataset, retriever=args.retriever, generator=args.generator, judge=args.judge,
+                          setup=args.setup, quantile=args.quantile, data_dir=args.data, qrels=args.qrels,
+                          topics=args.topics, passages=args.passages, encoder=args.encoder, cap=args.cap,
+                          llm_options=llm_options(args), progress=not args.json,
+                          partial_references=args.partial_references)
+    out = result.as_dict()
+    if args.json:
+        dump(out)
+        return
+    for line in _overlap_lines(out):
+        print(line)
+
+
+def _overlap_lines(out: dict):
+    """The overlap's text output: every number with what produced it (components, rule, test)."""
+    from pipeline.failure import reference_note
+
+    c, prov = out["configuration"], out["provenance"]
+    gen, judge = prov["generator"], prov["judge"]
+    yield f"{out['dataset']}: {out['n_queries']} queries scored by all three tasks; q = {c['quantile']}"
+    yield f"  retriever {c['retriever']}: {prov['retriever'].get('provenance', '')}"
+    yield (f"  generator {c['generator']}: {gen['provenance'].get('label', '')}; BERTScore {gen['bertscore']['label']} "
+           f"({gen['bertscore']['aggregate']} over grade-2/3 passages); {reference_note(gen['bertscore'])}")
+    yield from resolution_lines("generator", gen["provenance"])
+    yield (f"  judge {c['judge']} ({c['setup']}): {judge['provenance'].get('label', '')}; "
+           f"{judge['n_pairs_compared']} pairs compared, cap {judge['cap'] or 'none'} per query")
+    yield from resolution_lines("judge", judge["provenance"])
+    yield f"  rule: {prov['conventions']['quantile']}"
+    for task in ("h2r", "h2g", "h2j"):
+        yield f"  {task} {set_line(out['set_info'][task])}: {' '.join(out[task])}"
+        if out["set_info"][task]["warning"]:
+            yield f"    warning: ties decide membership: {out['set_info'][task]['warning']}"
+    yield f"  all three: {out['all_three']['count']} ({out['all_three']['share']:.1%})"
+    for pair, fig in out["pairwise"].items():
+        yield (f"  {pair}: {fig['count']} (expected {fig['expected_if_independent']:.2f}, p = {fig['p_value']:.3g}, "
+               f"Jaccard {fig['jaccard']:.2f})")
+    yield (f"  p: one-sided hypergeometric P(X >= overlap), X ~ Hypergeom(N = {out['n_queries']}, |A|, |B|) "
+           f"(scipy.stats), each pair on its own, no multiple-comparison correction")
+
+
+def cmd_run(args) -> None:
+    check_models(args, [*(args.generator or ["auto"]), *(args.judge or ["auto"])])
+    from pipeline.failure import run_study, study_components
+
+    data = collection(args)
+    retrievers, generators, judges = study_components(data, args.retriever, args.generator, args.judge)
+    study = run_study(data, retrievers=retrievers, generators=generators, judges=judges,
+                      setups=args.setup or ["binary", "graded"], quantile=args.quantile, encoder=args.encoder,
+                      aggregate=args.aggregate, cap=args.cap, max_queries=args.max_queries,
+                      llm_options=llm_options(args), log=(lambda m: print(m, file=sys.stderr)),
+                      study_id=args.study_id, progress_key=args.study_id,
+                      partial_references=args.partial_references)
+    if args.out:
+        from core.atomic import atomic_write_text
+        atomic_write_text(args.out, json.dumps(study, ensure_ascii=False, indent=1))
+    if args.json:
+        dump(study)
+        return
+    for name, g in study["generators"].items():
+        print(f"generator {name}: {g['provenance'].get('label', name)}; BERTScore {g['bertscore']['label']}")
+        print_resolution("generator", g["provenance"])
+    for name, per_setup in study["judges"].items():
+        prov = next(iter(per_setup.values()))["info"]["provenance"]
+        print(f"judge {name}: {prov.get('label', name)}")
+        print_resolution("judge", prov)
+    for label, c in study["configurations"].items():
+        a = c["analysis"]
+        largest = a["largest_pairwise"]
+        print(f"{label}: all three {a['all_three']['share']:.1%}; exclusive "
+              + ", ".join(f"{t} {e['share']:.0%}" for t, e in a["exclusive"].items() if e["share"] is not None)
+              + f"; largest pair {largest['pair']} ({largest['count']}, p = {largest['p_value']:.3g})"
+              + (f"  [{c['note']}]" if c["note"] else ""))
+        for task, info in c["set_info"].items():
+            if info["warning"]:
+                print(f"  warning: ties decide membership: {info['warning']}")
+
+
+def cmd_studies(args) -> None:
+    from pipeline import studies
+
+    if args.delete:
+        path = studies.delete_study(args.dataset, args.delete)
+        print(f"deleted study {args.delete} ({path})", file=sys.stderr)
+    listed = studies.list_studies(args.dataset, args.data)
+    if args.json:
+        dump({"dataset": args.dataset, "studies": [{k: s[k] for k in ("id", "configuration", "time", "finished",
+                                                                        "n_configurations", "path")}
+                                                    for s in listed]})
+        return
+    if not listed:
+        print(f"{args.dataset}: no stored study")
+    for s in listed:
+        print(studies.describe(s))
+
+
+def add_commands(command) -> None:
+    p = command("overlap", "the three failure sets of one configuration and their overlap")
+    collection_args(p)
+    p.add_argument("--retriever", required=True, metavar="NAME[=RUNFILE]")
+    p.add_argument("--generator", required=True, metavar="SPEC|NAME=FILE", help=GENERATOR_HELP)
+    p.add_argument("--judge", required=True, metavar="SPEC|NAME[=FILE]", help=JUDGE_HELP)
+    p.add_argument("--setup", required=True, choices=["binary", "graded"])
+    cap_arg(p)
+    bertscore_args(p)
+    llm_args(p)
+    p.set_defaults(func=cmd_overlap)
+
+    p = command("run", "every failure-study step and every configuration's overlap (resumable)")
+    collection_args(p)
+    p.add_argument("--retriever", action="append", metavar="NAME[=RUNFILE]",
+                   help="repeatable (default: the data folder's imported runs)")
+    p.add_argument("--generator", action="append", metavar="SPEC|NAME=FILE",
+                   help="repeatable; " + GENERATOR_HELP + " (default: auto)")
+    p.add_argument("--judge", action="append", metavar="SPEC|NAME[=FILE]",
+                   help="repeatable; " + JUDGE_HELP + " (default: the data folder's judgment files and auto)")
+    p.add_argument("--setup", action="append", choices=["binary", "graded"], help="repeatable (default: both)")
+    p.add_argument("--out", default=None, help="also write the study JSON here")
+    p.add_argument("--max-queries", type=POSITIVE_INT, default=None,
+                   help="only the first N judged queries in topic order (recorded with the study)")
+    p.add_argument("--study-id", default=None, help="store the study under this id (the dashboard's jobs pass "
+                                                    "one, so that their row links to it); default: a new id")
+    cap_arg(p)
+    bertscore_args(p)
+    llm_args(p)
+    p.set_defaults(func=cmd_run)
+
+    p = command("studies", "the stored failure studies of a dataset (newest first); delete one")
+    p.add_argument("--dataset", required=True, help="dl19..dl22, or a --qrels collection's name")
+    p.add_argument("--data", default=None, help="only the studies computed from this data folder")
+    p.add_argument("--delete", default=None, metavar="ID", help="delete this study for good")
+    p.add_argument("--json", action="store_true",
+                   help='{"dataset", "studies": [{"id", "configuration", "time", ...}]}')
+    p.set_defaults(func=cmd_studies)

@@ -1,0 +1,87 @@
+"""``typology``: an LLM-induced failure typology of one task's hard queries, reasons assigned per query."""
+from __future__ import annotations
+
+import sys
+
+from pipeline.cli.args import (POSITIVE_INT, bertscore_args, cap_arg, collection_args, llm_args, llm_options,
+                               progress_key_arg)
+from pipeline.cli.output import dump, print_resolution
+
+
+def cmd_typology(args) -> None:
+    from tqdm import tqdm
+
+    from core.jobs.progress import ProgressWriter
+    from pipeline.llm import make_client
+    from pipeline.typology.categories import resolve_typology
+    from pipeline.typology.induction import InductionConfig
+    from pipeline.typology.runner import run_typology, typology_stages
+    from pipeline.typology.sources import HardSetConfig, hard_queries
+    from pipeline.typology.store import TypologyStore
+
+    hard_config = HardSetConfig(dataset=args.dataset, task=args.task, retriever=args.retriever,
+                                generator=args.generator, judge=args.judge, setup=args.setup,
+                                quantile=args.quantile, data=args.data, qrels=args.qrels, topics=args.topics,
+                                passages=args.passages, cap=args.cap, encoder=args.encoder,
+                                aggregate=args.aggregate, partial_references=args.partial_references,
+                                max_queries=args.max_queries)
+    config = InductionConfig(batch_size=args.batch_size, max_rounds=args.max_rounds,
+                             max_categories=args.max_categories, seed=args.seed or 0)
+    imported = resolve_typology(args.typology, args.task) if args.typology else None
+    # the job's progress record: the hard set (which may generate or judge first), then the run's stages
+    with ProgressWriter(args.progress_key, 1 + typology_stages(config, bool(imported))) as tracker:
+        tracker.stage(f"{args.task.upper()} hard set of the configuration")
+        dataset, queries, hard_set = hard_queries(hard_config, llm_options=llm_options(args))
+        client = make_client(args.assigner, **llm_options(args, step="typology"))
+        bar = tqdm(total=config.max_rounds, desc=f"{dataset} {args.task}: rounds", unit="round",
+                   disable=bool(imported), file=sys.stderr)
+
+        def on_round(rnd) -> None:
+            bar.update(1)
+            bar.set_postfix_str(f"{len(rnd.categories)} categories, {rnd.status}"
+                                + (", unchanged" if rnd.unchanged else ""))
+
+        with TypologyStore() as store:
+            result = run_typology(client, store, dataset=dataset, task=args.task, queries=queries,
+                                  hard_set=hard_set, config=config, imported=imported, force=args.force,
+                                  on_round=on_round, progress=tracker)
+        bar.close()
+    if args.json:
+        dump(result)
+        return
+    print(f"{result['run_id']}: {result['typology']} -- {result['model']['label']}")
+    print_resolution("assigner", result["model"])
+    print(f"configuration: retriever {args.retriever}, generator {args.generator}, judge {args.judge} "
+          f"({args.setup})")
+    print(f"{result['n_queries']} hard queries ({hard_set['n_hard']} in the set); "
+          f"{result['n_rounds']} round(s), stop: {result['stop_reason'] or 'imported'}")
+    if (hard_set.get("set") or {}).get("warning"):
+        print(f"warning: ties decide membership: {hard_set['set']['warning']}")
+    for cat in result["categories"]:
+        print(f"  {cat['n_queries']:3d}  {cat['name']}: {cat['description']}")
+    print(f"unparseable assignments: {result['n_unparseable']}, failed calls: {result['n_failed']}")
+
+
+def add_commands(command) -> None:
+    p = command("typology", "LLM-induced failure typology of one task's hard queries")
+    collection_args(p)
+    p.add_argument("--task", required=True, choices=["h2r", "h2g", "h2j"])
+    p.add_argument("--assigner", default="auto", metavar="SPEC",
+                   help="the model that induces the typology and assigns reasons (an LLM spec)")
+    p.add_argument("--retriever", default="bm25", metavar="NAME[=RUNFILE]", help="the configuration's retriever")
+    p.add_argument("--generator", default="embedded", metavar="SPEC|NAME=FILE",
+                   help="the configuration's generator (whose answers define H2G)")
+    p.add_argument("--judge", default="llama-3.3-70b", metavar="SPEC|NAME[=FILE]", help="the configuration's judge")
+    p.add_argument("--setup", default="binary", choices=["binary", "graded"], help="the configuration's judging setup")
+    p.add_argument("--typology", default=None, metavar="study|FILE.json",
+                   help="import this typology instead of inducing one ('study': the study's ten categories)")
+    p.add_argument("--max-rounds", type=POSITIVE_INT, default=6)
+    p.add_argument("--batch-size", type=POSITIVE_INT, default=8, help="reasons shown per refinement round")
+    p.add_argument("--max-categories", type=POSITIVE_INT, default=8)
+    p.add_argument("--max-queries", type=POSITIVE_INT, default=None, help="keep the N hardest queries (recorded)")
+    p.add_argument("--force", action="store_true", help="recompute a finished run (the cache still answers)")
+    progress_key_arg(p)
+    cap_arg(p)
+    bertscore_args(p)
+    llm_args(p)
+    p.set_defaults(func=cmd_typology)
