@@ -7,6 +7,7 @@ comes back to the same place.
 """
 import streamlit as st
 
+from pipeline import annotate_view as annotate
 from pipeline import typology_view as view
 from pipeline.annotations import CSV_COLUMNS, AnnotationError
 from pipeline.validation import report as validation_report
@@ -34,7 +35,7 @@ if not annotator:
     st.stop()
 st.query_params["annotator"] = annotator
 
-store = view.open_annotation_store()
+store = annotate.open_annotation_store()
 samples = [s["sample"] for s in store.samples()]
 annotate_tab, validation_tab = st.tabs(["Annotate", "Validation"])
 
@@ -86,39 +87,28 @@ with annotate_tab:
     # on_change callbacks: after a server restart the browser's first event reaches a new session that
     # has not run the script yet, so Streamlit knows no callback for it and skips it (the value still
     # arrives) -- that lost the first click after every reconnect and the first arrow key.
-    view.retry_pending(state, annotator)
+    annotate.retry_pending(state, annotator)
     done = store.completed(annotator)
     n_done = sum(it.decision_key in done for it in queue)
     st.progress(n_done / len(queue) if queue else 0.0, text=f"{n_done} of {len(queue)} queries complete")
 
-    if state.get("queue_of") != (annotator, sample):  # a new session, annotator or sample
-        wanted = view.position_of(queue, st.query_params.get("dataset"), st.query_params.get("task"),
-                                  st.query_params.get("qid"))
-        state["pos"] = wanted if wanted is not None else view.first_open(queue, done)
-        state["focus"] = None
-        state["queue_of"] = (annotator, sample)
-    pos = min(state["pos"], len(queue) - 1)
+    pos = annotate.open_position(state, annotator, sample, queue, done,
+                                 {k: st.query_params.get(k) for k in ("dataset", "task", "qid")})
     item = queue[pos]
     saved = store.saved(annotator, item)
     answers = {c: v["value"] for c, v in saved.items()}
     assigned = item.assigned_names
-    if state["focus"] is None or state["focus"] >= max(len(assigned), 1):
-        state["focus"] = next((i for i, c in enumerate(assigned) if answers.get(c) is None), 0)
-    focus = state["focus"]
+    focus = annotate.open_focus(state, assigned, answers)
     st.query_params.update({"dataset": item.dataset, "task": item.task, "qid": item.qid})
-    for message in view.save_problems(state):
+    for message in annotate.save_problems(state):
         st.error(view.literal_markdown(message))
 
     def go(step: int) -> None:
-        state["pos"] = max(0, min(len(queue) - 1, pos + step))
-        state["focus"] = None
+        annotate.go(state, pos, step, len(queue))
         st.rerun()
 
     def mark(index: int, value: bool) -> None:
-        if view.save_or_queue(state, annotator, item, assigned[index], value):
-            after = view.current_answers(annotator, item)
-            later = [i for i in range(index + 1, len(assigned)) if after.get(assigned[i]) is None]
-            state["focus"] = later[0] if later else index
+        annotate.mark(state, annotator, item, index, value)
         st.rerun()
 
     nav = st.columns([1, 1, 4])
@@ -126,7 +116,7 @@ with annotate_tab:
         go(-1)
     if nav[1].button("Next query →", shortcut="Right", disabled=pos >= len(queue) - 1):
         go(1)
-    nav[2].text(view.item_title(item, pos, len(queue)) + (" · complete" if item.decision_key in done else ""))
+    nav[2].text(annotate.item_title(item, pos, len(queue)) + (" · complete" if item.decision_key in done else ""))
 
     st.subheader("Query")
     st.text(item.query)
@@ -160,7 +150,7 @@ with annotate_tab:
         if st.button("✓ No reason applies (saved)" if confirmed else "No reason applies", key="none-applies",
                      shortcut="N", type="primary" if confirmed else "secondary",
                      help="saved: nothing applies" if confirmed else "confirm that no reason applies"):
-            view.confirm_or_queue(state, annotator, item)
+            annotate.confirm_or_queue(state, annotator, item)
             st.rerun()
     for i, a in enumerate(item.assigned):
         value = answers.get(a["category"])
@@ -179,25 +169,24 @@ with annotate_tab:
     if len(assigned) > 1:
         cols = st.columns([1, 1, 4])
         if cols[0].button("↑ Previous reason", shortcut="Up"):
-            state["focus"] = max(0, focus - 1)
+            annotate.move_focus(state, focus, -1, len(assigned))
             st.rerun()
         if cols[1].button("↓ Next reason", shortcut="Down"):
-            state["focus"] = min(len(assigned) - 1, focus + 1)
+            annotate.move_focus(state, focus, 1, len(assigned))
             st.rerun()
 
     others = [c["name"] for c in item.categories if c["name"] not in assigned]
     key = "-".join(item.decision_key)
     if others:
         stored_tags = [c for c in others if answers.get(c)]
-        chosen = view.reconciled_widget(state, f"tags-{key}", stored_tags, lambda default: st.pills(
+        chosen = annotate.reconciled_widget(state, f"tags-{key}", stored_tags, lambda default: st.pills(
             "Other reasons that apply (missed by the model)", others, selection_mode="multi", default=default,
             key=f"tags-{key}", format_func=view.literal_markdown))
-        if sorted(chosen or []) != sorted(stored_tags):  # the annotator's click: store it (or queue a retry)
-            results = [view.save_or_queue(state, annotator, item, name, name in (chosen or [])) for name in others
-                       if (name in (chosen or [])) != (name in stored_tags)]
-            if all(results):
-                st.rerun()
-            for message in view.save_problems(state):
+        stored = annotate.save_tags(state, annotator, item, others, chosen, stored_tags)  # the annotator's click
+        if stored:
+            st.rerun()
+        if stored is False:
+            for message in annotate.save_problems(state):
                 st.error(view.literal_markdown(message))
         st.text("Saved tags: " + (", ".join(f"{c} ✓ {view.when(saved[c]['updated'])}" for c in stored_tags)
                                   if stored_tags else "none"))
@@ -209,12 +198,12 @@ with annotate_tab:
     stored_note = store.note(annotator, item)
     for field, label, widget in (("note", "Note", st.text_area),
                                  ("proposed", "Propose a reason not in the typology", st.text_input)):
-        value = view.reconciled_widget(state, f"{field}-{key}", stored_note[field], lambda default: widget(
+        value = annotate.reconciled_widget(state, f"{field}-{key}", stored_note[field], lambda default: widget(
             label, value=default, key=f"{field}-{key}"))
         if value is not None and value != stored_note[field]:
-            if view.save_note_or_queue(state, annotator, item, **{field: value}):
+            if annotate.save_note_or_queue(state, annotator, item, **{field: value}):
                 st.rerun()
-            for message in view.save_problems(state):
+            for message in annotate.save_problems(state):
                 st.error(view.literal_markdown(message))
     if stored_note["updated"]:
         st.text(f"Note saved ✓ {view.when(stored_note['updated'])}")
@@ -231,28 +220,28 @@ with validation_tab:
         st.error(view.literal_markdown(str(exc)))
         figures = None
     if figures and figures["n_rows"]:
-        st.dataframe(view.annotators_frame(store, sample), hide_index=True)
-        st.text(view.excluded_text(figures))
-        fmt = {c: st.column_config.NumberColumn(format="%.3f") for c in (*view.FIGURE_COLUMNS, "kappa", "agreement")}
+        st.dataframe(annotate.annotators_frame(store, sample), hide_index=True)
+        st.text(annotate.excluded_text(figures))
+        fmt = {c: st.column_config.NumberColumn(format="%.3f") for c in (*annotate.FIGURE_COLUMNS, "kappa", "agreement")}
         for model, by_model in figures["by_model"].items():
             st.subheader("LLM against the annotators")
             st.text(f"Reasons assigned by {model or '(model not recorded)'} · typology runs: "
                     f"{', '.join(r or '(unknown)' for r in by_model['runs'])}")
             if "135M" in model:
                 st.warning(view.SMALL_MODEL_NOTE)
-            st.dataframe(view.overall_frame(by_model), hide_index=True, column_config=fmt)
-            st.dataframe(view.per_category_frame(by_model), hide_index=True, column_config=fmt)
+            st.dataframe(annotate.overall_frame(by_model), hide_index=True, column_config=fmt)
+            st.dataframe(annotate.per_category_frame(by_model), hide_index=True, column_config=fmt)
         if not figures["by_model"]:
             st.info("No readable assignment among the completed queries: no figure of the LLM can be computed.")
         st.subheader("Agreement between annotators (Cohen's κ)")
-        kappa = view.kappa_frame(figures)
+        kappa = annotate.kappa_frame(figures)
         if kappa.empty:
             st.info("κ needs two annotators who answered the same queries.")
         else:
             st.dataframe(kappa, hide_index=True, column_config=fmt)
         with st.expander("What each figure means", expanded=True):
-            st.dataframe(view.definitions_frame(), hide_index=True)
-        proposals = view.proposals_frame(store)
+            st.dataframe(annotate.definitions_frame(), hide_index=True)
+        proposals = annotate.proposals_frame(store)
         if not proposals.empty:
             st.subheader("Notes and proposed reasons")
             st.dataframe(proposals, hide_index=True)

@@ -1,16 +1,16 @@
-"""Data and charts for the "Failure typology" and "Annotate reasons" pages (pages only lay out widgets).
+"""Data and charts for the "Failure typology" page (pages only lay out widgets), and the annotation
+sample drawn from its runs (:func:`sample_items`; the "Annotate reasons" page's own state and tables
+are :mod:`pipeline.annotate_view`).
 
-Reads the typology store and the annotation store; the only writes are the annotator's own
-answers (:func:`save_answer`, :func:`save_note`), a CSV import and a new sample, each a call into
-:mod:`pipeline.annotations`. Text from models and passages goes into DataFrames and ``st.text``
-as plain strings (never HTML or Markdown); where a widget renders its label as Markdown (pills),
-the label goes through :func:`literal_markdown`; plotly hover text is escaped here.
+Reads the typology store; the only writes are a job submitted to the queue. Text from models and
+passages goes into DataFrames and ``st.text`` as plain strings (never HTML or Markdown); where a
+widget renders its label as Markdown (pills), the label goes through :func:`literal_markdown`; plotly
+hover text is escaped here.
 """
 from __future__ import annotations
 
 import html
 import re
-import sqlite3
 import sys
 import time
 from typing import Sequence
@@ -19,12 +19,10 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core import jobs
-from pipeline.annotations import DEFAULT_SAMPLE, UNREADABLE_STATUSES, AnnotationError, AnnotationStore, Item
-from pipeline.annotations import default_path as annotations_path
+from pipeline.annotations import UNREADABLE_STATUSES, Item
 from pipeline.typology.categories import TASK_TITLES
 from pipeline.typology.store import TypologyStore
 from pipeline.typology.store import default_path as typology_path
-from pipeline.validation import DEFINITIONS, OVERALL
 
 JOB_KIND = "typology"
 SMALL_MODEL_NOTE = ("Produced by a 135M-class model: its reasons exercise the pipeline and the annotation "
@@ -198,10 +196,6 @@ def jobs_rows(job_list) -> list[dict]:
 
 
 # ---------------------------------------------------------------------------------- annotation
-def open_annotation_store() -> AnnotationStore:
-    return AnnotationStore(annotations_path())
-
-
 def latest_done_runs(store: TypologyStore) -> list[str]:
     """The newest finished run per (dataset, task)."""
     chosen = {}
@@ -231,179 +225,3 @@ def sample_items(store: TypologyStore, run_ids: Sequence[str] = ()) -> list[Item
                               q["query"], q["context"], cats, q["assigned"], status=q["status"] or "failed",
                               raw=q["raw"] or "", generator=generator))
     return items
-
-
-def first_open(queue: Sequence[Item], done: set) -> int:
-    """Where an annotator resumes: the first item not completed (0 when all are); ``done`` holds
-    decision keys (:meth:`AnnotationStore.completed`)."""
-    return next((i for i, it in enumerate(queue) if it.decision_key not in done), 0)
-
-
-def position_of(queue: Sequence[Item], dataset: str | None, task: str | None, qid: str | None) -> int | None:
-    return next((i for i, it in enumerate(queue) if it.key == (dataset, task, qid)), None)
-
-
-def save_answer(annotator: str, item: Item, category: str, applicable: bool | None) -> None:
-    with open_annotation_store() as store:
-        store.set_answer(annotator, item, category, applicable)
-
-
-def confirm_item(annotator: str, item: Item) -> None:
-    with open_annotation_store() as store:
-        store.confirm(annotator, item)
-
-
-# A save that fails is never silent: one the store refuses (AnnotationError: it would be wrong) is
-# reported; one that fails for a passing reason (the database locked or unreachable) is kept in the
-# session and retried on the next script run, with a visible count, until it is stored.
-PENDING, PROBLEMS = "annotation_pending", "annotation_problems"
-
-
-def _attempt(state, action: tuple) -> bool:
-    method, annotator, item, args, kwargs = action
-    try:
-        with open_annotation_store() as store:
-            getattr(store, method)(annotator, item, *args, **kwargs)
-    except AnnotationError as exc:
-        state.setdefault(PROBLEMS, []).append(f"Not saved: {exc}")
-        return False
-    except (sqlite3.Error, OSError) as exc:
-        state.setdefault(PENDING, []).append(action)
-        state.setdefault(PROBLEMS, []).append(f"Not saved yet ({exc}): it is retried with your next action.")
-        return False
-    return True
-
-
-def save_or_queue(state, annotator: str, item: Item, category: str, applicable: bool | None) -> bool:
-    """Store one answer (True), or report / queue it for a retry (False); see above."""
-    return _attempt(state, ("set_answer", annotator, item, (category, applicable), {}))
-
-
-def confirm_or_queue(state, annotator: str, item: Item) -> bool:
-    return _attempt(state, ("confirm", annotator, item, (), {}))
-
-
-def save_note_or_queue(state, annotator: str, item: Item, **fields) -> bool:
-    return _attempt(state, ("set_note", annotator, item, (), fields))
-
-
-def retry_pending(state, annotator: str) -> int:
-    """Retry the queued saves of ``annotator`` (in order); returns how many are still pending."""
-    pending, state[PENDING] = [a for a in state.get(PENDING, []) if a[1] == annotator], []
-    for action in pending:
-        _attempt(state, action)
-    return len(state[PENDING])
-
-
-def save_problems(state) -> list[str]:
-    """The messages of failed saves since the last run (then cleared), and a line per pending save."""
-    messages, state[PROBLEMS] = state.get(PROBLEMS, []), []
-    if state.get(PENDING):
-        messages.append(f"{len(state[PENDING])} answer(s) not saved yet: retried with your next action.")
-    return messages
-
-
-def reconciled_widget(state, key: str, stored, draw):
-    """Draw a keyed answer widget with ``draw(default)`` so that what it shows is the store's unless
-    the annotator changed it, and return its value.
-
-    The widget's value is the annotator's action when it differs from what it showed in the last run
-    of this session (a click), or when it arrives in a session that never showed it (the browser kept
-    it across a server restart). A value equal to what it showed last while the store now holds
-    something else means the store changed elsewhere (an import, another tab): the widget is reset to
-    the store rather than writing the stale value back."""
-    def same(a, b) -> bool:  # a multi-select's value is a list: its order carries no meaning
-        return sorted(a) == sorted(b) if isinstance(a, list) and isinstance(b, list) else a == b
-
-    shown = f"shown-{key}"
-    if key in state and shown in state and same(state[key], state[shown]) and not same(state[shown], stored):
-        state[key] = stored
-    value = draw(None if key in state else stored)
-    state[shown] = value
-    return value
-
-
-def current_answers(annotator: str, item: Item) -> dict:
-    with open_annotation_store() as store:
-        return store.answers(annotator, item)
-
-
-def save_note(annotator: str, item: Item, **fields) -> None:
-    with open_annotation_store() as store:
-        store.set_note(annotator, item, **fields)
-
-
-def item_title(item: Item, position: int, total: int) -> str:
-    return f"Query {position + 1} of {total} · {item.dataset.upper()} · {TASK_TITLES[item.task]} · qid {item.qid}"
-
-
-# ---------------------------------------------------------------------------------- validation
-FIGURE_COLUMNS = ["cell_accuracy", "precision", "recall", "exact_agreement"]
-COUNT_COLUMNS = ["decisions", "queries", "assigned", "TP", "FP", "FN (added)", "TN", "exact queries"]
-
-
-def _fig_row(name: str, fig: dict) -> dict:
-    return {"against": name, **{c: fig[c] for c in FIGURE_COLUMNS}, "decisions": fig["n_decisions"],
-            "queries": fig["n_queries"], "assigned": fig["n_assigned"], "TP": fig["tp"], "FP": fig["fp"],
-            "FN (added)": fig["fn"], "TN": fig["tn"], "exact queries": fig["n_exact_queries"]}
-
-
-def _against(figures: dict):
-    return [*figures["llm_vs_annotator"].items(), ("union of annotators", figures["llm_vs_union"])]
-
-
-def overall_frame(figures: dict) -> pd.DataFrame:
-    """One model's figures (``report(...)["by_model"][model]``) against each annotator and the union."""
-    rows = [_fig_row(name, f[OVERALL]) for name, f in _against(figures)] if figures["llm_vs_annotator"] else []
-    return pd.DataFrame(rows, columns=["against", *FIGURE_COLUMNS, *COUNT_COLUMNS])
-
-
-def per_category_frame(figures: dict) -> pd.DataFrame:
-    rows = [{"category": category, **_fig_row(name, fig)} for name, figs in _against(figures)
-            for category, fig in figs["per_category"].items()] if figures["llm_vs_annotator"] else []
-    return pd.DataFrame(rows, columns=["category", "against", *FIGURE_COLUMNS, *COUNT_COLUMNS])
-
-
-def definitions_frame() -> pd.DataFrame:
-    """What each figure of the Validation tab means (the report's own definitions)."""
-    return pd.DataFrame([{"figure": k, "definition": v} for k, v in DEFINITIONS.items()],
-                        columns=["figure", "definition"])
-
-
-def excluded_text(report: dict) -> str:
-    parts = [f"{v['queries']} queries ({v['decisions']} decisions) with an {kind} assignment"
-             for kind, v in report["excluded"].items() if v["queries"]]
-    return ("Excluded from every figure (never counted as true negatives): " + "; ".join(parts) + ".") if parts else \
-        "No query was excluded (every judged assignment was readable)."
-
-
-def kappa_frame(report: dict) -> pd.DataFrame:
-    rows = []
-    for pair, figs in report["kappa"].items():
-        for category, fig in [(OVERALL, figs[OVERALL]), *figs["per_category"].items()]:
-            rows.append({"annotators": pair, "category": category, "kappa": fig["kappa"],
-                         "note": fig["undefined"] or "", "agreement": fig["agreement"],
-                         "decisions": fig["n_decisions"], "queries": fig["n_queries"], "both yes": fig["both_yes"],
-                         "both no": fig["both_no"], "only first": fig["only_first"],
-                         "only second": fig["only_second"]})
-    return pd.DataFrame(rows, columns=["annotators", "category", "kappa", "note", "agreement", "decisions", "queries",
-                                       "both yes", "both no", "only first", "only second"])
-
-
-def proposals_frame(store: AnnotationStore) -> pd.DataFrame:
-    """Notes and proposed reasons, with readable times."""
-    rows = [{"annotator": p["annotator"], "dataset": p["dataset"], "task": p["task"], "qid": p["qid"],
-             "run": p["run_id"], "note": p["note"], "proposed reason": p["proposed"], "updated": when(p["updated"])}
-            for p in store.proposals()]
-    return pd.DataFrame(rows, columns=["annotator", "dataset", "task", "qid", "run", "note", "proposed reason",
-                                       "updated"])
-
-
-def annotators_frame(store: AnnotationStore, sample: str = DEFAULT_SAMPLE) -> pd.DataFrame:
-    rows = []
-    for name in store.annotators():
-        queue = store.queue(name, sample)
-        done = store.completed(name)
-        rows.append({"annotator": name, "completed in sample": sum(it.decision_key in done for it in queue),
-                     "sample size": len(queue), "completed overall": len(done)})
-    return pd.DataFrame(rows, columns=["annotator", "completed in sample", "sample size", "completed overall"])

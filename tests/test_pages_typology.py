@@ -12,6 +12,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from core import jobs
+from pipeline import annotate_view
 from pipeline import typology_view as view
 from pipeline.annotations import AnnotationStore
 from pipeline.typology.induction import HardQuery, InductionConfig
@@ -327,7 +328,7 @@ def test_notes_table_shows_readable_dates(runs):
         items = view.sample_items(store)
     with AnnotationStore() as store:
         store.set_note("ann", items[0], note="a note")
-        frame = view.proposals_frame(store)
+        frame = annotate_view.proposals_frame(store)
     assert frame.loc[0, "note"] == "a note"
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", frame.loc[0, "updated"])
 
@@ -338,22 +339,22 @@ def test_a_save_that_fails_is_shown_and_retried_until_stored(runs, cache):
     opened the next run stores it."""
     with TypologyStore() as store:
         item = view.sample_items(store)[0]
-    path = view.annotations_path()
+    path = annotate_view.annotations_path()
     path.unlink(missing_ok=True)
     path.mkdir(parents=True)
     state = {}
-    assert not view.save_or_queue(state, "ann", item, item.assigned_names[0], True)
-    messages = view.save_problems(state)
+    assert not annotate_view.save_or_queue(state, "ann", item, item.assigned_names[0], True)
+    messages = annotate_view.save_problems(state)
     assert messages[0].startswith("Not saved yet (") and "1 answer(s) not saved yet" in messages[-1]
-    assert view.retry_pending(state, "ann") == 1  # still unreachable: kept
+    assert annotate_view.retry_pending(state, "ann") == 1  # still unreachable: kept
     path.rmdir()
-    assert view.retry_pending(state, "ann") == 0 and len(view.save_problems(state)) == 1  # the failed retry's
+    assert annotate_view.retry_pending(state, "ann") == 0 and len(annotate_view.save_problems(state)) == 1  # the failed retry's
     with AnnotationStore() as store:
         assert store.answers("ann", item)[item.assigned_names[0]] == 1
     # a save the store refuses is reported, never queued (it would fail again)
-    assert not view.save_or_queue(state, "ann", item, "Weather", True)
-    assert view.save_problems(state) == ["Not saved: 'Weather' is not a category of this item's typology"]
-    assert view.retry_pending(state, "ann") == 0
+    assert not annotate_view.save_or_queue(state, "ann", item, "Weather", True)
+    assert annotate_view.save_problems(state) == ["Not saved: 'Weather' is not a category of this item's typology"]
+    assert annotate_view.retry_pending(state, "ann") == 0
 
 
 def test_reconciled_widget_keeps_the_annotators_change_and_follows_a_store_changed_elsewhere():
@@ -368,14 +369,14 @@ def test_reconciled_widget_keeps_the_annotators_change_and_follows_a_store_chang
             return state["w"]
         return widget
 
-    assert view.reconciled_widget(state, "w", ["A"], draw(None)) == ["A"] and drawn == [["A"]]
-    assert view.reconciled_widget(state, "w", ["A"], draw(["A", "B"])) == ["A", "B"]  # a click: kept
+    assert annotate_view.reconciled_widget(state, "w", ["A"], draw(None)) == ["A"] and drawn == [["A"]]
+    assert annotate_view.reconciled_widget(state, "w", ["A"], draw(["A", "B"])) == ["A", "B"]  # a click: kept
     # a new session (server restart) whose browser sends a value the store lacks: the annotator's
     fresh = {"w": ["C"]}
-    assert view.reconciled_widget(fresh, "w", [], lambda default: fresh["w"]) == ["C"]
+    assert annotate_view.reconciled_widget(fresh, "w", [], lambda default: fresh["w"]) == ["C"]
     # the store changed elsewhere while the widget still shows its last value: follow the store
     state["w"] = ["B", "A"]
-    assert view.reconciled_widget(state, "w", ["D"], draw(None)) == ["D"]
+    assert annotate_view.reconciled_widget(state, "w", ["D"], draw(None)) == ["D"]
 
 
 def test_a_running_typology_job_row_shows_stage_n_of_m(cache):

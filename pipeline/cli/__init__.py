@@ -1,5 +1,10 @@
 """``python -m pipeline``: the failure study's command line (every analysis scriptable, ``--json``).
 
+The top of ``pipeline``'s dependency order: it may import any ``pipeline`` module, and nothing in
+``pipeline`` imports it. This module assembles the parser; ``args`` holds the options several
+commands share, ``output`` the printing helpers, and each other module one group of commands, which
+parses its arguments, calls the library and prints.
+
 Commands (``python -m pipeline COMMAND --help`` lists each one's options with their defaults)::
 
     eval-run     per-query effectiveness of a TREC run (ir_measures)
