@@ -182,10 +182,10 @@ with annotate_tab:
         chosen = annotate.reconciled_widget(state, f"tags-{key}", stored_tags, lambda default: st.pills(
             "Other reasons that apply (missed by the model)", others, selection_mode="multi", default=default,
             key=f"tags-{key}", format_func=view.literal_markdown))
-        stored = annotate.save_tags(state, annotator, item, others, chosen, stored_tags)  # the annotator's click
-        if stored:
+        tags_saved = annotate.save_tags(state, annotator, item, others, chosen, stored_tags)  # the annotator's click
+        if tags_saved:
             st.rerun()
-        if stored is False:
+        if tags_saved is False:
             for message in annotate.save_problems(state):
                 st.error(view.literal_markdown(message))
         st.text("Saved tags: " + (", ".join(f"{c} ✓ {view.when(saved[c]['updated'])}" for c in stored_tags)

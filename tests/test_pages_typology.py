@@ -379,6 +379,33 @@ def test_reconciled_widget_keeps_the_annotators_change_and_follows_a_store_chang
     assert annotate_view.reconciled_widget(state, "w", ["D"], draw(None)) == ["D"]
 
 
+def test_annotate_state_machine_position_focus_and_tag_changes(runs):
+    """The Annotate page's state without its widgets: a new annotator starts at the URL's query (else the
+    first open one) with the first unmarked reason highlighted; a mark moves the highlight to the next
+    unmarked reason; a tag change stores only what changed."""
+    with TypologyStore() as store:
+        queue = view.sample_items(store)
+    state = {}
+    url = {"dataset": queue[2].dataset, "task": queue[2].task, "qid": queue[2].qid}
+    assert annotate_view.open_position(state, "ann", "default", queue, set(), url) == 2
+    assert annotate_view.open_position(state, "ann", "default", queue, set(), {}) == 2  # same annotator: stays
+    assert annotate_view.open_position(state, "other", "default", queue, {queue[0].decision_key}, {}) == 1
+    item = next(it for it in queue if len(it.assigned_names) > 1)
+    assigned = item.assigned_names
+    assert annotate_view.open_focus(state, assigned, {assigned[0]: 1}) == 1
+    annotate_view.move_focus(state, 1, 5, len(assigned))
+    assert state["focus"] == len(assigned) - 1
+    assert annotate_view.mark(state, "ann", item, 0, True) and state["focus"] == 1
+    annotate_view.go(state, 1, -5, len(queue))
+    assert (state["pos"], state["focus"]) == (0, None)
+    others = [c["name"] for c in item.categories if c["name"] not in assigned]
+    assert annotate_view.save_tags(state, "ann", item, others, [], []) is None
+    assert annotate_view.save_tags(state, "ann", item, others, [others[0]], []) is True
+    with AnnotationStore() as store:
+        answers = store.answers("ann", item)
+    assert answers[assigned[0]] == 1 and answers[others[0]] == 1
+
+
 def test_a_running_typology_job_row_shows_stage_n_of_m(cache):
     """The job the page queues names its progress record; while it runs, the jobs table reads it
     (stage n of m, queries done of total), as the study's jobs table does."""
