@@ -156,6 +156,12 @@ def _answers(side: AnswerSide, keys: list, prompts: list, options: GenerationOpt
     return [(None, str(r) or type(r).__name__) if isinstance(r, LLMError) else (r.text, None) for r in replies]
 
 
+def is_self_judging(judge: ChatClient, generator: ChatClient | None) -> bool:
+    """Whether the pairwise judge is the model that writes the answers (the same resolved model): it
+    would judge its own answers. Imported answers on both sides (no generator) never are."""
+    return generator is not None and generator.provenance.identity() == judge.provenance.identity()
+
+
 def run_preference(data: TrecDlData, assignments: Sequence[Assignment], typology: Typology,
                    templates: SentenceTemplates, judge: ChatClient, baseline: AnswerSide, aware: AnswerSide,
                    config: PreferenceConfig = PreferenceConfig(), assignment_report: Mapping | None = None,

@@ -15,16 +15,28 @@ which model assigned them to which hard set under which rule), and goes into the
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 from core.jobs.progress import ProgressWriter
 from pipeline import difficulty
 
 
 def preference_reasons(data, typology_file, *, reasons: str | None = None, reasons_model: str | None = None,
                        retriever: str = "bm25", quantile: float = 0.25, max_queries: int | None = None,
-                       assigner: str = "auto", llm_options: dict | None = None,
+                       assigner: str = "auto", llm_options: dict | None = None, tasks: Sequence[str] | None = None,
                        progress: ProgressWriter | None = None) -> tuple:
-    """``(typology, assignments, how they were made)`` for ``data`` (see the module docstring).
-    ``progress`` gets one stage (the assignment) when the reasons are assigned here."""
+    """``(typology, assignments, how they were made)`` for ``data`` (see the module docstring); with
+    ``tasks``, only the assignments of those tasks. ``progress`` gets one stage (the assignment) when
+    the reasons are assigned here."""
+    typology, assignments, how = _reasons(data, typology_file, reasons, reasons_model, retriever, quantile,
+                                          max_queries, assigner, llm_options, progress)
+    if tasks:
+        assignments = [a for a in assignments if a.task in tasks]
+    return typology, assignments, how
+
+
+def _reasons(data, typology_file, reasons, reasons_model, retriever, quantile, max_queries, assigner, llm_options,
+             progress) -> tuple:
     from pipeline import reason_assignment
     from pipeline.h2r import h2r_report
     from pipeline.llm import make_client

@@ -31,7 +31,7 @@ def cmd_prefer(args) -> None:
         judge = make_client(args.judge, **llm, step="prefer:judge")
         needs_generator = not (args.baseline_answers and args.aware_answers)
         generator = make_client(args.generator, **llm, step="prefer:generation") if needs_generator else None
-        self_judging = generator is not None and generator.provenance.identity() == judge.provenance.identity()
+        self_judging = preference.is_self_judging(judge, generator)
         if self_judging and not args.allow_self_judging:
             raise ValueError(f"prefer: the judge and the generator are the same model ({judge.provenance.label}): it "
                              f"would judge its own answers; choose another --judge or --generator, or pass "
@@ -42,9 +42,7 @@ def cmd_prefer(args) -> None:
         typology, assignments, report = preference_reasons(
             data, args.typology, reasons=args.reasons, reasons_model=args.reasons_model, retriever=args.retriever,
             quantile=args.quantile, max_queries=args.max_queries, assigner=args.assigner or args.judge,
-            llm_options=llm_options(args), progress=tracker)
-        if args.task:
-            assignments = [a for a in assignments if a.task in args.task]
+            llm_options=llm_options(args), tasks=args.task, progress=tracker)
 
         def side(file):
             if file:
