@@ -29,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.atomic import atomic_write_text  # noqa: E402
 from pipeline.judge_benchmark import agreement, result_path, stratified_sample  # noqa: E402
-from pipeline.judging import judge_messages, llm_judgments, read_judgments_file, umbrela_options  # noqa: E402
+from pipeline.judging import (judge_messages, llm_judgments, read_judgments_file, sample_pairs,  # noqa: E402
+                              umbrela_options)
 
 DEFAULT_MODELS = ("smollm2", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
 REFERENCES = ("llama-3.3-70b", "flan-t5-large")
@@ -99,6 +100,12 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(DEFAULT_MODELS))
     parser.add_argument("--cached-only", action="store_true",
                         help="score only the pairs whose judgments are in the response cache (no model call)")
+    parser.add_argument("--h2j-cap", type=int, default=None, metavar="N",
+                        help="instead of the stratified sample: exactly the pairs `python -m pipeline h2j --cap N` "
+                             "judges (the judge's agreement on the pairs its H2J set rests on; with --cached-only, "
+                             "those an interrupted H2J run reached)")
+    parser.add_argument("--out", default=None, help="result file (default: cache/bench/judge_agreement.json, "
+                                                    "which the Failure overlap page reads)")
     parser.add_argument("--shard", default=None, metavar="K/N",
                         help="only answer every N-th pair from the K-th (fills the response cache in "
                              "parallel processes; a run without --shard then scores every pair)")
@@ -109,18 +116,26 @@ def main() -> None:
 
     data = load_dataset(args.dataset, args.data)
     qrels = data.require_qrels()
-    pairs = stratified_sample(qrels, data.passages.__contains__, args.per_grade, args.seed)
+    if args.h2j_cap is None:
+        pairs = stratified_sample(qrels, data.passages.__contains__, args.per_grade, args.seed)
+        sample = {"per_grade": args.per_grade, "seed": args.seed, "n_pairs": len(pairs),
+                  "rule": "judged pairs with passage text, per NIST grade 0-3 a seeded permutation's first per_grade"}
+    else:
+        queries = data.queries()
+        drawn = sample_pairs({q: qrels[q] for q in queries}, args.h2j_cap, eligible=data.passages.__contains__)
+        pairs = [(q, p) for q, pids in drawn.items() for p in pids]
+        sample = {"h2j_cap": args.h2j_cap, "seed": 0, "n_pairs": len(pairs),
+                  "rule": "the pairs `python -m pipeline h2j --cap N` judges: per query at most N judged pairs with "
+                          "passage text, allocated across grades in proportion (pipeline.judging.sample_pairs)"}
     if args.shard:
         k, n = map(int, args.shard.split("/"))
         for key in [m for m in args.models.split(",") if m]:
             judge_model(key, data, pairs[k::n])
         return
     nist = {(q, p): qrels[q][p] for q, p in pairs}
-    path = result_path()
+    path = Path(args.out) if args.out else result_path()
     previous = json.loads(path.read_text()) if path.is_file() else {}
-    result = {"dataset": data.name, "sample": {"per_grade": args.per_grade, "seed": args.seed, "n_pairs": len(pairs),
-                                               "rule": "judged pairs with passage text, per NIST grade 0-3 a seeded "
-                                                       "permutation's first per_grade"},
+    result = {"dataset": data.name, "sample": sample,
               "judge": "UMBRELA graded prompt (umbrela 0.0.7 qrel_fewshot_bing.txt, zero-shot), binary = grade >= 2; "
                        "logprob: expected grade over digits 0-3, binary at >= 1.5",
               "cpu": {"cores": len(os.sched_getaffinity(0))}, "references": {}, "models": {}}
@@ -150,7 +165,7 @@ def main() -> None:
         except Exception as exc:  # a model whose packages are absent: say so, measure the others
             result["models"][key] = {"error": f"{type(exc).__name__}: {exc}"}
         save(key)
-    print(f"{data.name}: {len(pairs)} pairs ({args.per_grade} per NIST grade, seed {args.seed}); written to {path}")
+    print(f"{data.name}: {len(pairs)} pairs ({sample['rule']}); written to {path}")
     print(f"{'judge':34s} {'parse':>6s} {'agree':>6s} {'kappa':>6s} {'exact':>6s} {'+-1':>6s} {'s/judg':>7s}")
     rows = [(f"imported:{k}", v) for k, v in result["references"].items()]
     for key, v in result["models"].items():
