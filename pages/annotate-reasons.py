@@ -36,6 +36,7 @@ if not annotator:
 st.query_params["annotator"] = annotator
 
 store = annotate.open_annotation_store()
+typology = view.open_typology_store()  # None before the first typology run
 samples = [s["sample"] for s in store.samples()]
 annotate_tab, validation_tab = st.tabs(["Annotate", "Validation"])
 
@@ -54,7 +55,6 @@ with annotate_tab:
 
     if not samples:
         st.info("No annotation sample yet: create one from finished typology runs.")
-        typology = view.open_typology_store()
         done = [r for r in (typology.list_runs(status="done") if typology else [])]
         if not done:
             st.warning("No finished typology run: run one on the Failure typology page or with "
@@ -123,8 +123,9 @@ with annotate_tab:
     with st.expander("Task context (what the model saw)", expanded=True):
         st.code(item.context, language=None, wrap_lines=True)
     st.text(f"Reasons assigned by {item.model or '(model not recorded)'} · typology run {item.run_id or '(unknown)'}")
-    if "135M" in item.model:
-        st.warning(view.SMALL_MODEL_NOTE)
+    small_note = view.small_model_note(view.run_provenances(typology, [item.run_id]))
+    if small_note:
+        st.warning(small_note)
     caption, warning = view.generator_note(item.task, item.generator, view.is_default_generator(item.generator))
     if caption:
         st.text(caption)
@@ -227,8 +228,9 @@ with validation_tab:
             st.subheader("LLM against the annotators")
             st.text(f"Reasons assigned by {model or '(model not recorded)'} · typology runs: "
                     f"{', '.join(r or '(unknown)' for r in by_model['runs'])}")
-            if "135M" in model:
-                st.warning(view.SMALL_MODEL_NOTE)
+            small_note = view.small_model_note(view.run_provenances(typology, by_model["runs"]))
+            if small_note:
+                st.warning(small_note)
             st.dataframe(annotate.overall_frame(by_model), hide_index=True, column_config=fmt)
             st.dataframe(annotate.per_category_frame(by_model), hide_index=True, column_config=fmt)
         if not figures["by_model"]:

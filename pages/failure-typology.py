@@ -28,8 +28,9 @@ else:
     run = st.selectbox("Typology run", choices, format_func=view.run_label)
     result = store.result(run["run_id"])
     st.text(f"Reasons produced by {result['model'].get('label') or '(model not recorded)'} · run {run['run_id']}")
-    if result["model"].get("small"):
-        st.warning(view.SMALL_MODEL_NOTE)
+    small_note = view.small_model_note([result["model"]])
+    if small_note:
+        st.warning(small_note)
     caption, warning = view.generator_note(task, *view.generator_of(run["hard_set"]))
     if caption:
         st.text(caption)

@@ -38,6 +38,7 @@ from pathlib import Path
 from core import paths
 from core.atomic import atomic_write_text
 from pipeline.judging import DEFAULT_CAP
+from pipeline.llm.base import Provenance
 from pipeline.h2r import DEFAULT_QUANTILE, HardSet, hard_set, set_summary
 from pipeline.overlap import overlap_analysis, stability_table
 from pipeline.retrievers import parse_named_arg
@@ -428,15 +429,16 @@ def _run_steps(data, tracker, configuration, *, retrievers, generators, judges, 
             for j, per_setup in study["judges"].items():
                 for setup, jinfo in per_setup.items():
                     config = {"retriever": r, "generator": g, "judge": j, "setup": setup}
-                    small = [what for what, prov in (("generator", ginfo["provenance"]),
-                                                     ("judge", jinfo["info"]["provenance"])) if prov.get("small")]
+                    provenances = {"generator": Provenance.from_dict(ginfo["provenance"]),
+                                   "judge": Provenance.from_dict(jinfo["info"]["provenance"])}
+                    small = [what for what, prov in provenances.items() if prov.small]
                     result = combine(data.name, config, {"h2r": rinfo["per_query"], "h2g": ginfo["per_query"],
                                                          "h2j": jinfo["per_query"]}, {}, quantile)
                     study["configurations"][config_label(config)] = {
                         "configuration": config, "sets": result.sets, "set_info": result.set_info,
                         "analysis": result.analysis,
                         "small_model": small,
-                        "note": (f"{' and '.join(small)} from a 135M model: exercises the pipeline, not a finding"
+                        "note": (f"{' and '.join(small)} from {provenances[small[0]].not_a_finding}"
                                  if small else "")}
     study["stability"] = stability_table({k: v["analysis"] for k, v in study["configurations"].items()})
     return study

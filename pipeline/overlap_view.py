@@ -3,7 +3,7 @@
 The page reads the studies that ``python -m pipeline run`` wrote (``cache/failure/<dataset>/study.json``)
 and starts new runs as background jobs (:func:`submit_study`), like training jobs. Everything it
 shows names its configuration (retriever | generator | judge | setup), and a configuration with a
-135M model carries a note saying that its figures exercise the pipeline and are not findings.
+small model (``Provenance.small``) carries its note saying that its figures exercise the pipeline and are not findings.
 """
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ from pipeline.failure import folder_judgments, reference_note  # noqa: E402
 from pipeline.h2r import set_line  # noqa: E402
 from pipeline.judge_benchmark import benchmark_line  # noqa: E402
 from pipeline.judging import DEFAULT_CAP  # noqa: E402
+from pipeline.llm.base import SMALL_MODEL, Provenance  # noqa: E402
 from pipeline.overlap import TASKS  # noqa: E402
 
 JOB_KIND = "pipeline.failure-study"
@@ -240,7 +241,7 @@ def stability_frame(study: dict) -> pd.DataFrame:
             row[f"{name}"] = f["count"]
             row[f"{name} p"] = f["p_value"]
         row["largest pair"] = (a["largest_pairwise"]["pair"] or "").replace("&", "∩").upper()
-        row["135M model"] = ", ".join(c.get("small_model", [])) or ""
+        row[SMALL_MODEL] = ", ".join(c.get("small_model", [])) or ""
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -272,7 +273,7 @@ def query_detail(study: dict, label: str, qid: str) -> dict:
         counts[grade] = counts.get(grade, 0) + 1
     return {"query": study["queries"].get(qid, ""), "answer": generator["answers"].get(qid),
             "answer_by": generator["provenance"].get("label", config["generator"]),
-            "small": bool(generator["provenance"].get("small")), "passages": passages, "grade_counts": counts}
+            "small": Provenance.from_dict(generator["provenance"]).small, "passages": passages, "grade_counts": counts}
 
 
 def passages_heading(detail: dict) -> str:

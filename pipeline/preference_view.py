@@ -23,6 +23,7 @@ from core import jobs
 from core.jobs import progress as job_progress
 from pipeline import pairwise, preference
 from pipeline.difficulty import TASKS, prompt_diff
+from pipeline.llm.base import Provenance
 
 OUTCOME_FILTERS = ("all pairs", "only wins", "only losses", "only inconsistent")
 ALL = "all tasks and categories"
@@ -97,14 +98,14 @@ def result_label(path: Path, result: dict) -> str:
 
 
 def small_model_warning(result: dict) -> str | None:
-    """A warning when a 135M-class model made the answers or the verdicts (never a finding)."""
-    small = [f"{what} {p['label']}" for what, p in (("judge", result["judge"]),
-                                                      *((f"{k} generator", v) for k, v in result["generators"].items()))
-             if p.get("small")]
+    """A warning when a small model made the answers or the verdicts (never a finding)."""
+    provenances = [(what, Provenance.from_dict(p)) for what, p in (
+        ("judge", result["judge"]), *((f"{k} generator", v) for k, v in result["generators"].items()))]
+    small = [(what, p) for what, p in provenances if p.small]
     if not small:
         return None
-    return ("Made with a 135M-class model (" + "; ".join(small) + "): these answers and verdicts exercise the "
-            "pipeline and are not findings.")
+    return (f"These answers and verdicts were made with {small[0][1].not_a_finding} ("
+            + "; ".join(f"{what} {p.backend}:{p.model}" for what, p in small) + ").")
 
 
 # ---------------------------------------------------------------------------- pair selection

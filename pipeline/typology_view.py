@@ -13,20 +13,19 @@ import html
 import re
 import sys
 import time
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
 
 from core import jobs
 from pipeline.annotations import UNREADABLE_STATUSES, Item
+from pipeline.llm.base import Provenance
 from pipeline.typology.categories import TASK_TITLES
 from pipeline.typology.store import TypologyStore
 from pipeline.typology.store import default_path as typology_path
 
 JOB_KIND = "typology"
-SMALL_MODEL_NOTE = ("Produced by a 135M-class model: its reasons exercise the pipeline and the annotation "
-                    "workflow; they are not findings about why queries fail.")
 DEFAULT_GENERATOR = "embedded"  # pipeline.typology.sources.HardSetConfig.generator
 # CommonMark's backslash-escapable characters: escaped, a Markdown-rendering label shows them literally
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>:$&^=\"'])")
@@ -48,6 +47,18 @@ def when(timestamp: float | None) -> str:
 def open_typology_store() -> TypologyStore | None:
     """The store, or None before the first typology run (a page never creates it)."""
     return TypologyStore() if typology_path().is_file() else None
+
+
+def small_model_note(provenances: Iterable[dict]) -> str:
+    """The page's warning when a small model (``Provenance.small``) produced the reasons, "" when none did."""
+    note = next((n for n in (Provenance.from_dict(p).not_a_finding for p in provenances) if n), "")
+    return f"Reasons produced by {note} about why queries fail." if note else ""
+
+
+def run_provenances(store: TypologyStore | None, run_ids: Iterable[str]) -> list[dict]:
+    """The stored provenance of each of ``run_ids``' typology runs that the store still holds."""
+    runs = [store.get_run(run_id) for run_id in run_ids if store is not None and run_id]
+    return [run["provenance"] for run in runs if run]
 
 
 def run_label(run: dict) -> str:

@@ -13,10 +13,13 @@ Messages are OpenAI/Ollama style: ``[{"role": "system"|"user"|"assistant", "cont
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Callable, Protocol, Sequence, runtime_checkable
+from dataclasses import asdict, dataclass, field, fields
+from typing import Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 Message = dict[str, str]
+# How every label, note and page warning names a small model (``Provenance.small``: under 1B
+# parameters, such as the tests' SmolLM2-135M).
+SMALL_MODEL = "135M-class model"
 
 
 class LLMError(RuntimeError):
@@ -115,10 +118,23 @@ class Provenance:
         result is labelled with (never the spec string)."""
         text = f"{self.backend}:{self.model}" + (f" [{self.digest[:12]}]" if self.digest else "")
         if self.small:
-            text += " (135M-class model: not a finding)"
+            text += f" ({SMALL_MODEL}: not a finding)"
         if self.fallback:
             text += f" ({self.resolved_from or 'auto'} fell back)"
         return text
+
+    @property
+    def not_a_finding(self) -> str:
+        """Why this model's output is no finding, "" when it may be one: the one wording of the small-model
+        note that study notes and page warnings show (never a test on the model's name)."""
+        return f"a {SMALL_MODEL}: its output exercises the pipeline, it is not a finding" if self.small else ""
+
+    @classmethod
+    def from_dict(cls, stored: Mapping) -> "Provenance":
+        """The provenance of a stored :meth:`as_dict` record (a field an older record lacks takes its default;
+        the derived ``label`` and ``resolution`` are recomputed)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{"backend": "", "model": "", **{k: v for k, v in stored.items() if k in known}})
 
     @property
     def resolution(self) -> str:
