@@ -56,12 +56,13 @@ def main() -> None:
     from pipeline.datasets import load_dataset
     from pipeline.llm import ResponseCache, make_client
     from pipeline.llm.base import GenerationOptions
+    from pipeline.typology.categories import Assignment, load_typology
 
     shared = paths.shared_data_dir()
     data = load_dataset(args.dataset, args.data or (shared / "trec_dl" if shared else None))
-    typology, templates = difficulty.load_typology(), difficulty.load_templates()
-    first_h2r = typology.for_task("h2r")[0].name
-    assignments = [difficulty.Assignment(qid, "h2r", (first_h2r,), "bench") for qid in data.judged_qids]
+    typology, templates = load_typology(), difficulty.load_templates()
+    first_h2r = typology.for_task("h2r")[0]
+    assignments = [Assignment(qid, "h2r", [(first_h2r, "")], source="bench") for qid in data.judged_qids]
     config = preference.PreferenceConfig(max_queries=args.queries, max_passages=2, passage_chars=400,
                                          generation=GenerationOptions(max_tokens=96))
     runs = []

@@ -3,12 +3,15 @@ zero-shot generation prompt.
 
 Three inputs, all data rather than code:
 
-* a **typology** (``{"name", "tasks": {task: [{"name", "description"}, ...]}}``, the layout of
-  ``pipeline.typology``): the study's ten categories are ``pipeline/typology/study_typology.json``;
-* **assignments**, the narrow "query -> reason categories" input of the preference step: one record
-  per (query, task) ``{"qid", "task", "categories": [name, ...]}`` (most important first), from a
-  JSON list or a JSONL file (hand-assigned, another tool's output) or from an LLM
-  (:mod:`pipeline.reason_assignment`);
+* a **typology** (:class:`pipeline.typology.categories.Typology`, read by
+  ``pipeline.typology.categories.load_typology`` from a file in its layout
+  ``{"name", "tasks": {task: [{"name", "description"}, ...]}}``): the study's ten categories are
+  ``pipeline/typology/study_typology.json``;
+* **assignments** (:class:`pipeline.typology.categories.Assignment`), the "query -> reason
+  categories" input of the preference step: from a JSON list or a JSONL file of one record per
+  (query, task) ``{"qid", "task", "categories": [name, ...]}`` (most important first; hand-assigned,
+  another tool's output), from the failure typology's runs (:func:`reasons_from_typology_store`) or
+  from an LLM (:func:`pipeline.typology.assignment.assign_reasons`);
 * **sentence templates** (``pipeline/data/difficulty_sentences.json``): one sentence per category,
   matched by normalised name, and a ``default`` template with ``{category}`` and
   ``{description}`` for categories without one. The templates used are stored with every result.
@@ -30,61 +33,15 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from pipeline.llm.base import Message
-from pipeline.typology.categories import STUDY_FILE, TASKS, load_typology_file, normalise_name
+from pipeline.typology.categories import TASKS, Assignment, Category, Typology, normalise_name
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
-STUDY_TYPOLOGY = STUDY_FILE  # the failure typology's file of the study's ten categories
 DEFAULT_TEMPLATES = DATA_DIR / "difficulty_sentences.json"
 REASON_MODES = ("first", "all")
 
 
 class DifficultyInputError(ValueError):
     """A typology, template or assignment file is malformed: names the file (and line) and the problem."""
-
-
-# ---------------------------------------------------------------------------- typology
-@dataclass(frozen=True)
-class Category:
-    task: str
-    name: str
-    description: str
-
-
-@dataclass(frozen=True)
-class Typology:
-    """The categories of every task, flat, each tagged with its task (``pipeline.typology`` keeps them
-    per task); names match as ``pipeline.typology.categories.normalise_name`` says."""
-    name: str
-    categories: tuple[Category, ...]
-
-    def for_task(self, task: str) -> tuple[Category, ...]:
-        return tuple(c for c in self.categories if c.task == task)
-
-    def find(self, name: str, task: str | None = None) -> Category | None:
-        """The category called ``name`` (that task's first, when two tasks share a name)."""
-        key = normalise_name(name)
-        found = [c for c in self.categories if normalise_name(c.name) == key]
-        return next((c for c in found if c.task == task), found[0] if found else None)
-
-    def as_dict(self) -> dict:
-        tasks: dict[str, list] = {}
-        for c in self.categories:
-            tasks.setdefault(c.task, []).append({"name": c.name, "description": c.description})
-        return {"name": self.name, "tasks": tasks}
-
-
-def typology_from_tasks(name: str, by_task) -> Typology:
-    """From ``{task: [pipeline.typology.categories.Category, ...]}``."""
-    return Typology(name, tuple(Category(task, c.name, c.description) for task in TASKS
-                                for c in by_task.get(task, [])))
-
-
-def load_typology(path: str | Path = STUDY_TYPOLOGY) -> Typology:
-    """A typology JSON file in the failure typology's layout (the study's ten categories by default);
-    ``pipeline.typology.categories.TypologyError`` names the file when it is malformed."""
-    path = Path(path)
-    name = json.loads(path.read_text(encoding="utf-8")).get("name", path.stem) if path.is_file() else path.stem
-    return typology_from_tasks(str(name), load_typology_file(path))
 
 
 # ---------------------------------------------------------------------------- sentence templates
@@ -137,18 +94,6 @@ def load_templates(path: str | Path = DEFAULT_TEMPLATES) -> SentenceTemplates:
 
 
 # ---------------------------------------------------------------------------- assignments
-@dataclass(frozen=True)
-class Assignment:
-    """A (query, task) with its reason categories, most important first."""
-    qid: str
-    task: str
-    categories: tuple[str, ...]
-    source: str = ""  # "imported FILE", "llm:<label>", ...
-
-    def as_dict(self) -> dict:
-        return {"qid": self.qid, "task": self.task, "categories": list(self.categories), "source": self.source}
-
-
 def load_assignments(path: str | Path, typology: Typology) -> list[Assignment]:
     """Read assignments from a JSON list or a JSONL file of ``{"qid", "task", "categories"}``.
 
@@ -191,12 +136,13 @@ def load_assignments(path: str | Path, typology: Typology) -> list[Assignment]:
             category = typology.find(name, task)
             if category is None:
                 raise DifficultyInputError(f"{place}: category {name!r} is not in typology {typology.name!r}")
-            canonical.append(category.name)
+            canonical.append(category)
         key = (str(obj["qid"]), task)
         if key in seen:
             raise DifficultyInputError(f"{place}: (qid {key[0]}, task {task}) appears twice")
         seen.add(key)
-        out.append(Assignment(key[0], task, tuple(dict.fromkeys(canonical)), f"imported {path.name}"))
+        out.append(Assignment(key[0], task, [(c, "") for c in dict.fromkeys(canonical)],
+                              source=f"imported {path.name}"))
     return out
 
 
@@ -241,13 +187,23 @@ def reasons_from_typology_store(dataset: str, store=None, model: str | None = No
         by_task[task] = run["categories"]
         queries = store.queries(run["run_id"])
         assigned = [q for q in queries if q["status"] == "ok" and q["assigned"]]
-        assignments += [Assignment(q["qid"], task, tuple(dict.fromkeys(a["category"] for a in q["assigned"])),
-                                   f"typology run {run['run_id']}") for q in assigned]
+        assignments += [_stored_assignment(q, task, run) for q in assigned]
         report[task] = {"run_id": run["run_id"], "typology": run["typology_label"],
                         "model": run["provenance"].get("label", run["provenance"].get("model")),
                         "assigned": len(assigned), "not assigned": [q["qid"] for q in queries if q not in assigned]}
     name = "typology runs " + ", ".join(r["run_id"] for r in report.values())
-    return typology_from_tasks(name, by_task), assignments, {**report, "model": model, "skipped": skipped}
+    return Typology.from_tasks(name, by_task), assignments, {**report, "model": model, "skipped": skipped}
+
+
+def _stored_assignment(query: dict, task: str, run: dict) -> Assignment:
+    """A typology store query's assigned reasons (a category named twice counts once, first place)."""
+    categories = {c.name: c for c in run["categories"]}
+    reasons: dict[str, tuple[Category, str]] = {}
+    for a in query["assigned"]:
+        reasons.setdefault(a["category"], (categories.get(a["category"], Category(a["category"])),
+                                           a.get("justification", "")))
+    return Assignment(query["qid"], task, list(reasons.values()), query["status"],
+                      f"typology run {run['run_id']}", query["raw"] or "")
 
 
 def assignments_digest(assignments: Iterable[Assignment]) -> str:

@@ -1,6 +1,7 @@
 """Difficulty-aware generation judged pairwise against the baseline: the experiment and its stored results.
 
-For one TREC DL year and a set of (query, task) reason assignments (:mod:`pipeline.difficulty`):
+For one TREC DL year and a set of (query, task) reason assignments
+(:class:`pipeline.typology.categories.Assignment`, read by :mod:`pipeline.difficulty`):
 
 1. **Units.** One pair per assignment: the query, its task, its categories and the difficulty
    sentence written from them (the first reason by default, one sentence per reason with
@@ -36,10 +37,10 @@ from core.atomic import atomic_write_text
 from core.jobs.progress import ProgressWriter
 from pipeline import pairwise
 from pipeline.datasets import RELEVANT_GRADE, TrecDlData
-from pipeline.difficulty import (REASON_MODES, TASKS, Assignment, SentenceTemplates, Typology, assignments_digest,
-                                 with_difficulty)
+from pipeline.difficulty import REASON_MODES, SentenceTemplates, assignments_digest, with_difficulty
 from pipeline.generation import GENERATION_OPTIONS, prompt_description, zero_shot_messages
 from pipeline.llm.base import ChatClient, GenerationOptions, LLMError, Provenance
+from pipeline.typology.categories import TASKS, Assignment, Typology
 
 RESULT_VERSION = 1
 DIFFICULTY_PLACEMENT = "the baseline prompt with the difficulty text on its own line after the question line"

@@ -22,8 +22,9 @@ import plotly.graph_objects as go
 from core import jobs
 from core.jobs import progress as job_progress
 from pipeline import pairwise, preference
-from pipeline.difficulty import TASKS, prompt_diff
+from pipeline.difficulty import prompt_diff
 from pipeline.llm.base import Provenance
+from pipeline.typology.categories import TASKS
 
 OUTCOME_FILTERS = ("all pairs", "only wins", "only losses", "only inconsistent")
 ALL = "all tasks and categories"

@@ -6,11 +6,11 @@ import re
 
 from pipeline import difficulty
 from pipeline.datasets import DATASETS, TrecDlData
-from pipeline.difficulty import Assignment
+from pipeline.typology.categories import Assignment, load_typology
 from pipeline.llm import CachedClient, Provenance, ResponseCache, ScriptedBackend
 
 HOSTILE = "what is a <b>prism</b> <script>alert('x')</script> & more"
-TYPOLOGY = difficulty.load_typology()
+TYPOLOGY = load_typology()
 TEMPLATES = difficulty.load_templates()
 NUMERICAL, PRODUCT, RECENT = "Numerical data requirements", "Specific product terminology", "Need for recent information"
 
@@ -33,10 +33,14 @@ def data() -> TrecDlData:
     return TrecDlData(spec=DATASETS["dl19"], topics=topics, qrels=qrels, passages=passages, source="test")
 
 
+def hand(qid: str, task: str, *names: str) -> Assignment:
+    """A hand-made assignment of the study's categories called ``names`` (no justification)."""
+    return Assignment(qid, task, [(TYPOLOGY.find(name, task), "") for name in names], source="hand")
+
+
 def assignments():
-    return [Assignment("q1", "h2r", (NUMERICAL, PRODUCT), "hand"), Assignment("q2", "h2r", (PRODUCT,), "hand"),
-            Assignment("q3", "h2g", (RECENT,), "hand"), Assignment("q4", "h2r", (NUMERICAL,), "hand"),
-            Assignment("q5", "h2r", (NUMERICAL,), "hand"), Assignment("q9", "h2r", (NUMERICAL,), "hand")]
+    return [hand("q1", "h2r", NUMERICAL, PRODUCT), hand("q2", "h2r", PRODUCT), hand("q3", "h2g", RECENT),
+            hand("q4", "h2r", NUMERICAL), hand("q5", "h2r", NUMERICAL), hand("q9", "h2r", NUMERICAL)]
 
 
 def generate(messages):

@@ -154,7 +154,8 @@ def test_json_steps_ask_for_their_schemas_and_read_schema_shaped_replies():
     from pipeline.pairwise import VERDICT_SCHEMA, parse_verdict
     from pipeline.preference import PreferenceConfig
     from pipeline.typology.categories import Category
-    from pipeline.typology.induction import assignment_schema, typology_schema
+    from pipeline.typology.assignment import assignment_schema
+    from pipeline.typology.induction import typology_schema
     from pipeline.typology.parse import parse_assignment, parse_categories
 
     schema = json.loads(typology_schema(3))

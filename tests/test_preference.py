@@ -7,10 +7,13 @@ import re
 
 import pytest
 
-from pipeline import difficulty, pairwise, preference, reason_assignment
+from pipeline import difficulty, pairwise, preference
 from pipeline.difficulty import DifficultyInputError
 from pipeline.generation import zero_shot_messages
 from pipeline.llm.base import LLMError
+from pipeline.typology.assignment import assign_reasons
+from pipeline.typology.categories import TASKS, Category
+from pipeline.typology.parse import parse_numbers
 from tests.preference_helpers import (NUMERICAL, PRODUCT, TEMPLATES, TYPOLOGY, assignments, client, data,
                                       dl19_folder, generate, judge, responses)
 
@@ -18,11 +21,11 @@ from tests.preference_helpers import (NUMERICAL, PRODUCT, TEMPLATES, TYPOLOGY, a
 # ---------------------------------------------------------------------------- prompts and inputs
 def test_typology_and_templates_ship_the_study_categories():
     assert len(TYPOLOGY.categories) == 10
-    assert [len(TYPOLOGY.for_task(t)) for t in difficulty.TASKS] == [3, 3, 4]
+    assert [len(TYPOLOGY.for_task(t)) for t in TASKS] == [3, 3, 4]
     numerical = TYPOLOGY.find("numerical DATA requirements")
     assert TEMPLATES.sentence(numerical) == "This query requires numerical data."
     assert all(TEMPLATES.sentence(c).startswith("This query") for c in TYPOLOGY.categories)
-    custom = difficulty.Category("h2r", "Rare Words", "The query uses rare words.")
+    custom = Category("Rare Words", "The query uses rare words.")
     assert TEMPLATES.sentence(custom) == "This query is difficult because of rare words: The query uses rare words."
     two = [numerical, TYPOLOGY.find(PRODUCT)]
     assert TEMPLATES.difficulty_text(two) == "This query requires numerical data."
@@ -228,13 +231,13 @@ def test_llm_reason_assignment_parses_numbers_and_never_guesses(tmp_path):
         query = re.search(r"Query: (.*)", messages[-1]["content"]).group(1)
         return replies[query]
 
-    made, report = reason_assignment.assign_reasons(
+    made, report = assign_reasons(
         client(respond, "assigner", cache_path=tmp_path / "llm.sqlite"), TYPOLOGY, data().topics, {"h2r": ["q1", "q2"], "h2g": ["q3"]})
     assert [(a.qid, a.task, a.categories) for a in made] == [
         ("q1", "h2r", (NUMERICAL, "Ambiguous subject references")), ("q2", "h2r", (PRODUCT,))]
     assert report["h2g"]["unassigned"] == ["q3"] and report["h2r"]["assigned"] == 2
     assert made[0].source == "llm:scripted:assigner"
-    assert reason_assignment.parse_numbers("3.5 or 12, 2, 2", 4) == [2]
+    assert parse_numbers("3.5 or 12, 2, 2", 4) == [2]
 
 
 # ---------------------------------------------------------------------------- command line
@@ -291,12 +294,12 @@ def test_cli_prefer_with_imported_answers_and_reasons(tmp_path, monkeypatch, cap
 def test_reasons_from_the_failure_typology_store(tmp_path):
     """The typology's latest finished run per task gives the categories and the assigned reasons;
     an unparseable assignment is listed, never used."""
-    from pipeline.typology.categories import Category as TypologyCategory
-    from pipeline.typology.induction import Assignment as TypologyAssignment, HardQuery
+    from pipeline.typology.categories import Assignment
+    from pipeline.typology.induction import HardQuery
     from pipeline.typology.store import TypologyStore
 
-    induced = [TypologyCategory("Vague product names", "Names a product loosely."),
-               TypologyCategory("Numerical data requirements", "Asks for a number.")]
+    induced = [Category("Vague product names", "Names a product loosely."),
+               Category("Numerical data requirements", "Asks for a number.")]
     with TypologyStore(tmp_path / "typology.sqlite") as store:
         for run_id, status in (("dl19-h2r-old", "done"), ("dl19-h2r-new", "done"), ("dl20-h2r", "done")):
             store.start_run(run_id, dataset=run_id[:4], task="h2r", source="induced", typology_label="induced",
@@ -304,8 +307,8 @@ def test_reasons_from_the_failure_typology_store(tmp_path):
                             queries=[HardQuery("q1", "how many moons", ""), HardQuery("q2", "iphone", "")])
             store.save_typology(run_id, induced, "unchanged")
             store.save_assignments(run_id, [
-                TypologyAssignment("q1", [(induced[1], "asks a count"), (induced[0], "")], "ok"),
-                TypologyAssignment("q2", [], "unparseable", "???")])
+                Assignment("q1", "h2r", [(induced[1], "asks a count"), (induced[0], "")], "ok"),
+                Assignment("q2", "h2r", [], "unparseable", raw="???")])
         typology, made, report = difficulty.reasons_from_typology_store("dl19", store)
     assert [(a.qid, a.task, a.categories) for a in made] == [("q1", "h2r", ("Numerical data requirements",
                                                                             "Vague product names"))]
@@ -349,11 +352,11 @@ def test_the_unit_is_a_query_and_both_rules_are_reported():
 
 def test_reasons_from_the_typology_store_come_from_one_model(tmp_path):
     """--reasons typology: each task's latest run *of one model*; the newest run's model by default."""
-    from pipeline.typology.categories import Category as TypologyCategory
-    from pipeline.typology.induction import Assignment as TypologyAssignment, HardQuery
+    from pipeline.typology.categories import Assignment
+    from pipeline.typology.induction import HardQuery
     from pipeline.typology.store import TypologyStore
 
-    cats = [TypologyCategory("Numerical data requirements", "Asks for a number.")]
+    cats = [Category("Numerical data requirements", "Asks for a number.")]
     with TypologyStore(tmp_path / "typology.sqlite") as store:
         for run_id, task, model in (("h2r-big", "h2r", "ollama:qwen3:8b"), ("h2g-big", "h2g", "ollama:qwen3:8b"),
                                     ("h2r-small", "h2r", "embedded:SmolLM2")):  # created in this order
@@ -361,7 +364,7 @@ def test_reasons_from_the_typology_store_come_from_one_model(tmp_path):
                             hard_set={}, config={}, provenance={"label": model},
                             queries=[HardQuery("q1", "how many moons", "")])
             store.save_typology(run_id, cats, "unchanged")
-            store.save_assignments(run_id, [TypologyAssignment("q1", [(cats[0], "a count")], "ok")])
+            store.save_assignments(run_id, [Assignment("q1", task, [(cats[0], "a count")], "ok")])
         store.conn.execute("UPDATE runs SET created = CASE run_id WHEN 'h2r-big' THEN 1 WHEN 'h2g-big' THEN 2 "
                            "ELSE 3 END")
         store.conn.commit()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline import difficulty, pairwise, preference
+from pipeline.typology.categories import Assignment, load_typology
 from pipeline.datasets import load_dataset
 from pipeline.llm import GenerationOptions, ResponseCache, make_client
 
@@ -20,8 +21,9 @@ REASONS = {"104861": ("h2r", "Numerical data requirements"),  # cost of interior
 @pytest.mark.slow
 def test_embedded_model_on_three_dl19_queries(tmp_path, shared_dir, embedded_model):
     data = load_dataset("dl19", shared_dir / "data" / "trec_dl")
-    typology, templates = difficulty.load_typology(), difficulty.load_templates()
-    assignments = [difficulty.Assignment(qid, task, (name,), "hand") for qid, (task, name) in REASONS.items()]
+    typology, templates = load_typology(), difficulty.load_templates()
+    assignments = [Assignment(qid, task, [(typology.find(name, task), "")], source="hand")
+                   for qid, (task, name) in REASONS.items()]
     config = preference.PreferenceConfig(max_passages=2, passage_chars=300,
                                          generation=GenerationOptions(max_tokens=40))
     model = make_client("embedded:smollm2", cache=ResponseCache(tmp_path / "llm.sqlite"))

@@ -8,8 +8,9 @@ import pytest
 
 from pipeline.llm.base import LLMError, ScriptedBackend
 from pipeline.typology.categories import Category
-from pipeline.typology.induction import (HardQuery, InductionConfig, assign, induce, initial_messages,
-                                         reason_messages, refine_messages)
+from pipeline.typology.assignment import assign
+from pipeline.typology.induction import (HardQuery, InductionConfig, induce, initial_messages, reason_messages,
+                                         refine_messages)
 from pipeline.typology.runner import run_typology
 from pipeline.typology.store import TypologyStore
 from tests.llm_helpers import scripted_client

@@ -1,11 +1,16 @@
-"""Failure categories and typologies: names, descriptions, normalisation, JSON import.
+"""The failure typology's domain model -- :class:`Category`, :class:`Typology`, :class:`Assignment` --
+used by induction, assignment, annotation and difficulty-aware prompting alike; names,
+normalisation and the typology JSON files.
 
-A typology is a task's list of :class:`Category` (name + one-sentence description). Two names are
-the same category when their :func:`normalise_name` forms are equal (case, punctuation, spacing and a
-leading article ignored); that is what "the category set is unchanged" means in induction.
+A category is a name and a one-sentence description. Two names are the same category when their
+:func:`normalise_name` forms are equal (case, punctuation, spacing and a leading article ignored);
+that is what "the category set is unchanged" means in induction. A :class:`Typology` holds each
+task's categories; an :class:`Assignment` is one hard query's reasons (categories of a typology,
+most important first, each with a justification).
 
 The study's ten categories ship as ``study_typology.json`` beside this module and load with
-:func:`study_typology`. A typology file is JSON, either one task's list::
+:func:`study_typology` (per task) or :func:`load_typology` (a :class:`Typology`). A typology file is
+JSON, either one task's list::
 
     [{"name": "...", "description": "..."}, ...]
 
@@ -19,6 +24,7 @@ import json
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Mapping, Sequence
 
 TASKS = ("h2r", "h2g", "h2j")
 TASK_TITLES = {"h2r": "hard to retrieve", "h2g": "hard to generate", "h2j": "hard to judge"}
@@ -42,6 +48,61 @@ class Category:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class Typology:
+    """Each task's categories, in order (only tasks that have some, in :data:`TASKS` order), under a
+    name that says where they came from (the file's ``name``, "typology runs ...")."""
+    name: str
+    tasks: dict[str, tuple[Category, ...]]
+
+    @classmethod
+    def from_tasks(cls, name: str, by_task: Mapping[str, Sequence[Category]]) -> "Typology":
+        return cls(name, {task: tuple(by_task[task]) for task in TASKS if by_task.get(task)})
+
+    @property
+    def categories(self) -> tuple[Category, ...]:
+        """Every task's categories, task by task."""
+        return tuple(c for cats in self.tasks.values() for c in cats)
+
+    def for_task(self, task: str) -> tuple[Category, ...]:
+        return self.tasks.get(task, ())
+
+    def find(self, name: str, task: str | None = None) -> Category | None:
+        """The category called ``name`` (normalised; that task's, when two tasks share a name)."""
+        key = normalise_name(name)
+        found = [(t, c) for t, cats in self.tasks.items() for c in cats if c.key == key]
+        return next((c for t, c in found if t == task), found[0][1] if found else None)
+
+    def as_dict(self) -> dict:
+        """The typology file's layout: ``{"name", "tasks": {task: [{"name", "description"}, ...]}}``."""
+        return {"name": self.name, "tasks": {t: [c.as_dict() for c in cats] for t, cats in self.tasks.items()}}
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """One hard query's reasons in one task: categories of a typology, most important first, each with
+    the model's justification ("" when there is none: imported or hand-made reasons).
+
+    ``status`` is "ok", or "unparseable" / "failed" when no answer could be read (recorded, never read
+    as "no reason applies"); ``source`` says where the reasons came from ("imported FILE",
+    "llm:<label>", "typology run ID"); ``raw`` is the model's answer as given."""
+    qid: str
+    task: str
+    reasons: list[tuple[Category, str]]
+    status: str = "ok"
+    source: str = ""
+    raw: str = ""
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        """The reasons' category names, most important first."""
+        return tuple(c.name for c, _ in self.reasons)
+
+    def as_dict(self) -> dict:
+        return {"qid": self.qid, "task": self.task, "status": self.status, "source": self.source, "raw": self.raw,
+                "reasons": [{"category": c.name, "justification": j} for c, j in self.reasons]}
 
 
 def normalise_name(name: str) -> str:
@@ -117,6 +178,14 @@ def load_typology_file(path: str | Path, task: str | None = None) -> dict[str, l
 def study_typology() -> dict[str, list[Category]]:
     """The study's ten categories (three for H2R, three for H2G, four for H2J)."""
     return load_typology_file(STUDY_FILE)
+
+
+def load_typology(path: str | Path = STUDY_FILE) -> Typology:
+    """A typology JSON file of several tasks as a :class:`Typology` (the study's ten categories by
+    default), named by the file's ``name`` (else its stem); :class:`TypologyError` names the file."""
+    path = Path(path)
+    by_task = load_typology_file(path)  # a readable file of several tasks from here on
+    return Typology.from_tasks(str(json.loads(path.read_text(encoding="utf-8")).get("name", path.stem)), by_task)
 
 
 def resolve_typology(source: str, task: str) -> tuple[str, list[Category]]:

@@ -19,9 +19,9 @@ The procedure, per task (H2R, H2G or H2J) and per dataset:
    an unreadable round is only worth repeating with a new batch: keep ``batch_size`` below the
    number of reasons.)
    Every round's typology and its difference from the previous one are kept.
-4. **Assignment.** Each hard query gets the categories of the final typology that explain it --
-   several allowed -- each with the model's short justification. Unreadable answers are recorded as
-   unparseable and counted, never read as "no reason".
+4. **Assignment** (:mod:`pipeline.typology.assignment`). Each hard query gets the categories of the
+   final typology that explain it -- several allowed -- each with the model's short justification.
+   Unreadable answers are recorded as unparseable and counted, never read as "no reason".
 
 Every call goes through a :class:`~pipeline.llm.base.ChatClient` (the response cache), so a rerun
 costs no model call and an interrupted run resumes from the cache.
@@ -34,13 +34,13 @@ from typing import Callable, Sequence
 
 from pipeline.llm.base import ChatClient, GenerationOptions, LLMError, json_schema_text
 from pipeline.typology.categories import TASK_TITLES, Category, category_keys
-from pipeline.typology.parse import parse_assignment, parse_categories, parse_reason
+from pipeline.typology.parse import parse_categories, parse_reason
 
 PROMPT_VERSION = "typology-v1"
 # Part of a run's id beside the prompts': a run read by an older parser is recomputed, not reused
 # (its calls are replayed from the response cache). 2: prompt placeholders and letterless names are
-# not categories.
-PARSER_VERSION = 2
+# not categories. 3: an assignment answer of bare numbers ("2, 1") names categories by number.
+PARSER_VERSION = 3
 SYSTEM = ("You are an information retrieval researcher analysing why search queries fail. "
           "Answer briefly and exactly in the format asked.")
 TASK_EXPLANATIONS = {
@@ -52,19 +52,12 @@ TASK_EXPLANATIONS = {
 JSON_SHAPE = '[{"name": "short category name", "description": "one sentence"}]'
 
 
-# The JSON schemas of the replies: backends that constrain decoding (llama.cpp) can then only produce
-# a readable list; the others ignore them and the parsers below still read free text.
+# The JSON schema of the reply: backends that constrain decoding (llama.cpp) can then only produce
+# a readable list; the others ignore it and the parser still reads free text.
 def typology_schema(max_categories: int) -> str:
     item = {"type": "object", "properties": {"name": {"type": "string"}, "description": {"type": "string"}},
             "required": ["name", "description"], "additionalProperties": False}
     return json_schema_text({"type": "array", "items": item, "minItems": 1, "maxItems": max_categories})
-
-
-def assignment_schema(categories: Sequence[Category]) -> str:
-    item = {"type": "object", "properties": {"category": {"type": "string", "enum": [c.name for c in categories]},
-                                             "justification": {"type": "string"}},
-            "required": ["category", "justification"], "additionalProperties": False}
-    return json_schema_text({"type": "array", "items": item})
 
 
 @dataclass(frozen=True)
@@ -134,31 +127,20 @@ class Induction:
                 "reason_failures": self.reason_failures, "rounds": [r.as_dict() for r in self.rounds]}
 
 
-@dataclass
-class Assignment:
-    qid: str
-    reasons: list[tuple[Category, str]]  # (category, justification)
-    status: str  # "ok" | "unparseable" | "failed"
-    raw: str = ""
-
-    def as_dict(self) -> dict:
-        return {"qid": self.qid, "status": self.status, "raw": self.raw,
-                "reasons": [{"category": c.name, "justification": j} for c, j in self.reasons]}
-
-
 # ---------------------------------------------------------------------------------------- prompts
-def _query_block(task: str, hq: HardQuery) -> str:
-    return (f"This query was {TASK_EXPLANATIONS[task]}.\n\nQuery: {hq.query}\n\n"
-            f"{hq.context.strip()}\n")
+def query_block(task: str, hq: HardQuery) -> str:
+    """The task, the query and its task context (left out when there is none), opening a query's prompts."""
+    context = f"{hq.context.strip()}\n" if hq.context.strip() else ""
+    return f"This query was {TASK_EXPLANATIONS[task]}.\n\nQuery: {hq.query}\n\n{context}"
 
 
 def reason_messages(task: str, hq: HardQuery) -> list[dict]:
     return [{"role": "system", "content": SYSTEM},
-            {"role": "user", "content": _query_block(task, hq) +
+            {"role": "user", "content": query_block(task, hq) +
              f"\nIn one sentence, why is this query {TASK_TITLES[task]}? Reply with the reason only."}]
 
 
-def _numbered(categories: Sequence[Category]) -> str:
+def numbered_categories(categories: Sequence[Category]) -> str:
     return "\n".join(f"{i}. {c.name}: {c.description}" for i, c in enumerate(categories, start=1))
 
 
@@ -179,19 +161,11 @@ def refine_messages(task: str, categories: Sequence[Category], reasons: Sequence
     return [{"role": "system", "content": SYSTEM},
             {"role": "user", "content":
              f"Current categories of reasons why search queries are {TASK_TITLES[task]}:\n"
-             f"{_numbered(categories)}\n\nReasons from more queries:\n{_reason_list(reasons)}\n\n"
+             f"{numbered_categories(categories)}\n\nReasons from more queries:\n{_reason_list(reasons)}\n\n"
              "Revise the categories: merge categories that overlap, generalise categories that are too "
              "narrow, and add a category for a reason that no category covers. If no change is needed, "
              f"repeat the categories unchanged. Keep at most {max_categories}. "
              f"Reply with the full JSON list only: {JSON_SHAPE}"}]
-
-
-def assignment_messages(task: str, hq: HardQuery, categories: Sequence[Category]) -> list[dict]:
-    return [{"role": "system", "content": SYSTEM},
-            {"role": "user", "content": _query_block(task, hq) +
-             f"\nFailure categories:\n{_numbered(categories)}\n\n"
-             f"Which of these categories explain why this query is {TASK_TITLES[task]}? Several may apply. "
-             'Reply with a JSON list only: [{"category": "category name", "justification": "short reason"}]'}]
 
 
 # ---------------------------------------------------------------------------------------- steps
@@ -286,25 +260,3 @@ def induce_from_reasons(client: ChatClient, task: str, reasons: dict[str, str], 
         raise ValueError(f"{task}: no round produced a readable typology in {len(rounds)} round(s); "
                          "see the stored rounds' raw answers")
     return Induction(task, reasons, failures, rounds, stop_reason)
-
-
-def assign(client: ChatClient, task: str, queries: Sequence[HardQuery], categories: Sequence[Category],
-           config: InductionConfig = InductionConfig(),
-           on_progress: Callable[[int], None] | None = None) -> list[Assignment]:
-    """Each hard query's reasons from ``categories`` (several allowed), with justifications.
-    ``on_progress(n)``: ``n`` more queries answered."""
-    if not categories:
-        raise ValueError("cannot assign reasons from an empty typology")
-    categories = list(categories)
-    options = GenerationOptions(seed=config.seed, max_tokens=config.assignment_tokens,
-                                json_schema=assignment_schema(categories))
-    replies = client.chat_many([assignment_messages(task, q, categories) for q in queries], options,
-                               progress=f"{task}: assignment", on_progress=on_progress)
-    out = []
-    for hq, reply in zip(queries, replies):
-        if isinstance(reply, LLMError):
-            out.append(Assignment(hq.qid, [], "failed", str(reply)))
-            continue
-        found, parsed = parse_assignment(reply.text, categories)
-        out.append(Assignment(hq.qid, found, "ok" if parsed else "unparseable", reply.text))
-    return out

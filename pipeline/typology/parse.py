@@ -189,9 +189,10 @@ def match_category(label, typology: list[Category]) -> Category | None:
 def parse_assignment(text: str, typology: list[Category]) -> tuple[list[tuple[Category, str]], bool]:
     """``([(category, justification), ...], parsed)`` from a model's assignment answer.
 
-    ``parsed`` is False when nothing in the answer could be read as a list of categories (the
-    query is then recorded as unparseable, not as "no reason applies"). An explicit empty JSON list
-    is a parsed answer with no reason.
+    Read in turn: a JSON list (of objects, names or numbers), list lines ("1. Name: why"), and an
+    answer of bare category numbers ("2, 1", as small models give). ``parsed`` is False when nothing
+    in the answer could be read as a list of categories (the query is then recorded as unparseable,
+    not as "no reason applies"). An explicit empty JSON list is a parsed answer with no reason.
     """
     # Prefer a value with objects or strings: a bare "[1]" is more often a passage marker the model
     # echoed from its context than an answer.
@@ -220,12 +221,21 @@ def parse_assignment(text: str, typology: list[Category]) -> tuple[list[tuple[Ca
             if cat is not None:
                 found.append((cat, " ".join(rest.split())))
                 parsed = True
+    if not found and not re.search(r"[^\W\d_]", text or ""):  # no word at all: "2, 1" names categories by number
+        found = [(typology[k - 1], "") for k in parse_numbers(text, len(typology))]
     seen, unique = set(), []
     for cat, why in found:
         if cat.key not in seen:
             seen.add(cat.key)
             unique.append((cat, why))
     return unique, parsed or bool(unique)
+
+
+def parse_numbers(text: str, n_categories: int) -> list[int]:
+    """1-based category numbers in the order given, valid and without repeats (a decimal such as
+    "3.5" is no number of a category)."""
+    numbers = [int(m) for m in re.findall(r"(?<![\d.])(\d{1,2})(?![\d.]\d)", text or "")]
+    return list(dict.fromkeys(k for k in numbers if 1 <= k <= n_categories))
 
 
 def parse_reason(text: str, max_chars: int = 300) -> str:

@@ -5,9 +5,9 @@ from typing import Callable, Sequence
 
 from core.jobs.progress import ProgressWriter
 from pipeline.llm.base import ChatClient
+from pipeline.typology.assignment import assign
 from pipeline.typology.categories import Category
-from pipeline.typology.induction import (HardQuery, InductionConfig, Round, assign, collect_reasons,
-                                         induce_from_reasons)
+from pipeline.typology.induction import HardQuery, InductionConfig, Round, collect_reasons, induce_from_reasons
 from pipeline.typology.store import TypologyStore, run_id_for
 
 

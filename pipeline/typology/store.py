@@ -15,8 +15,8 @@ from pathlib import Path
 
 from core.db import SchemaStore, transaction
 from core.paths import cache_dir
-from pipeline.typology.categories import Category
-from pipeline.typology.induction import Assignment, HardQuery, Round
+from pipeline.typology.categories import Assignment, Category
+from pipeline.typology.induction import HardQuery, Round
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
