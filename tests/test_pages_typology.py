@@ -429,3 +429,18 @@ def test_a_running_typology_job_row_shows_stage_n_of_m(cache):
         assert row["message"].endswith("failed: h2r: no reasons to induce a typology from")
     finally:
         jobs.cancel(job_id)
+
+
+def test_the_small_model_warning_comes_from_the_runs_stored_provenance(cache, tmp_path):
+    """``Provenance.small``, stored with a typology run, decides the pages' warning; a model's name never does."""
+    from pipeline.llm import CachedClient, Provenance, ResponseCache, ScriptedBackend
+
+    tiny = CachedClient(ScriptedBackend(respond, provenance=Provenance("scripted", "tiny", small=True)),
+                        ResponseCache(tmp_path / "llm-cache.sqlite"), retries=0)
+    with TypologyStore() as store:
+        run = run_typology(tiny, store, dataset="dl19", task="h2r", queries=[HardQuery("q1", "query one", "ctx")],
+                           hard_set={"n_hard": 1}, config=InductionConfig(batch_size=1))
+        note = view.small_model_note(view.run_provenances(store, [run["run_id"]]))
+        assert note.startswith("Reasons produced by a 135M-class model") and "not a finding" in note
+        assert view.small_model_note(view.run_provenances(store, ["", "no-such-run"])) == ""
+    assert view.small_model_note([Provenance("scripted", "SmolLM2-135M-lookalike").as_dict()]) == ""
