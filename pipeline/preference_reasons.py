@@ -5,8 +5,9 @@
 - ``reasons=FILE``: imported assignments (a JSON list or JSONL of ``{"qid", "task", "categories"}``)
   against the typology of ``typology_file``;
 - otherwise an LLM (``assigner``) assigns the typology's H2R categories to the H2R queries of
-  ``retriever``: the one hard set computable from the data folder alone (H2G and H2J need a generator
-  or a judge first). Only the queries the preference step can use are asked about (a relevant
+  ``retriever`` with the typology's own assignment (:func:`pipeline.typology.assignment.assign_reasons`,
+  the query alone as context): the one hard set computable from the data folder alone (H2G and H2J
+  need a generator or a judge first). Only the queries the preference step can use are asked about (a relevant
   passage with text; the first ``max_queries`` in topic order), so a capped run makes no call it
   would then drop.
 
@@ -19,6 +20,8 @@ from typing import Sequence
 
 from core.jobs.progress import ProgressWriter
 from pipeline import difficulty
+from pipeline.typology.assignment import assign_reasons
+from pipeline.typology.categories import load_typology
 
 
 def preference_reasons(data, typology_file, *, reasons: str | None = None, reasons_model: str | None = None,
@@ -37,7 +40,6 @@ def preference_reasons(data, typology_file, *, reasons: str | None = None, reaso
 
 def _reasons(data, typology_file, reasons, reasons_model, retriever, quantile, max_queries, assigner, llm_options,
              progress) -> tuple:
-    from pipeline import reason_assignment
     from pipeline.h2r import h2r_report
     from pipeline.llm import make_client
     from pipeline.retrievers import get_run
@@ -45,7 +47,7 @@ def _reasons(data, typology_file, reasons, reasons_model, retriever, quantile, m
     if reasons == "typology":
         typology, assignments, report = difficulty.reasons_from_typology_store(data.name, model=reasons_model)
         return typology, assignments, {"typology_store": report}
-    typology = difficulty.load_typology(typology_file)
+    typology = load_typology(typology_file)
     if reasons:
         return typology, difficulty.load_assignments(reasons, typology), {"imported": str(reasons)}
     tracker = progress or ProgressWriter(None)
@@ -56,8 +58,7 @@ def _reasons(data, typology_file, reasons, reasons_model, retriever, quantile, m
     hard = {"h2r": usable[:max_queries] if max_queries else usable}
     client = make_client(assigner, **{**(llm_options or {}), "step": "prefer:assignment"})
     tracker.stage("assigning reasons to the H2R hard queries", len(hard["h2r"]), "query")
-    assignments, assigned = reason_assignment.assign_reasons(client, typology, data.topics, hard,
-                                                             on_progress=tracker.advance)
+    assignments, assigned = assign_reasons(client, typology, data.topics, hard, on_progress=tracker.advance)
     return typology, assignments, {"assigned_by": client.provenance.as_dict(), "hard_sets": {
         "h2r": {"retriever": run.name, "quantile": quantile, "rule": report["rule"],
                 "qids": hard_qids, "asked": hard["h2r"]}}, "tasks": assigned}

@@ -5,6 +5,7 @@ from pipeline import difficulty  # light: its shipped data files are the command
 from pipeline.cli.args import POSITIVE_INT, QUANTILE, llm_args, llm_options, number, progress_key_arg
 from pipeline.cli.output import dump
 from pipeline.datasets import DATASETS
+from pipeline.typology.categories import STUDY_FILE
 
 
 def cmd_prefer(args) -> None:
@@ -101,7 +102,7 @@ def add_commands(command) -> None:
     p.add_argument("--reasons-model", default=None, metavar="LABEL",
                    help="with --reasons typology: use the runs of this model (a run's model label, e.g. "
                         "ollama:qwen3:8b); default: the model of the dataset's newest finished run")
-    p.add_argument("--typology", default=str(difficulty.STUDY_TYPOLOGY), metavar="FILE",
+    p.add_argument("--typology", default=str(STUDY_FILE), metavar="FILE",
                    help="typology JSON (default: the study's ten categories)")
     p.add_argument("--templates", default=str(difficulty.DEFAULT_TEMPLATES), metavar="FILE",
                    help="difficulty sentence templates JSON (default: the shipped ones)")
