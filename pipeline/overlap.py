@@ -10,9 +10,10 @@ Figures, over the ``N`` queries that all three tasks score (the *universe*):
   one-sided hypergeometric p-value P(X >= |A ∩ B|), X ~ Hypergeom(N, |A|, |B|) (scipy.stats), which
   tells "larger than chance" apart from "largest".
 
-:func:`failure_sets` is the Python entry point for one configuration (used by the CLI, the page and
-the typology / preference steps): it returns the three sets, the per-query values behind them and
-the generated answers.
+This module computes figures over sets it is given and imports nothing of the study: the sets of a
+configuration come from :func:`pipeline.failure.failure_sets` (one configuration) or
+:func:`pipeline.failure.run_study` (every configuration), which import this module, never the
+other way round.
 """
 from __future__ import annotations
 
@@ -87,11 +88,3 @@ def stability_table(analyses: Mapping[str, Mapping]) -> list[dict]:
                          "p_value": fig["p_value"], "largest": pair == analysis["largest_pairwise"]["pair"],
                          "all_three_share": analysis["all_three"]["share"], "n_queries": analysis["n_queries"]})
     return rows
-
-
-def failure_sets(dataset=None, **kwargs):
-    """The three sets of one configuration: see :func:`pipeline.failure.failure_sets` (the steps live
-    there; this name is the entry point other analyses import)."""
-    from pipeline.failure import failure_sets as compute
-
-    return compute(dataset, **kwargs)

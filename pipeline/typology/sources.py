@@ -1,6 +1,6 @@
 """The hard queries of one task under one configuration, with their task context, for a typology run.
 
-The hard sets come from the failure pipeline (``pipeline.overlap.failure_sets``: the three sets of one
+The hard sets come from the failure pipeline (``pipeline.failure.failure_sets``: the three sets of one
 configuration over the queries all three tasks score); this module picks one task's set and renders
 each query's context
 (``pipeline.typology.context``). ``max_queries`` keeps the hardest ``N`` (the cap is recorded in the
@@ -50,12 +50,11 @@ def _cap(qids: list[str], config: HardSetConfig) -> list[str]:
 def hard_queries(config: HardSetConfig, llm_options: dict | None = None) -> tuple[str, list[HardQuery], dict]:
     """``(dataset name, queries hardest first, description of the set)`` for ``config.task``.
 
-    The set is the task's set of the configuration's three sets (``pipeline.overlap.failure_sets``:
+    The set is the task's set of the configuration's three sets (``pipeline.failure.failure_sets``:
     computed over the queries all three tasks score, as in the overlap analysis), so a typology
     explains exactly the queries the Venn diagram shows.
     """
-    from pipeline.failure import judgments_for, load_collection
-    from pipeline.overlap import failure_sets
+    from pipeline.failure import failure_sets, judgments_for, load_collection
     from pipeline.retrievers import get_run, parse_named_arg
 
     collection = {"qrels": config.qrels, "topics": config.topics, "passages": config.passages,
