@@ -33,7 +33,7 @@ from a run scores 0, as ``trec_eval -c``), so the sets can be intersected.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from itertools import combinations
 from typing import Iterable, Mapping
 
@@ -127,19 +127,54 @@ def hard_set(per_query: Mapping[str, float], quantile: float = DEFAULT_QUANTILE,
                    tie_block=block, tie_included=include, ties_decide=ties_decide, top=top)
 
 
+@dataclass(frozen=True)
+class SetSummary:
+    """How the rule drew one hard set, as results store and show it beside the set's queries: the
+    result type of every hard set (H2R, H2G, H2J; over all queries or over a configuration's universe).
+
+    JSON form (:meth:`to_dict`, :meth:`from_dict`): the ten keys below, exactly as stored in study
+    files and printed by the CLI. Fields are kept as stored (``share`` and ``warning`` are not
+    recomputed on reading), so a result reads back as it was written."""
+    n_hard: int  # |set|
+    n_queries: int  # N: queries scored
+    share: float  # |set| / N
+    threshold: float  # numpy's quantile of the values (HardSet.threshold)
+    n_target: int  # floor((N - 1) q) + 1
+    tie_value: float | None  # the m-th hardest value
+    tie_block: int  # queries whose value is tie_value
+    tie_included: bool
+    ties_decide: bool  # the block straddled the target: the tie rule chose in or out
+    warning: str | None  # HardSet.warning(): one line when ties decided membership
+
+    @classmethod
+    def of(cls, hard: HardSet) -> SetSummary:
+        return cls(n_hard=len(hard.qids), n_queries=hard.n_queries, share=hard.share, threshold=hard.threshold,
+                   n_target=hard.n_target, tie_value=hard.tie_value, tie_block=hard.tie_block,
+                   tie_included=hard.tie_included, ties_decide=hard.ties_decide, warning=hard.warning())
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> SetSummary:
+        return cls(**{f.name: data[f.name] for f in fields(cls)})
+
+    def line(self) -> str:
+        """``11 of 43 queries (26%); threshold 0.3761, target 11, tie block of 1 at 0.3727`` (``(left out)`` /
+        ``(included)`` where ties decided): the CLI's and pages' line."""
+        decided = "" if not self.ties_decide else (" (included)" if self.tie_included else " (left out)")
+        return (f"{self.n_hard} of {self.n_queries} queries ({self.share:.0%}); threshold {self.threshold:.4g}, "
+                f"target {self.n_target}, tie block of {self.tie_block} at {self.tie_value:.4g}{decided}")
+
+
 def set_summary(hard: HardSet) -> dict:
     """What a report shows beside a set: threshold, target, tie block, |set| / N and the tie warning."""
-    return {"n_hard": len(hard.qids), "n_queries": hard.n_queries, "share": hard.share, "threshold": hard.threshold,
-            "n_target": hard.n_target, "tie_value": hard.tie_value, "tie_block": hard.tie_block,
-            "tie_included": hard.tie_included, "ties_decide": hard.ties_decide, "warning": hard.warning()}
+    return SetSummary.of(hard).to_dict()
 
 
 def set_line(info: dict) -> str:
-    """``11 of 43 queries (26%); threshold 0.3761, target 11, tie block of 1 at 0.3727`` from
-    :func:`set_summary` (``, left out`` / ``, included`` where ties decided): the CLI's and pages' line."""
-    decided = "" if not info["ties_decide"] else (" (included)" if info["tie_included"] else " (left out)")
-    return (f"{info['n_hard']} of {info['n_queries']} queries ({info['share']:.0%}); threshold {info['threshold']:.4g}, "
-            f"target {info['n_target']}, tie block of {info['tie_block']} at {info['tie_value']:.4g}{decided}")
+    """:meth:`SetSummary.line` of a stored summary."""
+    return SetSummary.from_dict(info).line()
 
 
 def intersection(sets: Iterable[HardSet | Iterable[str]]) -> list[str]:
