@@ -111,11 +111,11 @@ study_id = st.selectbox(f"Study ({len(ids)} stored, newest first)", ids, key=f"s
 
 
 @st.cache_data(max_entries=8, show_spinner="Reading the study…")
-def load(dataset: str, sid: str, mtime: float) -> dict:
+def load(dataset: str, sid: str, mtime: float) -> "view.StudyResult":
     return view.load_study(dataset, sid, mtime)
 
 
-def study_of(sid: str) -> dict:
+def study_of(sid: str) -> "view.StudyResult":
     from pathlib import Path
 
     return load(name, sid, Path(by_id[sid]["path"]).stat().st_mtime)
@@ -147,12 +147,12 @@ label = view.find_configuration(study, **picked)
 if label is None:
     st.warning("This study has no such configuration.")
     st.stop()
-config = study["configurations"][label]
-if config.get("note"):
-    st.warning(config["note"])
+config = study.configurations[label]
+if config.note:
+    st.warning(config.note)
 for warning in view.tie_warnings(study, label):
     st.warning(warning)
-analysis = config["analysis"]
+analysis = config.analysis
 
 region_key = f"region-{study_id}-{label}"
 if region_key not in st.session_state:
@@ -195,7 +195,7 @@ queries = view.region_queries(study, label, region)
 st.dataframe(queries, hide_index=True, column_config={c: VALUE for c in ("nDCG@10", "BERTScore F1", "disagreement")})
 if not queries.empty:
     qid = st.selectbox("Query", queries["qid"].tolist(),
-                       format_func=lambda q: f"{q}: {study['queries'].get(q, '')}")
+                       format_func=lambda q: f"{q}: {study.queries.get(q, '')}")
     detail = view.query_detail(study, label, qid)
     st.markdown("**Query**")
     st.text(detail["query"])

@@ -25,7 +25,10 @@ records each query's reference coverage (with text / all), and by default (``par
 "exclude"``) queries with an incomplete reference set are left out of H2G and counted;
 ``"include"`` (CLI ``--partial-references include``) scores them against the passages at hand. The three
 sets of a configuration are computed with the H2R rule over the *universe*: the queries all three
-tasks score, so that they can be intersected and tested against independence.
+tasks score, so that they can be intersected and tested against independence. These are the study's
+sets; each component also records its own set over every query it scores, which no figure uses
+(:mod:`pipeline.study_result` names the two apart). ``run_study`` returns a
+:class:`pipeline.study_result.StudyResult`.
 """
 from __future__ import annotations
 
@@ -38,10 +41,11 @@ from pathlib import Path
 from core import paths
 from core.atomic import atomic_write_text
 from pipeline.judging import DEFAULT_CAP
-from pipeline.llm.base import Provenance
-from pipeline.h2r import DEFAULT_QUANTILE, HardSet, hard_set, set_summary
-from pipeline.overlap import overlap_analysis, stability_table
+from pipeline.h2r import DEFAULT_QUANTILE, HardSet, SetSummary, hard_set
+from pipeline.overlap import TASKS, overlap_analysis, stability_table
 from pipeline.retrievers import parse_named_arg
+from pipeline.study_result import (Components, ConfigurationResult, GeneratorResult, JudgeResult, RetrieverResult,
+                                   StudyResult)
 
 MEASURE = "nDCG@10"
 CONVENTIONS = {
@@ -257,7 +261,7 @@ def h2j_sets(data, judge: str, setups=("binary", "graded"), *, quantile: float =
         values, info = judgment_values(data, judgments)
         hard = task_hard_set(values, "h2j", quantile)
         out[setup] = {"judge": judgments.judge, "per_query": values, "h2j": list(hard.qids),
-                      "h2j_set": set_summary(hard), **info}
+                      "h2j_set": SetSummary.of(hard).to_dict(), **info}
     return out
 
 
@@ -273,16 +277,18 @@ def h2g_sets(data, generators, *, quantile: float = DEFAULT_QUANTILE, encoder: s
         values, info = generation_values(data, gen, encoder, aggregate, partial_references)
         hard = task_hard_set(values, "h2g", quantile)
         out["generators"][gen.name] = {"provenance": gen.provenance, "per_query": values, "h2g": list(hard.qids),
-                                       "h2g_set": set_summary(hard), **info}
+                                       "h2g_set": SetSummary.of(hard).to_dict(), **info}
     return out
 
 
-def _component_set(values: dict[str, float], task: str, quantile: float) -> dict:
-    """``{task: [qids], f"{task}_set": set_summary}`` over every query the component scores (empty without any)."""
+def hard_over_all_queries(values: dict[str, float], task: str, quantile: float) -> tuple[list[str], SetSummary | None]:
+    """A component's set over every query it scores, and how the rule drew it (``([], None)`` without
+    any): what a component's result records beside its values (``pipeline.study_result``; the study's
+    figures use each configuration's sets over its universe instead)."""
     if not values:
-        return {task: [], f"{task}_set": None}
+        return [], None
     hard = task_hard_set(values, task, quantile)
-    return {task: list(hard.qids), f"{task}_set": set_summary(hard)}
+    return list(hard.qids), SetSummary.of(hard)
 
 
 @dataclass
@@ -311,16 +317,12 @@ def combine(dataset: str, configuration: dict, values: dict[str, dict[str, float
     universe = sorted(set(values["h2r"]) & set(values["h2g"]) & set(values["h2j"]))
     if len(universe) < 4:
         raise ValueError(f"{dataset}: only {len(universe)} queries are scored by all three tasks")
-    hard = {task: task_hard_set(values[task], task, quantile, set(universe)) for task in ("h2r", "h2g", "h2j")}
+    hard = {task: task_hard_set(values[task], task, quantile, set(universe)) for task in TASKS}
     sets = {task: list(h.qids) for task, h in hard.items()}
     return FailureSets(dataset, {**configuration, "quantile": quantile}, sets,
                        {t: {q: values[t][q] for q in universe} for t in values}, universe, answers,
                        overlap_analysis(sets, universe), provenance or {},
-                       {task: set_summary(h) for task, h in hard.items()})
-
-
-def config_label(c: dict) -> str:
-    return f"{c['retriever']} | {c['generator']} | {c['judge']} | {c['setup']}"
+                       {task: SetSummary.of(h).to_dict() for task, h in hard.items()})
 
 
 def study_configuration(data, *, retrievers, generators, judges, setups, quantile, encoder, aggregate, cap,
@@ -343,7 +345,7 @@ def study_components(data, retrievers=None, generators=None, judges=None) -> tup
 def run_study(data, *, retrievers, generators, judges, setups=("binary", "graded"), quantile=DEFAULT_QUANTILE,
               encoder="auto", aggregate="max", cap=DEFAULT_CAP, max_queries=None, llm_options=None, progress=True,
               log=print, study_id: str | None = None, progress_key: str | None = None,
-              partial_references="exclude") -> dict:
+              partial_references="exclude") -> StudyResult:
     """Every step for every component, then every configuration's overlap; stored as a new study
     (:mod:`pipeline.studies`, atomically, under ``study_id`` or a new id) and returned. A step that
     fails stops the run before anything is stored. Resumable: LLM answers come from the response
@@ -371,9 +373,9 @@ def run_study(data, *, retrievers, generators, judges, setups=("binary", "graded
     except BaseException as exc:
         tracker.finish(error=" ".join(str(exc).split()) or type(exc).__name__)
         raise
-    study = {"id": study_id, "configuration": configuration, "time": studies.iso_time(started),
-             "finished": studies.iso_time(time.time()), **study}
-    path = studies.save_study(study)
+    study = StudyResult(id=study_id, configuration=configuration, time=studies.iso_time(started),
+                        finished=studies.iso_time(time.time()), **study)
+    path = studies.save_study(study.to_dict())
     tracker.finish()
     log(f"[{data.name}] study {study_id} stored: {path}")
     return study
@@ -381,6 +383,7 @@ def run_study(data, *, retrievers, generators, judges, setups=("binary", "graded
 
 def _run_steps(data, tracker, configuration, *, retrievers, generators, judges, setups, quantile, encoder, aggregate,
                cap, llm_options, progress, log, partial_references) -> dict:
+    """The study's fields after ``id``, ``configuration``, ``time`` and ``finished`` (:class:`StudyResult`)."""
     qrels = data.require_qrels()
     study: dict = {"dataset": data.name, "source": data.source, "coverage": data.coverage.as_dict(),
                    "quantile": quantile, "conventions": CONVENTIONS, "cap": cap,
@@ -396,20 +399,16 @@ def _run_steps(data, tracker, configuration, *, retrievers, generators, judges, 
         tracker.stage(f"retriever {arg}")
         name, values, info = retrieval_values(data, arg)
         hard = task_hard_set(values, "h2r", quantile)
-        study["retrievers"][name] = {"info": info, "per_query": values, "h2r": list(hard.qids),
-                                     "h2r_set": set_summary(hard)}
+        study["retrievers"][name] = RetrieverResult(info, values, list(hard.qids), SetSummary.of(hard))
         log(f"[{data.name}] retriever {name}: {len(values)} queries")
-    answers = {}
     for arg in generators:
         tracker.stage(f"answers of {arg}", len(data.queries()), "answer")
         gen = generation_for(data, arg, llm_options=llm_options, progress=progress, on_progress=tracker.advance)
         tracker.stage(f"BERTScore of {gen.name}")
         values, info = generation_values(data, gen, encoder, aggregate, partial_references)
-        answers[gen.name] = gen.answers
-        study["generators"][gen.name] = {"provenance": gen.provenance, "prompt": gen.prompt, "options": gen.options,
-                                         "source": gen.source, "failed": gen.failed, "bertscore": info,
-                                         "per_query": values, "answers": gen.answers,
-                                         **_component_set(values, "h2g", quantile)}
+        study["generators"][gen.name] = GeneratorResult(gen.provenance, gen.prompt, gen.options, gen.source,
+                                                        gen.failed, info, values, gen.answers,
+                                                        *hard_over_all_queries(values, "h2g", quantile))
         log(f"[{data.name}] generator {gen.name}: {len(values)} queries scored ({info['encoder']}); "
             + reference_note(info))
     for arg in judges:
@@ -418,37 +417,26 @@ def _run_steps(data, tracker, configuration, *, retrievers, generators, judges, 
             judgments = judgments_for(data, arg, setup, cap=cap, llm_options=llm_options, progress=progress,
                                       on_progress=tracker.advance, on_total=tracker.set_total)
             values, info = judgment_values(data, judgments)
-            study["judges"].setdefault(judgments.judge, {})[setup] = {
-                "info": info, "per_query": values, "labels": judgments.labels, "unparseable": judgments.unparseable,
-                **_component_set(values, "h2j", quantile)}
+            study["judges"].setdefault(judgments.judge, {})[setup] = JudgeResult(
+                info, values, judgments.labels, judgments.unparseable, *hard_over_all_queries(values, "h2j", quantile))
             log(f"[{data.name}] judge {judgments.judge} ({setup}): {len(values)} queries, "
                 f"{info['n_unparseable']} unparseable")
     tracker.stage("overlap of every configuration")
-    for r, rinfo in study["retrievers"].items():
-        for g, ginfo in study["generators"].items():
+    for r, retriever in study["retrievers"].items():
+        for g, generator in study["generators"].items():
             for j, per_setup in study["judges"].items():
-                for setup, jinfo in per_setup.items():
-                    config = {"retriever": r, "generator": g, "judge": j, "setup": setup}
-                    provenances = {"generator": Provenance.from_dict(ginfo["provenance"]),
-                                   "judge": Provenance.from_dict(jinfo["info"]["provenance"])}
-                    small = [what for what, prov in provenances.items() if prov.small]
-                    result = combine(data.name, config, {"h2r": rinfo["per_query"], "h2g": ginfo["per_query"],
-                                                         "h2j": jinfo["per_query"]}, {}, quantile)
-                    study["configurations"][config_label(config)] = {
-                        "configuration": config, "sets": result.sets, "set_info": result.set_info,
-                        "analysis": result.analysis,
-                        "small_model": small,
-                        "note": (f"{' and '.join(small)} from {provenances[small[0]].not_a_finding}"
-                                 if small else "")}
-    study["stability"] = stability_table({k: v["analysis"] for k, v in study["configurations"].items()})
+                for setup, judge in per_setup.items():
+                    components = Components(r, g, j, setup)
+                    models = {"generator": generator.model, "judge": judge.model}
+                    small = [what for what, model in models.items() if model.small]
+                    result = combine(data.name, components.to_dict(), {
+                        "h2r": retriever.per_query, "h2g": generator.per_query, "h2j": judge.per_query}, {}, quantile)
+                    study["configurations"][components.label] = ConfigurationResult(
+                        components, result.sets, {t: SetSummary.from_dict(s) for t, s in result.set_info.items()},
+                        result.analysis, small,
+                        f"{' and '.join(small)} from {models[small[0]].not_a_finding}" if small else "")
+    study["stability"] = stability_table({k: v.analysis for k, v in study["configurations"].items()})
     return study
-
-
-def load_study(dataset: str) -> dict | None:
-    """The newest stored study of ``dataset`` (None when no run finished); see :mod:`pipeline.studies`."""
-    from pipeline import studies
-
-    return studies.load_study(dataset)
 
 
 def failure_sets(dataset: str | None = None, *, retriever: str, generator: str, judge: str, setup: str = "binary",

@@ -1,9 +1,10 @@
 """Data and charts for the "Failure overlap" page (no streamlit here; the page only lays out widgets).
 
-The page reads the studies that ``python -m pipeline run`` wrote (``cache/failure/<dataset>/study.json``)
-and starts new runs as background jobs (:func:`submit_study`), like training jobs. Everything it
-shows names its configuration (retriever | generator | judge | setup), and a configuration with a
-small model (``Provenance.small``) carries its note saying that its figures exercise the pipeline and are not findings.
+The page reads the studies that ``python -m pipeline run`` wrote (:mod:`pipeline.studies`) as
+:class:`pipeline.study_result.StudyResult` and starts new runs as background jobs (:func:`submit_study`),
+like training jobs. Everything it shows names its configuration (retriever | generator | judge | setup),
+and a configuration with a small model (``Provenance.small``) carries its note saying that its figures
+exercise the pipeline and are not findings.
 """
 from __future__ import annotations
 
@@ -27,11 +28,11 @@ from core import jobs  # noqa: E402
 from core.jobs import progress as job_progress  # noqa: E402
 from pipeline import studies  # noqa: E402
 from pipeline.failure import folder_judgments, reference_note  # noqa: E402
-from pipeline.h2r import set_line  # noqa: E402
 from pipeline.judge_benchmark import benchmark_line  # noqa: E402
 from pipeline.judging import DEFAULT_CAP  # noqa: E402
-from pipeline.llm.base import SMALL_MODEL, Provenance  # noqa: E402
+from pipeline.llm.base import SMALL_MODEL  # noqa: E402
 from pipeline.overlap import TASKS  # noqa: E402
+from pipeline.study_result import Components, StudyResult  # noqa: E402
 
 JOB_KIND = "pipeline.failure-study"
 TASK_LABELS = {"h2r": "Hard to retrieve", "h2g": "Hard to generate", "h2j": "Hard to judge"}
@@ -50,9 +51,9 @@ def list_studies(dataset: str) -> list[dict]:
     return studies.list_studies(dataset)
 
 
-def load_study(dataset: str, study_id: str, mtime: float | None = None) -> dict:
+def load_study(dataset: str, study_id: str, mtime: float | None = None) -> StudyResult:
     """One stored study (``mtime`` only keys the page's cache)."""
-    return studies.load_study(dataset, study_id)
+    return StudyResult.from_dict(studies.load_study(dataset, study_id))
 
 
 def study_label(entry: dict) -> str:
@@ -63,19 +64,21 @@ def delete_study(dataset: str, study_id: str) -> None:
     studies.delete_study(dataset, study_id)
 
 
-def configuration_labels(study: dict) -> list[str]:
-    return list(study["configurations"])
+def configuration_labels(study: StudyResult) -> list[str]:
+    return list(study.configurations)
 
 
-def components(study: dict) -> dict[str, list[str]]:
+def components(study: StudyResult) -> dict[str, list[str]]:
     """The choices per selector: retriever, generator, judge, setup."""
-    configs = [c["configuration"] for c in study["configurations"].values()]
-    return {key: list(dict.fromkeys(c[key] for c in configs)) for key in ("retriever", "generator", "judge", "setup")}
+    configs = [c.components for c in study.configurations.values()]
+    return {key: list(dict.fromkeys(getattr(c, key) for c in configs))
+            for key in ("retriever", "generator", "judge", "setup")}
 
 
-def find_configuration(study: dict, retriever: str, generator: str, judge: str, setup: str) -> str | None:
-    for label, c in study["configurations"].items():
-        if c["configuration"] == {"retriever": retriever, "generator": generator, "judge": judge, "setup": setup}:
+def find_configuration(study: StudyResult, retriever: str, generator: str, judge: str, setup: str) -> str | None:
+    wanted = Components(retriever, generator, judge, setup)
+    for label, c in study.configurations.items():
+        if c.components == wanted:
             return label
     return None
 
@@ -230,50 +233,47 @@ def pairwise_frame(analysis: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def stability_frame(study: dict) -> pd.DataFrame:
+def stability_frame(study: StudyResult) -> pd.DataFrame:
     """Pairwise overlaps across every configuration of the study (one row per configuration)."""
     rows = []
-    for label, c in study["configurations"].items():
-        a = c["analysis"]
+    for label, c in study.configurations.items():
+        a = c.analysis
         row = {"configuration": label, "queries": a["n_queries"], "all three": a["all_three"]["share"]}
         for key, f in a["pairwise"].items():
             name = key.replace("&", "∩").upper()
             row[f"{name}"] = f["count"]
             row[f"{name} p"] = f["p_value"]
         row["largest pair"] = (a["largest_pairwise"]["pair"] or "").replace("&", "∩").upper()
-        row[SMALL_MODEL] = ", ".join(c.get("small_model", [])) or ""
+        row[SMALL_MODEL] = ", ".join(c.small_model) or ""
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def region_queries(study: dict, label: str, region: str) -> pd.DataFrame:
+def region_queries(study: StudyResult, label: str, region: str) -> pd.DataFrame:
     """The queries of one Venn region with their three values (nDCG@10, BERTScore F1, disagreement)."""
-    c = study["configurations"][label]
-    config = c["configuration"]
-    qids = c["analysis"]["regions"][region]["qids"]
-    ndcg = study["retrievers"][config["retriever"]]["per_query"]
-    f1 = study["generators"][config["generator"]]["per_query"]
-    dis = study["judges"][config["judge"]][config["setup"]]["per_query"]
-    rows = [{"qid": q, "query": study["queries"].get(q, ""), "nDCG@10": ndcg.get(q), "BERTScore F1": f1.get(q),
+    qids = study.configurations[label].analysis["regions"][region]["qids"]
+    ndcg = study.retriever(label).per_query
+    f1 = study.generator(label).per_query
+    dis = study.judge(label).per_query
+    rows = [{"qid": q, "query": study.queries.get(q, ""), "nDCG@10": ndcg.get(q), "BERTScore F1": f1.get(q),
              "disagreement": dis.get(q)} for q in qids]
     return pd.DataFrame(rows, columns=["qid", "query", "nDCG@10", "BERTScore F1", "disagreement"])
 
 
-def query_detail(study: dict, label: str, qid: str) -> dict:
+def query_detail(study: StudyResult, label: str, qid: str) -> dict:
     """The query, its generated answer and its relevant passages, highest grade first (plain text
     for ``st.text``): ``passages`` is ``[(pid, grade or None, text)]``, ``grade_counts`` ``{grade: n}``."""
-    config = study["configurations"][label]["configuration"]
-    generator = study["generators"][config["generator"]]
-    texts = study.get("relevant_passages", {}).get(qid, {})
-    grades = study.get("relevant_grades", {}).get(qid, {})  # absent in studies stored before grades were
+    generator = study.generator(label)
+    texts = study.relevant_passages.get(qid, {})
+    grades = (study.relevant_grades or {}).get(qid, {})  # None in studies stored before grades were
     passages = sorted(((pid, grades.get(pid), text) for pid, text in texts.items()),
                       key=lambda p: (-(p[1] if p[1] is not None else -1), p[0]))
     counts: dict = {}
     for _, grade, _ in passages:
         counts[grade] = counts.get(grade, 0) + 1
-    return {"query": study["queries"].get(qid, ""), "answer": generator["answers"].get(qid),
-            "answer_by": generator["provenance"].get("label", config["generator"]),
-            "small": Provenance.from_dict(generator["provenance"]).small, "passages": passages, "grade_counts": counts}
+    return {"query": study.queries.get(qid, ""), "answer": generator.answers.get(qid),
+            "answer_by": generator.provenance.get("label", study.configurations[label].components.generator),
+            "small": generator.model.small, "passages": passages, "grade_counts": counts}
 
 
 def passages_heading(detail: dict) -> str:
@@ -285,17 +285,17 @@ def passages_heading(detail: dict) -> str:
 
 
 # ---------------------------------------------------------------------------- comparing two studies
-def common_configurations(a: dict, b: dict) -> list[str]:
-    return [label for label in a["configurations"] if label in b["configurations"]]
+def common_configurations(a: StudyResult, b: StudyResult) -> list[str]:
+    return [label for label in a.configurations if label in b.configurations]
 
 
-def comparison_frame(a: dict, b: dict, label: str) -> pd.DataFrame:
+def comparison_frame(a: StudyResult, b: StudyResult, label: str) -> pd.DataFrame:
     """One configuration in two studies side by side: set sizes, overlap shares and counts, and the
     difference (second - first). Shares are fractions (the page shows them as percentages)."""
     rows = []
 
     def add(figure: str, kind: str, get) -> None:
-        va, vb = get(a["configurations"][label]["analysis"]), get(b["configurations"][label]["analysis"])
+        va, vb = get(a.configurations[label].analysis), get(b.configurations[label].analysis)
         diff = vb - va if va is not None and vb is not None else None
         rows.append({"figure": figure, "kind": kind, "first": va, "second": vb, "difference": diff})
 
@@ -305,55 +305,54 @@ def comparison_frame(a: dict, b: dict, label: str) -> pd.DataFrame:
     add("hard in all three", "share", lambda x: x["all_three"]["share"])
     for task in TASKS:
         add(f"{task.upper()} exclusive share", "share", lambda x, t=task: x["exclusive"][t]["share"])
-    for key in a["configurations"][label]["analysis"]["pairwise"]:
+    for key in a.configurations[label].analysis["pairwise"]:
         pair = key.replace("&", " ∩ ").upper()
         add(f"{pair} overlap", "count", lambda x, k=key: x["pairwise"][k]["count"])
         add(f"{pair} Jaccard", "share", lambda x, k=key: x["pairwise"][k]["jaccard"])
     return pd.DataFrame(rows, columns=["figure", "kind", "first", "second", "difference"])
 
 
-def set_differences(a: dict, b: dict, label: str) -> pd.DataFrame:
-    """Per task, which queries only the first / only the second study's set holds."""
+def set_differences(a: StudyResult, b: StudyResult, label: str) -> pd.DataFrame:
+    """Per task, which queries only the first / only the second study's set (over the universe) holds."""
     rows = []
     for task in TASKS:
-        sa, sb = set(a["configurations"][label]["sets"][task]), set(b["configurations"][label]["sets"][task])
+        sa = set(a.configurations[label].hard_in_universe[task])
+        sb = set(b.configurations[label].hard_in_universe[task])
         rows.append({"task": task.upper(), "in both": len(sa & sb), "only in first": " ".join(sorted(sa - sb)),
                      "only in second": " ".join(sorted(sb - sa))})
     return pd.DataFrame(rows, columns=["task", "in both", "only in first", "only in second"])
 
 
-def provenance_lines(study: dict, label: str) -> list[str]:
-    c = study["configurations"][label]
-    config = c["configuration"]
-    gen = study["generators"][config["generator"]]
-    judge = study["judges"][config["judge"]][config["setup"]]["info"]
-    bs = gen["bertscore"]
-    return [f"Retriever {config['retriever']}: {study['retrievers'][config['retriever']]['info'].get('provenance', '')}",
-            f"Generator {config['generator']}: {gen['provenance'].get('label', '')}; BERTScore encoder "
+def provenance_lines(study: StudyResult, label: str) -> list[str]:
+    c = study.configurations[label].components
+    gen, judge = study.generator(label), study.judge(label)
+    bs, counts = gen.bertscore, judge.info
+    return [f"Retriever {c.retriever}: {study.retriever(label).info.get('provenance', '')}",
+            f"Generator {c.generator}: {gen.provenance.get('label', '')}; BERTScore encoder "
             f"{bs['encoder']} ({bs['description']}), {bs['aggregate']} over grade-2/3 passages; "
             f"{reference_note(bs)}",
-            f"Judge {config['judge']} ({config['setup']}): {judge['provenance'].get('label', '')}; "
-            f"{judge['n_pairs_compared']} pairs compared, cap {judge['cap']} per query, "
-            f"{judge['n_unparseable']} unparseable answers excluded",
-            *filter(None, [benchmark_line(judge["provenance"])]),  # how well this judge agrees with NIST
+            f"Judge {c.judge} ({c.setup}): {judge.provenance.get('label', '')}; "
+            f"{counts['n_pairs_compared']} pairs compared, cap {counts['cap']} per query, "
+            f"{counts['n_unparseable']} unparseable answers excluded",
+            *filter(None, [benchmark_line(judge.provenance)]),  # how well this judge agrees with NIST
             # an offline model: what it is (size, quantisation, not one of the study's models)
-            *sorted({p["note"] for p in (gen["provenance"], judge["provenance"])
+            *sorted({p["note"] for p in (gen.provenance, judge.provenance)
                      if p.get("backend") == "embedded" and p.get("note")})]
 
 
-def set_lines(study: dict, label: str) -> list[str]:
+def set_lines(study: StudyResult, label: str) -> list[str]:
     """Per task: |set| of N, |set|/N, the quantile threshold, the target size and the tie block."""
-    info = study["configurations"][label].get("set_info")
-    if not info:
+    rule = study.configurations[label].hard_in_universe_rule
+    if not rule:
         return ["Set sizes: this study predates the tie rule (rerun it for thresholds and tie blocks)."]
-    return [f"{TASK_LABELS[task]}: {set_line(info[task])}" for task in TASKS]
+    return [f"{TASK_LABELS[task]}: {rule[task].line()}" for task in TASKS]
 
 
-def tie_warnings(study: dict, label: str) -> list[str]:
+def tie_warnings(study: StudyResult, label: str) -> list[str]:
     """One warning per task whose membership ties decided (pipeline.h2r's rule)."""
-    info = study["configurations"][label].get("set_info") or {}
-    return [f"{TASK_LABELS[t]}: ties decide membership. {info[t]['warning']}" for t in TASKS
-            if t in info and info[t]["warning"]]
+    rule = study.configurations[label].hard_in_universe_rule or {}
+    return [f"{TASK_LABELS[t]}: ties decide membership. {rule[t].warning}" for t in TASKS
+            if t in rule and rule[t].warning]
 
 
 # ---------------------------------------------------------------------------- background runs

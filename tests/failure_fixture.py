@@ -51,7 +51,8 @@ def write_collection(folder: Path) -> dict[str, Path]:
 
 
 def run_designed_study(folder: Path) -> dict:
-    """The designed collection through ``pipeline.failure.run_study`` (MiniLM BERTScore, offline)."""
+    """The designed collection through ``pipeline.failure.run_study`` (MiniLM BERTScore, offline), in
+    its JSON form (what the studies store holds: ``StudyResult.to_dict``)."""
     from pipeline.failure import load_collection, run_study
 
     files = write_collection(folder)
@@ -60,4 +61,4 @@ def run_designed_study(folder: Path) -> dict:
     return run_study(data, retrievers=[f"designed-run={files['run.txt']}"],
                      generators=[f"designed-answers={files['answers.jsonl']}"],
                      judges=[f"designed-judge={files['judge.txt']}"], setups=("binary", "graded"),
-                     encoder="minilm", progress=False, log=lambda m: None)
+                     encoder="minilm", progress=False, log=lambda m: None).to_dict()

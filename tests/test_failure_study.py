@@ -7,7 +7,7 @@ import json
 import pytest
 
 from pipeline import cli
-from pipeline.failure import load_study
+from pipeline.studies import load_study
 from tests.failure_fixture import QIDS, run_designed_study, write_collection
 
 

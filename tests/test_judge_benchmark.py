@@ -59,6 +59,8 @@ def test_benchmark_line_names_the_judge_figures(tmp_path, monkeypatch):
 
 def test_overlap_provenance_names_the_offline_model_and_the_judge_benchmark(tmp_path, monkeypatch):
     from pipeline.overlap_view import provenance_lines
+    from pipeline.study_result import (Components, ConfigurationResult, GeneratorResult, JudgeResult,
+                                       RetrieverResult, StudyResult)
 
     monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path))
     (tmp_path / "bench").mkdir()
@@ -67,14 +69,17 @@ def test_overlap_provenance_names_the_offline_model_and_the_judge_benchmark(tmp_
         "dataset": "dl19", "sample": {"n_pairs": 20, "per_grade": 5}, "models": {"q": {"model": "Q-1.5B", **fig}}}))
     offline = {"backend": "embedded", "model": "Q-1.5B", "label": "embedded:Q-1.5B",
                "note": "Q-1.5B: 1.5B parameters, Q4_K_M GGUF; not one of the study's models"}
-    study = {"configurations": {"c": {"configuration": {"retriever": "bm25", "generator": "g", "judge": "j",
-                                                        "setup": "graded"}}},
-             "retrievers": {"bm25": {"info": {"provenance": "imported run"}}},
-             "generators": {"g": {"provenance": offline, "bertscore": {
-                 "encoder": "minilm", "description": "d", "aggregate": "max", "n_excluded": 0, "n_answered": 43,
-                 "n_partial_references": 0, "partial_references": "exclude"}}},
-             "judges": {"j": {"graded": {"info": {"provenance": offline, "n_pairs_compared": 86, "cap": 2,
-                                                  "n_unparseable": 0}}}}}
+    bertscore = {"encoder": "minilm", "description": "d", "aggregate": "max", "n_excluded": 0, "n_answered": 43,
+                 "n_partial_references": 0, "partial_references": "exclude"}
+    study = StudyResult(
+        id="x", configuration={}, time="", finished="", dataset="dl19", source="", coverage={}, quantile=0.25,
+        conventions={}, cap=2, partial_references="exclude", data_folder=None, queries={}, relevant_passages={},
+        relevant_grades={}, stability=[],
+        configurations={"c": ConfigurationResult(Components("bm25", "g", "j", "graded"), {}, None, {})},
+        retrievers={"bm25": RetrieverResult({"provenance": "imported run"}, {}, [], None)},
+        generators={"g": GeneratorResult(offline, None, {}, None, {}, bertscore, {}, {}, [], None)},
+        judges={"j": {"graded": JudgeResult({"provenance": offline, "n_pairs_compared": 86, "cap": 2,
+                                             "n_unparseable": 0}, {}, {}, {}, [], None)}})
     lines = provenance_lines(study, "c")
     assert "Judge benchmark (20 DL19 pairs, 5 per NIST grade): kappa 0.20" in lines[3]
     assert lines[4] == offline["note"] and len(lines) == 5  # the note once, though it made both

@@ -90,6 +90,34 @@ def test_a_legacy_study_json_is_migrated_without_loss(cache, tmp_path):
     assert [s["id"] for s in studies.list_studies("designed")] == [entry["id"]]
 
 
+def test_a_stored_study_reads_back_as_its_type_unchanged(cache, tmp_path):
+    """Issue 20: the study result type's JSON form is the study file: dict -> StudyResult -> dict is
+    the stored dict, written in the same bytes (the CLI's --json prints it), and the fields say which
+    of a retriever's two H2R sets is the study's (over the configuration's universe)."""
+    from pipeline.study_result import StudyResult
+
+    study = run_designed_study(tmp_path / "a")
+    path = studies.study_path("designed", study["id"])
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    typed = StudyResult.from_dict(stored)
+    assert typed.to_dict() == stored == study
+    assert json.dumps(typed.to_dict(), ensure_ascii=False, indent=1) == path.read_text(encoding="utf-8")
+    label = "designed-run | designed-answers | designed-judge | graded"
+    config = typed.configurations[label]
+    assert config.hard_in_universe == stored["configurations"][label]["sets"]
+    assert config.hard_in_universe_rule["h2r"].to_dict() == stored["configurations"][label]["set_info"]["h2r"]
+    assert typed.retriever(label).hard_all_queries == stored["retrievers"]["designed-run"]["h2r"]
+    # a study stored before grades and the tie rule (no relevant_grades, set_info, *_set) still reads
+    legacy = json.loads(path.read_text(encoding="utf-8"))
+    del legacy["relevant_grades"], legacy["configurations"][label]["set_info"]
+    for per in (legacy["retrievers"], legacy["generators"]):
+        for entry in per.values():
+            entry.pop("h2r_set", None), entry.pop("h2g_set", None)
+    old = StudyResult.from_dict(legacy)
+    assert old.relevant_grades is None and old.configurations[label].hard_in_universe_rule is None
+    assert old.retriever(label).hard_all_queries_rule is None and "relevant_grades" not in old.to_dict()
+
+
 def test_bad_study_ids_are_refused(cache):
     with pytest.raises(studies.StudyError, match="not a study id"):
         studies.load_study("designed", "../../etc/passwd")

@@ -1,0 +1,237 @@
+"""The failure study's result as types: what ``pipeline.failure.run_study`` returns, the studies store
+keeps (:mod:`pipeline.studies`, as JSON) and the page and the CLI read, field by field.
+
+The JSON form (:meth:`StudyResult.to_dict`, :meth:`StudyResult.from_dict`) is the study file's: the
+same keys, values and key order as the files stored before these types existed, so stored studies
+read back unchanged and ``python -m pipeline run --json`` prints the same bytes. Keys that older
+studies lack read as None: ``relevant_grades``, ``set_info`` and ``migrated_from`` are written back
+only when present; a component's ``*_set`` (null also in new studies, for a component that scored no
+query) is written as null.
+
+Two kinds of hard set, never to be confused (docs/ARCHITECTURE.md, "H2R over all queries"):
+
+- ``*.hard_all_queries`` of a component (:class:`RetrieverResult`, :class:`GeneratorResult`,
+  :class:`JudgeResult`): the task's set over every query that component scores, the same set
+  ``python -m pipeline h2r|h2g|h2j`` reports for it. Recorded to describe the component; no figure
+  of the study is computed from it.
+- :attr:`ConfigurationResult.hard_in_universe`: the three sets of one configuration over its
+  *universe* (the queries all three tasks score). These are the study's sets: every overlap figure,
+  the Venn diagram, the stability table and the comparison of two studies use them.
+
+They differ when a task scores fewer queries than the retriever (H2G leaves out queries without
+reference text; a judge may not cover every query): the rule then picks its quantile of a smaller N.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from pipeline.h2r import SetSummary
+from pipeline.llm.base import Provenance
+
+
+def _summary_or_none(data: Mapping | None) -> SetSummary | None:
+    return SetSummary.from_dict(data) if data is not None else None
+
+
+def _optional(**items) -> dict:
+    """The keys whose value was recorded (older studies lack them; see the module docstring)."""
+    return {k: v for k, v in items.items() if v is not None}
+
+
+@dataclass
+class RetrieverResult:
+    """One retriever's per-query nDCG@10 and its H2R set over every query it scores.
+    JSON: ``{info, per_query, h2r, h2r_set}``."""
+    info: dict  # pipeline.retrievers.RetrieverRun.as_dict(): name, kind, provenance, settings
+    per_query: dict[str, float]
+    hard_all_queries: list[str]  # H2R over all scored queries (module docstring), hardest first
+    hard_all_queries_rule: SetSummary | None  # how the rule drew it (None: stored before the tie rule)
+
+    def to_dict(self) -> dict:
+        return {"info": self.info, "per_query": self.per_query, "h2r": self.hard_all_queries,
+                "h2r_set": self.hard_all_queries_rule.to_dict() if self.hard_all_queries_rule else None}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> RetrieverResult:
+        return cls(data["info"], data["per_query"], data["h2r"], _summary_or_none(data.get("h2r_set")))
+
+
+@dataclass
+class GeneratorResult:
+    """One generator's answers, their BERTScore F1 per query and its H2G set over every scored query.
+    JSON: ``{provenance, prompt, options, source, failed, bertscore, per_query, answers, h2g, h2g_set}``."""
+    provenance: dict  # pipeline.llm provenance (label, backend, model, small, note) or "imported"
+    prompt: object
+    options: dict
+    source: object
+    failed: dict[str, str]  # qid -> why the call failed
+    bertscore: dict  # pipeline.failure.generation_values' record (encoder, aggregate, exclusions, coverage)
+    per_query: dict[str, float]
+    answers: dict[str, str]
+    hard_all_queries: list[str]  # H2G over all scored queries (module docstring), hardest first
+    hard_all_queries_rule: SetSummary | None
+
+    @property
+    def model(self) -> Provenance:
+        """The provenance record as a :class:`pipeline.llm.base.Provenance` (``small``, ``not_a_finding``)."""
+        return Provenance.from_dict(self.provenance)
+
+    def to_dict(self) -> dict:
+        return {"provenance": self.provenance, "prompt": self.prompt, "options": self.options, "source": self.source,
+                "failed": self.failed, "bertscore": self.bertscore, "per_query": self.per_query,
+                "answers": self.answers, "h2g": self.hard_all_queries,
+                "h2g_set": self.hard_all_queries_rule.to_dict() if self.hard_all_queries_rule else None}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> GeneratorResult:
+        return cls(data["provenance"], data.get("prompt"), data.get("options"), data.get("source"),
+                   data.get("failed", {}), data["bertscore"], data["per_query"], data["answers"], data["h2g"],
+                   _summary_or_none(data.get("h2g_set")))
+
+
+@dataclass
+class JudgeResult:
+    """One judge in one setup (binary or graded): its labels, the per-query disagreement with NIST
+    and its H2J set over every query it judged. JSON: ``{info, per_query, labels, unparseable, h2j, h2j_set}``."""
+    info: dict  # pipeline.judging.disagreement's counts + provenance + source
+    per_query: dict[str, float]
+    labels: dict
+    unparseable: dict
+    hard_all_queries: list[str]  # H2J over all judged queries (module docstring), hardest first
+    hard_all_queries_rule: SetSummary | None
+
+    @property
+    def provenance(self) -> dict:
+        return self.info["provenance"]
+
+    @property
+    def model(self) -> Provenance:
+        """The judge's provenance as a :class:`pipeline.llm.base.Provenance` (``small``, ``not_a_finding``)."""
+        return Provenance.from_dict(self.provenance)
+
+    def to_dict(self) -> dict:
+        return {"info": self.info, "per_query": self.per_query, "labels": self.labels,
+                "unparseable": self.unparseable, "h2j": self.hard_all_queries,
+                "h2j_set": self.hard_all_queries_rule.to_dict() if self.hard_all_queries_rule else None}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> JudgeResult:
+        return cls(data["info"], data["per_query"], data.get("labels", {}), data.get("unparseable", {}),
+                   data["h2j"], _summary_or_none(data.get("h2j_set")))
+
+
+@dataclass(frozen=True)
+class Components:
+    """What one configuration combines: a retriever, a generator, a judge and its setup."""
+    retriever: str
+    generator: str
+    judge: str
+    setup: str
+
+    @property
+    def label(self) -> str:
+        """``retriever | generator | judge | setup``: the configuration's key in a study."""
+        return f"{self.retriever} | {self.generator} | {self.judge} | {self.setup}"
+
+    def to_dict(self) -> dict:
+        return {"retriever": self.retriever, "generator": self.generator, "judge": self.judge, "setup": self.setup}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> Components:
+        return cls(data["retriever"], data["generator"], data["judge"], data["setup"])
+
+
+@dataclass
+class ConfigurationResult:
+    """One configuration's three sets over its universe and their overlap figures.
+    JSON: ``{configuration, sets, set_info, analysis, small_model, note}``."""
+    components: Components
+    hard_in_universe: dict[str, list[str]]  # task -> the study's set (module docstring), hardest first
+    hard_in_universe_rule: dict[str, SetSummary] | None  # task -> how the rule drew it (None: before the tie rule)
+    analysis: dict  # pipeline.overlap.overlap_analysis of hard_in_universe: the figures shown
+    small_model: list[str] = field(default_factory=list)  # "generator" / "judge" when that model is small
+    note: str = ""  # Provenance.not_a_finding of a small model (its figures exercise the pipeline)
+
+    @property
+    def label(self) -> str:
+        return self.components.label
+
+    def to_dict(self) -> dict:
+        return {"configuration": self.components.to_dict(), "sets": self.hard_in_universe,
+                **_optional(set_info=None if self.hard_in_universe_rule is None else
+                            {task: s.to_dict() for task, s in self.hard_in_universe_rule.items()}),
+                "analysis": self.analysis, "small_model": self.small_model, "note": self.note}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> ConfigurationResult:
+        rule = data.get("set_info")
+        return cls(Components.from_dict(data["configuration"]), data["sets"],
+                   {task: SetSummary.from_dict(s) for task, s in rule.items()} if rule else None,
+                   data["analysis"], data.get("small_model", []), data.get("note", ""))
+
+
+@dataclass
+class StudyResult:
+    """One stored study: what it was asked to do, the components' values and sets, and every
+    configuration's sets and overlap. JSON: the study file (:mod:`pipeline.studies`)."""
+    id: str
+    configuration: dict  # pipeline.failure.study_configuration: what the run was asked (hashed into the id)
+    time: str  # ISO 8601 UTC: started
+    finished: str
+    dataset: str
+    source: str
+    coverage: dict  # pipeline.datasets corpus coverage
+    quantile: float
+    conventions: dict  # pipeline.failure.CONVENTIONS when it ran
+    cap: int | None
+    partial_references: str | None
+    data_folder: str | None
+    queries: dict[str, str]
+    relevant_passages: dict[str, dict[str, str]]  # qid -> pid -> text (grade 2-3 passages that have text)
+    relevant_grades: dict[str, dict[str, int]] | None  # qid -> pid -> grade (None: stored before grades were)
+    retrievers: dict[str, RetrieverResult]
+    generators: dict[str, GeneratorResult]
+    judges: dict[str, dict[str, JudgeResult]]  # judge -> setup -> result
+    configurations: dict[str, ConfigurationResult]  # label -> result
+    stability: list[dict]  # pipeline.overlap.stability_table rows
+    migrated_from: str | None = None  # a legacy study.json's path (pipeline.studies.migrate_legacy)
+
+    def retriever(self, label: str) -> RetrieverResult:
+        return self.retrievers[self.configurations[label].components.retriever]
+
+    def generator(self, label: str) -> GeneratorResult:
+        return self.generators[self.configurations[label].components.generator]
+
+    def judge(self, label: str) -> JudgeResult:
+        c = self.configurations[label].components
+        return self.judges[c.judge][c.setup]
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "configuration": self.configuration, "time": self.time, "finished": self.finished,
+                "dataset": self.dataset, "source": self.source, "coverage": self.coverage,
+                "quantile": self.quantile, "conventions": self.conventions, "cap": self.cap,
+                "partial_references": self.partial_references, "data_folder": self.data_folder,
+                "queries": self.queries, "relevant_passages": self.relevant_passages,
+                **_optional(relevant_grades=self.relevant_grades),
+                "retrievers": {name: r.to_dict() for name, r in self.retrievers.items()},
+                "generators": {name: g.to_dict() for name, g in self.generators.items()},
+                "judges": {name: {setup: j.to_dict() for setup, j in per.items()} for name, per in self.judges.items()},
+                "configurations": {label: c.to_dict() for label, c in self.configurations.items()},
+                "stability": self.stability, **_optional(migrated_from=self.migrated_from)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> StudyResult:
+        return cls(
+            id=data["id"], configuration=data.get("configuration", {}), time=data.get("time"),
+            finished=data.get("finished"), dataset=data["dataset"], source=data.get("source", ""),
+            coverage=data.get("coverage", {}), quantile=data["quantile"], conventions=data.get("conventions", {}),
+            cap=data.get("cap"), partial_references=data.get("partial_references"),
+            data_folder=data.get("data_folder"), queries=data["queries"],
+            relevant_passages=data.get("relevant_passages", {}), relevant_grades=data.get("relevant_grades"),
+            retrievers={name: RetrieverResult.from_dict(r) for name, r in data["retrievers"].items()},
+            generators={name: GeneratorResult.from_dict(g) for name, g in data["generators"].items()},
+            judges={name: {setup: JudgeResult.from_dict(j) for setup, j in per.items()}
+                    for name, per in data["judges"].items()},
+            configurations={label: ConfigurationResult.from_dict(c) for label, c in data["configurations"].items()},
+            stability=data.get("stability", []), migrated_from=data.get("migrated_from"))
