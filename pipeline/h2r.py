@@ -167,16 +167,6 @@ class SetSummary:
                 f"target {self.n_target}, tie block of {self.tie_block} at {self.tie_value:.4g}{decided}")
 
 
-def set_summary(hard: HardSet) -> dict:
-    """What a report shows beside a set: threshold, target, tie block, |set| / N and the tie warning."""
-    return SetSummary.of(hard).to_dict()
-
-
-def set_line(info: dict) -> str:
-    """:meth:`SetSummary.line` of a stored summary."""
-    return SetSummary.from_dict(info).line()
-
-
 def intersection(sets: Iterable[HardSet | Iterable[str]]) -> list[str]:
     """Queries in every set ("hard under all"), sorted by qid."""
     members = [set(s.qids if isinstance(s, HardSet) else s) for s in sets]
@@ -223,7 +213,7 @@ def h2r_report(data, runs, quantile: float = DEFAULT_QUANTILE, measure: str = "n
         sets.append(hard)
         retrievers[r.name] = {**r.as_dict(), "n_queries": hard.n_queries, "mean": hard.overall_mean,
                               "threshold": hard.threshold, "n_hard": len(hard.qids), "hard": list(hard.qids),
-                              "hard_mean": hard.mean, "hard_set": set_summary(hard), "per_query": values}
+                              "hard_mean": hard.mean, "hard_set": SetSummary.of(hard).to_dict(), "per_query": values}
     return {"dataset": data.name, "measure": measure, "quantile": quantile, "rule": RULE.format(measure=measure),
             "source": data.source, "coverage": data.coverage.as_dict(), "retrievers": retrievers,
             "intersection": intersection(sets)}

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import jobs
 from pipeline import overlap_view as view
-from pipeline.h2r import hard_set, set_summary
+from pipeline.h2r import SetSummary, hard_set
 from pipeline.judging import DEFAULT_CAP
 from tests.failure_fixture import TOPICS, run_designed_study
 
@@ -127,7 +127,7 @@ def test_page_reports_set_sizes_and_warns_when_ties_decide(with_study):
     study = json.loads(with_study.read_text())
     config = study["configurations"][LABEL]
     shares = dict(zip([f"q{i}" for i in range(1, 9)], [1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.0, 0.0]))
-    config["set_info"]["h2j"] = set_summary(hard_set(shares, 0.25, "h2j", top=True))
+    config["set_info"]["h2j"] = SetSummary.of(hard_set(shares, 0.25, "h2j", top=True)).to_dict()
     with_study.write_text(json.dumps(study))
     at = _page()
     (warning,) = [w.value for w in at.warning]

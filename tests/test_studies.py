@@ -118,6 +118,21 @@ def test_a_stored_study_reads_back_as_its_type_unchanged(cache, tmp_path):
     assert old.retriever(label).hard_all_queries_rule is None and "relevant_grades" not in old.to_dict()
 
 
+def test_the_run_command_prints_and_writes_the_stored_study(cache, tmp_path, capsys):
+    """``run --json`` and ``--out`` give the stored study's JSON form; the text output reads its fields."""
+    files = write_collection(tmp_path / "c")
+    args = ["run", "--qrels", str(files["qrels.txt"]), "--topics", str(files["topics.tsv"]), "--passages",
+            str(files["passages.tsv"]), "--retriever", f"r={files['run.txt']}", "--generator",
+            f"g={files['answers.jsonl']}", "--judge", f"j={files['judge.txt']}", "--encoder", "minilm"]
+    out = _cli_json(capsys, [*args, "--json", "--out", str(tmp_path / "out.json")])
+    stored = studies.load_study(out["dataset"], out["id"])
+    assert out == stored and json.loads((tmp_path / "out.json").read_text(encoding="utf-8")) == stored
+    assert cli.main(args) == 0
+    text = capsys.readouterr().out
+    assert "generator g: imported:g; BERTScore all-MiniLM-L6-v2" in text and "judge j: imported:j" in text
+    assert "r | g | j | binary: all three 12.5%; exclusive h2r 50%, h2g 50%, h2j 50%; largest pair" in text
+
+
 def test_bad_study_ids_are_refused(cache):
     with pytest.raises(studies.StudyError, match="not a study id"):
         studies.load_study("designed", "../../etc/passwd")

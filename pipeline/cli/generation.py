@@ -4,7 +4,7 @@ from __future__ import annotations
 from pipeline.cli.args import (GENERATOR_HELP, bertscore_args, check_models, collection, collection_args, llm_args,
                                llm_options)
 from pipeline.cli.output import dump, print_resolution
-from pipeline.h2r import set_line
+from pipeline.h2r import SetSummary
 
 
 def cmd_h2g(args) -> None:
@@ -19,15 +19,15 @@ def cmd_h2g(args) -> None:
         dump(out)
         return
     for name, r in out["generators"].items():
-        prov = r["provenance"]
+        prov, rule = r["provenance"], SetSummary.from_dict(r["h2g_set"])
         print(f"{data.name} generator {prov.get('label', name)}: {len(r['per_query'])} queries scored, "
               f"{r['n_empty_answers']} empty answers, {r['n_failed_generations']} failed calls; "
-              f"H2G {set_line(r['h2g_set'])}: {' '.join(r['h2g'])}")
+              f"H2G {rule.line()}: {' '.join(r['h2g'])}")
         print_resolution("generator", prov)
         print(f"  BERTScore: {r['label']}, {r['aggregate']} over the relevant passages")
         print(f"  {reference_note(r)}")
-        if r["h2g_set"]["warning"]:
-            print(f"  warning: ties decide membership: {r['h2g_set']['warning']}")
+        if rule.warning:
+            print(f"  warning: ties decide membership: {rule.warning}")
 
 
 def add_commands(command) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pipeline.cli.args import JUDGE_HELP, cap_arg, check_models, collection, collection_args, llm_args, llm_options
 from pipeline.cli.output import dump, print_resolution
-from pipeline.h2r import set_line
+from pipeline.h2r import SetSummary
 
 
 def cmd_h2j(args) -> None:
@@ -19,13 +19,13 @@ def cmd_h2j(args) -> None:
         return
     for setup in setups:
         r = out[setup]
-        prov = r["provenance"]
+        prov, rule = r["provenance"], SetSummary.from_dict(r["h2j_set"])
         print(f"{data.name} {setup} judge {prov.get('label', r['judge'])}: {r['n_queries']} queries, "
               f"{r['n_pairs_compared']} pairs (cap {r['cap'] or 'none'}), {r['n_unparseable']} unparseable; "
-              f"H2J {set_line(r['h2j_set'])}: {' '.join(r['h2j'])}")
+              f"H2J {rule.line()}: {' '.join(r['h2j'])}")
         print_resolution("judge", prov)
-        if r["h2j_set"]["warning"]:
-            print(f"  warning: ties decide membership: {r['h2j_set']['warning']}")
+        if rule.warning:
+            print(f"  warning: ties decide membership: {rule.warning}")
 
 
 def add_commands(command) -> None:

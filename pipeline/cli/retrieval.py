@@ -4,7 +4,7 @@ from __future__ import annotations
 from pipeline.cli.args import NONNEGATIVE_FLOAT, POSITIVE_INT, QUANTILE, number
 from pipeline.cli.output import dump
 from pipeline.datasets import DATASETS
-from pipeline.h2r import set_line  # a hard set's size, threshold and tie block in one line
+from pipeline.h2r import SetSummary  # a hard set's size, threshold and tie block in one line
 
 
 def cmd_eval_run(args) -> None:
@@ -63,10 +63,11 @@ def cmd_h2r(args) -> None:
     for name, r in report["retrievers"].items():
         print(f"{name}: {r['provenance']}")
         hard_mean = "n/a" if r["hard_mean"] is None else f"{r['hard_mean']:.4f}"
-        print(f"  mean {args.measure} {r['mean']:.4f} over {r['n_queries']} queries; H2R: {set_line(r['hard_set'])}, "
+        rule = SetSummary.from_dict(r["hard_set"])
+        print(f"  mean {args.measure} {r['mean']:.4f} over {r['n_queries']} queries; H2R: {rule.line()}, "
               f"mean {hard_mean}: {' '.join(r['hard'])}")
-        if r["hard_set"]["warning"]:
-            print(f"  warning: {r['hard_set']['warning']}")
+        if rule.warning:
+            print(f"  warning: {rule.warning}")
     print(f"hard under all ({len(report['intersection'])}): {' '.join(report['intersection'])}")
 
 

@@ -8,7 +8,7 @@ import sys
 from pipeline.cli.args import (GENERATOR_HELP, JUDGE_HELP, POSITIVE_INT, bertscore_args, cap_arg, check_models,
                                collection, collection_args, llm_args, llm_options)
 from pipeline.cli.output import dump, print_resolution, resolution_lines
-from pipeline.h2r import set_line
+from pipeline.h2r import SetSummary
 
 
 def cmd_overlap(args) -> None:
@@ -44,9 +44,10 @@ def _overlap_lines(out: dict):
     yield from resolution_lines("judge", judge["provenance"])
     yield f"  rule: {prov['conventions']['quantile']}"
     for task in ("h2r", "h2g", "h2j"):
-        yield f"  {task} {set_line(out['set_info'][task])}: {' '.join(out[task])}"
-        if out["set_info"][task]["warning"]:
-            yield f"    warning: ties decide membership: {out['set_info'][task]['warning']}"
+        rule = SetSummary.from_dict(out["set_info"][task])
+        yield f"  {task} {rule.line()}: {' '.join(out[task])}"
+        if rule.warning:
+            yield f"    warning: ties decide membership: {rule.warning}"
     yield f"  all three: {out['all_three']['count']} ({out['all_three']['share']:.1%})"
     for pair, fig in out["pairwise"].items():
         yield (f"  {pair}: {fig['count']} (expected {fig['expected_if_independent']:.2f}, p = {fig['p_value']:.3g}, "
@@ -69,27 +70,27 @@ def cmd_run(args) -> None:
                       partial_references=args.partial_references)
     if args.out:
         from core.atomic import atomic_write_text
-        atomic_write_text(args.out, json.dumps(study, ensure_ascii=False, indent=1))
+        atomic_write_text(args.out, json.dumps(study.to_dict(), ensure_ascii=False, indent=1))
     if args.json:
-        dump(study)
+        dump(study.to_dict())
         return
-    for name, g in study["generators"].items():
-        print(f"generator {name}: {g['provenance'].get('label', name)}; BERTScore {g['bertscore']['label']}")
-        print_resolution("generator", g["provenance"])
-    for name, per_setup in study["judges"].items():
-        prov = next(iter(per_setup.values()))["info"]["provenance"]
+    for name, g in study.generators.items():
+        print(f"generator {name}: {g.provenance.get('label', name)}; BERTScore {g.bertscore['label']}")
+        print_resolution("generator", g.provenance)
+    for name, per_setup in study.judges.items():
+        prov = next(iter(per_setup.values())).provenance
         print(f"judge {name}: {prov.get('label', name)}")
         print_resolution("judge", prov)
-    for label, c in study["configurations"].items():
-        a = c["analysis"]
+    for label, c in study.configurations.items():
+        a = c.analysis  # pipeline.overlap.overlap_analysis's figures
         largest = a["largest_pairwise"]
         print(f"{label}: all three {a['all_three']['share']:.1%}; exclusive "
               + ", ".join(f"{t} {e['share']:.0%}" for t, e in a["exclusive"].items() if e["share"] is not None)
               + f"; largest pair {largest['pair']} ({largest['count']}, p = {largest['p_value']:.3g})"
-              + (f"  [{c['note']}]" if c["note"] else ""))
-        for task, info in c["set_info"].items():
-            if info["warning"]:
-                print(f"  warning: ties decide membership: {info['warning']}")
+              + (f"  [{c.note}]" if c.note else ""))
+        for rule in c.hard_in_universe_rule.values():
+            if rule.warning:
+                print(f"  warning: ties decide membership: {rule.warning}")
 
 
 def cmd_studies(args) -> None:
