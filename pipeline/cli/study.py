@@ -20,21 +20,21 @@ def cmd_overlap(args) -> None:
                           topics=args.topics, passages=args.passages, encoder=args.encoder, cap=args.cap,
                           llm_options=llm_options(args), progress=not args.json,
                           partial_references=args.partial_references)
-    out = result.as_dict()
     if args.json:
-        dump(out)
+        dump(result.as_dict())
         return
-    for line in _overlap_lines(out):
+    for line in _overlap_lines(result):
         print(line)
 
 
-def _overlap_lines(out: dict):
-    """The overlap's text output: every number with what produced it (components, rule, test)."""
+def _overlap_lines(result):
+    """The overlap's text output (of a :class:`pipeline.failure.FailureSets`): every number with what
+    produced it (components, rule, test)."""
     from pipeline.failure import reference_note
 
-    c, prov = out["configuration"], out["provenance"]
+    c, prov, figures, n = result.configuration, result.provenance, result.analysis, len(result.universe)
     gen, judge = prov["generator"], prov["judge"]
-    yield f"{out['dataset']}: {out['n_queries']} queries scored by all three tasks; q = {c['quantile']}"
+    yield f"{result.dataset}: {n} queries scored by all three tasks; q = {c['quantile']}"
     yield f"  retriever {c['retriever']}: {prov['retriever'].get('provenance', '')}"
     yield (f"  generator {c['generator']}: {gen['provenance'].get('label', '')}; BERTScore {gen['bertscore']['label']} "
            f"({gen['bertscore']['aggregate']} over grade-2/3 passages); {reference_note(gen['bertscore'])}")
@@ -44,15 +44,15 @@ def _overlap_lines(out: dict):
     yield from resolution_lines("judge", judge["provenance"])
     yield f"  rule: {prov['conventions']['quantile']}"
     for task in ("h2r", "h2g", "h2j"):
-        rule = SetSummary.from_dict(out["set_info"][task])
-        yield f"  {task} {rule.line()}: {' '.join(out[task])}"
+        rule = SetSummary.from_dict(result.set_info[task])
+        yield f"  {task} {rule.line()}: {' '.join(result.sets[task])}"
         if rule.warning:
             yield f"    warning: ties decide membership: {rule.warning}"
-    yield f"  all three: {out['all_three']['count']} ({out['all_three']['share']:.1%})"
-    for pair, fig in out["pairwise"].items():
+    yield f"  all three: {figures['all_three']['count']} ({figures['all_three']['share']:.1%})"
+    for pair, fig in figures["pairwise"].items():
         yield (f"  {pair}: {fig['count']} (expected {fig['expected_if_independent']:.2f}, p = {fig['p_value']:.3g}, "
                f"Jaccard {fig['jaccard']:.2f})")
-    yield (f"  p: one-sided hypergeometric P(X >= overlap), X ~ Hypergeom(N = {out['n_queries']}, |A|, |B|) "
+    yield (f"  p: one-sided hypergeometric P(X >= overlap), X ~ Hypergeom(N = {n}, |A|, |B|) "
            f"(scipy.stats), each pair on its own, no multiple-comparison correction")
 
 
