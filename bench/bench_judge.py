@@ -111,7 +111,7 @@ def main() -> None:
                              "parallel processes; a run without --shard then scores every pair)")
     args = parser.parse_args()
 
-    from pipeline.datasets import load_dataset
+    from pipeline.data.datasets import load_dataset
     from pipeline.failure import folder_judgments
 
     data = load_dataset(args.dataset, args.data)

@@ -53,7 +53,7 @@ def main() -> None:
 
     from core import paths
     from pipeline import difficulty, preference
-    from pipeline.datasets import load_dataset
+    from pipeline.data.datasets import load_dataset
     from pipeline.llm import ResponseCache, make_client
     from pipeline.llm.base import GenerationOptions
     from pipeline.typology.categories import Assignment, load_typology

@@ -64,7 +64,7 @@ def main() -> None:
 
     # --- H2R first, while the process is cold (what a fresh CLI call pays) ---
     with Clock() as clock:
-        from pipeline.datasets import load_dataset
+        from pipeline.data.datasets import load_dataset
         from pipeline.h2r import h2r_report
         from pipeline.retrievers import get_run
 

@@ -29,7 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline import evaluation  # noqa: E402
-from pipeline.datasets import load_dataset  # noqa: E402
+from pipeline.data.datasets import load_dataset  # noqa: E402
 from pipeline.failure import folder_judgments  # noqa: E402
 from pipeline.h2r import hard_set  # noqa: E402
 from pipeline.judging import Judgments, disagreement, import_judgments, sample_pairs  # noqa: E402

@@ -35,7 +35,7 @@ export_answers() {  # the generator's stored answers as {"qid", "text"} JSONL
     $PY - "$1" "$2" <<'PY'
 import json, os, sys
 from pipeline.failure import study_dir
-from pipeline.datasets import load_dataset
+from pipeline.data.datasets import load_dataset
 folder = study_dir(load_dataset(sys.argv[1], os.environ["DATA"])) / "generations"
 # the answers step's generation: the newest stored one (its file is named after the resolved model)
 gen = json.load(open(max(folder.glob("*.json"), key=lambda p: p.stat().st_mtime)))

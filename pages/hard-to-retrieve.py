@@ -3,7 +3,7 @@ import streamlit as st
 
 from core import jobs
 from pipeline import views
-from pipeline.datasets import DatasetError
+from pipeline.data.datasets import DatasetError
 from pipeline.retrievers import COMPUTABLE
 from pages import use_app_navigation
 

@@ -26,9 +26,9 @@ import numpy as np
 
 from core.atomic import atomic_write, publish_dir
 from core import paths
-from pipeline.datasets import passages_fingerprint
+from pipeline.data.datasets import passages_fingerprint
 from pipeline.errors import RetrievalError
-from pipeline.trec_io import Run
+from pipeline.data.trec_io import Run
 
 SHARD_SIZE = 2048
 INDEX_FORMAT = 1

@@ -16,8 +16,8 @@ from typing import Mapping, Sequence
 import ir_measures
 import numpy as np
 
-from pipeline import trec_io
-from pipeline.trec_io import Qrels, Run
+from pipeline.data import trec_io
+from pipeline.data.trec_io import Qrels, Run
 
 DEFAULT_MEASURE = "nDCG@10"
 

@@ -70,9 +70,9 @@ def slug(text: str) -> str:
 
 def load_collection(dataset: str | None = None, *, qrels=None, topics=None, passages=None, data_dir=None):
     """A registry dataset (``dl19``..``dl22``), or any TREC-style collection from ``qrels`` (with
-    optional ``topics`` and ``passages`` files), as a :class:`pipeline.datasets.TrecDlData`."""
-    from pipeline import trec_io
-    from pipeline.datasets import DatasetSpec, TrecDlData, load_dataset
+    optional ``topics`` and ``passages`` files), as a :class:`pipeline.data.datasets.TrecDlData`."""
+    from pipeline.data import trec_io
+    from pipeline.data.datasets import DatasetSpec, TrecDlData, load_dataset
 
     if qrels is None:
         if dataset is None:

@@ -195,7 +195,7 @@ def overlap_regions(named_sets: Mapping[str, Iterable[str]]) -> dict[tuple[str, 
 def h2r_report(data, runs, quantile: float = DEFAULT_QUANTILE, measure: str = "nDCG@10") -> dict:
     """H2R sets of several retriever runs on one dataset, as plain JSON-ready data.
 
-    ``data`` is a :class:`pipeline.datasets.TrecDlData`, ``runs`` are
+    ``data`` is a :class:`pipeline.data.datasets.TrecDlData`, ``runs`` are
     :class:`pipeline.retrievers.RetrieverRun`; every run is scored over the judged queries.
     """
     from pipeline import evaluation

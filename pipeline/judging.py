@@ -47,9 +47,9 @@ from typing import Mapping
 
 import numpy as np
 
-from pipeline.datasets import RELEVANT_GRADE
+from pipeline.data.datasets import RELEVANT_GRADE
 from pipeline.llm.base import ChatClient, GenerationOptions, LLMError, Message, json_schema_text
-from pipeline.trec_io import read_qrels
+from pipeline.data.trec_io import read_qrels
 
 SETUPS = ("binary", "graded")
 # Pairs an LLM judge labels per query at most: the one default of the CLI (--cap), the Failure overlap

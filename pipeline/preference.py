@@ -36,7 +36,7 @@ from core import paths
 from core.atomic import atomic_write_text
 from core.jobs.progress import ProgressWriter
 from pipeline import pairwise
-from pipeline.datasets import RELEVANT_GRADE, TrecDlData
+from pipeline.data.datasets import RELEVANT_GRADE, TrecDlData
 from pipeline.difficulty import REASON_MODES, SentenceTemplates, assignments_digest, with_difficulty
 from pipeline.generation import GENERATION_OPTIONS, prompt_description, zero_shot_messages
 from pipeline.llm.base import ChatClient, GenerationOptions, LLMError, Provenance

@@ -24,7 +24,7 @@ from pathlib import Path
 from core.atomic import atomic_write_text
 from core import paths
 from pipeline.errors import RetrievalError
-from pipeline.trec_io import Run
+from pipeline.data.trec_io import Run
 
 COMPUTABLE = ("bm25", "dense", "tasb", "minilm")  # dense = TAS-B when loadable, else MiniLM
 COMPUTED_SUFFIX = "@computed"  # bm25@computed: computed here over the partial corpus
@@ -110,7 +110,7 @@ def compute_run(data, retriever: str, *, depth: int = 1000, k1: float = 0.9, b: 
 
     Queries are the judged topics (all topics when the dataset has no qrels).
     """
-    from pipeline import trec_io
+    from pipeline.data import trec_io
 
     if retriever not in COMPUTABLE:
         raise RetrievalError(f"cannot compute retriever {retriever!r}; computable: {', '.join(COMPUTABLE)}")

@@ -181,7 +181,7 @@ class StudyResult:
     finished: str
     dataset: str
     source: str
-    coverage: dict  # pipeline.datasets corpus coverage
+    coverage: dict  # pipeline.data.datasets corpus coverage
     quantile: float
     conventions: dict  # pipeline.failure.CONVENTIONS when it ran
     cap: int | None

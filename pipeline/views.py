@@ -23,8 +23,9 @@ import plotly.graph_objects as go
 
 from core import jobs, paths
 from core.jobs import keep_jobs_moving  # noqa: F401  (the page calls views.keep_jobs_moving)
-from pipeline import datasets, retrievers
-from pipeline.datasets import TrecDlData
+from pipeline.data import datasets
+from pipeline import retrievers
+from pipeline.data.datasets import TrecDlData
 from pipeline.h2r import DEFAULT_QUANTILE, h2r_report
 from pipeline.retrievers import RetrieverRun
 
@@ -45,7 +46,7 @@ REGION_COLOURS = {"hard under both": "#d62728", "hard only under x": "#ff7f0e",
 def data_folder_status() -> tuple[Path | None, str]:
     """``(folder, "")`` when the TREC DL folder is configured and exists, else ``(None, why)``.
 
-    The page needs a local folder: without one, :func:`pipeline.datasets.load_dataset` would fall
+    The page needs a local folder: without one, :func:`pipeline.data.datasets.load_dataset` would fall
     back to ir_datasets, which downloads the corpus, and a dashboard must not start that.
     """
     folder = paths.data_folder("trec_dl")

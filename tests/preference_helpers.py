@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from pipeline import difficulty
-from pipeline.datasets import DATASETS, TrecDlData
+from pipeline.data.datasets import DATASETS, TrecDlData
 from pipeline.typology.categories import Assignment, load_typology
 from pipeline.llm import CachedClient, Provenance, ResponseCache, ScriptedBackend
 

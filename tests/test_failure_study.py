@@ -106,7 +106,7 @@ def test_partial_reference_sets_are_excluded_and_counted_by_default(tmp_path, ca
 
 @pytest.mark.parametrize("dataset, partial, judged", [("dl19", 0, 43), ("dl20", 28, 54), ("dl21", 47, 53)])
 def test_partial_reference_counts_on_the_shared_data(shared_dir, dataset, partial, judged):
-    from pipeline.datasets import load_dataset
+    from pipeline.data.datasets import load_dataset
     from pipeline.failure import partial_reference_queries
 
     data = load_dataset(dataset, shared_dir / "data" / "trec_dl")

@@ -12,7 +12,7 @@ import pytest
 from pipeline.judging import (Judgments, disagreement, expected_grade, import_judgments, judge_messages, llm_judgments,
                               parse_score, parse_umbrela, sample_pairs, umbrela_template)
 from pipeline.llm import CachedClient, ResponseCache, ScriptedBackend
-from pipeline.trec_io import TrecFormatError
+from pipeline.data.trec_io import TrecFormatError
 
 
 @pytest.mark.parametrize("text,setup,expected", [

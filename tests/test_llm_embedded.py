@@ -16,7 +16,7 @@ def test_embedded_model_answers_two_real_queries(tmp_path, shared_dir_or_none, e
     monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
     queries = dict(DL19)
     if shared_dir_or_none is not None:
-        from pipeline.trec_io import read_topics
+        from pipeline.data.trec_io import read_topics
         topics = read_topics(shared_dir_or_none / "data" / "trec_dl" / "topics.dl19-passage.txt")
         queries = {qid: topics[qid] for qid in DL19}
     client = make_client(spec, cache=ResponseCache(tmp_path / "c.sqlite"))

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import jobs
 from pipeline import evaluation, h2r, views
-from pipeline.datasets import load_dataset
+from pipeline.data.datasets import load_dataset
 from pipeline.retrievers import get_run
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -165,7 +165,7 @@ def _stored(dataset: str, judge_model: str) -> dict:
     import dataclasses
     import time
 
-    from pipeline.datasets import DATASETS
+    from pipeline.data.datasets import DATASETS
     from tests import preference_helpers as h
 
     generator = h.client(h.generate, "generator")

@@ -7,7 +7,8 @@ import math
 import pytest
 
 from core import paths
-from pipeline import bm25, trec_io
+from pipeline import bm25
+from pipeline.data import trec_io
 from pipeline.retrievers import RetrievalError
 
 pytestmark = pytest.mark.slow

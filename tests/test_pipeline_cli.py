@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from core.paths import PROJECT_ROOT
-from pipeline import trec_io
+from pipeline.data import trec_io
 
 
 def cli(*args):

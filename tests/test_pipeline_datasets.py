@@ -5,8 +5,8 @@ import shutil
 
 import pytest
 
-from pipeline.datasets import DatasetError, load_dataset
-from pipeline.trec_io import TrecFormatError
+from pipeline.data.datasets import DatasetError, load_dataset
+from pipeline.data.trec_io import TrecFormatError
 
 
 def test_dl19_coverage_is_complete(shared_dir):

@@ -5,8 +5,9 @@ import math
 
 import pytest
 
-from pipeline import evaluation, trec_io
-from pipeline.datasets import load_dataset
+from pipeline import evaluation
+from pipeline.data import trec_io
+from pipeline.data.datasets import load_dataset
 
 
 def test_ndcg_uses_linear_gain_and_trec_eval_tie_order():

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from pipeline import h2r
-from pipeline.datasets import load_dataset
+from pipeline.data.datasets import load_dataset
 from pipeline.retrievers import get_run
 
 

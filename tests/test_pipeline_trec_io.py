@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import trec_io
-from pipeline.trec_io import TrecFormatError
+from pipeline.data import trec_io
+from pipeline.data.trec_io import TrecFormatError
 
 
 def write(tmp_path, name, text):

@@ -9,7 +9,7 @@ import pytest
 
 from pipeline import difficulty, pairwise, preference
 from pipeline.typology.categories import Assignment, load_typology
-from pipeline.datasets import load_dataset
+from pipeline.data.datasets import load_dataset
 from pipeline.llm import GenerationOptions, ResponseCache, make_client
 
 # hand-assigned study categories for three DL19 queries

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from pipeline.cli.output import dump
-from pipeline.datasets import DATASETS
+from pipeline.data.datasets import DATASETS
 
 
 def cmd_coverage(args) -> None:
-    from pipeline.datasets import load_dataset
+    from pipeline.data.datasets import load_dataset
 
     names = list(DATASETS) if args.dataset == "all" else [args.dataset]
     out = {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pipeline import difficulty  # light: its shipped data files are the command's defaults
 from pipeline.cli.args import POSITIVE_INT, QUANTILE, llm_args, llm_options, number, progress_key_arg
 from pipeline.cli.output import dump
-from pipeline.datasets import DATASETS
+from pipeline.data.datasets import DATASETS
 from pipeline.typology.categories import STUDY_FILE
 
 
@@ -13,7 +13,7 @@ def cmd_prefer(args) -> None:
 
     from core.jobs.progress import ProgressWriter
     from pipeline import preference
-    from pipeline.datasets import load_dataset
+    from pipeline.data.datasets import load_dataset
     from pipeline.generation import GENERATION_OPTIONS, read_answers_jsonl
     from pipeline.llm import make_client
     from pipeline.preference_reasons import preference_reasons

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pipeline.cli.args import NONNEGATIVE_FLOAT, POSITIVE_INT, QUANTILE, number
 from pipeline.cli.output import dump
-from pipeline.datasets import DATASETS
+from pipeline.data.datasets import DATASETS
 from pipeline.h2r import SetSummary  # a hard set's size, threshold and tie block in one line
 
 
@@ -25,7 +25,7 @@ def _compute_options(args) -> dict:
 
 
 def cmd_retrieve(args) -> None:
-    from pipeline.datasets import load_dataset
+    from pipeline.data.datasets import load_dataset
     from pipeline.retrievers import compute_run, run_summary
 
     data = load_dataset(args.dataset, args.data)
@@ -46,7 +46,7 @@ def cmd_retrieve(args) -> None:
 
 
 def cmd_h2r(args) -> None:
-    from pipeline.datasets import load_dataset
+    from pipeline.data.datasets import load_dataset
     from pipeline.h2r import h2r_report
     from pipeline.retrievers import get_run, parse_named_arg
 

@@ -25,8 +25,8 @@ from typing import Mapping
 
 from core import paths
 from core.errors import DatasetError
-from pipeline import trec_io
-from pipeline.trec_io import Qrels, Run
+from pipeline.data import trec_io
+from pipeline.data.trec_io import Qrels, Run
 
 RELEVANT_GRADE = 2  # TREC DL convention: grades 2 (highly) and 3 (perfectly) relevant count as relevant
 
