@@ -38,7 +38,7 @@ import json, os, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 spec, tokens, threads, parallel = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 from pipeline.llm.base import GenerationOptions
-from pipeline.llm.factory import make_backend
+from pipeline.llm.specs import make_backend
 if spec.endswith("-transformers"):
     backend = make_backend(spec)
     if threads:

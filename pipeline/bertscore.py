@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from core import db, paths
-from pipeline.cpu import torch_threads
+from pipeline.llm.cpu import torch_threads
 
 AGGREGATES = ("max", "mean")
 

@@ -6,7 +6,7 @@ Components are named on the command line as ``NAME[=FILE]``:
 - retriever: ``NAME=RUNFILE`` imports a run; ``NAME`` alone is the data folder's
   ``runs/run.NAME.<dataset>.txt``, else computed here (``pipeline.retrievers.get_run``);
 - generator: ``NAME=FILE.jsonl`` imports answers; ``NAME`` alone is an LLM spec
-  (``embedded``, ``ollama:llama3.2:3b``, ``openai:MODEL@URL``, ``auto``: ``pipeline.llm.factory``),
+  (``embedded``, ``ollama:llama3.2:3b``, ``openai:MODEL@URL``, ``auto``: ``pipeline.llm.specs``),
   and the result is named by the model the spec resolved to (``backend:model``), never by the spec;
 - judge: ``NAME=FILE`` imports qrels-format judgments; ``NAME`` alone is the data folder's
   ``judgments/judgments.NAME.<dataset>.txt`` when it exists, else an LLM spec (named like a generator).

@@ -83,7 +83,7 @@ def test_a_header_that_is_not_the_named_model_is_refused(sliced_model):
 
 def test_specs_name_the_llamacpp_models_and_what_they_are():
     from pipeline.llm.backends.llamacpp import LlamaCppBackend
-    from pipeline.llm.factory import make_backend
+    from pipeline.llm.specs import make_backend
 
     default = make_backend("embedded")
     assert isinstance(default, LlamaCppBackend) and default.provenance.model == "Qwen2.5-Coder-1.5B-Instruct-Q4_K_M"

@@ -41,7 +41,7 @@ LLM SPEC grammar:
     auto                     Ollama at OLLAMA_HOST when a server answers (llama3.2:3b, else qwen3:8b,
                              else its first model that can chat); otherwise the embedded model. The
                              model it resolved to, and why it fell back, is printed with every result
-    embedded[:MODEL]         a packaged offline model, no server needed (pipeline.llm.factory lists
+    embedded[:MODEL]         a packaged offline model, no server needed (pipeline.llm.specs lists
                              them; a small model's results say they are not findings)
     ollama[:MODEL[@HOST]]    e.g. ollama:qwen3:8b, ollama:llama3.2:3b@http://gpu-box:11434
     openai:MODEL@BASE_URL    an OpenAI-compatible server (vLLM, llama.cpp, Ollama's /v1); key from

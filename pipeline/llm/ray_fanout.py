@@ -118,7 +118,7 @@ def answer_chunk(backend, cache_actor, requests: Sequence[Sequence[Message]], op
     replies (``LLMReply`` or ``LLMError`` per request) and the calls this task paid for.
     """
     if isinstance(backend, str):
-        from pipeline.llm.factory import make_backend
+        from pipeline.llm.specs import make_backend
 
         if backend not in _WORKER_BACKENDS:
             _WORKER_BACKENDS[backend] = make_backend(backend, timeout=client_options.get("timeout", 120.0))

