@@ -1,4 +1,4 @@
-"""Hard-set sizes on the real TREC DL data, before and after the tie rule of ``pipeline.h2r`` (issue 18).
+"""Hard-set sizes on the real TREC DL data, before and after the tie rule of ``pipeline.sets.rule`` (issue 18).
 
     python bench/hard_set_sizes.py [--data DIR] [--caps none,4,20] [--generator SPEC] [--markdown]
 
@@ -14,7 +14,7 @@ rule and is no finding), H2G rows too: BERTScore F1 (MiniLM) of its zero-shot an
 whose reference set is incomplete excluded (the default) and included.
 
 "before" is the earlier rule (value <= numpy.quantile(v, q), ties at the threshold all included;
-reproduced here in two lines); "after" is ``pipeline.h2r.hard_set``. Printed per row: N, the
+reproduced here in two lines); "after" is ``pipeline.sets.rule.hard_set``. Printed per row: N, the
 threshold, the tie block at the target (value x size, in or out), |set| before and after, and the
 target floor((N-1)q)+1.
 """
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pipeline import evaluation  # noqa: E402
 from pipeline.data.datasets import load_dataset  # noqa: E402
 from pipeline.failure import folder_judgments  # noqa: E402
-from pipeline.h2r import hard_set  # noqa: E402
+from pipeline.sets.rule import hard_set  # noqa: E402
 from pipeline.judging import Judgments, disagreement, import_judgments, sample_pairs  # noqa: E402
 
 QUANTILE = 0.25

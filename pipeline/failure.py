@@ -41,8 +41,8 @@ from pathlib import Path
 from core import paths
 from core.atomic import atomic_write_text
 from pipeline.judging import DEFAULT_CAP
-from pipeline.h2r import DEFAULT_QUANTILE, HardSet, SetSummary, hard_set
-from pipeline.overlap import TASKS, overlap_analysis, stability_table
+from pipeline.sets.rule import DEFAULT_QUANTILE, HardSet, SetSummary, hard_set
+from pipeline.sets.overlap import TASKS, overlap_analysis, stability_table
 from pipeline.retrievers import parse_named_arg
 from pipeline.study_result import (Components, ConfigurationResult, GeneratorResult, JudgeResult, RetrieverResult,
                                    StudyResult)
@@ -60,7 +60,7 @@ CONVENTIONS = {
                           "for H2G (counted); include: scored against the passages that have text",
     "quantile": "target floor((n-1)q)+1 queries (the size of numpy's linear-interpolated quantile set without "
                 "ties); a tie block at the boundary is never split: in or out, whichever size is closer to the "
-                "target (equal distance: out); pipeline.h2r",
+                "target (equal distance: out); pipeline.sets.rule",
 }
 
 
@@ -245,7 +245,7 @@ def judgment_values(data, judgments) -> tuple[dict[str, float], dict]:
 
 # ---- sets and configurations ----------------------------------------------------------------------
 def task_hard_set(values: dict[str, float], task: str, quantile: float, universe=None) -> HardSet:
-    """``task``'s hard set through the one rule of :func:`pipeline.h2r.hard_set` (H2J: the top)."""
+    """``task``'s hard set through the one rule of :func:`pipeline.sets.rule.hard_set` (H2J: the top)."""
     scope = {q: v for q, v in values.items() if universe is None or q in universe}
     return hard_set(scope, quantile, task, top=task == "h2j")
 

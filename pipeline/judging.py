@@ -8,7 +8,7 @@ Two setups, both compared with the NIST grades (0 irrelevant, 1 related, 2 highl
 - ``graded``: the LLM gives 0-3 (an UMBRELA-style prompt); a pair disagrees when |LLM - NIST| > 1.
 
 A query's disagreement is the share of its judged pairs that disagree, over the pairs that have a
-valid LLM label. H2J is the top quantile of the disagreements under ``pipeline.h2r.hard_set``'s rule
+valid LLM label. H2J is the top quantile of the disagreements under ``pipeline.sets.rule.hard_set``'s rule
 (the hardest floor((n-1)q)+1 queries, a tie block at the boundary kept whole, in or out by the size
 closer to that target): a capped judge's shares take few values, and ties must not inflate the set.
 
@@ -54,7 +54,7 @@ from pipeline.data.trec_io import read_qrels
 SETUPS = ("binary", "graded")
 # Pairs an LLM judge labels per query at most: the one default of the CLI (--cap), the Failure overlap
 # page and the library. 20 pairs give a query's disagreement share in steps of 1/20 (4 gave steps of
-# 1/4, so most queries tied); the hard-set rule (pipeline.h2r) handles what ties remain. Imported
+# 1/4, so most queries tied); the hard-set rule (pipeline.sets.rule) handles what ties remain. Imported
 # judgments cover every pair and are never capped.
 DEFAULT_CAP = 20
 # "Final score: N" is about five tokens; a longer reply is a reply that ignored the format

@@ -31,7 +31,7 @@ from pipeline.failure import folder_judgments, reference_note  # noqa: E402
 from pipeline.judge_benchmark import benchmark_line  # noqa: E402
 from pipeline.judging import DEFAULT_CAP  # noqa: E402
 from pipeline.llm.base import SMALL_MODEL  # noqa: E402
-from pipeline.overlap import TASKS  # noqa: E402
+from pipeline.sets.overlap import TASKS  # noqa: E402
 from pipeline.study_result import Components, StudyResult  # noqa: E402
 
 JOB_KIND = "pipeline.failure-study"
@@ -349,7 +349,7 @@ def set_lines(study: StudyResult, label: str) -> list[str]:
 
 
 def tie_warnings(study: StudyResult, label: str) -> list[str]:
-    """One warning per task whose membership ties decided (pipeline.h2r's rule)."""
+    """One warning per task whose membership ties decided (pipeline.sets.rule's rule)."""
     rule = study.configurations[label].hard_in_universe_rule or {}
     return [f"{TASK_LABELS[t]}: ties decide membership. {rule[t].warning}" for t in TASKS
             if t in rule and rule[t].warning]

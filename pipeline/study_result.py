@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from pipeline.h2r import SetSummary
+from pipeline.sets.rule import SetSummary
 from pipeline.llm.base import Provenance
 
 
@@ -149,7 +149,7 @@ class ConfigurationResult:
     components: Components
     hard_in_universe: dict[str, list[str]]  # task -> the study's set (module docstring), hardest first
     hard_in_universe_rule: dict[str, SetSummary] | None  # task -> how the rule drew it (None: before the tie rule)
-    analysis: dict  # pipeline.overlap.overlap_analysis of hard_in_universe: the figures shown
+    analysis: dict  # pipeline.sets.overlap.overlap_analysis of hard_in_universe: the figures shown
     small_model: list[str] = field(default_factory=list)  # "generator" / "judge" when that model is small
     note: str = ""  # Provenance.not_a_finding of a small model (its figures exercise the pipeline)
 
@@ -194,7 +194,7 @@ class StudyResult:
     generators: dict[str, GeneratorResult]
     judges: dict[str, dict[str, JudgeResult]]  # judge -> setup -> result
     configurations: dict[str, ConfigurationResult]  # label -> result
-    stability: list[dict]  # pipeline.overlap.stability_table rows
+    stability: list[dict]  # pipeline.sets.overlap.stability_table rows
     migrated_from: str | None = None  # a legacy study.json's path (pipeline.studies.migrate_legacy)
 
     def retriever(self, label: str) -> RetrieverResult:

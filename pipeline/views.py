@@ -26,7 +26,8 @@ from core.jobs import keep_jobs_moving  # noqa: F401  (the page calls views.keep
 from pipeline.data import datasets
 from pipeline import retrievers
 from pipeline.data.datasets import TrecDlData
-from pipeline.h2r import DEFAULT_QUANTILE, h2r_report
+from pipeline.sets.rule import DEFAULT_QUANTILE
+from pipeline.h2r import h2r_report
 from pipeline.retrievers import RetrieverRun
 
 DATASET_NAMES: tuple[str, ...] = tuple(datasets.DATASETS)
@@ -190,7 +191,7 @@ def intersection_label(report: dict) -> str:
 
 def summary_frame(report: dict) -> pd.DataFrame:
     """Per retriever: mean NDCG@10, the H2R threshold, the H2R set size (of the target, with its share and
-    the tie block at the boundary: ``pipeline.h2r``'s rule) and its mean NDCG@10."""
+    the tie block at the boundary: ``pipeline.sets.rule``'s rule) and its mean NDCG@10."""
     rows = [{"retriever": name, "kind": r["kind"], "queries": r["n_queries"], "mean NDCG@10": r["mean"],
              "threshold": r["threshold"], "H2R queries": r["n_hard"], "target": r["hard_set"]["n_target"],
              "share": r["hard_set"]["share"], "tie block": r["hard_set"]["tie_block"],

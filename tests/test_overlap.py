@@ -6,8 +6,8 @@ import math
 import pytest
 
 from pipeline.failure import combine
-from pipeline.h2r import hard_set
-from pipeline.overlap import overlap_analysis, pairwise, stability_table
+from pipeline.sets.rule import hard_set
+from pipeline.sets.overlap import overlap_analysis, pairwise, stability_table
 
 # 20 queries; R = {0..5}, G = {4..9}, J = {0,1,2,4,10,11}
 UNIVERSE = [f"q{i:02d}" for i in range(20)]

@@ -15,6 +15,7 @@ from core import jobs
 from pipeline import evaluation, h2r, views
 from pipeline.data.datasets import load_dataset
 from pipeline.retrievers import get_run
+from pipeline.sets import overlap
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -346,7 +347,7 @@ def test_page_shared_dl19_agrees_with_pipeline_h2r(cache, shared_dir, monkeypatc
     assert summary.loc["tasb", "H2R queries"] == len(expected["tasb"].qids)
     assert summary.loc["bm25", "H2R mean NDCG@10"] == pytest.approx(expected["bm25"].mean)
     assert summary.loc["bm25", "mean NDCG@10"] == pytest.approx(0.5058, abs=5e-5)
-    both = h2r.intersection(expected.values())
+    both = overlap.intersection(expected.values())
     assert at.metric[0].value == f"{len(both)} queries"
     table = at.dataframe[3].value
     assert len(table) == 43 and sorted(table["qid"][table["hard under both"]]) == both

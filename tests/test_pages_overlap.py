@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import jobs
 from pipeline import overlap_view as view
-from pipeline.h2r import SetSummary, hard_set
+from pipeline.sets.rule import SetSummary, hard_set
 from pipeline.judging import DEFAULT_CAP
 from tests.failure_fixture import TOPICS, run_designed_study
 

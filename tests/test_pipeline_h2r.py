@@ -7,6 +7,7 @@ import pytest
 from pipeline import h2r
 from pipeline.data.datasets import load_dataset
 from pipeline.retrievers import get_run
+from pipeline.sets import overlap, rule
 
 
 def test_rule_is_linear_interpolated_quantile_inclusive():
@@ -39,7 +40,7 @@ def test_a_tie_block_far_past_the_target_is_left_out_and_reported():
     values = {f"q{i:02d}": v for i, v in enumerate(shares)}
     # the earlier rule: numpy.quantile(v, 0.75) = 0.5 (ascending index 8.25 in 0.5's block), so 7 "hard" queries
     assert sum(v >= np.quantile(shares, 0.75) for v in shares) == 7
-    hard = h2r.hard_set(values, 0.25, "h2j", top=True)
+    hard = rule.hard_set(values, 0.25, "h2j", top=True)
     # 2 above the block of 5 at 0.5: sizes 2 (|2-3| = 1) or 7 (|7-3| = 4) -> 2
     assert hard.qids == ("q00", "q01") and hard.threshold == pytest.approx(0.5)
     assert (hard.n_target, hard.tie_value, hard.tie_block, hard.tie_included) == (3, 0.5, 5, False)
@@ -53,15 +54,15 @@ def test_a_tie_block_far_past_the_target_is_left_out_and_reported():
 def test_equal_distance_keeps_the_smaller_set_and_no_ties_no_warning():
     # bottom: 2 strictly below a block of 2 at 0.3 -> sizes 2 or 4, both 1 from the target 3 -> 2
     values = dict(zip("abcdefghijkl", [0.1, 0.2, 0.3, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0]))
-    hard = h2r.hard_set(values, 0.25, "h2r")
+    hard = rule.hard_set(values, 0.25, "h2r")
     assert hard.qids == ("a", "b") and hard.ties_decide and not hard.tie_included
     # 1 below a block of 3 at 0.2 -> sizes 1 (|1-3| = 2) or 4 (|4-3| = 1) -> 4
     values = dict(zip("abcdefghijkl", [0.1, 0.2, 0.2, 0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0]))
-    hard = h2r.hard_set(values, 0.25, "h2r")
+    hard = rule.hard_set(values, 0.25, "h2r")
     assert hard.qids == ("a", "b", "c", "d") and hard.tie_included and "included" in hard.warning()
     # a block that ends at the target decides nothing
     values = dict(zip("abcdefghijkl", [0.1, 0.2, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0]))
-    hard = h2r.hard_set(values, 0.25, "h2r")
+    hard = rule.hard_set(values, 0.25, "h2r")
     assert hard.qids == ("a", "b", "c") and not hard.ties_decide and hard.warning() is None
 
 
@@ -69,13 +70,13 @@ def test_when_most_disagreements_are_zero_not_every_query_is_hard():
     # issue 18: with most shares 0 the top quantile's threshold is 0 and ">= 0" made every query hard
     values = {f"q{i:02d}": v for i, v in enumerate([0.5, 0.25] + [0.0] * 10)}
     assert np.quantile(list(values.values()), 0.75) == 0.0
-    hard = h2r.hard_set(values, 0.25, "h2j", top=True)  # target 3; 2 above a block of 10 zeros: 2 (vs 12)
+    hard = rule.hard_set(values, 0.25, "h2j", top=True)  # target 3; 2 above a block of 10 zeros: 2 (vs 12)
     assert hard.qids == ("q00", "q01") and hard.tie_block == 10 and not hard.tie_included
 
 
 def test_when_most_values_tie_at_the_hardest_the_set_is_empty_and_says_why():
     values = {f"q{i:02d}": (0.0 if i < 8 else 0.1 * i) for i in range(12)}  # 8 queries at nDCG 0; target 3
-    hard = h2r.hard_set(values, 0.25, "h2r")
+    hard = rule.hard_set(values, 0.25, "h2r")
     assert hard.qids == () and hard.mean is None and hard.tie_block == 8
     assert "no query is distinguishably harder" in hard.warning()
 
@@ -91,8 +92,8 @@ def test_bad_input():
 
 def test_intersection_and_regions():
     sets = {"bm25": ["1", "2", "3"], "tasb": ["2", "3", "4"], "llm": ["3", "5"]}
-    assert h2r.intersection(sets.values()) == ["3"]
-    regions = h2r.overlap_regions(sets)
+    assert overlap.intersection(sets.values()) == ["3"]
+    regions = overlap.overlap_regions(sets)
     assert regions[("bm25",)] == ["1"] and regions[("tasb",)] == ["4"] and regions[("llm",)] == ["5"]
     assert regions[("bm25", "tasb")] == ["2"] and regions[("bm25", "llm")] == []
     assert regions[("bm25", "tasb", "llm")] == ["3"]
@@ -142,7 +143,7 @@ def test_capped_real_dl19_judge_no_longer_makes_most_queries_hard(shared_dir, ju
     values = _capped_disagreement(data, judge, setup, cap)
     v = np.fromiter(values.values(), float)
     assert len(v) == 43 and int((v >= np.quantile(v, 0.75)).sum()) == before  # the reproduction (earlier rule)
-    hard = h2r.hard_set(values, 0.25, "h2j", top=True)
+    hard = rule.hard_set(values, 0.25, "h2j", top=True)
     assert len(hard.qids) == after and hard.n_target == 11
     assert hard.ties_decide == (cap is not None) and (hard.warning() is not None) == (cap is not None)
     if (judge, cap) == ("flan-t5-large", 20):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pipeline.cli.args import (GENERATOR_HELP, bertscore_args, check_models, collection, collection_args, llm_args,
                                llm_options)
 from pipeline.cli.output import dump, print_resolution
-from pipeline.h2r import SetSummary
+from pipeline.sets.rule import SetSummary
 
 
 def cmd_h2g(args) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pipeline.cli.args import NONNEGATIVE_FLOAT, POSITIVE_INT, QUANTILE, number
 from pipeline.cli.output import dump
 from pipeline.data.datasets import DATASETS
-from pipeline.h2r import SetSummary  # a hard set's size, threshold and tie block in one line
+from pipeline.sets.rule import SetSummary  # a hard set's size, threshold and tie block in one line
 
 
 def cmd_eval_run(args) -> None:

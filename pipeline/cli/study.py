@@ -8,7 +8,7 @@ import sys
 from pipeline.cli.args import (GENERATOR_HELP, JUDGE_HELP, POSITIVE_INT, bertscore_args, cap_arg, check_models,
                                collection, collection_args, llm_args, llm_options)
 from pipeline.cli.output import dump, print_resolution, resolution_lines
-from pipeline.h2r import SetSummary
+from pipeline.sets.rule import SetSummary
 
 
 def cmd_overlap(args) -> None:
@@ -82,7 +82,7 @@ def cmd_run(args) -> None:
         print(f"judge {name}: {prov.get('label', name)}")
         print_resolution("judge", prov)
     for label, c in study.configurations.items():
-        a = c.analysis  # pipeline.overlap.overlap_analysis's figures
+        a = c.analysis  # pipeline.sets.overlap.overlap_analysis's figures
         largest = a["largest_pairwise"]
         print(f"{label}: all three {a['all_three']['share']:.1%}; exclusive "
               + ", ".join(f"{t} {e['share']:.0%}" for t, e in a["exclusive"].items() if e["share"] is not None)

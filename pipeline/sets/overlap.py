@@ -22,7 +22,7 @@ from typing import Iterable, Mapping
 
 from scipy import stats
 
-from pipeline.h2r import overlap_regions
+from pipeline.sets.rule import HardSet
 
 TASKS = ("h2r", "h2g", "h2j")
 
@@ -88,3 +88,28 @@ def stability_table(analyses: Mapping[str, Mapping]) -> list[dict]:
                          "p_value": fig["p_value"], "largest": pair == analysis["largest_pairwise"]["pair"],
                          "all_three_share": analysis["all_three"]["share"], "n_queries": analysis["n_queries"]})
     return rows
+
+
+def intersection(sets: Iterable[HardSet | Iterable[str]]) -> list[str]:
+    """Queries in every set ("hard under all"), sorted by qid."""
+    members = [set(s.qids if isinstance(s, HardSet) else s) for s in sets]
+    if not members:
+        return []
+    return sorted(set.intersection(*members))
+
+
+def overlap_regions(named_sets: Mapping[str, Iterable[str]]) -> dict[tuple[str, ...], list[str]]:
+    """Exclusive Venn regions: ``{(names in, ...): qids in exactly those sets}`` (empty regions kept).
+
+    For sets A, B: ``(A,)`` = A only, ``(B,)`` = B only, ``(A, B)`` = both.
+    """
+    names = list(named_sets)
+    members = {name: set(named_sets[name]) for name in names}
+    universe = set().union(*members.values()) if members else set()
+    regions: dict[tuple[str, ...], list[str]] = {}
+    for size in range(1, len(names) + 1):
+        for combo in combinations(names, size):
+            inside = set.intersection(*(members[n] for n in combo))
+            outside = set().union(*(members[n] for n in names if n not in combo))
+            regions[combo] = sorted((inside - outside) & universe)
+    return regions
