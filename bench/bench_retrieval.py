@@ -65,8 +65,8 @@ def main() -> None:
     # --- H2R first, while the process is cold (what a fresh CLI call pays) ---
     with Clock() as clock:
         from pipeline.data.datasets import load_dataset
-        from pipeline.h2r import h2r_report
-        from pipeline.retrievers import get_run
+        from pipeline.retrieval.h2r import h2r_report
+        from pipeline.retrieval.retrievers import get_run
 
         for name in ("dl19", "dl20"):
             data = load_dataset(name, folder)
@@ -78,7 +78,7 @@ def main() -> None:
           f"{clock.wall:.2f} s wall, {clock.cpu:.2f} CPU-s")
 
     # --- BM25 ---
-    from pipeline import bm25, java
+    from pipeline.retrieval import bm25, java
 
     dl19, dl20 = load_dataset("dl19", folder), load_dataset("dl20", folder)
     passages = dl19.passages
@@ -98,7 +98,7 @@ def main() -> None:
         print(f"BM25 search of {len(queries)} queries, depth {depth}: {clock.rate(len(queries), 'queries')}")
 
     # --- dense (packaged MiniLM) ---
-    from pipeline import dense
+    from pipeline.retrieval import dense
 
     with Clock() as clock:
         spec, encoder = dense.load_encoder("minilm")

@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline import evaluation  # noqa: E402
+from pipeline.retrieval import evaluation  # noqa: E402
 from pipeline.data.datasets import load_dataset  # noqa: E402
 from pipeline.failure import folder_judgments  # noqa: E402
 from pipeline.sets.rule import hard_set  # noqa: E402

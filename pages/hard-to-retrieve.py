@@ -4,7 +4,7 @@ import streamlit as st
 from core import jobs
 from pipeline import views
 from pipeline.data.datasets import DatasetError
-from pipeline.retrievers import COMPUTABLE
+from pipeline.retrieval.retrievers import COMPUTABLE
 from pages import use_app_navigation
 
 use_app_navigation()

@@ -4,7 +4,7 @@ values per query, their hard sets, and every configuration's overlap (``run_stud
 Components are named on the command line as ``NAME[=FILE]``:
 
 - retriever: ``NAME=RUNFILE`` imports a run; ``NAME`` alone is the data folder's
-  ``runs/run.NAME.<dataset>.txt``, else computed here (``pipeline.retrievers.get_run``);
+  ``runs/run.NAME.<dataset>.txt``, else computed here (``pipeline.retrieval.retrievers.get_run``);
 - generator: ``NAME=FILE.jsonl`` imports answers; ``NAME`` alone is an LLM spec
   (``embedded``, ``ollama:llama3.2:3b``, ``openai:MODEL@URL``, ``auto``: ``pipeline.llm.specs``),
   and the result is named by the model the spec resolved to (``backend:model``), never by the spec;
@@ -43,7 +43,7 @@ from core.atomic import atomic_write_text
 from pipeline.judging import DEFAULT_CAP
 from pipeline.sets.rule import DEFAULT_QUANTILE, HardSet, SetSummary, hard_set
 from pipeline.sets.overlap import TASKS, overlap_analysis, stability_table
-from pipeline.retrievers import parse_named_arg
+from pipeline.retrieval.retrievers import parse_named_arg
 from pipeline.study_result import (Components, ConfigurationResult, GeneratorResult, JudgeResult, RetrieverResult,
                                    StudyResult)
 
@@ -136,8 +136,8 @@ def first_queries(data, n: int | None):
 
 # ---- the three tasks' per-query values ------------------------------------------------------------
 def retrieval_values(data, arg: str) -> tuple[str, dict[str, float], dict]:
-    from pipeline import evaluation
-    from pipeline.retrievers import get_run
+    from pipeline.retrieval import evaluation
+    from pipeline.retrieval.retrievers import get_run
 
     name, file = parse_named_arg(arg, "--retriever")
     run = get_run(data, name, file)

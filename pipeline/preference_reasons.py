@@ -40,9 +40,9 @@ def preference_reasons(data, typology_file, *, reasons: str | None = None, reaso
 
 def _reasons(data, typology_file, reasons, reasons_model, retriever, quantile, max_queries, assigner, llm_options,
              progress) -> tuple:
-    from pipeline.h2r import h2r_report
+    from pipeline.retrieval.h2r import h2r_report
     from pipeline.llm import make_client
-    from pipeline.retrievers import get_run
+    from pipeline.retrieval.retrievers import get_run
 
     if reasons == "typology":
         typology, assignments, report = difficulty.reasons_from_typology_store(data.name, model=reasons_model)

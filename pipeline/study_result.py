@@ -43,7 +43,7 @@ def _optional(**items) -> dict:
 class RetrieverResult:
     """One retriever's per-query nDCG@10 and its H2R set over every query it scores.
     JSON: ``{info, per_query, h2r, h2r_set}``."""
-    info: dict  # pipeline.retrievers.RetrieverRun.as_dict(): name, kind, provenance, settings
+    info: dict  # pipeline.retrieval.retrievers.RetrieverRun.as_dict(): name, kind, provenance, settings
     per_query: dict[str, float]
     hard_all_queries: list[str]  # H2R over all scored queries (module docstring), hardest first
     hard_all_queries_rule: SetSummary | None  # how the rule drew it (None: stored before the tie rule)

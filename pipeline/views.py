@@ -3,7 +3,7 @@
 The "Hard to retrieve" page shows, for one TREC DL year: how much of the judgments the passage texts
 at hand cover, which retriever runs exist and where they came from (an *imported* run file, e.g. the
 data folder's full-corpus runs, or a run *computed here* over the data folder's passages, a partial
-corpus), and the hard-to-retrieve sets of :func:`pipeline.h2r.h2r_report` with their intersection.
+corpus), and the hard-to-retrieve sets of :func:`pipeline.retrieval.h2r.h2r_report` with their intersection.
 
 The page never retrieves itself: BM25 / dense retrieval runs as a background job
 (``python -m pipeline retrieve``, :func:`submit_retrieval`) and its run appears through
@@ -24,11 +24,11 @@ import plotly.graph_objects as go
 from core import jobs, paths
 from core.jobs import keep_jobs_moving  # noqa: F401  (the page calls views.keep_jobs_moving)
 from pipeline.data import datasets
-from pipeline import retrievers
+from pipeline.retrieval import retrievers
 from pipeline.data.datasets import TrecDlData
 from pipeline.sets.rule import DEFAULT_QUANTILE
-from pipeline.h2r import h2r_report
-from pipeline.retrievers import RetrieverRun
+from pipeline.retrieval.h2r import h2r_report
+from pipeline.retrieval.retrievers import RetrieverRun
 
 DATASET_NAMES: tuple[str, ...] = tuple(datasets.DATASETS)
 JOB_KIND = "pipeline.retrieve"
@@ -180,7 +180,7 @@ def retriever_frame(data: TrecDlData, runs: Sequence[RetrieverRun]) -> pd.DataFr
 
 # ---------------------------------------------------------------------------- hard-to-retrieve sets
 def h2r(data: TrecDlData, runs: Sequence[RetrieverRun], quantile: float = DEFAULT_QUANTILE) -> dict:
-    """:func:`pipeline.h2r.h2r_report` of ``runs`` over the judged queries (NDCG@10)."""
+    """:func:`pipeline.retrieval.h2r.h2r_report` of ``runs`` over the judged queries (NDCG@10)."""
     return h2r_report(data, list(runs), quantile=quantile, measure=MEASURE)
 
 

@@ -12,9 +12,10 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from core import jobs
-from pipeline import evaluation, h2r, views
+from pipeline.retrieval import evaluation, h2r
+from pipeline import views
 from pipeline.data.datasets import load_dataset
-from pipeline.retrievers import get_run
+from pipeline.retrieval.retrievers import get_run
 from pipeline.sets import overlap
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -308,8 +309,8 @@ def test_unconfigured_page_help_is_code_and_points_to_the_readme(cache):
 def test_names_bare_imported_and_at_computed(cache, tiny):
     """bm25 = the data folder's imported full-corpus run; bm25@computed = computed here (partial corpus);
     a computable bare name without an imported run is computed and then reported as NAME@computed."""
-    from pipeline import retrievers
-    from pipeline.errors import RetrievalError
+    from pipeline.retrieval import retrievers
+    from pipeline.retrieval.errors import RetrievalError
 
     (tiny / "runs" / "run.bm25.dl19.txt").write_text(_run_lines(ALPHA_RANKS, "bm25"))
     data = load_dataset("dl19", tiny)

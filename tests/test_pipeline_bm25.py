@@ -7,9 +7,9 @@ import math
 import pytest
 
 from core import paths
-from pipeline import bm25
+from pipeline.retrieval import bm25
 from pipeline.data import trec_io
-from pipeline.retrievers import RetrievalError
+from pipeline.retrieval.retrievers import RetrievalError
 
 pytestmark = pytest.mark.slow
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline import dense
+from pipeline.retrieval import dense
 from pipeline.data import trec_io
-from pipeline.retrievers import RetrievalError
+from pipeline.retrieval.retrievers import RetrievalError
 
 pytestmark = pytest.mark.slow
 
@@ -79,7 +79,7 @@ def test_auto_falls_back_to_packaged_minilm(monkeypatch):
 
 def test_computed_dense_run_has_provenance_and_is_cached(passages, shared_dir):
     from pipeline.data.datasets import load_dataset
-    from pipeline.retrievers import compute_run
+    from pipeline.retrieval.retrievers import compute_run
 
     full = load_dataset("dl19", shared_dir / "data" / "trec_dl")
     data = type(full)(spec=full.spec, topics=full.topics, qrels=full.qrels, passages=passages, source="test")

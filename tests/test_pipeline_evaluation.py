@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from pipeline import evaluation
+from pipeline.retrieval import evaluation
 from pipeline.data import trec_io
 from pipeline.data.datasets import load_dataset
 

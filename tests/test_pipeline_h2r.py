@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline import h2r
+from pipeline.retrieval import h2r
 from pipeline.data.datasets import load_dataset
-from pipeline.retrievers import get_run
+from pipeline.retrieval.retrievers import get_run
 from pipeline.sets import overlap, rule
 
 

@@ -8,7 +8,7 @@ from pipeline.sets.rule import SetSummary  # a hard set's size, threshold and ti
 
 
 def cmd_eval_run(args) -> None:
-    from pipeline.evaluation import evaluate_run_file
+    from pipeline.retrieval.evaluation import evaluate_run_file
 
     result = evaluate_run_file(args.qrels, args.run, args.measure, complete=args.complete,
                                allow_partial=args.allow_partial)
@@ -26,7 +26,7 @@ def _compute_options(args) -> dict:
 
 def cmd_retrieve(args) -> None:
     from pipeline.data.datasets import load_dataset
-    from pipeline.retrievers import compute_run, run_summary
+    from pipeline.retrieval.retrievers import compute_run, run_summary
 
     data = load_dataset(args.dataset, args.data)
     result = compute_run(data, args.retriever, **_compute_options(args))
@@ -47,8 +47,8 @@ def cmd_retrieve(args) -> None:
 
 def cmd_h2r(args) -> None:
     from pipeline.data.datasets import load_dataset
-    from pipeline.h2r import h2r_report
-    from pipeline.retrievers import get_run, parse_named_arg
+    from pipeline.retrieval.h2r import h2r_report
+    from pipeline.retrieval.retrievers import get_run, parse_named_arg
 
     data = load_dataset(args.dataset, args.data)
     data.require_qrels()

@@ -55,7 +55,7 @@ def hard_queries(config: HardSetConfig, llm_options: dict | None = None) -> tupl
     explains exactly the queries the Venn diagram shows.
     """
     from pipeline.failure import failure_sets, judgments_for, load_collection
-    from pipeline.retrievers import get_run, parse_named_arg
+    from pipeline.retrieval.retrievers import get_run, parse_named_arg
 
     collection = {"qrels": config.qrels, "topics": config.topics, "passages": config.passages,
                   "data_dir": config.data}

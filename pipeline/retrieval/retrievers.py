@@ -23,7 +23,7 @@ from pathlib import Path
 
 from core.atomic import atomic_write_text
 from core import paths
-from pipeline.errors import RetrievalError
+from pipeline.retrieval.errors import RetrievalError
 from pipeline.data.trec_io import Run
 
 COMPUTABLE = ("bm25", "dense", "tasb", "minilm")  # dense = TAS-B when loadable, else MiniLM
@@ -64,7 +64,7 @@ def parse_named_arg(text: str, option: str) -> tuple[str, Path | None]:
 def run_summary(data, result: RetrieverRun) -> dict:
     """A run's size (queries, queries with at least one hit, depth) and, when ``data`` has qrels, its
     mean nDCG@10 over the judged queries (missing ones score 0); ``None`` and 0 without qrels."""
-    from pipeline import evaluation
+    from pipeline.retrieval import evaluation
 
     summary = {"n_queries": len(result.run), "n_queries_with_hits": sum(1 for r in result.run.values() if r),
                "depth": result.details["settings"]["depth"], "mean_nDCG@10": None, "n_judged_queries": 0}
@@ -122,7 +122,7 @@ def compute_run(data, retriever: str, *, depth: int = 1000, k1: float = 0.9, b: 
         settings = {"k1": k1, "b": b, "depth": depth}
         description = f"BM25 (pyserini/Anserini, k1={k1:g}, b={b:g})"
     else:
-        from pipeline import dense
+        from pipeline.retrieval import dense
 
         model = "auto" if retriever == "dense" else retriever
         spec = dense.resolve_model(model)  # resolve auto now: the cache key names the model used
@@ -134,7 +134,7 @@ def compute_run(data, retriever: str, *, depth: int = 1000, k1: float = 0.9, b: 
     provenance = f"computed here over a partial corpus ({n:,} passages): {description}"
     if not (path.is_file() and meta_path.is_file()):
         if retriever == "bm25":
-            from pipeline import bm25
+            from pipeline.retrieval import bm25
 
             index = bm25.build_index(data.passages, fingerprint=data.passages_fingerprint, threads=threads)
             run = bm25.search(index, queries, bm25.BM25Settings(k1=k1, b=b, depth=depth), threads=threads,

@@ -23,9 +23,9 @@ from typing import Mapping
 
 from core.atomic import publish_dir
 from core import paths
-from pipeline import java
+from pipeline.retrieval import java
 from pipeline.data.datasets import passages_fingerprint
-from pipeline.errors import RetrievalError
+from pipeline.retrieval.errors import RetrievalError
 from pipeline.data.trec_io import Run
 
 INDEX_ARGS = ("-collection", "JsonCollection", "-generator", "DefaultLuceneDocumentGenerator",

@@ -23,9 +23,9 @@ def h2r_report(data, runs, quantile: float = DEFAULT_QUANTILE, measure: str = "n
     """H2R sets of several retriever runs on one dataset, as plain JSON-ready data.
 
     ``data`` is a :class:`pipeline.data.datasets.TrecDlData`, ``runs`` are
-    :class:`pipeline.retrievers.RetrieverRun`; every run is scored over the judged queries.
+    :class:`pipeline.retrieval.retrievers.RetrieverRun`; every run is scored over the judged queries.
     """
-    from pipeline import evaluation
+    from pipeline.retrieval import evaluation
 
     qrels = data.require_qrels()
     names = [r.name for r in runs]

@@ -27,7 +27,7 @@ import numpy as np
 from core.atomic import atomic_write, publish_dir
 from core import paths
 from pipeline.data.datasets import passages_fingerprint
-from pipeline.errors import RetrievalError
+from pipeline.retrieval.errors import RetrievalError
 from pipeline.data.trec_io import Run
 
 SHARD_SIZE = 2048

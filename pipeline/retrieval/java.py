@@ -73,7 +73,8 @@ def start_jvm() -> None:
 
     if not jnius_config.vm_running:
         if "jnius" in sys.modules:
-            raise JavaError("jnius was imported before pipeline.java.start_jvm(); the JVM settings cannot apply")
+            raise JavaError("jnius was imported before pipeline.retrieval.java.start_jvm(); "
+                            "the JVM settings cannot apply")
         configure_environment()
         jnius_config.add_classpath(str(anserini_jar()))
         jnius_config.set_options(*[o for o in jnius_config.get_options() if VECTOR_MODULE_OPTION not in o])
