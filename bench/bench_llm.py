@@ -39,8 +39,8 @@ def main() -> None:
     os.environ["IRDASH_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-llm-")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-    from pipeline import bertscore
-    from pipeline.generation import zero_shot_messages
+    from pipeline.generation import bertscore
+    from pipeline.generation.answers import zero_shot_messages
     from pipeline.llm import CachedClient, GenerationOptions, ResponseCache, ScriptedBackend
     from pipeline.llm.backends import embedded
 

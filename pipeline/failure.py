@@ -147,8 +147,8 @@ def retrieval_values(data, arg: str) -> tuple[str, dict[str, float], dict]:
 
 def generation_for(data, arg: str, *, llm_options: dict | None = None, progress: bool = True, on_progress=None):
     """The answers of generator ``arg`` (imported, or generated and stored under cache/failure/);
-    an LLM generator that answered no query raises (:mod:`pipeline.generation`), so the study stops there."""
-    from pipeline.generation import Generation, generate_answers, import_answers
+    an LLM generator that answered no query raises (:mod:`pipeline.generation.answers`), so the study stops there."""
+    from pipeline.generation.answers import Generation, generate_answers, import_answers
     from pipeline.llm import make_client
 
     name, file = parse_named_arg(arg, "--generator")
@@ -156,7 +156,7 @@ def generation_for(data, arg: str, *, llm_options: dict | None = None, progress:
         return import_answers(name, file, known_qids=data.topics)
     queries = _require_query_texts(data)
     client = make_client(name, **{"step": "generation", **(llm_options or {})})
-    # a generator that answers nothing raises (pipeline.generation): the step, and the study, stop here
+    # a generator that answers nothing raises (pipeline.generation.answers): the step, and the study, stop here
     gen = generate_answers(client, queries, on_progress=on_progress,
                            progress=f"{data.name} answers ({client.provenance.label})" if progress else None)
     path = study_dir(data) / "generations" / f"{slug(gen.name)}.json"
@@ -177,7 +177,7 @@ def generation_values(data, gen, encoder: str = "auto", aggregate: str = "max",
                       partial_references: str = "exclude") -> tuple[dict[str, float], dict]:
     """BERTScore F1 per answered query; queries with an incomplete reference set are excluded and
     counted unless ``partial_references="include"`` (module docstring)."""
-    from pipeline.bertscore import bertscore_per_query, empty_answers, resolve_encoder
+    from pipeline.generation.bertscore import bertscore_per_query, empty_answers, resolve_encoder
 
     if partial_references not in PARTIAL_REFERENCES:
         raise ValueError(f"partial_references must be one of {PARTIAL_REFERENCES}, got {partial_references!r}")
@@ -189,7 +189,7 @@ def generation_values(data, gen, encoder: str = "auto", aggregate: str = "max",
     scored = [qid for qid in answered if qid not in dropped]
     references = {qid: data.relevant_passages(qid) for qid in scored}
     values, excluded = bertscore_per_query({q: gen.answers[q] for q in scored}, references, enc, aggregate=aggregate)
-    empty = empty_answers(gen.answers)  # never BERTScored (see pipeline.bertscore)
+    empty = empty_answers(gen.answers)  # never BERTScored (see pipeline.generation.bertscore)
     coverage = data.reference_coverage()
     return values, {**enc.as_dict(), "aggregate": aggregate, "excluded_no_relevant_text": excluded,
                     "n_excluded": len(excluded), "n_failed_generations": len(gen.failed),

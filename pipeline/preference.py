@@ -7,7 +7,7 @@ For one TREC DL year and a set of (query, task) reason assignments
    sentence written from them (the first reason by default, one sentence per reason with
    ``reason_mode="all"``). Queries without a highly relevant passage that has text cannot be judged
    and are excluded and counted; ``max_queries`` keeps the first N remaining queries in topic order.
-2. **Generations.** The baseline is the zero-shot prompt of :mod:`pipeline.generation` on the raw
+2. **Generations.** The baseline is the zero-shot prompt of :mod:`pipeline.generation.answers` on the raw
    query; the difficulty-aware prompt is the same with the sentence appended. Each side comes from
    a generator model (a :class:`~pipeline.llm.base.ChatClient`) or from an imported JSONL file of
    ``{"qid", "text"}``; the baseline is generated once per query.
@@ -38,7 +38,7 @@ from core.jobs.progress import ProgressWriter
 from pipeline import pairwise
 from pipeline.data.datasets import RELEVANT_GRADE, TrecDlData
 from pipeline.difficulty import REASON_MODES, SentenceTemplates, assignments_digest, with_difficulty
-from pipeline.generation import GENERATION_OPTIONS, prompt_description, zero_shot_messages
+from pipeline.generation.answers import GENERATION_OPTIONS, prompt_description, zero_shot_messages
 from pipeline.llm.base import ChatClient, GenerationOptions, LLMError, Provenance
 from pipeline.typology.categories import TASKS, Assignment, Typology
 

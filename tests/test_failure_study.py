@@ -77,7 +77,7 @@ def test_partial_reference_sets_are_excluded_and_counted_by_default(tmp_path, ca
     """q3 gets a second grade-2 passage without text: its BERTScore could only be a max over part of its
     references, so by default it is left out of H2G and counted; --partial-references include scores it."""
     from pipeline.failure import generation_values, load_collection, reference_note
-    from pipeline.generation import import_answers
+    from pipeline.generation.answers import import_answers
 
     files = write_collection(tmp_path / "c")
     with open(files["qrels.txt"], "a") as fh:
@@ -153,7 +153,7 @@ def test_a_computed_partial_corpus_run_is_named_name_at_computed(tmp_path):
 def test_aggregate_mean_is_the_mean_of_the_pair_scores(tmp_path, capsys):
     """--aggregate mean averages a query's pair F1s; max takes the largest. The pair scores are put in
     the BERTScore pair cache by hand (what the encoder would have stored), so the answers are exact."""
-    from pipeline.bertscore import PairCache, resolve_encoder
+    from pipeline.generation.bertscore import PairCache, resolve_encoder
 
     folder = tmp_path / "agg"
     folder.mkdir()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.generation import AnswersFormatError, generate_answers, import_answers, zero_shot_messages
+from pipeline.generation.answers import AnswersFormatError, generate_answers, import_answers, zero_shot_messages
 from pipeline.llm import CachedClient, LLMError, ResponseCache, ScriptedBackend
 
 

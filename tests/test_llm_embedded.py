@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.generation import zero_shot_messages
+from pipeline.generation.answers import zero_shot_messages
 from pipeline.llm import GenerationOptions, ResponseCache, make_client
 
 # two DL19 test queries (topics.dl19-passage.txt); read from ../shared when it is there

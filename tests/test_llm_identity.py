@@ -95,7 +95,7 @@ def test_auto_without_a_server_falls_back_to_the_embedded_model_and_says_so(monk
 
 
 def test_bertscore_auto_fallback_is_stated(monkeypatch):
-    from pipeline import bertscore
+    from pipeline.generation import bertscore
 
     def unavailable():
         raise bertscore.EncoderError("cannot load roberta-large")

@@ -36,7 +36,7 @@ def test_an_empty_imported_answer_is_excluded_and_counted_not_bertscored(tmp_pat
 
 
 def test_pair_f1_refuses_an_empty_text():
-    from pipeline.bertscore import pair_f1, resolve_encoder
+    from pipeline.generation.bertscore import pair_f1, resolve_encoder
 
     with pytest.raises(ValueError, match="empty answer"):
         pair_f1(resolve_encoder("minilm"), [""], ["a passage"])
@@ -97,7 +97,7 @@ def test_a_model_the_server_lacks_is_named_with_the_pull_hint(tmp_path, capsys):
 
 def test_a_404_mid_step_stops_the_step_after_one_call(tmp_path):
     """The server lists the model but answers 404 for it (deleted meanwhile): one call, then stop."""
-    from pipeline.generation import generate_answers
+    from pipeline.generation.answers import generate_answers
     from pipeline.llm import CachedClient, LLMUnavailable, ResponseCache
     from pipeline.llm.backends import OllamaBackend
     from tests.loopback_llm import LoopbackLLMServer

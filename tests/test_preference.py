@@ -9,7 +9,7 @@ import pytest
 
 from pipeline import difficulty, pairwise, preference
 from pipeline.difficulty import DifficultyInputError
-from pipeline.generation import zero_shot_messages
+from pipeline.generation.answers import zero_shot_messages
 from pipeline.llm.base import LLMError
 from pipeline.typology.assignment import assign_reasons
 from pipeline.typology.categories import TASKS, Category

@@ -14,7 +14,7 @@ def cmd_prefer(args) -> None:
     from core.jobs.progress import ProgressWriter
     from pipeline import preference
     from pipeline.data.datasets import load_dataset
-    from pipeline.generation import GENERATION_OPTIONS, read_answers_jsonl
+    from pipeline.generation.answers import GENERATION_OPTIONS, read_answers_jsonl
     from pipeline.llm import make_client
     from pipeline.preference_reasons import preference_reasons
 
