@@ -6,13 +6,13 @@ sample of DL19 pairs; the imported Llama-3.3-70B and FLAN-T5-large labels are sc
 The sample: DL19 judged pairs whose passage has text, ``--per-grade`` per NIST grade 0-3, drawn with a
 seeded permutation per grade (so a larger ``--per-grade`` contains the smaller sample: its answers
 come from the response cache). Each model judges with the study's judge: UMBRELA's graded prompt
-(pipeline.judging), binary = grade >= 2. Where the backend exposes log-probabilities, the
+(pipeline.judging.judgments), binary = grade >= 2. Where the backend exposes log-probabilities, the
 log-probability judge (expected grade over the digits 0-3) is scored too: binary at E >= 1.5, graded
 as round(E), and the binary AUC of E.
 
 Figures per judge: parse rate; over the parsed pairs, binary agreement and Cohen's kappa, graded exact
 and within-1 agreement against NIST; seconds per judgment (wall, fresh calls only) and the load
-average. The sample and figures are defined in :mod:`pipeline.judge_benchmark`. The result is written to
+average. The sample and figures are defined in :mod:`pipeline.judging.benchmark`. The result is written to
 ``cache/bench/judge_agreement.json`` (read by the Failure overlap page, next to the judge's H2J set)
 and printed as a table.
 """
@@ -28,9 +28,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.atomic import atomic_write_text  # noqa: E402
-from pipeline.judge_benchmark import agreement, result_path, stratified_sample  # noqa: E402
-from pipeline.judging import (judge_messages, llm_judgments, read_judgments_file, sample_pairs,  # noqa: E402
-                              umbrela_options)
+from pipeline.judging.benchmark import agreement, result_path, stratified_sample  # noqa: E402
+from pipeline.judging.judgments import judge_messages, llm_judgments, read_judgments_file, sample_pairs, umbrela_options
 
 DEFAULT_MODELS = ("smollm2", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
 REFERENCES = ("llama-3.3-70b", "flan-t5-large")
@@ -126,7 +125,7 @@ def main() -> None:
         pairs = [(q, p) for q, pids in drawn.items() for p in pids]
         sample = {"h2j_cap": args.h2j_cap, "seed": 0, "n_pairs": len(pairs),
                   "rule": "the pairs `python -m pipeline h2j --cap N` judges: per query at most N judged pairs with "
-                          "passage text, allocated across grades in proportion (pipeline.judging.sample_pairs)"}
+                          "passage text, allocated across grades in proportion (pipeline.judging.judgments.sample_pairs)"}
     if args.shard:
         k, n = map(int, args.shard.split("/"))
         for key in [m for m in args.models.split(",") if m]:

@@ -5,7 +5,7 @@
 For DL19 and DL20: H2R of the imported BM25 and TAS-B runs (nDCG@10, judged queries missing from a
 run score 0), and H2J of the imported Llama-3.3-70B and FLAN-T5 judgments, binary and graded, with
 every pair (no cap) and with the pairs an LLM judge capped at N per query would label
-(``pipeline.judging.sample_pairs`` over the pairs whose passage has text, as ``llm_judgments`` draws
+(``pipeline.judging.judgments.sample_pairs`` over the pairs whose passage has text, as ``llm_judgments`` draws
 them; the imported labels of exactly those pairs). Each set is computed over the queries its task
 scores, at q = 0.25.
 
@@ -32,7 +32,8 @@ from pipeline.retrieval import evaluation  # noqa: E402
 from pipeline.data.datasets import load_dataset  # noqa: E402
 from pipeline.failure import folder_judgments  # noqa: E402
 from pipeline.sets.rule import hard_set  # noqa: E402
-from pipeline.judging import Judgments, disagreement, import_judgments, sample_pairs  # noqa: E402
+from pipeline.judging.judgments import Judgments, import_judgments, sample_pairs  # noqa: E402
+from pipeline.judging.h2j import disagreement  # noqa: E402
 
 QUANTILE = 0.25
 

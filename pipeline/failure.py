@@ -40,7 +40,7 @@ from pathlib import Path
 
 from core import paths
 from core.atomic import atomic_write_text
-from pipeline.judging import DEFAULT_CAP
+from pipeline.judging.judgments import DEFAULT_CAP
 from pipeline.sets.rule import DEFAULT_QUANTILE, HardSet, SetSummary, hard_set
 from pipeline.sets.overlap import TASKS, overlap_analysis, stability_table
 from pipeline.retrieval.retrievers import parse_named_arg
@@ -216,7 +216,7 @@ def judgments_for(data, arg: str, setup: str, *, cap: int | None, llm_options: d
                   progress: bool = True, on_progress=None, on_total=None):
     """The judgments of judge ``arg`` (imported, or made by an LLM); :class:`StudyStepError` when an
     LLM judge labelled no pair."""
-    from pipeline.judging import import_judgments, llm_judgments
+    from pipeline.judging.judgments import import_judgments, llm_judgments
     from pipeline.llm import make_client
 
     name, file = parse_named_arg(arg, "--judge")
@@ -237,7 +237,7 @@ def judgments_for(data, arg: str, setup: str, *, cap: int | None, llm_options: d
 
 
 def judgment_values(data, judgments) -> tuple[dict[str, float], dict]:
-    from pipeline.judging import disagreement
+    from pipeline.judging.h2j import disagreement
 
     values, counts = disagreement(judgments, data.require_qrels(), data.queries())
     return values, {**counts, "provenance": judgments.provenance, "source": judgments.source}

@@ -28,8 +28,8 @@ from core import jobs  # noqa: E402
 from core.jobs import progress as job_progress  # noqa: E402
 from pipeline import studies  # noqa: E402
 from pipeline.failure import folder_judgments, reference_note  # noqa: E402
-from pipeline.judge_benchmark import benchmark_line  # noqa: E402
-from pipeline.judging import DEFAULT_CAP  # noqa: E402
+from pipeline.judging.benchmark import benchmark_line  # noqa: E402
+from pipeline.judging.judgments import DEFAULT_CAP  # noqa: E402
 from pipeline.llm.base import SMALL_MODEL  # noqa: E402
 from pipeline.sets.overlap import TASKS  # noqa: E402
 from pipeline.study_result import Components, StudyResult  # noqa: E402

@@ -94,7 +94,7 @@ class GeneratorResult:
 class JudgeResult:
     """One judge in one setup (binary or graded): its labels, the per-query disagreement with NIST
     and its H2J set over every query it judged. JSON: ``{info, per_query, labels, unparseable, h2j, h2j_set}``."""
-    info: dict  # pipeline.judging.disagreement's counts + provenance + source
+    info: dict  # pipeline.judging.h2j.disagreement's counts + provenance + source
     per_query: dict[str, float]
     labels: dict
     unparseable: dict

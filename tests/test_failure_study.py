@@ -178,7 +178,7 @@ def test_aggregate_mean_is_the_mean_of_the_pair_scores(tmp_path, capsys):
 
 def test_imported_judgments_cover_every_pair_whatever_the_llm_cap(tmp_path, study):
     from pipeline.failure import judgments_for, load_collection
-    from pipeline.judging import DEFAULT_CAP
+    from pipeline.judging.judgments import DEFAULT_CAP
 
     files = write_collection(tmp_path / "c")
     data = load_collection("designed", qrels=files["qrels.txt"], topics=files["topics.tsv"])

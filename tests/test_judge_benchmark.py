@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pipeline.judge_benchmark import agreement, benchmark_line, stratified_sample
+from pipeline.judging.benchmark import agreement, benchmark_line, stratified_sample
 
 
 def test_sample_is_stratified_nested_and_skips_pairs_without_text():

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.judging import (Judgments, disagreement, expected_grade, import_judgments, judge_messages, llm_judgments,
-                              parse_score, parse_umbrela, sample_pairs, umbrela_template)
+from pipeline.judging.judgments import (Judgments, expected_grade, import_judgments, judge_messages, llm_judgments,
+                                        parse_score, parse_umbrela, sample_pairs, umbrela_template)
+from pipeline.judging.h2j import disagreement
 from pipeline.llm import CachedClient, ResponseCache, ScriptedBackend
 from pipeline.data.trec_io import TrecFormatError
 

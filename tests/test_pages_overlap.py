@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from core import jobs
 from pipeline import overlap_view as view
 from pipeline.sets.rule import SetSummary, hard_set
-from pipeline.judging import DEFAULT_CAP
+from pipeline.judging.judgments import DEFAULT_CAP
 from tests.failure_fixture import TOPICS, run_designed_study
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -152,7 +152,7 @@ def test_start_run_queues_exactly_the_chosen_judges(with_study):
     assert job.command[job.command.index("--max-queries") + 1] == "5"
     study_id = job.command[job.command.index("--study-id") + 1]
     assert job.meta["study_id"] == study_id == job.meta["progress"]
-    # the page's cap is the one default (pipeline.judging.DEFAULT_CAP), as the CLI's
+    # the page's cap is the one default (pipeline.judging.judgments.DEFAULT_CAP), as the CLI's
     assert job.command[job.command.index("--cap") + 1] == str(DEFAULT_CAP) == str(cli_default_cap())
     assert job.command[job.command.index("--partial-references") + 1] == "exclude" and job.status == "queued"
     assert next(b for b in at.button if b.label == "Start").disabled  # one study run at a time

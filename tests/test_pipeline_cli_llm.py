@@ -9,7 +9,7 @@ import json
 import pytest
 
 from pipeline import cli
-from pipeline.judging import DEFAULT_CAP
+from pipeline.judging.judgments import DEFAULT_CAP
 from tests.failure_fixture import write_collection
 from tests.preference_helpers import assignments, dl19_folder
 from tests.loopback_llm import LoopbackLLMServer

@@ -122,7 +122,8 @@ def test_report_on_shared_runs(shared_dir):
 
 def _capped_disagreement(data, judge: str, setup: str, cap):
     """The imported judge's labels of the pairs an LLM judge capped at ``cap`` per query would label."""
-    from pipeline.judging import Judgments, disagreement, import_judgments, sample_pairs
+    from pipeline.judging.judgments import Judgments, import_judgments, sample_pairs
+    from pipeline.judging.h2j import disagreement
 
     qrels = data.require_qrels()
     full = import_judgments(judge, data.folder / "judgments" / f"judgments.{judge}.dl19.txt", setup)

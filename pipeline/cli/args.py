@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from pipeline.data.datasets import DATASETS
-from pipeline.judging import DEFAULT_CAP  # LLM judge: judged pairs per query at most
+from pipeline.judging.judgments import DEFAULT_CAP  # LLM judge: judged pairs per query at most
 
 DEFAULT_TIMEOUT_S = 300.0
 

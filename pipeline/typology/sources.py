@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from pipeline.judging import DEFAULT_CAP
+from pipeline.judging.judgments import DEFAULT_CAP
 from pipeline.typology.context import DEFAULT_CHARS, DEFAULT_K, h2g_context, h2j_context, h2r_context
 from pipeline.typology.induction import HardQuery
 
@@ -81,7 +81,7 @@ def hard_queries(config: HardSetConfig, llm_options: dict | None = None) -> tupl
             return h2g_context(sets.answers.get(q, ""), data.relevant_passages(q), generator, k=config.k,
                                chars=config.chars)
     else:
-        from pipeline.judging import disagrees
+        from pipeline.judging.h2j import disagrees
 
         judgments = judgments_for(data, config.judge, config.setup, cap=config.cap, llm_options=llm_options,
                                   progress=False)

@@ -1,16 +1,5 @@
-"""LLM relevance judgments and hard-to-judge (H2J) sets.
-
-Two setups, both compared with the NIST grades (0 irrelevant, 1 related, 2 highly, 3 perfectly):
-
-- ``binary``: grades 0-1 are "not relevant", 2-3 "relevant"; a pair *disagrees* when the LLM and
-  NIST fall on different sides of that cut. An LLM judge asked in this setup answers 0 (not
-  relevant) or 1 (relevant, i.e. what NIST would grade 2-3); an imported graded judge is cut at 2.
-- ``graded``: the LLM gives 0-3 (an UMBRELA-style prompt); a pair disagrees when |LLM - NIST| > 1.
-
-A query's disagreement is the share of its judged pairs that disagree, over the pairs that have a
-valid LLM label. H2J is the top quantile of the disagreements under ``pipeline.sets.rule.hard_set``'s rule
-(the hardest floor((n-1)q)+1 queries, a tie block at the boundary kept whole, in or out by the size
-closer to that target): a capped judge's shares take few values, and ties must not inflate the set.
+"""LLM relevance judgments: prompts, LLM judges, imported judgments (:class:`Judgments`), in two setups,
+``binary`` and ``graded``; what a disagreement with NIST is in each, and H2J, is :mod:`pipeline.judging.h2j`.
 
 The LLM judge asks as the study did: UMBRELA's graded prompt (``prompts/qrel_fewshot_bing.txt``, read at
 run time from the installed ``umbrela`` package, zero-shot: its few-shot examples would come from the
@@ -47,7 +36,6 @@ from typing import Mapping
 
 import numpy as np
 
-from pipeline.data.datasets import RELEVANT_GRADE
 from pipeline.llm.base import ChatClient, GenerationOptions, LLMError, Message, json_schema_text
 from pipeline.data.trec_io import read_qrels
 
@@ -211,14 +199,6 @@ def parse_score(text: str, setup: str) -> int | None:
     return value if value in allowed else None
 
 
-def disagrees(llm: int, human: int, setup: str, *, llm_is_binary: bool) -> bool:
-    """Whether one pair disagrees under ``setup`` (see the module docstring)."""
-    if setup == "binary":
-        llm_relevant = llm >= 1 if llm_is_binary else llm >= RELEVANT_GRADE
-        return llm_relevant != (human >= RELEVANT_GRADE)
-    return abs(llm - human) > 1
-
-
 @dataclass
 class Judgments:
     """One judge's labels in one setup. ``labels[qid][pid]`` is the LLM label (0-1 binary prompts,
@@ -356,28 +336,3 @@ def import_judgments(name: str, path: str | Path, setup: str, known_qids=None) -
                      labels=labels, labels_binary=False, cap=None, source=f"imported from {Path(path).resolve()}")
 
 
-def disagreement(judgments: Judgments, qrels: Mapping[str, Mapping[str, int]],
-                 queries=None) -> tuple[dict[str, float], dict]:
-    """``({qid: share of disagreeing pairs}, counts)`` over the pairs both NIST and the judge labelled.
-
-    Queries (of ``queries``, default all judged ones) with no such pair are left out and counted.
-    """
-    queries = list(queries if queries is not None else qrels)
-    values: dict[str, float] = {}
-    n_pairs, no_pairs, missing = 0, [], 0
-    for qid in queries:
-        human = qrels.get(qid, {})
-        labelled = judgments.labels.get(qid, {})
-        shared = [pid for pid in labelled if pid in human]
-        missing += sum(1 for pid in human if pid not in labelled)
-        if not shared:
-            no_pairs.append(qid)
-            continue
-        n_dis = sum(disagrees(labelled[p], human[p], judgments.setup, llm_is_binary=judgments.labels_binary)
-                    for p in shared)
-        values[qid] = n_dis / len(shared)
-        n_pairs += len(shared)
-    counts = {"n_pairs_compared": n_pairs, "n_queries": len(values), "queries_without_pairs": no_pairs,
-              "n_judged_pairs_not_labelled": missing, "n_unparseable": judgments.n_unparseable,
-              "n_failed": judgments.n_failed, "cap": judgments.cap}
-    return values, counts
