@@ -9,8 +9,8 @@ import streamlit as st
 
 from pipeline import annotate_view as annotate
 from pipeline import typology_view as view
-from pipeline.annotations import CSV_COLUMNS, AnnotationError
-from pipeline.validation import report as validation_report
+from pipeline.annotation.store import CSV_COLUMNS, AnnotationError
+from pipeline.annotation.validation import report as validation_report
 from pages import use_app_navigation
 
 use_app_navigation()

@@ -7,7 +7,7 @@ The page's state: ``pos`` (the item of the queue shown), ``focus`` (the highligh
 ``None``: the first unmarked one), ``queue_of`` (the (annotator, sample) the position belongs to), the
 queued saves (:data:`PENDING`) and their messages (:data:`PROBLEMS`), and each answer widget's
 last shown value (:func:`reconciled_widget`). Everything written goes through the annotation store
-(:mod:`pipeline.annotations`).
+(:mod:`pipeline.annotation.store`).
 """
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from pipeline.annotations import DEFAULT_SAMPLE, AnnotationError, AnnotationStore, Item
-from pipeline.annotations import default_path as annotations_path
+from pipeline.annotation.store import DEFAULT_SAMPLE, AnnotationError, AnnotationStore, Item
+from pipeline.annotation.store import default_path as annotations_path
 from pipeline.typology.categories import TASK_TITLES
 from pipeline.typology_view import when
-from pipeline.validation import DEFINITIONS, OVERALL
+from pipeline.annotation.validation import DEFINITIONS, OVERALL
 
 
 def open_annotation_store() -> AnnotationStore:

@@ -19,7 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core import jobs
-from pipeline.annotations import UNREADABLE_STATUSES, Item
+from pipeline.annotation.store import UNREADABLE_STATUSES, Item
 from pipeline.llm.base import Provenance
 from pipeline.typology.categories import TASK_TITLES
 from pipeline.typology.store import TypologyStore

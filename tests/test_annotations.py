@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-from pipeline.annotations import (CSV_COLUMNS, LEGACY_CSV_COLUMNS, AnnotationError, AnnotationStore, Item, allocate,
-                                  draw_sample, read_csv)
-from pipeline.validation import report
+from pipeline.annotation.store import (CSV_COLUMNS, LEGACY_CSV_COLUMNS, AnnotationError, AnnotationStore, Item,
+                                       allocate, draw_sample, read_csv)
+from pipeline.annotation.validation import report
 
 CATS = [{"name": "Numbers", "description": "n"}, {"name": "Ambiguity", "description": "a"},
         {"name": "Jargon", "description": "j"}]

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from pipeline import typology_view as view
-from pipeline.annotations import AnnotationStore
-from pipeline.annotations import default_path as annotations_path
+from pipeline.annotation.store import AnnotationStore
+from pipeline.annotation.store import default_path as annotations_path
 from pipeline.typology.induction import HardQuery, InductionConfig
 from pipeline.typology.runner import run_typology
 from pipeline.typology.store import TypologyStore

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from core import jobs
 from pipeline import annotate_view
 from pipeline import typology_view as view
-from pipeline.annotations import AnnotationStore
+from pipeline.annotation.store import AnnotationStore
 from pipeline.typology.induction import HardQuery, InductionConfig
 from pipeline.typology.runner import run_typology
 from pipeline.typology.store import TypologyStore

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from pipeline.validation import DEFINITIONS, KAPPA_UNDEFINED, report
+from pipeline.annotation.validation import DEFINITIONS, KAPPA_UNDEFINED, report
 
 # dl19/h2r, categories X, Y, Z (Z: nobody, neither LLM nor annotators, uses it).
 # LLM assigned q1: X; q2: X, Y.

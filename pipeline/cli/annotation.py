@@ -8,8 +8,8 @@ from pipeline.cli.output import dump
 
 
 def cmd_annotations(args) -> None:
-    from pipeline.annotations import AnnotationStore
-    from pipeline.validation import report
+    from pipeline.annotation.store import AnnotationStore
+    from pipeline.annotation.validation import report
 
     with AnnotationStore() as store:
         if args.create_sample:
