@@ -52,7 +52,7 @@ def main() -> None:
     responses = Path(tempfile.mkdtemp(prefix="bench-preference-")) / "responses.sqlite"
 
     from core import paths
-    from pipeline import difficulty, preference
+    from pipeline.prompting import difficulty, preference
     from pipeline.data.datasets import load_dataset
     from pipeline.llm import ResponseCache, make_client
     from pipeline.llm.base import GenerationOptions

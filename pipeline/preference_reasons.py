@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from core.jobs.progress import ProgressWriter
-from pipeline import difficulty
+from pipeline.prompting import difficulty
 from pipeline.typology.assignment import assign_reasons
 from pipeline.typology.categories import load_typology
 

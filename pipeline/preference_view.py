@@ -1,6 +1,6 @@
 """Data and charts for the "Difficulty-aware generation" page (no streamlit here; the page only lays out widgets).
 
-The page reads stored preference results (:mod:`pipeline.preference`): every pair carries its query,
+The page reads stored preference results (:mod:`pipeline.prompting.preference`): every pair carries its query,
 prompts, answers, difficulty sentence, the judge's raw replies in both orders and the passages the
 judge saw, so nothing is recomputed and no data folder is needed. Untrusted text (queries, passages,
 LLM output) leaves here as plain strings for text widgets, and is HTML-escaped wherever plotly would
@@ -21,8 +21,8 @@ import plotly.graph_objects as go
 
 from core import jobs
 from core.jobs import progress as job_progress
-from pipeline import pairwise, preference
-from pipeline.difficulty import prompt_diff
+from pipeline.prompting import pairwise, preference
+from pipeline.prompting.difficulty import prompt_diff
 from pipeline.llm.base import Provenance
 from pipeline.typology.categories import TASKS
 

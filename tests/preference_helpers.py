@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline import difficulty
+from pipeline.prompting import difficulty
 from pipeline.data.datasets import DATASETS, TrecDlData
 from pipeline.typology.categories import Assignment, load_typology
 from pipeline.llm import CachedClient, Provenance, ResponseCache, ScriptedBackend
@@ -77,7 +77,7 @@ def judge(messages):
 
 def stored_result(small_judge: bool = False) -> dict:
     """Run the scripted experiment and store it in the current cache (as the CLI would)."""
-    from pipeline import preference
+    from pipeline.prompting import preference
 
     generator = client(generate, "generator")
     result = preference.run_preference(data(), assignments(), TYPOLOGY, TEMPLATES,

@@ -151,8 +151,8 @@ def test_smollm2_on_llamacpp_batches_constrains_and_exposes_logprobs(tmp_path, e
 def test_json_steps_ask_for_their_schemas_and_read_schema_shaped_replies():
     """Typology rounds, assignments and pairwise verdicts carry a JSON schema; a reply of exactly that
     shape (what a constrained backend returns) is read by the step's parser."""
-    from pipeline.pairwise import VERDICT_SCHEMA, parse_verdict
-    from pipeline.preference import PreferenceConfig
+    from pipeline.prompting.pairwise import VERDICT_SCHEMA, parse_verdict
+    from pipeline.prompting.preference import PreferenceConfig
     from pipeline.typology.categories import Category
     from pipeline.typology.assignment import assignment_schema
     from pipeline.typology.induction import typology_schema

@@ -7,7 +7,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from pipeline import preference, preference_view as pv
+from pipeline.prompting import preference
+from pipeline import preference_view as pv
 from tests.preference_helpers import HOSTILE, stored_result
 
 ROOT = Path(__file__).resolve().parent.parent

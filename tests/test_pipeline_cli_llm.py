@@ -172,7 +172,7 @@ def test_prefer_refuses_self_judging_unless_allowed(tmp_path, capsys, server, mo
     assert result["self_judging"] is True
     assert result["resolution"] == {"judge": "auto resolved to ollama:llama3.2:3b",
                                     "generator": "auto resolved to ollama:llama3.2:3b"}
-    from pipeline import preference
+    from pipeline.prompting import preference
 
     assert preference.load_result(result["path"])["self_judging"] is True
     code, out, err = _run(capsys, [*argv, "--generator", f"ollama:qwen3:8b@{server.url}"])  # another model

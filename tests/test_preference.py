@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from pipeline import difficulty, pairwise, preference
-from pipeline.difficulty import DifficultyInputError
+from pipeline.prompting import difficulty, pairwise, preference
+from pipeline.prompting.difficulty import DifficultyInputError
 from pipeline.generation.answers import zero_shot_messages
 from pipeline.llm.base import LLMError
 from pipeline.typology.assignment import assign_reasons

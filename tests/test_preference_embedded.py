@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import difficulty, pairwise, preference
+from pipeline.prompting import difficulty, pairwise, preference
 from pipeline.typology.categories import Assignment, load_typology
 from pipeline.data.datasets import load_dataset
 from pipeline.llm import GenerationOptions, ResponseCache, make_client

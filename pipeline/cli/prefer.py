@@ -1,7 +1,7 @@
 """``prefer``: difficulty-aware vs baseline answers, judged pairwise in both orders."""
 from __future__ import annotations
 
-from pipeline import difficulty  # light: its shipped data files are the command's defaults
+from pipeline.prompting import difficulty  # light: its shipped data files are the command's defaults
 from pipeline.cli.args import POSITIVE_INT, QUANTILE, llm_args, llm_options, number, progress_key_arg
 from pipeline.cli.output import dump
 from pipeline.data.datasets import DATASETS
@@ -12,7 +12,7 @@ def cmd_prefer(args) -> None:
     from dataclasses import replace
 
     from core.jobs.progress import ProgressWriter
-    from pipeline import preference
+    from pipeline.prompting import preference
     from pipeline.data.datasets import load_dataset
     from pipeline.generation.answers import GENERATION_OPTIONS, read_answers_jsonl
     from pipeline.llm import make_client

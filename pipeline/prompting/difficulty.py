@@ -12,7 +12,7 @@ Three inputs, all data rather than code:
   (query, task) ``{"qid", "task", "categories": [name, ...]}`` (most important first; hand-assigned,
   another tool's output), from the failure typology's runs (:func:`reasons_from_typology_store`) or
   from an LLM (:func:`pipeline.typology.assignment.assign_reasons`);
-* **sentence templates** (``pipeline/data/difficulty_sentences.json``): one sentence per category,
+* **sentence templates** (``pipeline/prompting/difficulty_sentences.json``): one sentence per category,
   matched by normalised name, and a ``default`` template with ``{category}`` and
   ``{description}`` for categories without one. The templates used are stored with every result.
 
@@ -35,7 +35,7 @@ from typing import Iterable, Sequence
 from pipeline.llm.base import Message
 from pipeline.typology.categories import TASKS, Assignment, Category, Typology, normalise_name
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
+DATA_DIR = Path(__file__).resolve().parent
 DEFAULT_TEMPLATES = DATA_DIR / "difficulty_sentences.json"
 REASON_MODES = ("first", "all")
 

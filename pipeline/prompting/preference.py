@@ -1,7 +1,7 @@
 """Difficulty-aware generation judged pairwise against the baseline: the experiment and its stored results.
 
 For one TREC DL year and a set of (query, task) reason assignments
-(:class:`pipeline.typology.categories.Assignment`, read by :mod:`pipeline.difficulty`):
+(:class:`pipeline.typology.categories.Assignment`, read by :mod:`pipeline.prompting.difficulty`):
 
 1. **Units.** One pair per assignment: the query, its task, its categories and the difficulty
    sentence written from them (the first reason by default, one sentence per reason with
@@ -11,11 +11,11 @@ For one TREC DL year and a set of (query, task) reason assignments
    query; the difficulty-aware prompt is the same with the sentence appended. Each side comes from
    a generator model (a :class:`~pipeline.llm.base.ChatClient`) or from an imported JSONL file of
    ``{"qid", "text"}``; the baseline is generated once per query.
-3. **Judging.** :mod:`pipeline.pairwise`: both orders, raw replies stored, outcome per pair.
+3. **Judging.** :mod:`pipeline.prompting.pairwise`: both orders, raw replies stored, outcome per pair.
 4. **Summary.** Per dataset, per task and per category: counts, preference rate, Wilson 95% interval,
    sign-test p, inconsistent share, each labelled with the judge that produced it. The unit is a
-   query (a query hard in two tasks is one unit, :func:`pipeline.pairwise.query_outcome`); the pair
-   counts and the verdict rule's rate are reported beside (``pipeline.pairwise`` docstring).
+   query (a query hard in two tasks is one unit, :func:`pipeline.prompting.pairwise.query_outcome`); the pair
+   counts and the verdict rule's rate are reported beside (``pipeline.prompting.pairwise`` docstring).
 
 Every LLM call goes through the caller's ChatClient, i.e. the response cache: a rerun of the same
 configuration makes no call, and a killed run resumes where it stopped (the calls it had finished are
@@ -35,9 +35,9 @@ from typing import Callable, Mapping, Sequence
 from core import paths
 from core.atomic import atomic_write_text
 from core.jobs.progress import ProgressWriter
-from pipeline import pairwise
+from pipeline.prompting import pairwise
 from pipeline.data.datasets import RELEVANT_GRADE, TrecDlData
-from pipeline.difficulty import REASON_MODES, SentenceTemplates, assignments_digest, with_difficulty
+from pipeline.prompting.difficulty import REASON_MODES, SentenceTemplates, assignments_digest, with_difficulty
 from pipeline.generation.answers import GENERATION_OPTIONS, prompt_description, zero_shot_messages
 from pipeline.llm.base import ChatClient, GenerationOptions, LLMError, Provenance
 from pipeline.typology.categories import TASKS, Assignment, Typology
