@@ -111,7 +111,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from pipeline.data.datasets import load_dataset
-    from pipeline.failure import folder_judgments
+    from pipeline.study.run import folder_judgments
 
     data = load_dataset(args.dataset, args.data)
     qrels = data.require_qrels()

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline.retrieval import evaluation  # noqa: E402
 from pipeline.data.datasets import load_dataset  # noqa: E402
-from pipeline.failure import folder_judgments  # noqa: E402
+from pipeline.study.run import folder_judgments  # noqa: E402
 from pipeline.sets.rule import hard_set  # noqa: E402
 from pipeline.judging.judgments import Judgments, import_judgments, sample_pairs  # noqa: E402
 from pipeline.judging.h2j import disagreement  # noqa: E402
@@ -86,7 +86,8 @@ def main() -> None:
                     values, _ = disagreement(capped(full, data, cap), qrels, data.queries())
                     rows.append(row(name, "h2j", judge, setup, cap, values, top=True))
         if args.generator:
-            from pipeline.failure import generation_for, generation_values
+            from pipeline.study.run import generation_for
+            from pipeline.generation.h2g import generation_values
 
             gen = generation_for(data, args.generator, progress=False)
             label = gen.provenance.get("label", args.generator)

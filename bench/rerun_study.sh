@@ -34,7 +34,7 @@ step() {  # step NAME command...
 export_answers() {  # the generator's stored answers as {"qid", "text"} JSONL
     $PY - "$1" "$2" <<'PY'
 import json, os, sys
-from pipeline.failure import study_dir
+from pipeline.study.run import study_dir
 from pipeline.data.datasets import load_dataset
 folder = study_dir(load_dataset(sys.argv[1], os.environ["DATA"])) / "generations"
 # the answers step's generation: the newest stored one (its file is named after the resolved model)

@@ -1,7 +1,7 @@
 """Data and charts for the "Failure overlap" page (no streamlit here; the page only lays out widgets).
 
-The page reads the studies that ``python -m pipeline run`` wrote (:mod:`pipeline.studies`) as
-:class:`pipeline.study_result.StudyResult` and starts new runs as background jobs (:func:`submit_study`),
+The page reads the studies that ``python -m pipeline run`` wrote (:mod:`pipeline.study.store`) as
+:class:`pipeline.study.result.StudyResult` and starts new runs as background jobs (:func:`submit_study`),
 like training jobs. Everything it shows names its configuration (retriever | generator | judge | setup),
 and a configuration with a small model (``Provenance.small``) carries its note saying that its figures
 exercise the pipeline and are not findings.
@@ -26,13 +26,14 @@ import plotly.graph_objects as go  # noqa: E402
 
 from core import jobs  # noqa: E402
 from core.jobs import progress as job_progress  # noqa: E402
-from pipeline import studies  # noqa: E402
-from pipeline.failure import folder_judgments, reference_note  # noqa: E402
+from pipeline.study import store as studies  # noqa: E402
+from pipeline.study.run import folder_judgments  # noqa: E402
+from pipeline.generation.h2g import reference_note  # noqa: E402
 from pipeline.judging.benchmark import benchmark_line  # noqa: E402
 from pipeline.judging.judgments import DEFAULT_CAP  # noqa: E402
 from pipeline.llm.base import SMALL_MODEL  # noqa: E402
 from pipeline.sets.overlap import TASKS  # noqa: E402
-from pipeline.study_result import Components, StudyResult  # noqa: E402
+from pipeline.study.result import Components, StudyResult  # noqa: E402
 
 JOB_KIND = "pipeline.failure-study"
 TASK_LABELS = {"h2r": "Hard to retrieve", "h2g": "Hard to generate", "h2j": "Hard to judge"}
@@ -391,7 +392,7 @@ def imported_judges(dataset: str, folder: str | Path | None) -> list[str]:
 def submit_study(dataset: str, folder: str | Path | None, **options) -> int:
     """Queue a study run; its id is chosen here, so the job's row can link to the study it writes
     and read its progress record (``meta["study_id"]``, ``meta["progress"]``)."""
-    from pipeline import studies as store
+    from pipeline.study import store
 
     study_id = store.new_study_id({"dataset": dataset, **options, "nonce": uuid.uuid4().hex})
     command = study_command(dataset, folder, study_id=study_id, **options)

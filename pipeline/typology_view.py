@@ -26,7 +26,7 @@ from pipeline.typology.store import TypologyStore
 from pipeline.typology.store import default_path as typology_path
 
 JOB_KIND = "typology"
-DEFAULT_GENERATOR = "embedded"  # pipeline.typology.sources.HardSetConfig.generator
+DEFAULT_GENERATOR = "embedded"  # pipeline.study.typology_sources.HardSetConfig.generator
 # CommonMark's backslash-escapable characters: escaped, a Markdown-rendering label shows them literally
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>:$&^=\"'])")
 

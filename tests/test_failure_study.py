@@ -7,7 +7,7 @@ import json
 import pytest
 
 from pipeline import cli
-from pipeline.studies import load_study
+from pipeline.study.store import load_study
 from tests.failure_fixture import QIDS, run_designed_study, write_collection
 
 
@@ -76,7 +76,8 @@ def test_real_dl19_llama_judgments(shared_dir, capsys):
 def test_partial_reference_sets_are_excluded_and_counted_by_default(tmp_path, capsys):
     """q3 gets a second grade-2 passage without text: its BERTScore could only be a max over part of its
     references, so by default it is left out of H2G and counted; --partial-references include scores it."""
-    from pipeline.failure import generation_values, load_collection, reference_note
+    from pipeline.generation.h2g import generation_values, reference_note
+    from pipeline.study.run import load_collection
     from pipeline.generation.answers import import_answers
 
     files = write_collection(tmp_path / "c")
@@ -107,7 +108,7 @@ def test_partial_reference_sets_are_excluded_and_counted_by_default(tmp_path, ca
 @pytest.mark.parametrize("dataset, partial, judged", [("dl19", 0, 43), ("dl20", 28, 54), ("dl21", 47, 53)])
 def test_partial_reference_counts_on_the_shared_data(shared_dir, dataset, partial, judged):
     from pipeline.data.datasets import load_dataset
-    from pipeline.failure import partial_reference_queries
+    from pipeline.generation.h2g import partial_reference_queries
 
     data = load_dataset(dataset, shared_dir / "data" / "trec_dl")
     assert len(data.queries()) == judged and len(partial_reference_queries(data)) == partial
@@ -133,7 +134,7 @@ def test_overlap_text_output_says_what_produced_every_number(tmp_path, capsys):
 def test_a_computed_partial_corpus_run_is_named_name_at_computed(tmp_path):
     """A run file that compute_run wrote (its JSON sidecar says so) is a partial-corpus run: whatever
     NAME the user gives it, reports name it NAME@computed (the retrievers module's contract)."""
-    from pipeline.failure import load_collection, retrieval_values
+    from pipeline.study.run import load_collection, retrieval_values
 
     files = write_collection(tmp_path / "c")
     computed = tmp_path / "bm25-0123.txt"
@@ -177,7 +178,7 @@ def test_aggregate_mean_is_the_mean_of_the_pair_scores(tmp_path, capsys):
 
 
 def test_imported_judgments_cover_every_pair_whatever_the_llm_cap(tmp_path, study):
-    from pipeline.failure import judgments_for, load_collection
+    from pipeline.study.run import judgments_for, load_collection
     from pipeline.judging.judgments import DEFAULT_CAP
 
     files = write_collection(tmp_path / "c")

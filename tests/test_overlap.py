@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from pipeline.failure import combine
+from pipeline.study.run import combine
 from pipeline.sets.rule import hard_set
 from pipeline.sets.overlap import overlap_analysis, pairwise, stability_table
 

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from core.jobs import progress as job_progress
-from pipeline import cli, studies
-from pipeline.failure import load_collection, run_study
+from pipeline import cli
+from pipeline.study import store as studies
+from pipeline.study.run import load_collection, run_study
 from pipeline.llm.base import LLMError
 from tests.failure_fixture import run_designed_study, write_collection
 
@@ -94,7 +95,7 @@ def test_a_stored_study_reads_back_as_its_type_unchanged(cache, tmp_path):
     """Issue 20: the study result type's JSON form is the study file: dict -> StudyResult -> dict is
     the stored dict, written in the same bytes (the CLI's --json prints it), and the fields say which
     of a retriever's two H2R sets is the study's (over the configuration's universe)."""
-    from pipeline.study_result import StudyResult
+    from pipeline.study.result import StudyResult
 
     study = run_designed_study(tmp_path / "a")
     path = studies.study_path("designed", study["id"])
@@ -161,7 +162,7 @@ def test_an_llm_judge_that_labels_nothing_stops_the_study(cache, tmp_path):
     """An LLM judge whose every call fails without the server being unreachable (the loopback server's
     ``empty`` model: every reply empty, each recorded as a failed call) stops the run at that step:
     before, the study went on with an empty H2J set."""
-    from pipeline.failure import StudyStepError
+    from pipeline.study.run import StudyStepError
     from tests.loopback_llm import LoopbackLLMServer
 
     files = write_collection(tmp_path / "c")

@@ -9,7 +9,8 @@ from pipeline.sets.rule import SetSummary
 
 def cmd_h2g(args) -> None:
     check_models(args, args.generator)
-    from pipeline.failure import h2g_sets, reference_note
+    from pipeline.study.run import h2g_sets
+    from pipeline.generation.h2g import reference_note
 
     data = collection(args)
     out = h2g_sets(data, args.generator, quantile=args.quantile, encoder=args.encoder, aggregate=args.aggregate,

@@ -8,7 +8,7 @@ from pipeline.sets.rule import SetSummary
 
 def cmd_h2j(args) -> None:
     check_models(args, [args.judge])
-    from pipeline.failure import h2j_sets
+    from pipeline.study.run import h2j_sets
 
     data = collection(args)
     setups = args.setup or ["binary", "graded"]

@@ -16,7 +16,7 @@ def cmd_prefer(args) -> None:
     from pipeline.data.datasets import load_dataset
     from pipeline.generation.answers import GENERATION_OPTIONS, read_answers_jsonl
     from pipeline.llm import make_client
-    from pipeline.preference_reasons import preference_reasons
+    from pipeline.study.preference_reasons import preference_reasons
 
     # the decoding options given on the command line go into the recorded configuration (both roles)
     llm = llm_options(args)

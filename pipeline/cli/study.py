@@ -13,7 +13,7 @@ from pipeline.sets.rule import SetSummary
 
 def cmd_overlap(args) -> None:
     check_models(args, [args.generator, args.judge])
-    from pipeline.failure import failure_sets
+    from pipeline.study.run import failure_sets
 
     result = failure_sets(args.dataset, retriever=args.retriever, generator=args.generator, judge=args.judge,
                           setup=args.setup, quantile=args.quantile, data_dir=args.data, qrels=args.qrels,
@@ -28,9 +28,9 @@ def cmd_overlap(args) -> None:
 
 
 def _overlap_lines(result):
-    """The overlap's text output (of a :class:`pipeline.failure.FailureSets`): every number with what
+    """The overlap's text output (of a :class:`pipeline.study.run.FailureSets`): every number with what
     produced it (components, rule, test)."""
-    from pipeline.failure import reference_note
+    from pipeline.generation.h2g import reference_note
 
     c, prov, figures, n = result.configuration, result.provenance, result.analysis, len(result.universe)
     gen, judge = prov["generator"], prov["judge"]
@@ -58,7 +58,7 @@ def _overlap_lines(result):
 
 def cmd_run(args) -> None:
     check_models(args, [*(args.generator or ["auto"]), *(args.judge or ["auto"])])
-    from pipeline.failure import run_study, study_components
+    from pipeline.study.run import run_study, study_components
 
     data = collection(args)
     retrievers, generators, judges = study_components(data, args.retriever, args.generator, args.judge)
@@ -94,7 +94,7 @@ def cmd_run(args) -> None:
 
 
 def cmd_studies(args) -> None:
-    from pipeline import studies
+    from pipeline.study import store as studies
 
     if args.delete:
         path = studies.delete_study(args.dataset, args.delete)

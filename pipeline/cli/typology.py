@@ -16,7 +16,7 @@ def cmd_typology(args) -> None:
     from pipeline.typology.categories import resolve_typology
     from pipeline.typology.induction import InductionConfig
     from pipeline.typology.runner import run_typology, typology_stages
-    from pipeline.typology.sources import HardSetConfig, hard_queries
+    from pipeline.study.typology_sources import HardSetConfig, hard_queries
     from pipeline.typology.store import TypologyStore
 
     hard_config = HardSetConfig(dataset=args.dataset, task=args.task, retriever=args.retriever,

@@ -54,3 +54,8 @@ def disagreement(judgments: Judgments, qrels: Mapping[str, Mapping[str, int]],
               "n_judged_pairs_not_labelled": missing, "n_unparseable": judgments.n_unparseable,
               "n_failed": judgments.n_failed, "cap": judgments.cap}
     return values, counts
+
+
+def judgment_values(data, judgments) -> tuple[dict[str, float], dict]:
+    values, counts = disagreement(judgments, data.require_qrels(), data.queries())
+    return values, {**counts, "provenance": judgments.provenance, "source": judgments.source}

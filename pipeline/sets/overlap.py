@@ -11,8 +11,8 @@ Figures, over the ``N`` queries that all three tasks score (the *universe*):
   tells "larger than chance" apart from "largest".
 
 This module computes figures over sets it is given and imports nothing of the study: the sets of a
-configuration come from :func:`pipeline.failure.failure_sets` (one configuration) or
-:func:`pipeline.failure.run_study` (every configuration), which import this module, never the
+configuration come from :func:`pipeline.study.run.failure_sets` (one configuration) or
+:func:`pipeline.study.run.run_study` (every configuration), which import this module, never the
 other way round.
 """
 from __future__ import annotations

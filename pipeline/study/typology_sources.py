@@ -1,6 +1,6 @@
 """The hard queries of one task under one configuration, with their task context, for a typology run.
 
-The hard sets come from the failure pipeline (``pipeline.failure.failure_sets``: the three sets of one
+The hard sets come from the failure pipeline (``pipeline.study.run.failure_sets``: the three sets of one
 configuration over the queries all three tasks score); this module picks one task's set and renders
 each query's context
 (``pipeline.typology.context``). ``max_queries`` keeps the hardest ``N`` (the cap is recorded in the
@@ -17,7 +17,7 @@ from pipeline.typology.induction import HardQuery
 
 @dataclass(frozen=True)
 class HardSetConfig:
-    """One configuration, in the ``NAME[=FILE]`` forms of ``pipeline.failure``, plus the context size."""
+    """One configuration, in the ``NAME[=FILE]`` forms of ``pipeline.study.run``, plus the context size."""
     dataset: str | None  # a registry name, or None with ``qrels`` (any TREC-style collection)
     task: str
     retriever: str = "bm25"  # NAME[=RUNFILE]
@@ -32,7 +32,7 @@ class HardSetConfig:
     cap: int | None = DEFAULT_CAP  # LLM judge: judged pairs per query at most
     encoder: str = "auto"
     aggregate: str = "max"
-    partial_references: str = "exclude"  # H2G: queries with an incomplete reference set (pipeline.failure)
+    partial_references: str = "exclude"  # H2G: queries with an incomplete reference set (pipeline.study.run)
     max_queries: int | None = None
     k: int = DEFAULT_K
     chars: int = DEFAULT_CHARS
@@ -50,11 +50,11 @@ def _cap(qids: list[str], config: HardSetConfig) -> list[str]:
 def hard_queries(config: HardSetConfig, llm_options: dict | None = None) -> tuple[str, list[HardQuery], dict]:
     """``(dataset name, queries hardest first, description of the set)`` for ``config.task``.
 
-    The set is the task's set of the configuration's three sets (``pipeline.failure.failure_sets``:
+    The set is the task's set of the configuration's three sets (``pipeline.study.run.failure_sets``:
     computed over the queries all three tasks score, as in the overlap analysis), so a typology
     explains exactly the queries the Venn diagram shows.
     """
-    from pipeline.failure import failure_sets, judgments_for, load_collection
+    from pipeline.study.run import failure_sets, judgments_for, load_collection
     from pipeline.retrieval.retrievers import get_run, parse_named_arg
 
     collection = {"qrels": config.qrels, "topics": config.topics, "passages": config.passages,

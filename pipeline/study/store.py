@@ -8,8 +8,8 @@ runs started in the same second with the same configuration still get their own.
 
 Every study file holds its ``id``, its ``configuration`` (what the run was asked to do: components,
 setups, quantile, encoder, aggregate, cap, query cap, data folder), ``time`` (ISO 8601, UTC, when it
-started) and ``finished`` besides the results (see :func:`pipeline.failure.run_study`). The store
-reads and writes that JSON form; :class:`pipeline.study_result.StudyResult` is its type.
+started) and ``finished`` besides the results (see :func:`pipeline.study.run.run_study`). The store
+reads and writes that JSON form; :class:`pipeline.study.result.StudyResult` is its type.
 
 Before this layout a dataset had one ``cache/failure/<dataset>/study.json``, replaced by every run.
 :func:`migrate_legacy` moves such a file into the layout (id from its content and modification

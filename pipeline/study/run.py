@@ -27,8 +27,8 @@ records each query's reference coverage (with text / all), and by default (``par
 sets of a configuration are computed with the H2R rule over the *universe*: the queries all three
 tasks score, so that they can be intersected and tested against independence. These are the study's
 sets; each component also records its own set over every query it scores, which no figure uses
-(:mod:`pipeline.study_result` names the two apart). ``run_study`` returns a
-:class:`pipeline.study_result.StudyResult`.
+(:mod:`pipeline.study.result` names the two apart). ``run_study`` returns a
+:class:`pipeline.study.result.StudyResult`.
 """
 from __future__ import annotations
 
@@ -44,8 +44,10 @@ from pipeline.judging.judgments import DEFAULT_CAP
 from pipeline.sets.rule import DEFAULT_QUANTILE, HardSet, SetSummary, hard_set
 from pipeline.sets.overlap import TASKS, overlap_analysis, stability_table
 from pipeline.retrieval.retrievers import parse_named_arg
-from pipeline.study_result import (Components, ConfigurationResult, GeneratorResult, JudgeResult, RetrieverResult,
+from pipeline.study.result import (Components, ConfigurationResult, GeneratorResult, JudgeResult, RetrieverResult,
                                    StudyResult)
+from pipeline.generation.h2g import generation_values, reference_note
+from pipeline.judging.h2j import judgment_values
 
 MEASURE = "nDCG@10"
 CONVENTIONS = {
@@ -164,54 +166,6 @@ def generation_for(data, arg: str, *, llm_options: dict | None = None, progress:
     return Generation.from_dict(gen.as_dict())
 
 
-PARTIAL_REFERENCES = ("exclude", "include")
-
-
-def partial_reference_queries(data, qids=None) -> list[str]:
-    """Judged queries (of ``qids``) with some but not all of their grade-2/3 passages' texts."""
-    coverage = data.reference_coverage()
-    return [q for q in (coverage if qids is None else qids) if q in coverage and 0 < coverage[q][0] < coverage[q][1]]
-
-
-def generation_values(data, gen, encoder: str = "auto", aggregate: str = "max",
-                      partial_references: str = "exclude") -> tuple[dict[str, float], dict]:
-    """BERTScore F1 per answered query; queries with an incomplete reference set are excluded and
-    counted unless ``partial_references="include"`` (module docstring)."""
-    from pipeline.generation.bertscore import bertscore_per_query, empty_answers, resolve_encoder
-
-    if partial_references not in PARTIAL_REFERENCES:
-        raise ValueError(f"partial_references must be one of {PARTIAL_REFERENCES}, got {partial_references!r}")
-    enc = resolve_encoder(encoder)
-    qrels = data.require_qrels()
-    answered = [qid for qid in gen.answers if qid in qrels]
-    partial = partial_reference_queries(data, answered)
-    dropped = set(partial) if partial_references == "exclude" else set()
-    scored = [qid for qid in answered if qid not in dropped]
-    references = {qid: data.relevant_passages(qid) for qid in scored}
-    values, excluded = bertscore_per_query({q: gen.answers[q] for q in scored}, references, enc, aggregate=aggregate)
-    empty = empty_answers(gen.answers)  # never BERTScored (see pipeline.generation.bertscore)
-    coverage = data.reference_coverage()
-    return values, {**enc.as_dict(), "aggregate": aggregate, "excluded_no_relevant_text": excluded,
-                    "n_excluded": len(excluded), "n_failed_generations": len(gen.failed),
-                    "excluded_empty_answer": empty, "n_empty_answers": len(empty),
-                    "partial_references": partial_references, "n_answered": len(answered),
-                    "n_partial_references": len(partial), "excluded_partial_references": sorted(dropped),
-                    "n_excluded_partial_references": len(dropped),
-                    "reference_coverage": {q: list(coverage[q]) for q in answered},
-                    "corpus_note": data.coverage.summary()}
-
-
-def reference_note(info: dict) -> str:
-    """One line: the partial-reference choice and its counts (CLI text output, the page)."""
-    n_partial = info.get("n_partial_references")
-    if n_partial is None:
-        return "reference coverage not recorded (a study from before partial references were counted)"
-    verb = ("excluded from H2G (partial references: exclude)" if info["partial_references"] == "exclude" else
-            "scored against the passages that have text (partial references: include)")
-    return (f"{n_partial} of {info['n_answered']} answered queries have only some of their grade-2/3 passages' "
-            f"texts: {verb}; {info['n_excluded']} more have none (excluded)")
-
-
 def judgments_for(data, arg: str, setup: str, *, cap: int | None, llm_options: dict | None = None,
                   progress: bool = True, on_progress=None, on_total=None):
     """The judgments of judge ``arg`` (imported, or made by an LLM); :class:`StudyStepError` when an
@@ -234,13 +188,6 @@ def judgments_for(data, arg: str, setup: str, *, cap: int | None, llm_options: d
         raise StudyStepError(f"{data.name}: judge {client.provenance.label} ({setup}) answered none of "
                              f"{len(failed)} pairs; last error: {_last_error(failed)}")
     return judgments
-
-
-def judgment_values(data, judgments) -> tuple[dict[str, float], dict]:
-    from pipeline.judging.h2j import disagreement
-
-    values, counts = disagreement(judgments, data.require_qrels(), data.queries())
-    return values, {**counts, "provenance": judgments.provenance, "source": judgments.source}
 
 
 # ---- sets and configurations ----------------------------------------------------------------------
@@ -283,7 +230,7 @@ def h2g_sets(data, generators, *, quantile: float = DEFAULT_QUANTILE, encoder: s
 
 def hard_over_all_queries(values: dict[str, float], task: str, quantile: float) -> tuple[list[str], SetSummary | None]:
     """A component's set over every query it scores, and how the rule drew it (``([], None)`` without
-    any): what a component's result records beside its values (``pipeline.study_result``; the study's
+    any): what a component's result records beside its values (``pipeline.study.result``; the study's
     figures use each configuration's sets over its universe instead)."""
     if not values:
         return [], None
@@ -347,14 +294,14 @@ def run_study(data, *, retrievers, generators, judges, setups=("binary", "graded
               log=print, study_id: str | None = None, progress_key: str | None = None,
               partial_references="exclude") -> StudyResult:
     """Every step for every component, then every configuration's overlap; stored as a new study
-    (:mod:`pipeline.studies`, atomically, under ``study_id`` or a new id) and returned. A step that
+    (:mod:`pipeline.study.store`, atomically, under ``study_id`` or a new id) and returned. A step that
     fails stops the run before anything is stored. Resumable: LLM answers come from the response
     cache and BERTScore pairs from their cache, so a rerun repeats no expensive call.
 
     ``progress_key``: the job's progress record (:mod:`core.jobs.progress`): stage n of m and items
     done of total, read by the page's jobs table."""
     from core.jobs.progress import ProgressWriter
-    from pipeline import studies
+    from pipeline.study import store as studies
 
     data = first_queries(data, max_queries)
     data.require_qrels()

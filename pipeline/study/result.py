@@ -1,5 +1,5 @@
-"""The failure study's result as types: what ``pipeline.failure.run_study`` returns, the studies store
-keeps (:mod:`pipeline.studies`, as JSON) and the page and the CLI read, field by field.
+"""The failure study's result as types: what ``pipeline.study.run.run_study`` returns, the studies store
+keeps (:mod:`pipeline.study.store`, as JSON) and the page and the CLI read, field by field.
 
 The JSON form (:meth:`StudyResult.to_dict`, :meth:`StudyResult.from_dict`) is the study file's: the
 same keys, values and key order as the files stored before these types existed, so stored studies
@@ -66,7 +66,7 @@ class GeneratorResult:
     options: dict
     source: object
     failed: dict[str, str]  # qid -> why the call failed
-    bertscore: dict  # pipeline.failure.generation_values' record (encoder, aggregate, exclusions, coverage)
+    bertscore: dict  # pipeline.generation.h2g.generation_values' record (encoder, aggregate, exclusions, coverage)
     per_query: dict[str, float]
     answers: dict[str, str]
     hard_all_queries: list[str]  # H2G over all scored queries (module docstring), hardest first
@@ -174,16 +174,16 @@ class ConfigurationResult:
 @dataclass
 class StudyResult:
     """One stored study: what it was asked to do, the components' values and sets, and every
-    configuration's sets and overlap. JSON: the study file (:mod:`pipeline.studies`)."""
+    configuration's sets and overlap. JSON: the study file (:mod:`pipeline.study.store`)."""
     id: str
-    configuration: dict  # pipeline.failure.study_configuration: what the run was asked (hashed into the id)
+    configuration: dict  # pipeline.study.run.study_configuration: what the run was asked (hashed into the id)
     time: str  # ISO 8601 UTC: started
     finished: str
     dataset: str
     source: str
     coverage: dict  # pipeline.data.datasets corpus coverage
     quantile: float
-    conventions: dict  # pipeline.failure.CONVENTIONS when it ran
+    conventions: dict  # pipeline.study.run.CONVENTIONS when it ran
     cap: int | None
     partial_references: str | None
     data_folder: str | None
@@ -195,7 +195,7 @@ class StudyResult:
     judges: dict[str, dict[str, JudgeResult]]  # judge -> setup -> result
     configurations: dict[str, ConfigurationResult]  # label -> result
     stability: list[dict]  # pipeline.sets.overlap.stability_table rows
-    migrated_from: str | None = None  # a legacy study.json's path (pipeline.studies.migrate_legacy)
+    migrated_from: str | None = None  # a legacy study.json's path (pipeline.study.store.migrate_legacy)
 
     def retriever(self, label: str) -> RetrieverResult:
         return self.retrievers[self.configurations[label].components.retriever]

@@ -1,0 +1,57 @@
+"""Hard to generate (H2G): each answered query's BERTScore F1 against its reference passages (those graded
+2-3 that have text), the maximum over them by default (:func:`generation_values`).
+
+A query whose reference set is only partly in the corpus (some grade-2/3 passages without text) can only
+score lower, so H2G would partly measure corpus coverage: such queries are left out and counted
+(``partial_references="exclude"``, the default) or scored against the passages at hand (``"include"``);
+:func:`reference_note` is the one-line report of that choice.
+"""
+from __future__ import annotations
+
+
+PARTIAL_REFERENCES = ("exclude", "include")
+
+
+def partial_reference_queries(data, qids=None) -> list[str]:
+    """Judged queries (of ``qids``) with some but not all of their grade-2/3 passages' texts."""
+    coverage = data.reference_coverage()
+    return [q for q in (coverage if qids is None else qids) if q in coverage and 0 < coverage[q][0] < coverage[q][1]]
+
+
+def generation_values(data, gen, encoder: str = "auto", aggregate: str = "max",
+                      partial_references: str = "exclude") -> tuple[dict[str, float], dict]:
+    """BERTScore F1 per answered query; queries with an incomplete reference set are excluded and
+    counted unless ``partial_references="include"`` (module docstring)."""
+    from pipeline.generation.bertscore import bertscore_per_query, empty_answers, resolve_encoder
+
+    if partial_references not in PARTIAL_REFERENCES:
+        raise ValueError(f"partial_references must be one of {PARTIAL_REFERENCES}, got {partial_references!r}")
+    enc = resolve_encoder(encoder)
+    qrels = data.require_qrels()
+    answered = [qid for qid in gen.answers if qid in qrels]
+    partial = partial_reference_queries(data, answered)
+    dropped = set(partial) if partial_references == "exclude" else set()
+    scored = [qid for qid in answered if qid not in dropped]
+    references = {qid: data.relevant_passages(qid) for qid in scored}
+    values, excluded = bertscore_per_query({q: gen.answers[q] for q in scored}, references, enc, aggregate=aggregate)
+    empty = empty_answers(gen.answers)  # never BERTScored (see pipeline.generation.bertscore)
+    coverage = data.reference_coverage()
+    return values, {**enc.as_dict(), "aggregate": aggregate, "excluded_no_relevant_text": excluded,
+                    "n_excluded": len(excluded), "n_failed_generations": len(gen.failed),
+                    "excluded_empty_answer": empty, "n_empty_answers": len(empty),
+                    "partial_references": partial_references, "n_answered": len(answered),
+                    "n_partial_references": len(partial), "excluded_partial_references": sorted(dropped),
+                    "n_excluded_partial_references": len(dropped),
+                    "reference_coverage": {q: list(coverage[q]) for q in answered},
+                    "corpus_note": data.coverage.summary()}
+
+
+def reference_note(info: dict) -> str:
+    """One line: the partial-reference choice and its counts (CLI text output, the page)."""
+    n_partial = info.get("n_partial_references")
+    if n_partial is None:
+        return "reference coverage not recorded (a study from before partial references were counted)"
+    verb = ("excluded from H2G (partial references: exclude)" if info["partial_references"] == "exclude" else
+            "scored against the passages that have text (partial references: include)")
+    return (f"{n_partial} of {info['n_answered']} answered queries have only some of their grade-2/3 passages' "
+            f"texts: {verb}; {info['n_excluded']} more have none (excluded)")
