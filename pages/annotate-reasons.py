@@ -7,10 +7,9 @@ comes back to the same place.
 """
 import streamlit as st
 
-from pipeline import annotate_view as annotate
-from pipeline import typology_view as view
-from pipeline.annotation.store import CSV_COLUMNS, AnnotationError
-from pipeline.annotation.validation import report as validation_report
+from pipeline.views import annotate
+from pipeline.views import typology as view
+from pipeline.views.annotate import AnnotationError, CSV_COLUMNS, validation_report
 from pages import use_app_navigation
 
 use_app_navigation()

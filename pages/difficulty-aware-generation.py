@@ -3,7 +3,7 @@ import streamlit as st
 
 from core import jobs, paths
 from pages import use_app_navigation
-from pipeline import preference_view as pv
+from pipeline.views import preference as pv
 
 use_app_navigation()
 

@@ -3,7 +3,7 @@ import streamlit as st
 
 from core import jobs, paths
 from pages import use_app_navigation
-from pipeline import overlap_view as view
+from pipeline.views import overlap as view
 
 use_app_navigation()
 

@@ -2,9 +2,8 @@
 import streamlit as st
 
 from core import jobs
-from pipeline import views
-from pipeline.data.datasets import DatasetError
-from pipeline.retrieval.retrievers import COMPUTABLE
+from core.errors import DatasetError
+from pipeline.views import hard_to_retrieve as views
 from pages import use_app_navigation
 
 use_app_navigation()
@@ -69,7 +68,7 @@ with st.expander("Compute a run here (background job, partial corpus)"):
     st.caption(f"Runs `python -m pipeline retrieve` over this folder's {len(data.passages):,} passages. The run is "
                "listed above once the job has finished.")
     left, right = st.columns([1, 3])
-    retriever = left.selectbox("Retriever", COMPUTABLE, help="dense = TAS-B when loadable, else MiniLM")
+    retriever = left.selectbox("Retriever", views.COMPUTABLE, help="dense = TAS-B when loadable, else MiniLM")
     busy = any(j.active and j.meta.get("retriever") == retriever for j in views.retrieval_jobs(name))
 
     def queue() -> None:  # a callback, so the rerun that follows already sees the job (and disables the button)

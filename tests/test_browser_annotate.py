@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import typology_view as view
+from pipeline.views import typology as view
 from pipeline.annotation.store import AnnotationStore
 from pipeline.annotation.store import default_path as annotations_path
 from pipeline.typology.induction import HardQuery, InductionConfig

@@ -58,7 +58,7 @@ def test_benchmark_line_names_the_judge_figures(tmp_path, monkeypatch):
 
 
 def test_overlap_provenance_names_the_offline_model_and_the_judge_benchmark(tmp_path, monkeypatch):
-    from pipeline.overlap_view import provenance_lines
+    from pipeline.views.overlap import provenance_lines
     from pipeline.study.result import (Components, ConfigurationResult, GeneratorResult, JudgeResult, RetrieverResult,
                                        StudyResult)
 

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import jobs
 from pipeline.retrieval import evaluation, h2r
-from pipeline import views
+from pipeline.views import hard_to_retrieve as views
 from pipeline.data.datasets import load_dataset
 from pipeline.retrieval.retrievers import get_run
 from pipeline.sets import overlap

@@ -12,7 +12,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from core import jobs
-from pipeline import overlap_view as view
+from pipeline.views import overlap as view
 from pipeline.sets.rule import SetSummary, hard_set
 from pipeline.judging.judgments import DEFAULT_CAP
 from tests.failure_fixture import TOPICS, run_designed_study

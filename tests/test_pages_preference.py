@@ -1,4 +1,4 @@
-"""The "Difficulty-aware generation" page (AppTest) and pipeline.preference_view, on a scripted stored result."""
+"""The "Difficulty-aware generation" page (AppTest) and pipeline.views.preference, on a scripted stored result."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,7 +8,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from pipeline.prompting import preference
-from pipeline import preference_view as pv
+from pipeline.views import preference as pv
 from tests.preference_helpers import HOSTILE, stored_result
 
 ROOT = Path(__file__).resolve().parent.parent

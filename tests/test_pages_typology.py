@@ -12,8 +12,8 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from core import jobs
-from pipeline import annotate_view
-from pipeline import typology_view as view
+from pipeline.views import annotate as annotate_view
+from pipeline.views import typology as view
 from pipeline.annotation.store import AnnotationStore
 from pipeline.typology.induction import HardQuery, InductionConfig
 from pipeline.typology.runner import run_typology

@@ -13,7 +13,7 @@ def cmd_annotations(args) -> None:
 
     with AnnotationStore() as store:
         if args.create_sample:
-            from pipeline.typology_view import sample_items
+            from pipeline.views.typology import sample_items
             from pipeline.typology.store import TypologyStore
 
             with TypologyStore() as typology:

@@ -1,6 +1,6 @@
 """Data and charts for the "Failure typology" page (pages only lay out widgets), and the annotation
 sample drawn from its runs (:func:`sample_items`; the "Annotate reasons" page's own state and tables
-are :mod:`pipeline.annotate_view`).
+are :mod:`pipeline.views.annotate`).
 
 Reads the typology store; the only writes are a job submitted to the queue. Text from models and
 passages goes into DataFrames and ``st.text`` as plain strings (never HTML or Markdown); where a

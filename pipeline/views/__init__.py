@@ -1,0 +1,7 @@
+"""Page helpers, one module per page (like ``ltr.views``): tables, figures, job commands and page state,
+never ``streamlit`` itself. ``hard_to_retrieve``, ``overlap``, ``typology``, ``preference`` and, where
+present, ``annotate``.
+
+May import ``pipeline.study`` and every stage package, ``core`` and third-party libraries; only
+``pages/``, ``app.py`` and ``pipeline.cli`` import it.
+"""
