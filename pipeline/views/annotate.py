@@ -21,8 +21,8 @@ from pipeline.annotation.store import default_path as annotations_path
 from pipeline.typology.categories import TASK_TITLES
 from pipeline.views.typology import when
 from pipeline.annotation.validation import DEFINITIONS, OVERALL
-from pipeline.annotation.validation import report as validation_report  # noqa: F401  (the page imports it from here)
-from pipeline.annotation.store import CSV_COLUMNS  # noqa: F401  (the page imports it from here)
+from pipeline.annotation.validation import report as validation_report  # noqa: F401  (the page's import)
+from pipeline.annotation.store import CSV_COLUMNS  # noqa: F401  (the page's import)
 
 
 def open_annotation_store() -> AnnotationStore:
