@@ -29,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.atomic import atomic_write_text  # noqa: E402
 from pipeline.judging.benchmark import agreement, result_path, stratified_sample  # noqa: E402
-from pipeline.judging.judgments import judge_messages, llm_judgments, read_judgments_file, sample_pairs, umbrela_options
+from pipeline.judging.judgments import (judge_messages, llm_judgments, read_judgments_file,  # noqa: E402
+                                        sample_pairs, umbrela_options)
 
 DEFAULT_MODELS = ("smollm2", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
 REFERENCES = ("llama-3.3-70b", "flan-t5-large")
@@ -124,8 +125,9 @@ def main() -> None:
         drawn = sample_pairs({q: qrels[q] for q in queries}, args.h2j_cap, eligible=data.passages.__contains__)
         pairs = [(q, p) for q, pids in drawn.items() for p in pids]
         sample = {"h2j_cap": args.h2j_cap, "seed": 0, "n_pairs": len(pairs),
-                  "rule": "the pairs `python -m pipeline h2j --cap N` judges: per query at most N judged pairs with "
-                          "passage text, allocated across grades in proportion (pipeline.judging.judgments.sample_pairs)"}
+                  "rule": "the pairs `python -m pipeline h2j --cap N` judges: per query at most N judged pairs "
+                          "with passage text, allocated across grades in proportion "
+                          "(pipeline.judging.judgments.sample_pairs)"}
     if args.shard:
         k, n = map(int, args.shard.split("/"))
         for key in [m for m in args.models.split(",") if m]:

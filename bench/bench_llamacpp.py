@@ -63,8 +63,8 @@ out = {"spec": spec, "engine": getattr(backend, "engine", "transformers"), "thre
        "tokens_per_s": one_tokens / one_s, "tokens_per_cpu_s": one_tokens / one_cpu}
 if hasattr(backend, "last_timings"):
     # prefill of a judge-sized prompt (about 340 tokens, nothing cached), as llama.cpp times it
-    long_prompt = [{"role": "user", "content": " ".join(f"Passage {i}: the sky is blue because air scatters short "
-                                                       f"wavelengths of sunlight more than long ones." for i in range(20))}]
+    passage = "the sky is blue because air scatters short wavelengths of sunlight more than long ones."
+    long_prompt = [{"role": "user", "content": " ".join(f"Passage {i}: {passage}" for i in range(20))}]
     backend.complete(long_prompt, GenerationOptions(max_tokens=1, seed=1))
     t = backend.last_timings
     out.update(prefill_tokens=t.get("prompt_n"), prefill_tokens_per_s=t.get("prompt_per_second"))
