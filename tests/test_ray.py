@@ -224,7 +224,9 @@ def test_dashboard_job_runs_as_a_ray_task_and_streams_into_the_store(dashboard):
 def test_cancel_in_the_dashboard_cancels_the_ray_task(dashboard):
     from core import jobs
 
-    at = _training_page([3], epochs=500)
+    # the page's most epochs: on a loaded CI machine 500 epochs finished between the first logged
+    # epoch and the click (the job then reads "completed", a race, not a cancel that failed)
+    at = _training_page([3], epochs=10_000)
     (job,) = jobs.list_jobs()
     run_id = job.meta["run_ids"][0]
     store_path = dashboard / "runs.sqlite"
@@ -244,7 +246,7 @@ def test_cancel_in_the_dashboard_cancels_the_ray_task(dashboard):
         run = _wait(lambda: (r := store.get_run(run_id))["status"] != "running" and r, timeout=30,
                     what="the run to stop")
     assert run["status"] == "cancelled" and "KeyboardInterrupt" in run["error"]
-    assert run["epochs_done"] < 500
+    assert run["epochs_done"] < 10_000
 
 
 def test_store_actor_is_shared_per_store_file_and_replaced_with_the_file(ray_cluster, tmp_path):
