@@ -184,7 +184,7 @@ def dashboard(ray_cluster, tmp_path, monkeypatch):
         os.kill(info["pid"], signal.SIGKILL)
 
 
-def _training_page(folds, epochs):
+def _training_page(folds, epochs, patience=None):
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60)
@@ -194,6 +194,8 @@ def _training_page(folds, epochs):
     at.multiselect[0].set_value(list(folds))
     next(n for n in at.number_input if n.label == "Epochs").set_value(epochs)
     next(n for n in at.number_input if n.label.startswith("Batch size")).set_value(32)
+    if patience is not None:
+        next(n for n in at.number_input if n.label.startswith("Patience")).set_value(patience)
     at.radio(key="executor").set_value("ray").run()
     assert any("Ray task" in c.value for c in at.caption)
     start = next(b for b in at.button if b.label == "Start training")
@@ -224,9 +226,9 @@ def test_dashboard_job_runs_as_a_ray_task_and_streams_into_the_store(dashboard):
 def test_cancel_in_the_dashboard_cancels_the_ray_task(dashboard):
     from core import jobs
 
-    # the page's most epochs: on a loaded CI machine 500 epochs finished between the first logged
-    # epoch and the click (the job then reads "completed", a race, not a cancel that failed)
-    at = _training_page([3], epochs=10_000)
+    # no early stopping: on a loaded CI machine the run stopped early (patience 10) between its first
+    # logged epoch and the click, and read "completed" (a race with early stopping, not a failed cancel)
+    at = _training_page([3], epochs=10_000, patience=0)
     (job,) = jobs.list_jobs()
     run_id = job.meta["run_ids"][0]
     store_path = dashboard / "runs.sqlite"
