@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from pipeline.llm.base import SMALL_MODEL
 from tests.preference_helpers import HOSTILE, stored_result
 from tests.test_browser_e2e import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, dashboard  # noqa: F401 (fixture)
 
@@ -39,7 +40,7 @@ def test_open_a_query_and_see_both_generations(dashboard):  # noqa: F811
             # side by side: the two answers sit in two columns at the same height
             b, a = baseline.bounding_box(), aware.bounding_box()
             assert a["x"] > b["x"] + b["width"] and abs(a["y"] - b["y"]) < 40
-            page.get_by_text("135M-class model", exact=False).first.wait_for(timeout=30_000)
+            page.get_by_text(SMALL_MODEL, exact=False).first.wait_for(timeout=30_000)
             _code(page, "+ This query requires numerical data.").wait_for(timeout=30_000)
 
             page.get_by_role("button", name="Next").click()

@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from pipeline.prompting import preference
 from pipeline.views import preference as pv
+from pipeline.llm.base import SMALL_MODEL
 from tests.preference_helpers import HOSTILE, stored_result
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,7 +45,7 @@ def test_view_summary_and_selection(cache):
     frame = pv.summary_frame({"dl19": result})
     row = frame.iloc[0]
     assert (row["wins"], row["ties"], row["losses"], row["unparseable"]) == (1, 1, 1, 1)
-    assert row["study rate"] == 0.6456 and "135M-class" in row["judge"]
+    assert row["study rate"] == 0.6456 and SMALL_MODEL in row["judge"]
     assert set(pv.summary_frame({"dl19": result}, "category")["group"]) == {
         "category Numerical data requirements", "category Specific product terminology",
         "category Need for recent information"}
@@ -52,13 +53,13 @@ def test_view_summary_and_selection(cache):
     fig = pv.summary_figure(frame)
     bars, verdicts, study = fig.data
     assert list(bars.y) == [pytest.approx(1 / 3)] and list(study.y) == list(preference.STUDY_RATES.values())
-    assert "135M-class" in fig.layout.title.text
+    assert SMALL_MODEL in fig.layout.title.text
     assert [p["qid"] for p in pv.select_pairs(result, "all tasks and categories", "only wins")] == ["q1"]
     assert [p["qid"] for p in pv.select_pairs(result, "task H2G")] == ["q3"]
     assert [p["qid"] for p in pv.select_pairs(result, outcome_filter="only inconsistent")] == ["q2"]
     keys = ["a", "b", "c"]
     assert (pv.neighbour(keys, "a", -1), pv.neighbour(keys, "c", 1), pv.neighbour(keys, "x", 1)) == ("c", "a", "a")
-    assert "135M-class" in pv.small_model_warning(result)
+    assert SMALL_MODEL in pv.small_model_warning(result)
 
 
 def test_page_without_results_shows_the_study_figures(cache):
@@ -71,7 +72,7 @@ def test_page_without_results_shows_the_study_figures(cache):
 def test_page_side_by_side_navigation_and_filters(cache):
     stored_result(small_judge=True)
     at = _page()
-    assert "135M-class model" in at.warning[0].value
+    assert SMALL_MODEL in at.warning[0].value
     summary = at.dataframe[0].value
     assert summary["preference rate"].tolist() == [pytest.approx(1 / 3)] and summary["study rate"].tolist() == [0.6456]
     assert len(at.get("plotly_chart")) == 1 and at.get("download_button")

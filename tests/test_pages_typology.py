@@ -18,6 +18,7 @@ from pipeline.annotation.store import AnnotationStore
 from pipeline.typology.induction import HardQuery, InductionConfig
 from pipeline.typology.runner import run_typology
 from pipeline.typology.store import TypologyStore
+from pipeline.llm.base import SMALL_MODEL
 from tests.llm_helpers import scripted_client
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -441,6 +442,6 @@ def test_the_small_model_warning_comes_from_the_runs_stored_provenance(cache, tm
         run = run_typology(tiny, store, dataset="dl19", task="h2r", queries=[HardQuery("q1", "query one", "ctx")],
                            hard_set={"n_hard": 1}, config=InductionConfig(batch_size=1))
         note = view.small_model_note(view.run_provenances(store, [run["run_id"]]))
-        assert note.startswith("Reasons produced by a 135M-class model") and "not a finding" in note
+        assert note.startswith(f"Reasons produced by a {SMALL_MODEL}") and "not a finding" in note
         assert view.small_model_note(view.run_provenances(store, ["", "no-such-run"])) == ""
     assert view.small_model_note([Provenance("scripted", "SmolLM2-135M-lookalike").as_dict()]) == ""

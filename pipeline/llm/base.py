@@ -18,8 +18,9 @@ from typing import Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 Message = dict[str, str]
 # How every label, note and page warning names a small model (``Provenance.small``: under 1B
-# parameters, such as the tests' SmolLM2-135M).
-SMALL_MODEL = "135M-class model"
+# parameters, such as the tests' SmolLM2-135M and the 0.5B Qwen2.5-Coder). The 1.5B default is not
+# small: its note states its size and how it judged on the benchmark sample instead.
+SMALL_MODEL = "sub-1B model"
 
 
 class LLMError(RuntimeError):
