@@ -57,6 +57,21 @@ def test_benchmark_line_names_the_judge_figures(tmp_path, monkeypatch):
     assert benchmark_line({"backend": "embedded", "model": "other"}) is None
 
 
+def test_benchmark_line_says_which_pairs_and_the_logprob_judge(tmp_path, monkeypatch):
+    """An H2J-cap sample is named as such, a judge scored on part of the sample says on how many, and the
+    log-probability judge's AUC comes with the label figures."""
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path))
+    fig = {"n_pairs": 40, "parse_rate": 1.0, "binary_agreement": 0.6, "kappa": 0.1, "graded_exact": 0.3,
+           "graded_within_1": 0.8, "logprob": {"auc_binary": 0.62, "kappa": 0.05}}
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "judge_agreement.json").write_text(json.dumps({
+        "dataset": "dl19", "sample": {"n_pairs": 172, "h2j_cap": 4}, "models": {"m": {"model": "M", **fig}}}))
+    line = benchmark_line({"backend": "embedded", "model": "M"})
+    assert line.startswith("Judge benchmark (the 172 DL19 pairs an H2J run at cap 4 judges; scored on the 40 it "
+                           "reached): kappa 0.10")
+    assert line.endswith("AUC 0.62 (kappa 0.05 at 1.5)")
+
+
 def test_overlap_provenance_names_the_offline_model_and_the_judge_benchmark(tmp_path, monkeypatch):
     from pipeline.views.overlap import provenance_lines
     from pipeline.study.result import (Components, ConfigurationResult, GeneratorResult, JudgeResult, RetrieverResult,

@@ -85,7 +85,14 @@ def _figures_line(fig: dict) -> str:
         return f"parse rate {fig.get('parse_rate', 0):.0%}"
     return (f"kappa {fig['kappa']:.2f} (binary at grade 2, agreement {fig['binary_agreement']:.0%}), graded exact "
             f"{fig['graded_exact']:.0%}, within one grade {fig['graded_within_1']:.0%}, parse rate "
-            f"{fig['parse_rate']:.0%}")
+            f"{fig['parse_rate']:.0%}" + _logprob_words(fig.get("logprob")))
+
+
+def _logprob_words(logprob: dict | None) -> str:
+    if not logprob or logprob.get("auc_binary") is None:
+        return ""
+    return (f"; its expected grade over the digits 0-3 separates relevant from non-relevant pairs with AUC "
+            f"{logprob['auc_binary']:.2f} (kappa {logprob['kappa']:.2f} at 1.5)")
 
 
 def benchmark_line(provenance: dict, result: dict | None = None) -> str | None:
@@ -94,7 +101,6 @@ def benchmark_line(provenance: dict, result: dict | None = None) -> str | None:
     if not result:
         return None
     sample = result.get("sample", {})
-    where = f"{sample.get('n_pairs')} {result.get('dataset', '').upper()} pairs, {sample.get('per_grade')} per NIST grade"
     model = provenance.get("model")
     if provenance.get("backend") == "imported":
         fig = result.get("references", {}).get(model)
@@ -102,4 +108,17 @@ def benchmark_line(provenance: dict, result: dict | None = None) -> str | None:
         fig = next((m for m in result.get("models", {}).values() if m.get("model") == model and "error" not in m), None)
     if not fig:
         return None
-    return f"Judge benchmark ({where}): {_figures_line(fig)}"
+    return f"Judge benchmark ({_sample_words(result, fig)}): {_figures_line(fig)}"
+
+
+def _sample_words(result: dict, fig: dict) -> str:
+    """Which pairs the figures rest on: the stratified sample, or an H2J run's pairs (``--h2j-cap``), and how
+    many of them this judge was scored on when a ``--cached-only`` run reached only some."""
+    sample, dataset = result.get("sample", {}), result.get("dataset", "").upper()
+    n = sample.get("n_pairs")
+    if "h2j_cap" in sample:
+        words = f"the {n} {dataset} pairs an H2J run at cap {sample['h2j_cap']} judges"
+    else:
+        words = f"{n} {dataset} pairs, {sample.get('per_grade')} per NIST grade"
+    scored = fig.get("n_pairs", n)
+    return words if scored == n else f"{words}; scored on the {scored} it reached"
