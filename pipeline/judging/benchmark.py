@@ -25,13 +25,17 @@ RESULT_NAME = "judge_agreement.json"
 
 
 def stratified_sample(qrels, has_text, per_grade: int, seed: int) -> list[tuple[str, str]]:
-    """``per_grade`` (qid, pid) pairs of each NIST grade 0-3 among those whose passage ``has_text``."""
-    out = []
+    """``per_grade`` (qid, pid) pairs of each NIST grade 0-3 among those whose passage ``has_text``.
+
+    The pairs come round-robin across the grades (a grade 0 pair, a grade 1 pair, ...), because a run is judged in
+    this order: a run stopped early, or a shard ``[k::n]`` with ``n`` prime to 4, then still holds every grade
+    equally, instead of only the low grades."""
+    strata = []
     for grade in range(4):
         pool = sorted((q, p) for q, judged in qrels.items() for p, g in judged.items() if g == grade and has_text(p))
         order = np.random.default_rng([seed, grade]).permutation(len(pool))
-        out.extend(pool[i] for i in order[:per_grade])
-    return out
+        strata.append([pool[i] for i in order[:per_grade]])
+    return [stratum[rank] for rank in range(per_grade) for stratum in strata if rank < len(stratum)]
 
 
 def _kappa(a, b) -> float:
