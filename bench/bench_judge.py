@@ -107,7 +107,7 @@ def main() -> None:
     parser.add_argument("--out", default=None, help="result file (default: cache/bench/judge_agreement.json, "
                                                     "which the Failure overlap page reads)")
     parser.add_argument("--shard", default=None, metavar="K/N",
-                        help="only answer every N-th pair from the K-th (fills the response cache in "
+                        help="only answer every N-th pair from the K-th, N prime to 4 so that every shard holds every grade (fills the response cache in "
                              "parallel processes; a run without --shard then scores every pair)")
     args = parser.parse_args()
 
