@@ -92,8 +92,9 @@ def bench(path: Path) -> list[str]:
     if not result:
         return [f"(no judge benchmark at {path})"]
     s = result["sample"]
-    lines = [f"{result['dataset'].upper()}, {s['n_pairs']} pairs ({s['per_grade']} per NIST grade, seed {s['seed']}); "
-             f"{result['judge']}", "",
+    which = (f"the pairs an H2J run at cap {s['h2j_cap']} judges" if "h2j_cap" in s
+             else f"{s['per_grade']} per NIST grade, seed {s['seed']}")
+    lines = [f"{result['dataset'].upper()}, {s['n_pairs']} pairs ({which}); {result['judge']}", "",
              "| judge | pairs | parse | binary agree | kappa | exact | within 1 | s/judgment | load avg |",
              "|---|---|---|---|---|---|---|---|---|"]
 
