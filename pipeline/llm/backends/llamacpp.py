@@ -45,18 +45,18 @@ _SERVER_LOCK = threading.Lock()
 _PROCESS_THREADS: int | None = None  # default_threads(), decided once per process
 
 # What each model did as a relevance judge (bench/bench_judge.py): UMBRELA's graded prompt, zero-shot,
-# JSON schema; binary = graded >= 2. The 1.5B's figures (2026-12-02) are on the 172 DL19 pairs an H2J
-# run at cap 4 judges (`--h2j-cap 4`), the pairs its H2J set rests on; the smaller models' (2026-12-01)
-# on the stratified sample as far as the shared machine got (the counts say how many pairs).
+# JSON schema; binary = graded >= 2. Measured 2026-12-02 on the stratified 50-per-grade DL19 sample
+# (`bench/bench_judge.py --per-grade 50`); the 1.5B also on the pairs of its own H2J runs (`--h2j-cap 4`).
 JUDGE_BENCHMARK: dict[str, str | None] = {
-    "qwen2.5-coder-1.5b": ("on the 172 DL19 pairs of an H2J run at cap 4 it graded 141 pairs 2 and 31 pairs 0 "
-                           "(all 17 stratified pairs it reached: 2): kappa 0.10 against NIST, binary agreement "
-                           "0.38, within one grade 0.56, expected-grade AUC 0.62; on the same pairs "
-                           "Llama-3.3-70B: kappa 0.33, FLAN-T5-large: kappa 0.16"),
-    "qwen2.5-coder-0.5b": ("on 16 stratified DL19 pairs it graded 13 of 16 pairs 2: kappa 0.20 against NIST, "
-                           "within one grade 0.81; Llama-3.3-70B on the same pairs: kappa 0.15"),
-    "smollm2": ("on 60 stratified DL19 pairs (15 per NIST grade) kappa -0.03 against NIST, binary agreement "
-                "0.48; Llama-3.3-70B on the same pairs: kappa 0.13"),
+    "qwen2.5-coder-1.5b": ("on 200 stratified DL19 pairs (50 per NIST grade) it graded 178 pairs 2 and 22 pairs 0: "
+                           "kappa 0.14 against NIST, binary agreement 0.57, within one grade 0.79, expected-grade "
+                           "AUC 0.66; on the same pairs Llama-3.3-70B: kappa 0.31, FLAN-T5-large: kappa 0.21. On "
+                           "the pairs of its own H2J runs at cap 4: kappa 0.10 (172 DL19 pairs), 0.07 (216 DL20)"),
+    "qwen2.5-coder-0.5b": ("on 200 stratified DL19 pairs (50 per NIST grade) it graded 157 pairs 2 and 38 pairs 3: "
+                           "kappa 0.03 against NIST, binary agreement 0.52, within one grade 0.71, expected-grade "
+                           "AUC 0.49; Llama-3.3-70B on the same pairs: kappa 0.31"),
+    "smollm2": ("on 200 stratified DL19 pairs (50 per NIST grade) kappa -0.02 against NIST, binary agreement 0.49, "
+                "within one grade 0.68; Llama-3.3-70B on the same pairs: kappa 0.31"),
 }
 
 
