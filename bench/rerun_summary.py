@@ -13,7 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pipeline.judging.benchmark import sample_words  # noqa: E402
 
 
 def _json(path: Path):
@@ -92,9 +97,7 @@ def bench(path: Path) -> list[str]:
     if not result:
         return [f"(no judge benchmark at {path})"]
     s = result["sample"]
-    which = (f"the pairs an H2J run at cap {s['h2j_cap']} judges" if "h2j_cap" in s
-             else f"{s['per_grade']} per NIST grade, seed {s['seed']}")
-    lines = [f"{result['dataset'].upper()}, {s['n_pairs']} pairs ({which}); {result['judge']}", "",
+    lines = [f"{sample_words(result)}, seed {s['seed']}; {result['judge']}", "",
              "| judge | pairs | parse | binary agree | kappa | exact | within 1 | s/judgment | load avg |",
              "|---|---|---|---|---|---|---|---|---|"]
 

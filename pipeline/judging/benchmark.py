@@ -115,14 +115,19 @@ def benchmark_line(provenance: dict, result: dict | None = None) -> str | None:
     return f"Judge benchmark ({_sample_words(result, fig)}): {_figures_line(fig)}"
 
 
-def _sample_words(result: dict, fig: dict) -> str:
-    """Which pairs the figures rest on: the stratified sample, or an H2J run's pairs (``--h2j-cap``), and how
-    many of them this judge was scored on when a ``--cached-only`` run reached only some."""
+def sample_words(result: dict) -> str:
+    """Which pairs a stored benchmark ``result`` rests on: the stratified sample, or an H2J run's pairs
+    (``--h2j-cap``)."""
     sample, dataset = result.get("sample", {}), result.get("dataset", "").upper()
     n = sample.get("n_pairs")
     if "h2j_cap" in sample:
-        words = f"the {n} {dataset} pairs an H2J run at cap {sample['h2j_cap']} judges"
-    else:
-        words = f"{n} {dataset} pairs, {sample.get('per_grade')} per NIST grade"
+        return f"the {n} {dataset} pairs an H2J run at cap {sample['h2j_cap']} judges"
+    return f"{n} {dataset} pairs, {sample.get('per_grade')} per NIST grade"
+
+
+def _sample_words(result: dict, fig: dict) -> str:
+    """:func:`sample_words`, and how many of the pairs this judge was scored on when a ``--cached-only`` run
+    reached only some."""
+    words, n = sample_words(result), result.get("sample", {}).get("n_pairs")
     scored = fig.get("n_pairs", n)
     return words if scored == n else f"{words}; scored on the {scored} it reached"
