@@ -3,6 +3,7 @@ on store contents whose answer is known (one run that drifts at Adam's maximal r
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ltr import views
@@ -97,3 +98,32 @@ def test_results_runs_of_one_configuration_only(tmp_path):
         table = views.fold_table(low)
         assert table.loc["mean", "learndcg"] == pytest.approx(0.1)
         assert views.missing_folds(high) == {}
+
+
+def _label_boxes(fig):
+    """(x, y, text) of every non-empty point label in the figure's marker traces."""
+    return [(x, y, text) for t in fig.data if t.text is not None
+            for x, y, text in zip(t.x, t.y, t.text) if text]
+
+
+def test_final_theta_labels_of_folds_that_ran_equally_long_do_not_overlap():
+    """Five folds stopped at the same step with almost the same θ_d (and a second loss on the same spot):
+    each point used to get its own "fold N" label at the same place, one over the other. Coinciding
+    points now share one label naming every fold there, and no two labels are drawn on one spot."""
+    points = pd.DataFrame({"loss": ["learndcg"] * 5 + ["learndcg_meta"] * 2 + ["learndcg"],
+                           "fold": [1, 2, 3, 4, 5, 1, 2, 6], "steps": [500] * 7 + [900],
+                           "theta_final": [0.71, 0.7102, 0.7099, 0.7101, 0.7, 0.7103, 0.2, 0.9],
+                           "loss_lr": [1e-3] * 8, "run_id": [f"r{i}" for i in range(8)]})
+    fig = views.theta_steps_figure(points)
+    labels = _label_boxes(fig)
+    texts = [text for _, _, text in labels]
+    # every fold is still named once, on the figure
+    assert sorted(texts) == sorted(["learndcg folds 1, 2, 3, 4, 5 · learndcg_meta fold 1",
+                                    "fold 2", "fold 6"]), texts
+    xs, ys = np.array([x for x, _, _ in labels], float), np.array([y for _, y, _ in labels], float)
+    x_span, y_span = np.ptp(points["steps"]) or 1.0, np.ptp(points["theta_final"]) or 1.0
+    for i in range(len(labels)):
+        for j in range(i + 1, len(labels)):
+            assert abs(xs[i] - xs[j]) / x_span > 0.05 or abs(ys[i] - ys[j]) / y_span > 0.05, (labels[i], labels[j])
+    # the points themselves are all kept (hover names each fold)
+    assert sum(len(t.x) for t in fig.data if t.mode == "markers+text") == 8

@@ -132,14 +132,54 @@ def fitted_slopes(points: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["loss", "runs", "slope_per_step", "intercept", "loss_lr"])
 
 
+# Points closer than this share of the x and y spans share one label: "fold N" is about a tenth of the
+# chart wide and a line of text about a fifteenth of it high, so labels nearer than that would overlap.
+LABEL_NEAR_X, LABEL_NEAR_Y = 0.12, 0.07
+
+
+def fold_labels(points: pd.DataFrame) -> dict:
+    """The text label of each point of :func:`theta_steps_figure` (by index): points that nearly coincide
+    (folds that ran equally long and ended at about the same θ) are grouped, and only the group's top
+    point is labelled, naming every fold in it ("folds 1, 2, 3", with the loss when the group mixes
+    losses); the others get "" (their hover still names them)."""
+    if points.empty:
+        return {}
+    x, y = points["steps"].astype(float), points["theta_final"].astype(float)
+    x_span, y_span = float(np.ptp(x)) or 1.0, float(np.ptp(y)) or 1.0
+    near = (np.abs(x.values[:, None] - x.values[None, :]) / x_span <= LABEL_NEAR_X) & \
+           (np.abs(y.values[:, None] - y.values[None, :]) / y_span <= LABEL_NEAR_Y)
+    group = list(range(len(points)))  # single linkage: a point joins every group it is near
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    for i, j in zip(*np.nonzero(near)):
+        group[root(int(i))] = root(int(j))
+    labels = {index: "" for index in points.index}
+    positions = pd.Series([root(i) for i in range(len(points))], index=points.index)
+    for _, members in points.groupby(positions):
+        by_loss = members.sort_values("fold").groupby("loss", sort=True)["fold"].apply(list)
+        parts = [("fold " if len(folds) == 1 else "folds ") + ", ".join(str(f) for f in folds)
+                 for folds in by_loss]
+        text = " · ".join(f"{loss} {part}" for loss, part in zip(by_loss.index, parts)) if len(by_loss) > 1 \
+            else parts[0]
+        labels[members["theta_final"].astype(float).idxmax()] = text
+    return labels
+
+
 def theta_steps_figure(points: pd.DataFrame, parameter: str = "θ_d") -> go.Figure:
     """Final θ against steps, one point per fold (labelled), a fitted line per loss with its slope."""
     fig = go.Figure()
     slopes = fitted_slopes(points).set_index("loss")
+    labels = fold_labels(points)
     for loss, group in points.groupby("loss"):
         fig.add_trace(go.Scatter(x=group["steps"], y=group["theta_final"], mode="markers+text", name=loss,
-                                 text=[f"fold {f}" for f in group["fold"]], textposition="top center",
-                                 marker={"size": 10}))
+                                 text=[labels[i] for i in group.index], textposition="top center",
+                                 customdata=group["fold"], marker={"size": 10},
+                                 hovertemplate=f"{loss} fold %{{customdata}}<br>%{{x}} steps<br>"
+                                               f"{parameter} %{{y:.4f}}<extra></extra>"))
         slope, intercept = slopes.loc[loss, "slope_per_step"], slopes.loc[loss, "intercept"]
         if np.isfinite(slope):
             xs = np.array([group["steps"].min(), group["steps"].max()], dtype=float)
