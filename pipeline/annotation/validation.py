@@ -28,9 +28,9 @@ Definitions (also in ``report(...)["definitions"]``, which the CLI and the Valid
   decision at least one annotator made. All annotators must agree on ``llm_assigned`` for a decision
   (they saw the same run's output); rows that disagree are an error, not averaged away.
 * **Cohen's κ** between each pair of annotators, over the decisions both made:
-  κ = (p_o − p_e) / (1 − p_e) (``sklearn.metrics.cohen_kappa_score``), with the 2×2 counts. κ is
-  *undefined* when p_e = 1 -- both annotators gave one and the same answer to every decision (e.g. a
-  category nobody used) -- and is then reported as ``None`` with the reason, never as 0 or 1.
+  κ = (p_o − p_e) / (1 − p_e) (:func:`pipeline.stats.cohen_kappa`, the pipeline's one kappa), with the
+  2×2 counts. κ is *undefined* when p_e = 1 -- both annotators gave one and the same answer to every
+  decision (e.g. a category nobody used) -- and is then reported as ``None`` with the reason, never as 0 or 1.
 
 Every figure carries its counts: the decisions (n_decisions) and distinct queries (n_queries)
 behind it, and the confusion counts. A ratio whose denominator is 0 is ``None`` with a reason.
@@ -42,10 +42,10 @@ from itertools import combinations
 from typing import Iterable
 
 import numpy as np
-from sklearn.metrics import cohen_kappa_score
+
+from pipeline.stats import KAPPA_UNDEFINED, cohen_kappa
 
 OVERALL = "overall"
-KAPPA_UNDEFINED = "undefined: both annotators gave the same answer to every decision (expected agreement 1)"
 EXCLUDED_ANSWERS = ("unreadable", "unknown")
 DEFINITIONS = {
     "cell_accuracy": "(TP + TN) / cells over every (query, category) cell; an untagged category counts as a true "
@@ -100,10 +100,8 @@ def kappa_figures(pairs: list[tuple[tuple, int, int]]) -> dict:
            "only_first": int(((a == 1) & (b == 0)).sum()), "only_second": int(((a == 0) & (b == 1)).sum())}
     if not pairs:
         return {**out, "kappa": None, "undefined": "undefined: no decision made by both annotators"}
-    p_e = a.mean() * b.mean() + (1 - a.mean()) * (1 - b.mean())
-    if p_e >= 1.0:
-        return {**out, "kappa": None, "undefined": KAPPA_UNDEFINED}
-    return {**out, "kappa": float(cohen_kappa_score(a, b)), "undefined": None}
+    kappa = cohen_kappa(a.tolist(), b.tolist())
+    return {**out, "kappa": kappa, "undefined": KAPPA_UNDEFINED if kappa is None else None}
 
 
 def _by_category(triples: list[tuple[str, tuple, int, int]], figures) -> dict:

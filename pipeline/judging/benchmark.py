@@ -20,6 +20,7 @@ import json
 import numpy as np
 
 from core import paths
+from pipeline.stats import KAPPA_UNDEFINED, cohen_kappa, kappa_text
 
 RESULT_NAME = "judge_agreement.json"
 
@@ -38,11 +39,11 @@ def stratified_sample(qrels, has_text, per_grade: int, seed: int) -> list[tuple[
     return [stratum[rank] for rank in range(per_grade) for stratum in strata if rank < len(stratum)]
 
 
-def _kappa(a, b) -> float:
-    from sklearn.metrics import cohen_kappa_score
-
-    # one constant rater against another: no agreement beyond chance can be shown; sklearn gives nan
-    return float(cohen_kappa_score(a, b)) if len(set(a) | set(b)) > 1 else 0.0
+def _kappa(a, b) -> dict:
+    """``kappa`` (None when undefined: NIST and the judge gave one and the same binary answer to every pair)
+    and, when undefined, ``kappa_undefined`` with the reason (:mod:`pipeline.stats`)."""
+    kappa = cohen_kappa(a, b)
+    return {"kappa": kappa} if kappa is not None else {"kappa": None, "kappa_undefined": KAPPA_UNDEFINED}
 
 
 def agreement(pairs, nist, labels: dict, *, expected: dict | None = None) -> dict:
@@ -53,7 +54,7 @@ def agreement(pairs, nist, labels: dict, *, expected: dict | None = None) -> dic
         h = np.array([nist[p] for p in parsed])
         j = np.array([labels[p] for p in parsed])
         hb, jb = h >= 2, j >= 2
-        out.update(binary_agreement=float((hb == jb).mean()), kappa=_kappa(hb.tolist(), jb.tolist()),
+        out.update(binary_agreement=float((hb == jb).mean()), **_kappa(hb.tolist(), jb.tolist()),
                    graded_exact=float((h == j).mean()), graded_within_1=float((abs(h - j) <= 1).mean()),
                    label_counts={str(g): int((j == g).sum()) for g in range(4)})
     scored = [p for p in pairs if expected and p in expected]
@@ -64,7 +65,7 @@ def agreement(pairs, nist, labels: dict, *, expected: dict | None = None) -> dic
         e = np.array([expected[p] for p in scored])
         hb, eb = h >= 2, e >= 1.5
         out["logprob"] = {"n_scored": len(scored), "binary_agreement": float((hb == eb).mean()),
-                          "kappa": _kappa(hb.tolist(), eb.tolist()), "graded_exact": float((h == np.rint(e)).mean()),
+                          **_kappa(hb.tolist(), eb.tolist()), "graded_exact": float((h == np.rint(e)).mean()),
                           "graded_within_1": float((abs(h - np.rint(e)) <= 1).mean()),
                           "auc_binary": float(roc_auc_score(hb, e)) if len(set(hb.tolist())) > 1 else None,
                           "mean_expected_by_nist_grade": {str(g): float(e[h == g].mean()) for g in range(4)
@@ -87,7 +88,7 @@ def load_result() -> dict | None:
 def _figures_line(fig: dict) -> str:
     if "kappa" not in fig:
         return f"parse rate {fig.get('parse_rate', 0):.0%}"
-    return (f"kappa {fig['kappa']:.2f} (binary at grade 2, agreement {fig['binary_agreement']:.0%}), graded exact "
+    return (f"kappa {kappa_text(fig['kappa'])} (binary at grade 2, agreement {fig['binary_agreement']:.0%}), graded exact "
             f"{fig['graded_exact']:.0%}, within one grade {fig['graded_within_1']:.0%}, parse rate "
             f"{fig['parse_rate']:.0%}" + _logprob_words(fig.get("logprob")))
 
@@ -96,7 +97,7 @@ def _logprob_words(logprob: dict | None) -> str:
     if not logprob or logprob.get("auc_binary") is None:
         return ""
     return (f"; its expected grade over the digits 0-3 separates relevant from non-relevant pairs with AUC "
-            f"{logprob['auc_binary']:.2f} (kappa {logprob['kappa']:.2f} at 1.5)")
+            f"{logprob['auc_binary']:.2f} (kappa {kappa_text(logprob['kappa'])} at 1.5)")
 
 
 def benchmark_line(provenance: dict, result: dict | None = None) -> str | None:
