@@ -248,7 +248,10 @@ with validation_tab:
             st.dataframe(proposals, hide_index=True)
     else:
         st.info("No completed annotation yet.")
-    st.download_button("Export CSV", store.export_csv(), file_name="annotations.csv", mime="text/csv")
+    # The CSV is made when the button is clicked, from the store as it is then (drawn with the page, it
+    # missed what another tab, annotator or the CLI stored since).
+    st.download_button("Export CSV", annotate.export_csv_now, file_name="annotations.csv", mime="text/csv",
+                       on_click="ignore")
     upload = st.file_uploader("Import a CSV (" + ",".join(CSV_COLUMNS) + "; an older export without run_id, model "
                               "and llm_answer is attributed to the matching typology run)", type=["csv"])
     if upload is not None and st.session_state.get("imported") != upload.file_id:

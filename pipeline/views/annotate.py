@@ -29,6 +29,13 @@ def open_annotation_store() -> AnnotationStore:
     return AnnotationStore(annotations_path())
 
 
+def export_csv_now() -> str:
+    """The CSV export of the store as it is now (the Export button calls it on each click, on a
+    thread of its own: the store is opened here, not shared with the page's run)."""
+    with open_annotation_store() as store:
+        return store.export_csv()
+
+
 def first_open(queue: Sequence[Item], done: set) -> int:
     """Where an annotator resumes: the first item not completed (0 when all are); ``done`` holds
     decision keys (:meth:`AnnotationStore.completed`)."""

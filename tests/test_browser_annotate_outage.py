@@ -1,0 +1,91 @@
+"""In a real browser: an Export after the store changed.
+
+Issue 30 item 10. The walk: 25 answers given, 24 stored; the key pressed while the server was down
+read "Not marked yet" after reconnecting, with nothing said. And the Validation tab's Export gave 32
+rows while the CLI exported 40 a few seconds later (the CSV was the one computed when the page was
+drawn). Same setup as ``test_browser_annotate`` (Debian's chromium, a real ``streamlit run app.py``
+with a private cache; a scripted model makes the typology run behind the sample).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from pipeline.views import typology as view
+from pipeline.annotation.store import AnnotationStore
+from pipeline.typology.induction import HardQuery, InductionConfig
+from pipeline.typology.runner import run_typology
+from pipeline.typology.store import TypologyStore
+from tests.llm_helpers import scripted_client
+from tests.test_browser_annotate import IDLE_JS, respond
+from tests.test_browser_e2e import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, ROOT, _wait, dashboard  # noqa: F401 (fixture)
+from tests.test_browser_e2e import start_streamlit
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def _sample(tmp_path, n: int):
+    queries = [HardQuery(f"q{i}", f"outage query {i}", f"Top passages:\n[1] passage {i}") for i in range(1, n + 1)]
+    with TypologyStore() as store:
+        run_typology(scripted_client(respond, tmp_path), store, dataset="dl19", task="h2r", queries=queries,
+                     hard_set={}, config=InductionConfig(batch_size=n))
+        items = view.sample_items(store)
+    with AnnotationStore() as annotations:
+        annotations.create_sample(items, size=n, seed=0)
+        return annotations.queue("ann")
+
+
+def test_export_reflects_the_store_when_clicked(dashboard, tmp_path):
+    """Rows written from another process after the page was drawn are in the CSV the Export button
+    gives (the CLI's export of the same store, byte for byte)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    queue = _sample(tmp_path, 3)
+    with AnnotationStore() as annotations:
+        annotations.set_answer("ann", queue[0], "Numbers", True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1400, "height": 1400}, accept_downloads=True)
+        try:
+            page.goto(f"{dashboard}/annotate-reasons?annotator=ann")
+            expect(page.get_by_text("Query 2 of 3")).to_be_visible(timeout=60_000)
+            page.get_by_role("tab", name="Validation").click()
+            export = page.get_by_role("button", name="Export CSV")
+            expect(export).to_be_visible(timeout=30_000)
+            page.wait_for_function(IDLE_JS, timeout=60_000)
+
+            # another annotator's work arrives through the CLI while the page stays as drawn
+            rows = [{"annotator": "bob", "dataset": it.dataset, "task": it.task, "qid": it.qid, "category": c["name"],
+                     "llm_assigned": int(c["name"] in it.assigned_names), "human_applicable": 1, "run_id": it.run_id,
+                     "model": it.model, "llm_answer": it.llm_answer} for it in queue for c in it.categories]
+            upload = tmp_path / "bob.csv"
+            with open(upload, "w", newline="") as f:
+                writer = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+                writer.writeheader()
+                writer.writerows(rows)
+            env = dict(os.environ)
+            subprocess.run([sys.executable, "-m", "pipeline", "annotations", "--import", str(upload)], cwd=ROOT,
+                           env=env, check=True, capture_output=True)
+            cli_export = tmp_path / "cli.csv"
+            subprocess.run([sys.executable, "-m", "pipeline", "annotations", "--export", str(cli_export)], cwd=ROOT,
+                           env=env, check=True, capture_output=True)
+
+            with page.expect_download(timeout=30_000) as download:
+                export.click()
+            downloaded = download.value.path().read_text()
+        except BaseException:
+            page.screenshot(path=str(ARTIFACTS / "annotate-export-failure.png"), full_page=True)
+            raise
+        finally:
+            browser.close()
+    got = list(csv.DictReader(io.StringIO(downloaded)))
+    counts = {"page": len(got), "cli": len(list(csv.DictReader(io.StringIO(cli_export.read_text()))))}
+    (ARTIFACTS / "annotate-export-counts.json").write_text(json.dumps(counts))
+    assert counts["page"] == counts["cli"] == len(rows) + len(queue[0].categories), counts
+    assert downloaded == cli_export.read_text()
