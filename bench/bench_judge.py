@@ -12,9 +12,14 @@ as round(E), and the binary AUC of E.
 
 Figures per judge: parse rate; over the parsed pairs, binary agreement and Cohen's kappa, graded exact
 and within-1 agreement against NIST; seconds per judgment (wall, fresh calls only) and the load
-average. The sample and figures are defined in :mod:`pipeline.judging.benchmark`. The result is written to
-``cache/bench/judge_agreement.json`` (read by the Failure overlap page, next to the judge's H2J set)
-and printed as a table.
+average. The sample and figures are defined in :mod:`pipeline.judging.benchmark`.
+
+Each model of a stratified run gets a **model card**, ``pipeline/llm/model_cards/<model-key>.json``
+(``--card-dir`` to write elsewhere): the sample, the per-pair labels (with the imported judges' labels
+on the same pairs), the figures, date, commit, model file sha256 and prompt. The card is what the
+model's provenance note and the Failure overlap page show; commit it. A run stopped early is scored
+with ``--cached-only`` (the pairs judged so far; the card says how many). The run's working file is
+``cache/bench/judge_agreement.json``; the table is printed.
 """
 from __future__ import annotations
 
@@ -28,7 +33,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.atomic import atomic_write_text  # noqa: E402
-from pipeline.judging.benchmark import agreement, result_path, stratified_sample  # noqa: E402
+from pipeline.judging.benchmark import (agreement, card_pairs, judge_definition, model_card, result_path,  # noqa: E402
+                                        stratified_sample, write_card)
+from pipeline.stats import kappa_text  # noqa: E402
 from pipeline.judging.judgments import (judge_messages, llm_judgments, read_judgments_file,  # noqa: E402
                                         sample_pairs, umbrela_options)
 
@@ -53,7 +60,9 @@ class _Pairs:
         return self.data.queries()
 
 
-def judge_model(key: str, data, pairs, *, cached_only: bool = False) -> dict:
+def judge_model(key: str, data, pairs, *, cached_only: bool = False) -> tuple[dict, dict]:
+    """``(figures and run facts, per-pair)``: per-pair holds the model (a GGUFModel), the judge options,
+    the scored pairs and their labels and expected grades, for the model card."""
     from pipeline.llm import make_client
     from pipeline.llm.cache import request_key
 
@@ -81,6 +90,8 @@ def judge_model(key: str, data, pairs, *, cached_only: bool = False) -> dict:
     labels = {(q, p): g for q, d in judged.labels.items() for p, g in d.items()}
     expected = {(q, p): e for q, d in judged.expected.items() for p, e in d.items()}
     nist = {(q, p): data.require_qrels()[q][p] for q, p in pairs}
+    per_pair = {"model": client.backend.model, "options": options, "pairs": pairs, "labels": labels,
+                "expected": expected}
     return {"model": prov.model, "spec": f"embedded:{key}", "provenance": prov.as_dict(), "cached_only": cached_only,
             "engine": getattr(client.backend, "engine", ""), "threads": getattr(client.backend, "threads", None),
             "load_s": load_s, "fresh_calls": fresh, "wall_s": wall,
@@ -88,7 +99,45 @@ def judge_model(key: str, data, pairs, *, cached_only: bool = False) -> dict:
             "stored_seconds_per_judgment": sum(stored) / len(stored) if stored else None,
             "load_average": [load_before, os.getloadavg()[0]],
             "n_failed": judged.n_failed, "scored_pairs": [list(p) for p in pairs],
-            **agreement(pairs, nist, labels, expected=expected)}
+            **agreement(pairs, nist, labels, expected=expected)}, per_pair
+
+
+def git_state() -> dict:
+    """The commit of the code that scored the card, and whether the tree had changes to tracked files."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                                check=True).stdout.strip()
+        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                                    capture_output=True, text=True, check=True).stdout.strip())
+    except (OSError, subprocess.CalledProcessError):
+        return {"commit": None, "dirty": None}
+    return {"commit": commit, "dirty": dirty}
+
+
+def card_of(key: str, measured: dict, per_pair: dict, *, dataset: str, sample: dict, sample_pairs, nist,
+            reference_labels: dict) -> dict:
+    """The model card of ``key``'s run (see pipeline.llm.model_cards)."""
+    from datetime import datetime, timezone
+    from importlib.metadata import version
+
+    model = per_pair["model"]
+    scored = [tuple(p) for p in per_pair["pairs"]]
+    references = {name: {(q, p): labels[q][p] for q, p in scored if p in labels.get(q, {})}
+                  for name, labels in reference_labels.items()}
+    identity = {"key": model.key, "name": model.name, "sha256": model.sha256, "quantisation": model.quantisation,
+                "parameters": model.parameters, "engine": f"llama.cpp (xllamacpp {version('xllamacpp')})"}
+    facts = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), **git_state(),
+             "command": " ".join(["python", *sys.argv]), "cached_only": measured["cached_only"],
+             "threads": measured["threads"], "load_average": measured["load_average"],
+             "seconds_per_judgment": measured["stored_seconds_per_judgment"],
+             "seconds_per_judgment_note": "the engine's wall seconds per judgment as the response cache recorded "
+                                          "them (a batch's time shared by its requests), on a shared machine"}
+    return model_card(identity, dataset=dataset, sample=sample, sample_pairs=sample_pairs,
+                      rows=card_pairs(scored, per_pair["labels"], per_pair["expected"], references), nist=nist,
+                      judge=judge_definition(per_pair["options"]), measured=facts)
 
 
 def main() -> None:
@@ -106,6 +155,9 @@ def main() -> None:
                              "those an interrupted H2J run reached)")
     parser.add_argument("--out", default=None, help="result file (default: cache/bench/judge_agreement.json, "
                                                     "which the Failure overlap page reads)")
+    parser.add_argument("--card-dir", default=None, help="where the model cards go (default: "
+                                                         "pipeline/llm/model_cards, what the pipeline shows)")
+    parser.add_argument("--no-card", action="store_true", help="write no model card")
     parser.add_argument("--shard", default=None, metavar="K/N",
                         help="only answer every N-th pair from the K-th, N prime to 4 so that every shard holds every grade (fills the response cache in "
                              "parallel processes; a run without --shard then scores every pair)")
@@ -159,13 +211,18 @@ def main() -> None:
 
     for key in [m for m in args.models.split(",") if m]:
         try:
-            result["models"][key] = judge_model(key, data, pairs, cached_only=args.cached_only)
+            result["models"][key], per_pair = judge_model(key, data, pairs, cached_only=args.cached_only)
             if args.cached_only:  # the imported judges on exactly the pairs this model was scored on
                 scored = [tuple(p) for p in result["models"][key]["scored_pairs"]]
                 result["models"][key]["references_on_same_pairs"] = score_references(scored)
         except Exception as exc:  # a model whose packages are absent: say so, measure the others
             result["models"][key] = {"error": f"{type(exc).__name__}: {exc}"}
+            per_pair = None
         save(key)
+        if per_pair and per_pair["pairs"] and args.h2j_cap is None and not args.no_card:
+            card = card_of(key, result["models"][key], per_pair, dataset=data.name, sample=sample,
+                           sample_pairs=pairs, nist=nist, reference_labels=reference_labels)
+            print(f"model card: {write_card(card, args.card_dir)} ({len(card['pairs'])} pairs)")
     print(f"{data.name}: {len(pairs)} pairs ({sample['rule']}); written to {path}")
     print(f"{'judge':34s} {'parse':>6s} {'agree':>6s} {'kappa':>6s} {'exact':>6s} {'+-1':>6s} {'s/judg':>7s}")
     rows = [(f"imported:{k}", v) for k, v in result["references"].items()]
@@ -179,7 +236,8 @@ def main() -> None:
             continue
         cells = [v.get(k) for k in ("parse_rate", "binary_agreement", "kappa", "graded_exact", "graded_within_1",
                                     "stored_seconds_per_judgment")]
-        print(f"{name:34s} " + " ".join(f"{c:6.2f}" if isinstance(c, float) else f"{'-':>6s}" for c in cells))
+        print(f"{name:34s} " + " ".join(f"{c:6.2f}" if isinstance(c, float) else f"{'-':>6s}" for c in cells)
+              + ("  (kappa " + kappa_text(None) + ")" if "kappa" in v and v["kappa"] is None else ""))
 
 
 if __name__ == "__main__":

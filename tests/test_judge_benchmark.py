@@ -46,32 +46,40 @@ def test_a_constant_judge_has_kappa_zero():
     assert fig["kappa"] == 0.0 and fig["binary_agreement"] == 0.5
 
 
-def test_benchmark_line_names_the_judge_figures(tmp_path, monkeypatch):
-    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path))
-    assert benchmark_line({"backend": "embedded", "model": "M"}) is None  # no benchmark run yet
+def write_card(folder, key, model, sha256, figures, *, n_sample=200, sample=None, references=None):
+    """A minimal model card (pipeline.llm.model_cards) with the given figures."""
+    card = {"card_version": 1, "model": {"key": key, "name": model, "sha256": sha256}, "dataset": "dl19",
+            "sample": sample or {"n_pairs": n_sample, "per_grade": n_sample // 4, "seed": 0},
+            "measured": {"date": "2026-12-03T08:00:00Z", "commit": "abcdef0123456789", "dirty": False},
+            "pairs": [{"qid": "q", "pid": f"p{i}", "label": 2} for i in range(figures.get("n_pairs", n_sample))],
+            "figures": figures, "references": references or {}}
+    (folder / f"{key}.json").write_text(json.dumps(card))
+    return card
+
+
+def test_benchmark_line_reads_the_model_cards(tmp_path):
+    assert benchmark_line({"backend": "embedded", "model": "M", "digest": "d1"}, tmp_path) is None  # no card
     fig = {"parse_rate": 1.0, "binary_agreement": 0.7, "kappa": 0.35, "graded_exact": 0.3, "graded_within_1": 0.8}
-    (tmp_path / "bench").mkdir()
-    (tmp_path / "bench" / "judge_agreement.json").write_text(json.dumps({
-        "dataset": "dl19", "sample": {"n_pairs": 200, "per_grade": 50},
-        "models": {"m": {"model": "M", **fig}}, "references": {"llama-3.3-70b": {**fig, "kappa": 0.4}}}))
-    line = benchmark_line({"backend": "embedded", "model": "M"})
-    assert line.startswith("Judge benchmark (200 DL19 pairs, 50 per NIST grade): kappa 0.35")
-    assert "kappa 0.40" in benchmark_line({"backend": "imported", "model": "llama-3.3-70b"})
-    assert benchmark_line({"backend": "embedded", "model": "other"}) is None
+    write_card(tmp_path, "m", "M", "d1", fig, references={"llama-3.3-70b": {**fig, "kappa": 0.4}})
+    line = benchmark_line({"backend": "embedded", "model": "M", "digest": "d1"}, tmp_path)
+    assert line.startswith("Judge benchmark (200 DL19 pairs, 50 per NIST grade; model card m.json, measured "
+                           "2026-12-03T08:00:00Z at commit abcdef0123): kappa 0.35")
+    assert "kappa 0.40" in benchmark_line({"backend": "imported", "model": "llama-3.3-70b"}, tmp_path)
+    assert benchmark_line({"backend": "embedded", "model": "M", "digest": "another file"}, tmp_path) is None
+    assert benchmark_line({"backend": "embedded", "model": "other", "digest": "d2"}, tmp_path) is None
+    assert benchmark_line({"backend": "embedded", "model": "M"}, tmp_path).endswith("within one grade 80%, parse "
+                                                                                   "rate 100%")  # no digest: by name
 
 
-def test_benchmark_line_says_which_pairs_and_the_logprob_judge(tmp_path, monkeypatch):
-    """An H2J-cap sample is named as such, a judge scored on part of the sample says on how many, and the
-    log-probability judge's AUC comes with the label figures."""
-    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path))
-    fig = {"n_pairs": 40, "parse_rate": 1.0, "binary_agreement": 0.6, "kappa": 0.1, "graded_exact": 0.3,
+def test_benchmark_line_says_how_many_pairs_the_logprob_judge_and_an_undefined_kappa(tmp_path):
+    """A judge scored on part of the sample says on how many, the log-probability judge's AUC comes with the
+    label figures, and an undefined kappa reads "undefined" (never 0.00)."""
+    fig = {"n_pairs": 40, "parse_rate": 1.0, "binary_agreement": 0.6, "kappa": None, "graded_exact": 0.3,
            "graded_within_1": 0.8, "logprob": {"auc_binary": 0.62, "kappa": 0.05}}
-    (tmp_path / "bench").mkdir()
-    (tmp_path / "bench" / "judge_agreement.json").write_text(json.dumps({
-        "dataset": "dl19", "sample": {"n_pairs": 172, "h2j_cap": 4}, "models": {"m": {"model": "M", **fig}}}))
-    line = benchmark_line({"backend": "embedded", "model": "M"})
-    assert line.startswith("Judge benchmark (the 172 DL19 pairs an H2J run at cap 4 judges; scored on the 40 it "
-                           "reached): kappa 0.10")
+    write_card(tmp_path, "m", "M", "d1", fig, n_sample=172)
+    line = benchmark_line({"backend": "embedded", "model": "M", "digest": "d1"}, tmp_path)
+    assert "172 DL19 pairs, 43 per NIST grade; scored on 40 of them;" in line
+    assert "kappa undefined (binary at grade 2, agreement 60%)" in line
     assert line.endswith("AUC 0.62 (kappa 0.05 at 1.5)")
 
 
@@ -80,12 +88,12 @@ def test_overlap_provenance_names_the_offline_model_and_the_judge_benchmark(tmp_
     from pipeline.study.result import (Components, ConfigurationResult, GeneratorResult, JudgeResult, RetrieverResult,
                                        StudyResult)
 
-    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path))
-    (tmp_path / "bench").mkdir()
+    from pipeline.llm import model_cards
+
+    monkeypatch.setattr(model_cards, "CARD_DIR", tmp_path)  # the page reads the cards from here
     fig = {"parse_rate": 1.0, "binary_agreement": 0.6, "kappa": 0.2, "graded_exact": 0.3, "graded_within_1": 0.7}
-    (tmp_path / "bench" / "judge_agreement.json").write_text(json.dumps({
-        "dataset": "dl19", "sample": {"n_pairs": 20, "per_grade": 5}, "models": {"q": {"model": "Q-1.5B", **fig}}}))
-    offline = {"backend": "embedded", "model": "Q-1.5B", "label": "embedded:Q-1.5B",
+    write_card(tmp_path, "q", "Q-1.5B", "d15", fig, n_sample=20)
+    offline = {"backend": "embedded", "model": "Q-1.5B", "label": "embedded:Q-1.5B", "digest": "d15",
                "note": "Q-1.5B: 1.5B parameters, Q4_K_M GGUF; not one of the study's models"}
     bertscore = {"encoder": "minilm", "description": "d", "aggregate": "max", "n_excluded": 0, "n_answered": 43,
                  "n_partial_references": 0, "partial_references": "exclude"}
@@ -99,5 +107,6 @@ def test_overlap_provenance_names_the_offline_model_and_the_judge_benchmark(tmp_
         judges={"j": {"graded": JudgeResult({"provenance": offline, "n_pairs_compared": 86, "cap": 2,
                                              "n_unparseable": 0}, {}, {}, {}, [], None)}})
     lines = provenance_lines(study, "c")
-    assert "Judge benchmark (20 DL19 pairs, 5 per NIST grade): kappa 0.20" in lines[3]
+    assert lines[3].startswith("Judge benchmark (20 DL19 pairs, 5 per NIST grade; model card q.json") and \
+        "kappa 0.20" in lines[3]
     assert lines[4] == offline["note"] and len(lines) == 5  # the note once, though it made both

@@ -10,19 +10,27 @@ the imported ones included, is scored against NIST on the same pairs:
 - for the log-probability judge (expected grade E): binary at E >= 1.5, graded as round(E), and the
   AUC of E for NIST-relevant pairs.
 
-The result lives in ``cache/bench/judge_agreement.json``; :func:`benchmark_line` says, for a judge's
-provenance, how it did there (the Failure overlap page shows it next to the judge's H2J set).
+A run writes each model's **model card** (:func:`model_card`, :mod:`pipeline.llm.model_cards`: the sample,
+per-pair labels, figures, date, commit, model file and prompt), kept in the repository; the provenance
+note of the model and :func:`benchmark_line` (the Failure overlap page, next to the judge's H2J set) read
+it. ``cache/bench/judge_agreement.json`` is only the run's working file.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
 
 from core import paths
+from core.atomic import atomic_write_text
+from pipeline.llm import model_cards
+from pipeline.llm.gguf_models import DEFAULT_MODEL
+from pipeline.llm.model_cards import sample_words  # noqa: F401  (re-exported: bench/rerun_summary.py)
 from pipeline.stats import KAPPA_UNDEFINED, cohen_kappa, kappa_text
 
 RESULT_NAME = "judge_agreement.json"
+LOGPROB_CONVENTION = "expected grade E over the digits 0-3: binary at E >= 1.5, graded round(E), AUC of E"
 
 
 def stratified_sample(qrels, has_text, per_grade: int, seed: int) -> list[tuple[str, str]]:
@@ -74,61 +82,90 @@ def agreement(pairs, nist, labels: dict, *, expected: dict | None = None) -> dic
 
 
 def result_path():
+    """The benchmark run's working file (``bench_judge.py``: shards and models merge into it); what the
+    pipeline shows is read from the model cards, never from this file."""
     return paths.cache_subdir("bench") / RESULT_NAME
 
 
-def load_result() -> dict | None:
-    path = paths.cache_dir() / "bench" / RESULT_NAME
+def judge_definition(options) -> dict:
+    """The judge a card's labels come from: UMBRELA's prompt (its template text and sha256), the decoding
+    ``options`` and the conventions the figures use."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from pipeline.judging.judgments import UMBRELA_PROMPT_FILE, UMBRELA_SYSTEM, umbrela_template
+
+    template = umbrela_template()
     try:
-        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-    except (OSError, json.JSONDecodeError):
-        return None
+        umbrela = version("umbrela")
+    except PackageNotFoundError:
+        umbrela = None
+    return {"prompt": f"UMBRELA graded prompt ({UMBRELA_PROMPT_FILE} of umbrela {umbrela}), zero-shot",
+            "umbrela_version": umbrela, "system": UMBRELA_SYSTEM, "template": template,
+            "template_sha256": hashlib.sha256(template.encode("utf-8")).hexdigest(), "options": options.as_dict(),
+            "binary": "relevant = grade >= 2, on both sides", "logprob": LOGPROB_CONVENTION}
 
 
-def _figures_line(fig: dict) -> str:
-    if "kappa" not in fig:
-        return f"parse rate {fig.get('parse_rate', 0):.0%}"
-    return (f"kappa {kappa_text(fig['kappa'])} (binary at grade 2, agreement {fig['binary_agreement']:.0%}), graded exact "
-            f"{fig['graded_exact']:.0%}, within one grade {fig['graded_within_1']:.0%}, parse rate "
-            f"{fig['parse_rate']:.0%}" + _logprob_words(fig.get("logprob")))
+def card_pairs(scored, labels: dict, expected: dict, references: dict) -> list[dict]:
+    """A card's per-pair rows: ``labels[(qid, pid)]`` (missing: unreadable, None), the log-probability
+    ``expected`` grade where there is one, and each imported judge's label (``references[name][(qid, pid)]``)."""
+    rows = []
+    for q, p in scored:
+        row = {"qid": q, "pid": p, "label": labels.get((q, p))}
+        if (q, p) in expected:
+            row["expected"] = expected[(q, p)]
+        row["references"] = {name: refs[(q, p)] for name, refs in references.items() if (q, p) in refs}
+        rows.append(row)
+    return rows
 
 
-def _logprob_words(logprob: dict | None) -> str:
-    if not logprob or logprob.get("auc_binary") is None:
-        return ""
-    return (f"; its expected grade over the digits 0-3 separates relevant from non-relevant pairs with AUC "
-            f"{logprob['auc_binary']:.2f} (kappa {kappa_text(logprob['kappa'])} at 1.5)")
+def card_figures(card: dict, nist) -> dict:
+    """The figures of a card, recomputed from its per-pair labels and ``nist[(qid, pid)]`` (the NIST grade):
+    ``figures`` (the model's) and ``references`` (each imported judge's on the same pairs)."""
+    rows = card["pairs"]
+    pairs = [(r["qid"], r["pid"]) for r in rows]
+    labels = {pair: r["label"] for pair, r in zip(pairs, rows) if r.get("label") is not None}
+    expected = {pair: r["expected"] for pair, r in zip(pairs, rows) if r.get("expected") is not None}
+    names = sorted({name for r in rows for name in r.get("references", {})})
+    references = {name: agreement(pairs, nist, {pair: r["references"][name] for pair, r in zip(pairs, rows)
+                                                if r.get("references", {}).get(name) is not None})
+                  for name in names}
+    return {"figures": agreement(pairs, nist, labels, expected=expected or None), "references": references}
 
 
-def benchmark_line(provenance: dict, result: dict | None = None) -> str | None:
-    """How the judge with ``provenance`` did on the stored benchmark, or None when it was not measured."""
-    result = result if result is not None else load_result()
-    if not result:
-        return None
-    sample = result.get("sample", {})
-    model = provenance.get("model")
+def model_card(model: dict, *, dataset: str, sample: dict, sample_pairs, rows: list[dict], nist, judge: dict,
+               measured: dict) -> dict:
+    """The model card of one benchmark run (see :mod:`pipeline.llm.model_cards` for the fields); its
+    figures are computed from ``rows`` exactly as the card test recomputes them."""
+    card = {"card_version": model_cards.CARD_VERSION, "model": model, "dataset": dataset,
+            "sample": {**sample, "pairs": [list(p) for p in sample_pairs]}, "judge": judge, "measured": measured,
+            "pairs": rows}
+    # through JSON, so the stored figures are what a reader of the stored labels recomputes
+    return json.loads(json.dumps({**card, **card_figures(card, nist)}))
+
+
+def write_card(card: dict, folder=None):
+    path = model_cards.card_path(card["model"]["key"], folder)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(card, indent=1, ensure_ascii=False) + "\n")
+    return path
+
+
+def benchmark_line(provenance: dict, folder=None) -> str | None:
+    """How the judge with ``provenance`` did on the judge benchmark, from the model cards (an embedded model:
+    its own card; an imported judge: its labels scored on the pairs of the default model's card, else of the
+    card with the most pairs), or None when no card measured it."""
+    cards = model_cards.all_cards(folder)
     if provenance.get("backend") == "imported":
-        fig = result.get("references", {}).get(model)
-    else:
-        fig = next((m for m in result.get("models", {}).values() if m.get("model") == model and "error" not in m), None)
+        with_it = [c for c in cards if provenance.get("model") in c.get("references", {})]
+        card = next((c for c in with_it if c["model"]["key"] == DEFAULT_MODEL), None) or \
+            max(with_it, key=lambda c: len(c["pairs"]), default=None)
+        fig = card["references"][provenance["model"]] if card else None
+    else:  # by the file's sha256 (the digest); a record without one, by name
+        card = next((c for c in cards if provenance.get("digest") and c["model"].get("sha256") == provenance["digest"]),
+                    None) or next((c for c in cards if not provenance.get("digest")
+                                   and c["model"].get("name") == provenance.get("model")), None)
+        fig = card["figures"] if card else None
     if not fig:
         return None
-    return f"Judge benchmark ({_sample_words(result, fig)}): {_figures_line(fig)}"
-
-
-def sample_words(result: dict) -> str:
-    """Which pairs a stored benchmark ``result`` rests on: the stratified sample, or an H2J run's pairs
-    (``--h2j-cap``)."""
-    sample, dataset = result.get("sample", {}), result.get("dataset", "").upper()
-    n = sample.get("n_pairs")
-    if "h2j_cap" in sample:
-        return f"the {n} {dataset} pairs an H2J run at cap {sample['h2j_cap']} judges"
-    return f"{n} {dataset} pairs, {sample.get('per_grade')} per NIST grade"
-
-
-def _sample_words(result: dict, fig: dict) -> str:
-    """:func:`sample_words`, and how many of the pairs this judge was scored on when a ``--cached-only`` run
-    reached only some."""
-    words, n = sample_words(result), result.get("sample", {}).get("n_pairs")
-    scored = fig.get("n_pairs", n)
-    return words if scored == n else f"{words}; scored on the {scored} it reached"
+    return (f"Judge benchmark ({model_cards.scored_words(card, fig)}; {model_cards.provenance_words(card)}): "
+            f"{model_cards.figures_words(fig)}")

@@ -32,6 +32,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
+from pipeline.llm import model_cards
 from pipeline.llm.base import Completion, GenerationOptions, LLMError, LLMUnavailable, Message, Provenance
 from pipeline.llm.gguf_models import GGUFModel, model_path, part_files, resolve
 
@@ -43,21 +44,6 @@ SLOT_CTX = 4096  # tokens of context per slot: the longest typology prompts are 
 _SERVERS: dict[tuple, object] = {}  # (path, threads, parallel, gpu layers) -> xllamacpp.Server, per process
 _SERVER_LOCK = threading.Lock()
 _PROCESS_THREADS: int | None = None  # default_threads(), decided once per process
-
-# What each model did as a relevance judge (bench/bench_judge.py): UMBRELA's graded prompt, zero-shot,
-# JSON schema; binary = graded >= 2. Measured 2026-12-02 on the stratified 50-per-grade DL19 sample
-# (`bench/bench_judge.py --per-grade 50`); the 1.5B also on the pairs of its own H2J runs (`--h2j-cap 4`).
-JUDGE_BENCHMARK: dict[str, str | None] = {
-    "qwen2.5-coder-1.5b": ("on 200 stratified DL19 pairs (50 per NIST grade) it graded 178 pairs 2 and 22 pairs 0: "
-                           "kappa 0.14 against NIST, binary agreement 0.57, within one grade 0.79, expected-grade "
-                           "AUC 0.66; on the same pairs Llama-3.3-70B: kappa 0.31, FLAN-T5-large: kappa 0.21. On "
-                           "the pairs of its own H2J runs at cap 4: kappa 0.10 (172 DL19 pairs), 0.07 (216 DL20)"),
-    "qwen2.5-coder-0.5b": ("on 200 stratified DL19 pairs (50 per NIST grade) it graded 157 pairs 2 and 38 pairs 3: "
-                           "kappa 0.03 against NIST, binary agreement 0.52, within one grade 0.71, expected-grade "
-                           "AUC 0.49; Llama-3.3-70B on the same pairs: kappa 0.31"),
-    "smollm2": ("on 200 stratified DL19 pairs (50 per NIST grade) kappa -0.02 against NIST, binary agreement 0.49, "
-                "within one grade 0.68; Llama-3.3-70B on the same pairs: kappa 0.31"),
-}
 
 
 def default_threads() -> int:
@@ -100,13 +86,13 @@ def default_gpu_layers() -> int:
 
 
 def describe(model: GGUFModel) -> tuple[bool, str]:
-    """``(small, note)`` for a model's provenance: what it is, and how it judged on the benchmark."""
+    """``(small, note)`` for a model's provenance: what it is, and how it judged on the benchmark (read from
+    its model card, :mod:`pipeline.llm.model_cards`; never a figure typed here)."""
     small = model.parameters < 1_000_000_000
     note = (f"{model.name}: {model.size_label} parameters ({model.parameters / 1e9:.2f}B), {model.quantisation} "
             f"GGUF, offline on llama.cpp (parallel slots: a greedy answer can depend on its batch); "
             f"not one of the study's models")
-    bench = JUDGE_BENCHMARK.get(model.key)
-    note += f". As a relevance judge: {bench}" if bench else ". Its judging was not benchmarked"
+    note += f". As a relevance judge: {model_cards.judge_note(model.key, model.sha256)}"
     if small:
         note += ". Under 1B parameters: its output exercises the pipeline, it is not a finding"
     return small, note
