@@ -19,6 +19,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline.judging.benchmark import sample_words  # noqa: E402
+from pipeline.stats import kappa_text  # noqa: E402
+
+FIGURES = ("parse_rate", "binary_agreement", "kappa", "graded_exact", "graded_within_1")
 
 
 def _json(path: Path):
@@ -104,11 +107,13 @@ def bench(path: Path) -> list[str]:
     def row(name, v):
         if "error" in v:
             return f"| {name} | {v['error'][:80]} | | | | | | | |"
-        cells = [v.get(k) for k in ("parse_rate", "binary_agreement", "kappa", "graded_exact", "graded_within_1")]
+        cells = [v.get(k) for k in FIGURES]
         spj = v.get("stored_seconds_per_judgment") or v.get("seconds_per_judgment")
         load = v.get("load_average")
         return ("| " + " | ".join([name, str(v.get("n_pairs", v.get("n_scored", "-"))),
-                                   *(f"{c:.2f}" if isinstance(c, float) else "-" for c in cells),
+                                   *(f"{c:.2f}" if isinstance(c, float) else
+                                     kappa_text(c) if k == "kappa" and "binary_agreement" in v else "-"
+                                     for k, c in zip(FIGURES, cells)),
                                    f"{spj:.1f}" if spj else "-",
                                    f"{load[0]:.1f}->{load[1]:.1f}" if load else "-"]) + " |")
 
