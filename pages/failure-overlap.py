@@ -36,6 +36,9 @@ with st.expander("Run the study (background job)"):
                       help="only the first N judged queries in topic order (recorded with the study)")
     st.checkbox("Score H2G for queries with only some relevant passages' texts", value=False,
                 key="run_include_partial", help="default: such queries are excluded from H2G and counted")
+    st.checkbox("Take each quantile within the queries all three tasks score (universe common)", value=False,
+                key="run_universe_common", help=f"default, universe {view.DEFAULT_UNIVERSE}: "
+                                                 f"{view.UNIVERSE_HELP[view.DEFAULT_UNIVERSE]}")
     busy = any(j.active for j in view.study_jobs())
 
     def queue() -> None:  # a callback (the rerun that follows already sees the job); reads the widgets' state
@@ -45,7 +48,8 @@ with st.expander("Run the study (background job)"):
                 s["run_dataset"], folder, generator=s["run_generator"],
                 imported_judges=s.get(f"run_imported-{s['run_dataset']}", []), llm_judge=s["run_llm_judge"],
                 cap=int(s["run_cap"]), max_queries=int(s["run_max_queries"]) or None,
-                partial_references="include" if s.get("run_include_partial") else "exclude")
+                partial_references="include" if s.get("run_include_partial") else "exclude",
+                universe="common" if s.get("run_universe_common") else view.DEFAULT_UNIVERSE)
         except ValueError as exc:
             st.session_state["queued_study_error"] = str(exc)
 
@@ -150,9 +154,11 @@ if label is None:
 config = study.configurations[label]
 if config.note:
     st.warning(config.note)
-for warning in view.tie_warnings(study, label):
-    st.warning(warning)
+for warning in [view.universe_warning(study, label), *view.tie_warnings(study, label)]:
+    if warning:
+        st.warning(warning)
 analysis = config.analysis
+universe = study.universe_summary(label)
 
 region_key = f"region-{study_id}-{label}"
 if region_key not in st.session_state:
@@ -168,9 +174,9 @@ def venn_clicked() -> None:  # a click inside a region selects it (the radio bel
 left, right = st.columns([3, 2])
 with left:
     if view.has_hard_queries(analysis):
-        st.plotly_chart(view.venn_plotly(analysis, st.session_state[region_key]), key=f"venn-{region_key}",
+        st.plotly_chart(view.venn_plotly(analysis, st.session_state[region_key], universe), key=f"venn-{region_key}",
                         on_select=venn_clicked, selection_mode="points", config={"displayModeBar": False})
-        st.download_button("Download the Venn diagram (PNG, matplotlib-venn)", view.venn_png(analysis),
+        st.download_button("Download the Venn diagram (PNG, matplotlib-venn)", view.venn_png(analysis, universe),
                            file_name=f"venn-{name}-{study_id}.png", mime="image/png")
     else:
         st.info("No configuration query is hard in any task: there is no diagram to draw.")

@@ -57,12 +57,13 @@ def test_top_quantile_includes_ties():
 
 
 def test_sets_and_figures_are_computed_over_the_queries_all_three_tasks_score():
-    """The universe is the intersection: q1 has no H2J value and q6 no H2G value, so neither can be in
+    """Under the ``common`` universe rule: the universe is the intersection: q1 has no H2J value and q6 no H2G value, so neither can be in
     any set, although q1 has the lowest nDCG@10 and q6 the highest disagreement of all."""
     values = {"h2r": {"q1": 0.0, "q2": 0.1, "q3": 0.5, "q4": 0.6, "q5": 0.7, "q6": 0.8},
               "h2g": {"q1": 0.2, "q2": 0.9, "q3": 0.3, "q4": 0.8, "q5": 0.7},
               "h2j": {"q2": 0.0, "q3": 0.5, "q4": 0.25, "q5": 0.0, "q6": 1.0}}
-    result = combine("t", {"retriever": "r", "generator": "g", "judge": "j", "setup": "binary"}, values, {}, 0.25)
+    result = combine("t", {"retriever": "r", "generator": "g", "judge": "j", "setup": "binary"}, values, {}, 0.25,
+                     universe="common")  # the quantiles within the universe (tests/test_study_universe.py: per-task)
     assert result.universe == ["q2", "q3", "q4", "q5"]
     # 4 queries, target floor(3 * 0.25) + 1 = 1: the lowest nDCG q2, the lowest F1 q3, the highest disagreement q3
     assert result.sets == {"h2r": ["q2"], "h2g": ["q3"], "h2j": ["q3"]}

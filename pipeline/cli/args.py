@@ -99,6 +99,14 @@ def bertscore_args(p) -> None:
                         "counted), or scored against the passages that have text")
 
 
+def universe_arg(p) -> None:
+    from pipeline.study.universe import DEFAULT_UNIVERSE, UNIVERSE_HELP, UNIVERSES
+
+    p.add_argument("--universe", default=DEFAULT_UNIVERSE, choices=UNIVERSES,
+                   help="over which queries each hard set is drawn: " + "; ".join(
+                       f"{rule}: {UNIVERSE_HELP[rule]}" for rule in UNIVERSES) + f" (default {DEFAULT_UNIVERSE})")
+
+
 def llm_args(p) -> None:
     g = p.add_argument_group("LLM calls", "how every LLM of this command is called; decoding options left "
                                           "unset keep each step's own (answers: 128 tokens, greedy)")

@@ -6,9 +6,10 @@ import json
 import sys
 
 from pipeline.cli.args import (GENERATOR_HELP, JUDGE_HELP, POSITIVE_INT, bertscore_args, cap_arg, check_models,
-                               collection, collection_args, llm_args, llm_options)
+                               collection, collection_args, llm_args, llm_options, universe_arg)
 from pipeline.cli.output import dump, print_resolution, resolution_lines
 from pipeline.sets.rule import SetSummary
+from pipeline.study.universe import UniverseSummary
 
 
 def cmd_overlap(args) -> None:
@@ -19,7 +20,7 @@ def cmd_overlap(args) -> None:
                           setup=args.setup, quantile=args.quantile, data_dir=args.data, qrels=args.qrels,
                           topics=args.topics, passages=args.passages, encoder=args.encoder, cap=args.cap,
                           llm_options=llm_options(args), progress=not args.json,
-                          partial_references=args.partial_references)
+                          partial_references=args.partial_references, universe=args.universe)
     if args.json:
         dump(result.as_dict())
         return
@@ -34,7 +35,11 @@ def _overlap_lines(result):
 
     c, prov, figures, n = result.configuration, result.provenance, result.analysis, len(result.universe)
     gen, judge = prov["generator"], prov["judge"]
+    universe = UniverseSummary.from_dict(result.universe_info)
     yield f"{result.dataset}: {n} queries scored by all three tasks; q = {c['quantile']}"
+    yield f"  {universe.line()}"
+    if universe.warning:
+        yield f"  warning: {universe.warning}"
     yield f"  retriever {c['retriever']}: {prov['retriever'].get('provenance', '')}"
     yield (f"  generator {c['generator']}: {gen['provenance'].get('label', '')}; BERTScore {gen['bertscore']['label']} "
            f"({gen['bertscore']['aggregate']} over grade-2/3 passages); {reference_note(gen['bertscore'])}")
@@ -67,7 +72,7 @@ def cmd_run(args) -> None:
                       aggregate=args.aggregate, cap=args.cap, max_queries=args.max_queries,
                       llm_options=llm_options(args), log=(lambda m: print(m, file=sys.stderr)),
                       study_id=args.study_id, progress_key=args.study_id,
-                      partial_references=args.partial_references)
+                      partial_references=args.partial_references, universe=args.universe)
     if args.out:
         from core.atomic import atomic_write_text
         atomic_write_text(args.out, json.dumps(study.to_dict(), ensure_ascii=False, indent=1))
@@ -88,6 +93,10 @@ def cmd_run(args) -> None:
               + ", ".join(f"{t} {e['share']:.0%}" for t, e in a["exclusive"].items() if e["share"] is not None)
               + f"; largest pair {largest['pair']} ({largest['count']}, p = {largest['p_value']:.3g})"
               + (f"  [{c.note}]" if c.note else ""))
+        universe = study.universe_summary(label)
+        print(f"  {universe.line()}")
+        if universe.warning:
+            print(f"  warning: {universe.warning}")
         for rule in c.hard_in_universe_rule.values():
             if rule.warning:
                 print(f"  warning: ties decide membership: {rule.warning}")
@@ -118,6 +127,7 @@ def add_commands(command) -> None:
     p.add_argument("--generator", required=True, metavar="SPEC|NAME=FILE", help=GENERATOR_HELP)
     p.add_argument("--judge", required=True, metavar="SPEC|NAME[=FILE]", help=JUDGE_HELP)
     p.add_argument("--setup", required=True, choices=["binary", "graded"])
+    universe_arg(p)
     cap_arg(p)
     bertscore_args(p)
     llm_args(p)
@@ -137,6 +147,7 @@ def add_commands(command) -> None:
                    help="only the first N judged queries in topic order (recorded with the study)")
     p.add_argument("--study-id", default=None, help="store the study under this id (the dashboard's jobs pass "
                                                     "one, so that their row links to it); default: a new id")
+    universe_arg(p)
     cap_arg(p)
     bertscore_args(p)
     llm_args(p)

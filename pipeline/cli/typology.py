@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from pipeline.cli.args import (POSITIVE_INT, bertscore_args, cap_arg, collection_args, llm_args, llm_options,
-                               progress_key_arg)
+                               progress_key_arg, universe_arg)
 from pipeline.cli.output import dump, print_resolution
 
 
@@ -24,7 +24,7 @@ def cmd_typology(args) -> None:
                                 quantile=args.quantile, data=args.data, qrels=args.qrels, topics=args.topics,
                                 passages=args.passages, cap=args.cap, encoder=args.encoder,
                                 aggregate=args.aggregate, partial_references=args.partial_references,
-                                max_queries=args.max_queries)
+                                universe=args.universe, max_queries=args.max_queries)
     config = InductionConfig(batch_size=args.batch_size, max_rounds=args.max_rounds,
                              max_categories=args.max_categories, seed=args.seed or 0)
     imported = resolve_typology(args.typology, args.task) if args.typology else None
@@ -83,5 +83,6 @@ def add_commands(command) -> None:
     progress_key_arg(p)
     cap_arg(p)
     bertscore_args(p)
+    universe_arg(p)
     llm_args(p)
     p.set_defaults(func=cmd_typology)

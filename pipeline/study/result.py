@@ -14,12 +14,16 @@ Two kinds of hard set, never to be confused (docs/ARCHITECTURE.md, "H2R over all
   :class:`JudgeResult`): the task's set over every query that component scores, the same set
   ``python -m pipeline h2r|h2g|h2j`` reports for it. Recorded to describe the component; no figure
   of the study is computed from it.
-- :attr:`ConfigurationResult.hard_in_universe`: the three sets of one configuration over its
-  *universe* (the queries all three tasks score). These are the study's sets: every overlap figure,
-  the Venn diagram, the stability table and the comparison of two studies use them.
+- :attr:`ConfigurationResult.hard_in_universe`: the three sets of one configuration within its
+  *common universe* (the queries all three tasks score). These are the study's sets: every overlap
+  figure, the Venn diagram, the stability table and the comparison of two studies use them. Under the
+  ``per-task`` universe rule (default) each is the task's own set (its quantile over the queries it
+  scores) restricted to the common universe; under ``common`` (every study stored before the choice)
+  the quantile is taken within the common universe (:mod:`pipeline.study.universe`).
 
-They differ when a task scores fewer queries than the retriever (H2G leaves out queries without
-reference text; a judge may not cover every query): the rule then picks its quantile of a smaller N.
+Under ``common`` they differ when a task scores fewer queries than the retriever (H2G leaves out
+queries without reference text; a judge may not cover every query): the rule then picks its quantile
+of a smaller N. :meth:`StudyResult.universe_summary` gives each task's n and the common universe's n.
 """
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ from typing import Mapping
 
 from pipeline.sets.rule import SetSummary
 from pipeline.llm.base import Provenance
+from pipeline.study.universe import UniverseSummary, stored_rule
 
 
 def _summary_or_none(data: Mapping | None) -> SetSummary | None:
@@ -152,6 +157,7 @@ class ConfigurationResult:
     analysis: dict  # pipeline.sets.overlap.overlap_analysis of hard_in_universe: the figures shown
     small_model: list[str] = field(default_factory=list)  # "generator" / "judge" when that model is small
     note: str = ""  # Provenance.not_a_finding of a small model (its figures exercise the pipeline)
+    universe: UniverseSummary | None = None  # rule and sizes (None: stored before the universe choice)
 
     @property
     def label(self) -> str:
@@ -161,14 +167,17 @@ class ConfigurationResult:
         return {"configuration": self.components.to_dict(), "sets": self.hard_in_universe,
                 **_optional(set_info=None if self.hard_in_universe_rule is None else
                             {task: s.to_dict() for task, s in self.hard_in_universe_rule.items()}),
-                "analysis": self.analysis, "small_model": self.small_model, "note": self.note}
+                "analysis": self.analysis, "small_model": self.small_model, "note": self.note,
+                **_optional(universe_info=self.universe.to_dict() if self.universe else None)}
 
     @classmethod
     def from_dict(cls, data: Mapping) -> ConfigurationResult:
         rule = data.get("set_info")
+        universe = data.get("universe_info")
         return cls(Components.from_dict(data["configuration"]), data["sets"],
                    {task: SetSummary.from_dict(s) for task, s in rule.items()} if rule else None,
-                   data["analysis"], data.get("small_model", []), data.get("note", ""))
+                   data["analysis"], data.get("small_model", []), data.get("note", ""),
+                   UniverseSummary.from_dict(universe) if universe else None)
 
 
 @dataclass
@@ -196,6 +205,23 @@ class StudyResult:
     configurations: dict[str, ConfigurationResult]  # label -> result
     stability: list[dict]  # pipeline.sets.overlap.stability_table rows
     migrated_from: str | None = None  # a legacy study.json's path (pipeline.study.store.migrate_legacy)
+    universe: str | None = None  # "per-task" | "common" (None: stored before the choice: common)
+
+    @property
+    def universe_rule(self) -> str:
+        """The universe rule the study's sets were drawn under (a study stored before the choice: common)."""
+        return stored_rule(self.universe)
+
+    def universe_summary(self, label: str) -> UniverseSummary:
+        """A configuration's rule and sizes: as stored, or for a study stored before the choice derived from
+        its components' values (rule common, ``recorded`` False)."""
+        config = self.configurations[label]
+        if config.universe is not None:
+            return config.universe
+        values = {"h2r": self.retriever(label).per_query, "h2g": self.generator(label).per_query,
+                  "h2j": self.judge(label).per_query}
+        return UniverseSummary(self.universe_rule, config.analysis["n_queries"], len(self.queries),
+                               {t: len(v) for t, v in values.items()}, {t: 0 for t in values}, recorded=False)
 
     def retriever(self, label: str) -> RetrieverResult:
         return self.retrievers[self.configurations[label].components.retriever]
@@ -211,7 +237,8 @@ class StudyResult:
         return {"id": self.id, "configuration": self.configuration, "time": self.time, "finished": self.finished,
                 "dataset": self.dataset, "source": self.source, "coverage": self.coverage,
                 "quantile": self.quantile, "conventions": self.conventions, "cap": self.cap,
-                "partial_references": self.partial_references, "data_folder": self.data_folder,
+                "partial_references": self.partial_references, **_optional(universe=self.universe),
+                "data_folder": self.data_folder,
                 "queries": self.queries, "relevant_passages": self.relevant_passages,
                 **_optional(relevant_grades=self.relevant_grades),
                 "retrievers": {name: r.to_dict() for name, r in self.retrievers.items()},
@@ -234,4 +261,5 @@ class StudyResult:
             judges={name: {setup: JudgeResult.from_dict(j) for setup, j in per.items()}
                     for name, per in data["judges"].items()},
             configurations={label: ConfigurationResult.from_dict(c) for label, c in data["configurations"].items()},
-            stability=data.get("stability", []), migrated_from=data.get("migrated_from"))
+            stability=data.get("stability", []), migrated_from=data.get("migrated_from"),
+            universe=data.get("universe"))

@@ -23,10 +23,15 @@ of them have no text, so on a partial corpus (DL20: 28 of 54 queries have only s
 passages' texts; DL21: 47 of 53) H2G membership would partly measure corpus coverage. Every result
 records each query's reference coverage (with text / all), and by default (``partial_references=
 "exclude"``) queries with an incomplete reference set are left out of H2G and counted;
-``"include"`` (CLI ``--partial-references include``) scores them against the passages at hand. The three
-sets of a configuration are computed with the H2R rule over the *universe*: the queries all three
-tasks score, so that they can be intersected and tested against independence. These are the study's
-sets; each component also records its own set over every query it scores, which no figure uses
+``"include"`` (CLI ``--partial-references include``) scores them against the passages at hand.
+
+The universe (:mod:`pipeline.study.universe`, CLI ``--universe``): the three sets of a configuration are
+intersected over the *common universe*, the queries all three tasks score, so that they can be
+intersected and tested against independence. By default (``universe="per-task"``, the paper's) each
+task's set is its quantile over the task's own scored queries and the overlap counts its members in the
+common universe; ``"common"`` takes each quantile within the common universe (the rule of studies
+stored before the choice). The sets within the common universe are the study's sets (every figure
+uses them); each component also records its own set over every query it scores
 (:mod:`pipeline.study.result` names the two apart). ``run_study`` returns a
 :class:`pipeline.study.result.StudyResult`.
 """
@@ -46,6 +51,7 @@ from pipeline.sets.overlap import TASKS, overlap_analysis, stability_table
 from pipeline.retrieval.retrievers import parse_named_arg
 from pipeline.study.result import (Components, ConfigurationResult, GeneratorResult, JudgeResult, RetrieverResult,
                                    StudyResult)
+from pipeline.study.universe import DEFAULT_UNIVERSE, UniverseSummary, check_universe, draw_sets
 from pipeline.generation.h2g import generation_values, reference_note
 from pipeline.judging.h2j import judgment_values
 
@@ -57,7 +63,9 @@ CONVENTIONS = {
            "such a passage excluded, and by default those with only some of them (partial_references)",
     "h2j": "share of the query's labelled pairs where judge and NIST disagree (binary: opposite sides of grade 2; "
            "graded: |LLM - NIST| > 1), highest first (the quantile rule below)",
-    "universe": "every set is computed over the queries that all three tasks score",
+    "universe": "per-task (default): each task's set over the queries that task scores, the overlap over their "
+                "members among the queries all three tasks score; common: each set within the queries all "
+                "three tasks score (pipeline.study.universe)",
     "partial_references": "exclude (default): queries with only some grade-2/3 passages' texts are not scored "
                           "for H2G (counted); include: scored against the passages that have text",
     "quantile": "target floor((n-1)q)+1 queries (the size of numpy's linear-interpolated quantile set without "
@@ -250,35 +258,37 @@ class FailureSets:
     analysis: dict = field(default_factory=dict)
     provenance: dict = field(default_factory=dict)
     set_info: dict = field(default_factory=dict)  # per task: threshold, target, tie block, |set|/N, warning
+    universe_info: dict = field(default_factory=dict)  # pipeline.study.universe.UniverseSummary: rule, sizes, warning
 
     def as_dict(self) -> dict:
         return {"dataset": self.dataset, "configuration": self.configuration, "n_queries": len(self.universe),
-                **self.sets, "set_info": self.set_info, "universe": self.universe, "values": self.values,
+                **self.sets, "set_info": self.set_info, "universe_info": self.universe_info,
+                "universe": self.universe, "values": self.values,
                 "provenance": self.provenance,
                 **{k: v for k, v in self.analysis.items() if k not in ("sets",)}}
 
 
 def combine(dataset: str, configuration: dict, values: dict[str, dict[str, float]], answers: dict[str, str],
-            quantile: float, provenance: dict | None = None) -> FailureSets:
-    """Sets over the common universe and their overlap analysis."""
-    universe = sorted(set(values["h2r"]) & set(values["h2g"]) & set(values["h2j"]))
-    if len(universe) < 4:
-        raise ValueError(f"{dataset}: only {len(universe)} queries are scored by all three tasks")
-    hard = {task: task_hard_set(values[task], task, quantile, set(universe)) for task in TASKS}
-    sets = {task: list(h.qids) for task, h in hard.items()}
-    return FailureSets(dataset, {**configuration, "quantile": quantile}, sets,
-                       {t: {q: values[t][q] for q in universe} for t in values}, universe, answers,
-                       overlap_analysis(sets, universe), provenance or {},
-                       {task: SetSummary.of(h).to_dict() for task, h in hard.items()})
+            quantile: float, provenance: dict | None = None, *, universe: str = DEFAULT_UNIVERSE,
+            n_judged: int = 0) -> FailureSets:
+    """The three sets under the ``universe`` rule (:func:`pipeline.study.universe.draw_sets`) and their
+    overlap analysis over the common universe; ``n_judged``: the judged queries (for the size warning)."""
+    common, hard, sets, summary = draw_sets({task: values[task] for task in TASKS}, quantile, universe, n_judged)
+    if len(common) < 4:
+        raise ValueError(f"{dataset}: only {len(common)} queries are scored by all three tasks")
+    return FailureSets(dataset, {**configuration, "quantile": quantile, "universe": universe}, sets,
+                       {t: {q: values[t][q] for q in common} for t in values}, common, answers,
+                       overlap_analysis(sets, common), provenance or {},
+                       {task: SetSummary.of(h).to_dict() for task, h in hard.items()}, summary.to_dict())
 
 
 def study_configuration(data, *, retrievers, generators, judges, setups, quantile, encoder, aggregate, cap,
-                        max_queries=None, partial_references="exclude") -> dict:
+                        max_queries=None, partial_references="exclude", universe=DEFAULT_UNIVERSE) -> dict:
     """What a study run is asked to do (stored with it, and hashed into its id)."""
     return {"dataset": data.name, "retrievers": list(retrievers), "generators": list(generators),
             "judges": list(judges), "setups": list(setups), "quantile": quantile, "encoder": encoder,
             "aggregate": aggregate, "cap": cap, "max_queries": max_queries,
-            "partial_references": partial_references,
+            "partial_references": partial_references, "universe": universe,
             "data_folder": str(data.folder) if data.folder is not None else None}
 
 
@@ -292,7 +302,7 @@ def study_components(data, retrievers=None, generators=None, judges=None) -> tup
 def run_study(data, *, retrievers, generators, judges, setups=("binary", "graded"), quantile=DEFAULT_QUANTILE,
               encoder="auto", aggregate="max", cap=DEFAULT_CAP, max_queries=None, llm_options=None, progress=True,
               log=print, study_id: str | None = None, progress_key: str | None = None,
-              partial_references="exclude") -> StudyResult:
+              partial_references="exclude", universe=DEFAULT_UNIVERSE) -> StudyResult:
     """Every step for every component, then every configuration's overlap; stored as a new study
     (:mod:`pipeline.study.store`, atomically, under ``study_id`` or a new id) and returned. A step that
     fails stops the run before anything is stored. Resumable: LLM answers come from the response
@@ -303,11 +313,13 @@ def run_study(data, *, retrievers, generators, judges, setups=("binary", "graded
     from core.jobs.progress import ProgressWriter
     from pipeline.study import store as studies
 
+    check_universe(universe)
     data = first_queries(data, max_queries)
     data.require_qrels()
     configuration = study_configuration(data, retrievers=retrievers, generators=generators, judges=judges,
                                         setups=setups, quantile=quantile, encoder=encoder, aggregate=aggregate,
-                                        cap=cap, max_queries=max_queries, partial_references=partial_references)
+                                        cap=cap, max_queries=max_queries, partial_references=partial_references,
+                                        universe=universe)
     started = time.time()
     study_id = studies.check_study_id(study_id) if study_id else studies.new_study_id(configuration, started)
     stages = len(retrievers) + 2 * len(generators) + len(judges) * len(setups) + 1
@@ -316,7 +328,7 @@ def run_study(data, *, retrievers, generators, judges, setups=("binary", "graded
         study = _run_steps(data, tracker, configuration, retrievers=retrievers, generators=generators, judges=judges,
                            setups=setups, quantile=quantile, encoder=encoder, aggregate=aggregate, cap=cap,
                            llm_options=llm_options, progress=progress, log=log,
-                           partial_references=partial_references)
+                           partial_references=partial_references, universe=universe)
     except BaseException as exc:
         tracker.finish(error=" ".join(str(exc).split()) or type(exc).__name__)
         raise
@@ -329,12 +341,12 @@ def run_study(data, *, retrievers, generators, judges, setups=("binary", "graded
 
 
 def _run_steps(data, tracker, configuration, *, retrievers, generators, judges, setups, quantile, encoder, aggregate,
-               cap, llm_options, progress, log, partial_references) -> dict:
+               cap, llm_options, progress, log, partial_references, universe) -> dict:
     """The study's fields after ``id``, ``configuration``, ``time`` and ``finished`` (:class:`StudyResult`)."""
     qrels = data.require_qrels()
     study: dict = {"dataset": data.name, "source": data.source, "coverage": data.coverage.as_dict(),
                    "quantile": quantile, "conventions": CONVENTIONS, "cap": cap,
-                   "partial_references": partial_references,
+                   "partial_references": partial_references, "universe": universe,
                    "data_folder": configuration["data_folder"],
                    "queries": data.queries(),
                    # the texts the page shows beside an answer (grade 2-3 passages that have text), with grades
@@ -377,11 +389,13 @@ def _run_steps(data, tracker, configuration, *, retrievers, generators, judges, 
                     models = {"generator": generator.model, "judge": judge.model}
                     small = [what for what, model in models.items() if model.small]
                     result = combine(data.name, components.to_dict(), {
-                        "h2r": retriever.per_query, "h2g": generator.per_query, "h2j": judge.per_query}, {}, quantile)
+                        "h2r": retriever.per_query, "h2g": generator.per_query, "h2j": judge.per_query}, {}, quantile,
+                        universe=universe, n_judged=len(data.queries()))
                     study["configurations"][components.label] = ConfigurationResult(
                         components, result.sets, {t: SetSummary.from_dict(s) for t, s in result.set_info.items()},
                         result.analysis, small,
-                        f"{' and '.join(small)} from {models[small[0]].not_a_finding}" if small else "")
+                        f"{' and '.join(small)} from {models[small[0]].not_a_finding}" if small else "",
+                        UniverseSummary.from_dict(result.universe_info))
     study["stability"] = stability_table({k: v.analysis for k, v in study["configurations"].items()})
     return study
 
@@ -390,11 +404,12 @@ def failure_sets(dataset: str | None = None, *, retriever: str, generator: str, 
                  quantile: float = DEFAULT_QUANTILE, data_dir=None, qrels=None, topics=None, passages=None,
                  encoder: str = "auto", aggregate: str = "max", cap: int | None = DEFAULT_CAP,
                  llm_options: dict | None = None, progress: bool = False,
-                 partial_references: str = "exclude") -> FailureSets:
+                 partial_references: str = "exclude", universe: str = DEFAULT_UNIVERSE) -> FailureSets:
     """The three hard sets of one configuration, with their values and the generated answers.
 
     ``retriever``, ``generator`` and ``judge`` use the ``NAME[=FILE]`` forms of the module docstring.
     """
+    check_universe(universe)  # before any step runs
     data = load_collection(dataset, qrels=qrels, topics=topics, passages=passages, data_dir=data_dir)
     rname, rvalues, rinfo = retrieval_values(data, retriever)
     gen = generation_for(data, generator, llm_options=llm_options, progress=progress)
@@ -405,4 +420,4 @@ def failure_sets(dataset: str | None = None, *, retriever: str, generator: str, 
     return combine(data.name, config, {"h2r": rvalues, "h2g": gvalues, "h2j": jvalues}, gen.answers, quantile,
                    {"retriever": rinfo, "generator": {"provenance": gen.provenance, "bertscore": ginfo,
                                                       "prompt": gen.prompt, "options": gen.options},
-                    "judge": jinfo, "conventions": CONVENTIONS})
+                    "judge": jinfo, "conventions": CONVENTIONS}, universe=universe, n_judged=len(data.queries()))

@@ -1,7 +1,8 @@
 """The hard queries of one task under one configuration, with their task context, for a typology run.
 
 The hard sets come from the failure pipeline (``pipeline.study.run.failure_sets``: the three sets of one
-configuration over the queries all three tasks score); this module picks one task's set and renders
+configuration within the queries all three tasks score, under its universe rule); this module picks one
+task's set and renders
 each query's context
 (``pipeline.typology.context``). ``max_queries`` keeps the hardest ``N`` (the cap is recorded in the
 run's ``hard_set`` description, so a capped run is never mistaken for a full one).
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from pipeline.judging.judgments import DEFAULT_CAP
+from pipeline.study.universe import DEFAULT_UNIVERSE
 from pipeline.typology.context import DEFAULT_CHARS, DEFAULT_K, h2g_context, h2j_context, h2r_context
 from pipeline.typology.induction import HardQuery
 
@@ -33,6 +35,7 @@ class HardSetConfig:
     encoder: str = "auto"
     aggregate: str = "max"
     partial_references: str = "exclude"  # H2G: queries with an incomplete reference set (pipeline.study.run)
+    universe: str = DEFAULT_UNIVERSE  # over which queries each set is drawn (pipeline.study.universe)
     max_queries: int | None = None
     k: int = DEFAULT_K
     chars: int = DEFAULT_CHARS
@@ -62,7 +65,7 @@ def hard_queries(config: HardSetConfig, llm_options: dict | None = None) -> tupl
     sets = failure_sets(config.dataset, retriever=config.retriever, generator=config.generator, judge=config.judge,
                         setup=config.setup, quantile=config.quantile, encoder=config.encoder,
                         aggregate=config.aggregate, cap=config.cap, llm_options=llm_options, progress=True,
-                        partial_references=config.partial_references,
+                        partial_references=config.partial_references, universe=config.universe,
                         **collection)
     data = load_collection(config.dataset, **collection)
     topics = data.queries()

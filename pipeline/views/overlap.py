@@ -34,6 +34,7 @@ from pipeline.judging.judgments import DEFAULT_CAP  # noqa: E402
 from pipeline.llm.base import SMALL_MODEL  # noqa: E402
 from pipeline.sets.overlap import TASKS  # noqa: E402
 from pipeline.study.result import Components, StudyResult  # noqa: E402
+from pipeline.study.universe import DEFAULT_UNIVERSE, UNIVERSE_HELP, UNIVERSES, check_universe  # noqa: E402,F401
 
 JOB_KIND = "pipeline.failure-study"
 TASK_LABELS = {"h2r": "Hard to retrieve", "h2g": "Hard to generate", "h2j": "Hard to judge"}
@@ -96,23 +97,25 @@ def has_hard_queries(analysis: dict) -> bool:
     return any(analysis["regions"][name]["count"] for name in VENN_ORDER)
 
 
-def venn_figure(analysis: dict):
-    """The area-proportional three-way Venn diagram (matplotlib-venn) of one configuration: the export."""
+def venn_figure(analysis: dict, universe=None):
+    """The area-proportional three-way Venn diagram (matplotlib-venn) of one configuration: the export
+    (``universe``: the configuration's :class:`pipeline.study.universe.UniverseSummary`, for the title)."""
     fig, ax = plt.subplots(figsize=(5.5, 4.5))
     if not has_hard_queries(analysis):
         ax.text(0.5, 0.5, "no hard queries", ha="center", va="center")
         ax.set_axis_off()
         return fig
     _venn3(analysis, ax)
-    ax.set_title(f"{analysis['n_queries']} queries scored by all three tasks", fontsize=10)
+    ax.set_title(venn_title(analysis, universe) if universe else
+                 f"{analysis['n_queries']} queries scored by all three tasks", fontsize=10)
     fig.tight_layout()
     return fig
 
 
-def venn_png(analysis: dict) -> bytes:
+def venn_png(analysis: dict, universe=None) -> bytes:
     import io
 
-    fig = venn_figure(analysis)
+    fig = venn_figure(analysis, universe)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=150)
     plt.close(fig)
@@ -123,7 +126,7 @@ REGION_IDS = dict(zip(VENN_ORDER, ("100", "010", "110", "001", "101", "011", "11
 VENN_COLOURS = {"h2r": "#d62728", "h2g": "#2ca02c", "h2j": "#1f77b4"}
 
 
-def venn_plotly(analysis: dict, selected: str | None = None) -> go.Figure:
+def venn_plotly(analysis: dict, selected: str | None = None, universe=None) -> go.Figure:
     """The same diagram as :func:`venn_figure` (matplotlib-venn's layout: its region outlines and
     label positions), drawn with plotly so that a click inside a region selects it. Each region is a
     filled outline plus a grid of transparent points inside it (what a click hits); every point
@@ -171,7 +174,8 @@ def venn_plotly(analysis: dict, selected: str | None = None) -> go.Figure:
     fig.add_trace(go.Scatter(x=[p[0] for _, p in set_labels], y=[p[1] for _, p in set_labels], mode="text",
                              text=[html.escape(t) for t, _ in set_labels], hoverinfo="skip", textfont={"size": 14},
                              showlegend=False))
-    fig.update_layout(title=f"{analysis['n_queries']} queries scored by all three tasks · click a region",
+    title = venn_title(analysis, universe) if universe else f"{analysis['n_queries']} queries scored by all three tasks"
+    fig.update_layout(title=f"{title} · click a region",
                       xaxis={"visible": False, "range": list(xlim), "fixedrange": True},
                       yaxis={"visible": False, "range": list(ylim), "scaleanchor": "x", "fixedrange": True},
                       height=460, margin={"l": 10, "r": 10, "t": 50, "b": 10}, clickmode="event+select",
@@ -342,11 +346,29 @@ def provenance_lines(study: StudyResult, label: str) -> list[str]:
 
 
 def set_lines(study: StudyResult, label: str) -> list[str]:
-    """Per task: |set| of N, |set|/N, the quantile threshold, the target size and the tie block."""
-    rule = study.configurations[label].hard_in_universe_rule
+    """Per task: |set| of N, |set|/N, the quantile threshold, the target size and the tie block; then the
+    universe line (rule, each task's n, the common universe's n, hard queries outside it)."""
+    config = study.configurations[label]
+    universe = study.universe_summary(label)
+    rule = config.hard_in_universe_rule
     if not rule:
-        return ["Set sizes: this study predates the tie rule (rerun it for thresholds and tie blocks)."]
-    return [f"{TASK_LABELS[task]}: {rule[task].line()}" for task in TASKS]
+        return ["Set sizes: this study predates the tie rule (rerun it for thresholds and tie blocks).",
+                f"Query {universe.line()}"]
+    return [f"{TASK_LABELS[task]}: {rule[task].line()}" for task in TASKS] + [f"Query {universe.line()}"]
+
+
+def universe_warning(study: StudyResult, label: str) -> str | None:
+    """The warning when the common universe holds under half of the judged queries (None otherwise)."""
+    warning = study.universe_summary(label).warning
+    return f"Small common universe: {warning}." if warning else None
+
+
+def venn_title(analysis: dict, universe) -> str:
+    """``4 of 10 judged queries scored by all three tasks (H2R 10, H2G 4, H2J 10) · universe per-task``."""
+    judged = f" of {universe.n_judged} judged" if universe.n_judged else ""
+    sizes = ", ".join(f"{t.upper()} {n}" for t, n in universe.n_task.items())
+    return (f"{analysis['n_queries']}{judged} queries scored by all three tasks ({sizes}) · "
+            f"universe {universe.rule}")
 
 
 def tie_warnings(study: StudyResult, label: str) -> list[str]:
@@ -360,7 +382,7 @@ def tie_warnings(study: StudyResult, label: str) -> list[str]:
 def study_command(dataset: str, folder: str | Path | None, *, generator: str = "auto",
                   imported_judges: Sequence[str] = (), llm_judge: str = "", cap: int = DEFAULT_CAP,
                   max_queries: int | None = None, study_id: str | None = None,
-                  partial_references: str = "exclude") -> list[str]:
+                  partial_references: str = "exclude", universe: str = DEFAULT_UNIVERSE) -> list[str]:
     """The CLI the background job runs: every step for ``dataset`` with exactly the judges chosen
     (the data folder's ``imported_judges`` and, when given, the LLM judge ``llm_judge``)."""
     judges = [*imported_judges, *([llm_judge.strip()] if llm_judge.strip() else [])]
@@ -372,7 +394,8 @@ def study_command(dataset: str, folder: str | Path | None, *, generator: str = "
         raise ValueError(f"no judgments file for {', '.join(unknown)} in the data folder (have: "
                          f"{', '.join(available) or 'none'})")
     command = [sys.executable, "-m", "pipeline", "run", "--dataset", dataset, "--generator", generator.strip(),
-               "--cap", str(int(cap)), "--partial-references", partial_references]
+               "--cap", str(int(cap)), "--partial-references", partial_references,
+               "--universe", check_universe(universe)]
     if max_queries:
         command += ["--max-queries", str(int(max_queries))]
     if study_id:
