@@ -132,7 +132,12 @@ with annotate_tab:
         st.warning(warning)
 
     st.subheader("LLM-assigned reasons")
-    if item.unreadable or item.status == "unknown":
+    if item.status == view.UNKNOWN_CATEGORY:
+        st.warning("The model's answer names categories outside the typology: this query is left out of every "
+                   "validation figure (counted apart). You can still mark and tag its reasons below.")
+        st.text(view.unknown_category_text(item.unknown))  # model output: plain text
+        st.code(item.raw or "(empty answer)", language=None, wrap_lines=True)
+    elif item.unreadable or item.status == "unknown":
         if item.unreadable:
             st.error(f"The model's answer was unreadable ({item.status}): no reason could be read from it, so "
                      "this query is left out of every validation figure (counted as excluded). Its answer as given:")

@@ -40,11 +40,16 @@ else:
         st.error(view.literal_markdown(f"This run is {result['status']}"
                                        + (f": {run['error']}" if run.get("error") else "") + "."))
 
-    cols = st.columns(4)
+    cols = st.columns(5)
     cols[0].metric("Hard queries", result["n_queries"])
     cols[1].metric("Categories", len(result["categories"]))
     cols[2].metric("Rounds", result["n_rounds"] if result["source"] == "induced" else "imported")
     cols[3].metric("Unreadable assignments", result["n_unparseable"] + result["n_failed"])
+    cols[4].metric("Outside the typology", result["n_unknown_category"],
+                   help="assignment answers that name categories not in the typology (counted apart)")
+    if result["unknown_categories"]:
+        st.text("Categories outside the typology the model named: "
+                + "; ".join(f"{c['name']} ({c['n_queries']})" for c in result["unknown_categories"]))
     if result["source"] == "induced":
         st.text(view.stop_text(result, run.get("error")))
 
@@ -78,7 +83,11 @@ else:
         st.text(f"Free-text reason (induction): {query['reason']}")
     for a in query["assigned"] or []:
         st.text(f"• {a['category']}: {a['justification']}")
-    if query["status"] in view.UNREADABLE_STATUSES:
+    if query["status"] == view.UNKNOWN_CATEGORY:
+        st.warning("Categories outside the typology: this query is left out of every validation figure.")
+        st.text(view.unknown_category_text(query["unknown_categories"]))  # model output: plain text
+        st.code(query["raw"] or "(empty answer)", language=None, wrap_lines=True)
+    elif query["status"] in view.UNREADABLE_STATUSES:
         st.error(f"The model's answer was unreadable ({query['status']}): no reason could be read from it. "
                  "Its answer as given:")
         st.code(query["raw"] or "(empty answer)", language=None, wrap_lines=True)

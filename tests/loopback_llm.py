@@ -4,7 +4,8 @@ The model name picks the behaviour, so one server covers every case:
 ``err`` -> HTTP 500 with an error body; ``missing`` -> HTTP 404 (Ollama's "model not found");
 ``slow`` -> answers after ``SLOW_S`` seconds; ``malformed`` -> HTTP 200 with a body that is not JSON;
 ``empty`` -> an empty answer; ``thinker`` -> a reasoning block cut off at the token limit (no closing
-tag, finish reason ``length``); anything else -> a well-formed reply echoing the request (prompt,
+tag, finish reason ``length``); ``inventor`` -> a reason assignment naming a category that is in no
+typology (:data:`INVENTED_ASSIGNMENT`, as a model without a grammar constraint gives); anything else -> a well-formed reply echoing the request (prompt,
 decoding options and the think setting).
 ``/api/tags`` and ``/v1/models`` list ``server.models`` (default :data:`MODELS`) with the digests in
 ``server.digests`` (change one to simulate a re-pulled tag); ``/api/show`` reports a model whose name
@@ -20,8 +21,9 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SLOW_S = 3.0
-MODELS = ["llama3.2:3b", "qwen3:8b", "err", "slow", "malformed", "missing", "empty", "thinker"]
+MODELS = ["llama3.2:3b", "qwen3:8b", "err", "slow", "malformed", "missing", "empty", "thinker", "inventor"]
 TRUNCATED_REASONING = "<think>Let me think about this step by step. First"
+INVENTED_ASSIGNMENT = json.dumps([{"category": "Lack of context", "justification": "the query says too little"}])
 
 
 def _echo(body: dict) -> str:
@@ -81,6 +83,8 @@ class _Handler(BaseHTTPRequestHandler):
             content = ""
         elif model == "thinker":
             content, finish = TRUNCATED_REASONING, "length"
+        elif model == "inventor":
+            content = INVENTED_ASSIGNMENT
         if self.path == "/api/chat":
             return self._json(200, {"model": model, "created_at": "2026-01-01T00:00:00Z",
                                     "message": {"role": "assistant", "content": content},

@@ -79,6 +79,15 @@ def _collection(folder: Path) -> list[str]:
     return qids
 
 
+def typology_args(folder: Path, assigner: str, task: str = "h2j") -> list[str]:
+    """``typology`` on :func:`_collection`'s files with the study's categories, assigned by ``assigner``."""
+    return ["typology", "--qrels", str(folder / "qrels.txt"), "--topics", str(folder / "topics.tsv"),
+            "--passages", str(folder / "passages.tsv"), "--task", task,
+            "--retriever", f"r={folder / 'run.txt'}", "--generator", f"g={folder / 'answers.jsonl'}",
+            "--judge", f"j={folder / 'judge.txt'}", "--encoder", "minilm", "--typology", "study",
+            "--assigner", assigner]
+
+
 @pytest.mark.slow
 def test_typology_cli_imports_the_study_categories_on_a_designed_collection(tmp_path):
     from tests.loopback_llm import LoopbackLLMServer
@@ -86,11 +95,8 @@ def test_typology_cli_imports_the_study_categories_on_a_designed_collection(tmp_
     _collection(tmp_path)
     cache = tmp_path / "cache"
     with LoopbackLLMServer() as server:
-        args = ["typology", "--qrels", str(tmp_path / "qrels.txt"), "--topics", str(tmp_path / "topics.tsv"),
-                "--passages", str(tmp_path / "passages.tsv"), "--task", "h2j",
-                "--retriever", f"r={tmp_path / 'run.txt'}", "--generator", f"g={tmp_path / 'answers.jsonl'}",
-                "--judge", f"j={tmp_path / 'judge.txt'}", "--encoder", "minilm", "--typology", "study",
-                "--assigner", f"ollama:llama3.2:3b@{server.url}", "--json", "--progress-key", "typology-cli"]
+        args = typology_args(tmp_path, f"ollama:llama3.2:3b@{server.url}") + ["--json", "--progress-key",
+                                                                             "typology-cli"]
         done = cli(*args, env_cache=cache)
         assert done.returncode == 0, done.stderr[-3000:]
         result = json.loads(done.stdout)

@@ -125,7 +125,8 @@ def test_unreadable_assignments_are_excluded_and_counted_never_true_negatives():
     data += [row("ann", "q3", c, 0, "unknown") for c in ("X", "Y")]
     out = report(data)
     assert out["by_model"] == {} and out["models"] == []  # no figure made of true negatives
-    assert out["excluded"] == {"unreadable": {"queries": 2, "decisions": 8}, "unknown": {"queries": 1, "decisions": 2}}
+    assert out["excluded"] == {"unreadable": {"queries": 2, "decisions": 8}, "unknown": {"queries": 1, "decisions": 2},
+                               "unknown_category": {"queries": 0, "decisions": 0}}
     assert out["kappa"]["ann | bob"]["overall"]["n_decisions"] == 0  # excluded from kappa too
     # beside a readable query, only the readable one counts
     data.append({**row("ann", "q4", "X", 1, "readable"), "llm_assigned": 1})

@@ -20,7 +20,8 @@ Model of the data
   part of the key, because an answer judges *that run's* assignment: a newer run's sample of the same
   query gets its own grid, never the old run's ``llm_assigned``. Columns: ``llm_assigned`` (0/1),
   ``llm_answer`` (``readable``; ``unreadable`` when the model's assignment could not be read, so
-  ``llm_assigned`` says nothing; ``unknown`` for rows from before this was recorded, see below),
+  ``llm_assigned`` says nothing; ``unknown_category`` when it named categories outside the typology,
+  so "not assigned" says nothing either; ``unknown`` for rows from before this was recorded, see below),
   ``human_applicable`` (0/1, NULL while an assigned reason is still unmarked) and ``model`` (who
   assigned the reasons). The first answer on an item writes its full grid: assigned categories start
   unmarked, the others start at 0 ("not tagged"). An item is *complete* when no row is unmarked; only
@@ -36,7 +37,9 @@ matches the rows' ``llm_assigned`` exactly (:meth:`AnnotationStore.match_run`), 
 wrote an unreadable assignment as "no reason assigned", so it cannot count as a true negative).
 
 Stores created before the run was part of the key are migrated on open, in one transaction, with
-the same attribution rule (:func:`_migrate`); every answer and note is kept.
+the same attribution rule (:func:`_migrate`); every answer and note is kept. Stores from before the
+``unknown_category`` answer (an assignment naming categories outside the typology, whose names an
+item keeps in ``unknown``) are brought up to date the same way (:func:`_migrate_unknown_category`).
 """
 from __future__ import annotations
 
@@ -53,12 +56,12 @@ from typing import Iterable, Sequence
 
 from core.db import SchemaStore, transaction
 from core.paths import cache_dir
-from pipeline.typology.categories import TASKS
+from pipeline.typology.categories import TASKS, UNKNOWN_CATEGORY
 
 CSV_COLUMNS = ("annotator", "dataset", "task", "qid", "category", "llm_assigned", "human_applicable", "run_id",
                "model", "llm_answer")
 LEGACY_CSV_COLUMNS = CSV_COLUMNS[:7]  # exports made before decisions were keyed by run
-LLM_ANSWERS = ("readable", "unreadable", "unknown")
+LLM_ANSWERS = ("readable", "unreadable", "unknown", UNKNOWN_CATEGORY)
 UNREADABLE_STATUSES = ("unparseable", "failed")  # an assignment's status when its answer could not be read
 DEFAULT_SAMPLE = "default"
 DEFAULT_SIZE = 50
@@ -69,7 +72,7 @@ CREATE TABLE IF NOT EXISTS items (
   sample TEXT NOT NULL, dataset TEXT NOT NULL, task TEXT NOT NULL, qid TEXT NOT NULL, run_id TEXT NOT NULL,
   model TEXT NOT NULL, query TEXT NOT NULL, context TEXT NOT NULL, categories TEXT NOT NULL, assigned TEXT NOT NULL,
   status TEXT NOT NULL DEFAULT 'ok', raw TEXT NOT NULL DEFAULT '', generator TEXT NOT NULL DEFAULT '',
-  PRIMARY KEY (sample, dataset, task, qid));
+  unknown TEXT NOT NULL DEFAULT '[]', PRIMARY KEY (sample, dataset, task, qid));
 CREATE TABLE IF NOT EXISTS samples (
   sample TEXT PRIMARY KEY, size INTEGER NOT NULL, seed INTEGER NOT NULL, per_annotator INTEGER NOT NULL,
   created REAL NOT NULL);
@@ -80,7 +83,8 @@ CREATE TABLE IF NOT EXISTS decisions (
   annotator TEXT NOT NULL, run_id TEXT NOT NULL, dataset TEXT NOT NULL, task TEXT NOT NULL, qid TEXT NOT NULL,
   category TEXT NOT NULL,
   llm_assigned INTEGER NOT NULL CHECK (llm_assigned IN (0, 1)),
-  llm_answer TEXT NOT NULL DEFAULT 'readable' CHECK (llm_answer IN ('readable', 'unreadable', 'unknown')),
+  llm_answer TEXT NOT NULL DEFAULT 'readable'
+    CHECK (llm_answer IN ('readable', 'unreadable', 'unknown', 'unknown_category')),
   human_applicable INTEGER CHECK (human_applicable IN (0, 1)),
   model TEXT NOT NULL DEFAULT '', updated REAL NOT NULL, source TEXT NOT NULL,
   PRIMARY KEY (annotator, run_id, dataset, task, qid, category));
@@ -110,9 +114,11 @@ class Item:
     context: str
     categories: list  # [{"name", "description"}]
     assigned: list  # [{"category", "justification"}]
-    status: str = "ok"  # the assignment's status: "ok", "unparseable" / "failed" (unreadable), "unknown"
+    status: str = "ok"  # the assignment's status: "ok", "unparseable" / "failed" (unreadable), "unknown",
+    # or "unknown_category" (the answer named categories outside the typology: ``unknown``)
     raw: str = ""  # the model's assignment answer as given
     generator: str = ""  # H2G: the model whose answers the reasons explain
+    unknown: tuple = ()  # the names outside the typology the model's answer gave
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -134,9 +140,12 @@ class Item:
 
     @property
     def llm_answer(self) -> str:
-        """The decisions' ``llm_answer``: readable, unreadable, or unknown (a migrated item with no
-        assigned reason, whose status was not recorded)."""
-        return "unreadable" if self.unreadable else "unknown" if self.status == "unknown" else "readable"
+        """The decisions' ``llm_answer``: readable, unreadable, unknown (a migrated item with no
+        assigned reason, whose status was not recorded) or unknown_category (the answer named
+        categories outside the typology: its "not assigned" is no true negative)."""
+        if self.unreadable:
+            return "unreadable"
+        return self.status if self.status in ("unknown", UNKNOWN_CATEGORY) else "readable"
 
 
 def default_path() -> Path:
@@ -194,7 +203,7 @@ def _check_name(annotator: str) -> str:
 def _item(row) -> Item:
     return Item(row["dataset"], row["task"], row["qid"], row["run_id"], row["model"], row["query"], row["context"],
                 json.loads(row["categories"]), json.loads(row["assigned"]), row["status"], row["raw"],
-                row["generator"])
+                row["generator"], tuple(json.loads(row["unknown"])))
 
 
 def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
@@ -268,6 +277,36 @@ def _migrate(conn: sqlite3.Connection) -> None:
             raise RuntimeError(f"annotation store migration would keep {kept} of {len(old)} decisions")
 
 
+def _before_unknown_category(conn: sqlite3.Connection) -> bool:
+    """Whether the store predates the ``unknown_category`` answer (its items have no ``unknown``
+    column, or its decisions table's CHECK refuses the value)."""
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'decisions'").fetchone()[0]
+    return "unknown" not in _columns(conn, "items") or f"'{UNKNOWN_CATEGORY}'" not in sql
+
+
+def _migrate_unknown_category(conn: sqlite3.Connection) -> None:
+    """Bring a store from before the ``unknown_category`` answer up to :data:`SCHEMA`, in one
+    transaction: items get the ``unknown`` column (no names), and the decisions table, whose CHECK
+    cannot be altered in place, is rebuilt with every row kept."""
+    with transaction(conn):
+        if not _before_unknown_category(conn):
+            return  # another process migrated it while this one waited for the lock
+        if "unknown" not in _columns(conn, "items"):
+            conn.execute("ALTER TABLE items ADD COLUMN unknown TEXT NOT NULL DEFAULT '[]'")
+        sql = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'decisions'").fetchone()[0]
+        if f"'{UNKNOWN_CATEGORY}'" in sql:
+            return
+        n = conn.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]
+        columns = ", ".join(sorted(_columns(conn, "decisions")))
+        conn.execute("ALTER TABLE decisions RENAME TO decisions_before_unknown_category")
+        conn.execute(next(s for s in SCHEMA.split(";") if "TABLE IF NOT EXISTS decisions" in s))
+        conn.execute(f"INSERT INTO decisions ({columns}) SELECT {columns} FROM decisions_before_unknown_category")
+        conn.execute("DROP TABLE decisions_before_unknown_category")
+        kept = conn.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]
+        if kept != n:  # cannot happen (same key, same rows); never commit a loss
+            raise RuntimeError(f"annotation store migration would keep {kept} of {n} decisions")
+
+
 class AnnotationStore(SchemaStore):
     SCHEMA = SCHEMA
 
@@ -275,6 +314,8 @@ class AnnotationStore(SchemaStore):
         super().__init__(path or default_path())
         if "run_id" not in _columns(self.conn, "decisions"):
             _migrate(self.conn)
+        if _before_unknown_category(self.conn):
+            _migrate_unknown_category(self.conn)
 
     # ------------------------------------------------------------------------------- samples
     def create_sample(self, items: Iterable[Item], *, name: str = DEFAULT_SAMPLE, size: int = DEFAULT_SIZE,
@@ -295,9 +336,9 @@ class AnnotationStore(SchemaStore):
             self.conn.execute("INSERT INTO samples VALUES (?,?,?,?,?)", (name, size, seed, int(per_annotator), time.time()))
             self.conn.executemany(
                 "INSERT INTO items (sample, dataset, task, qid, run_id, model, query, context, categories, assigned, "
-                "status, raw, generator) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "status, raw, generator, unknown) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(name, i.dataset, i.task, i.qid, i.run_id, i.model, i.query, i.context, json.dumps(i.categories),
-                  json.dumps(i.assigned), i.status, i.raw, i.generator) for i in items])
+                  json.dumps(i.assigned), i.status, i.raw, i.generator, json.dumps(list(i.unknown))) for i in items])
             keys = draw_sample([i.key for i in items], size, seed)
             if not per_annotator:
                 self._write_queue(name, SHARED, keys)

@@ -9,9 +9,11 @@ Whose reasons: figures of the LLM are computed per ``model`` (the model that ass
 rows of one model may span several typology runs, one per task), never pooled across models.
 
 What is left out: rows whose ``llm_answer`` is ``unreadable`` (the model's assignment could not be
-read, so "not assigned" would be a guess) or ``unknown`` (from before readability was recorded, on a
-query with no assigned reason) are excluded from every figure -- the LLM figures and κ -- and counted
-under ``excluded``. They are never true negatives.
+read, so "not assigned" would be a guess), ``unknown_category`` (the answer named categories outside
+the typology, which may stand for any of its categories, so "not assigned" says nothing either) or
+``unknown`` (from before readability was recorded, on a query with no assigned reason) are excluded
+from every figure -- the LLM figures and κ -- and counted under ``excluded``, each apart. They are
+never true negatives.
 
 Definitions (also in ``report(...)["definitions"]``, which the CLI and the Validation tab print):
 
@@ -46,7 +48,10 @@ import numpy as np
 from pipeline.stats import KAPPA_UNDEFINED, cohen_kappa
 
 OVERALL = "overall"
-EXCLUDED_ANSWERS = ("unreadable", "unknown")
+EXCLUDED_ANSWERS = ("unreadable", "unknown_category", "unknown")
+EXCLUDED_WORDS = {"unreadable": "an unreadable assignment",
+                  "unknown_category": "an assignment naming categories outside the typology",
+                  "unknown": "an assignment not recorded (old store or CSV)"}
 DEFINITIONS = {
     "cell_accuracy": "(TP + TN) / cells over every (query, category) cell; an untagged category counts as a true "
                      "negative, so most cells are negatives and this figure is high whatever the reasons' quality",
@@ -58,8 +63,9 @@ DEFINITIONS = {
              "when expected agreement is 1",
     "union": "a decision applies when any annotator who made it says so",
     "overall": "pooled over all decisions of the model (micro average)",
-    "excluded": "queries whose assignment was unreadable (or, in old stores and CSVs, not recorded) are left out "
-                "of every figure and counted here; never true negatives",
+    "excluded": "queries whose assignment was unreadable, named categories outside the typology, or (in old stores "
+                "and CSVs) was not recorded are left out of every figure and counted here, each apart; never true "
+                "negatives",
 }
 
 

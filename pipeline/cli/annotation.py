@@ -41,10 +41,12 @@ def _fmt(value) -> str:
 
 
 def _report_lines(figures: dict):
+    from pipeline.annotation.validation import EXCLUDED_WORDS
+
     yield f"{figures['n_rows']} decisions from {len(figures['annotators'])} annotator(s)"
     for answer, n in figures["excluded"].items():
         if n["queries"]:
-            yield f"excluded: {n['queries']} queries ({n['decisions']} decisions) with an {answer} assignment"
+            yield f"excluded: {n['queries']} queries ({n['decisions']} decisions) with {EXCLUDED_WORDS[answer]}"
     for model, by_model in figures["by_model"].items():
         yield f"reasons assigned by {model or '(model not recorded)'} (typology runs: {', '.join(by_model['runs'])})"
         for who, fig in [*by_model["llm_vs_annotator"].items(), ("union", by_model["llm_vs_union"])]:

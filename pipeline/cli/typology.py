@@ -59,7 +59,11 @@ def cmd_typology(args) -> None:
         print(f"warning: ties decide membership: {hard_set['set']['warning']}")
     for cat in result["categories"]:
         print(f"  {cat['n_queries']:3d}  {cat['name']}: {cat['description']}")
-    print(f"unparseable assignments: {result['n_unparseable']}, failed calls: {result['n_failed']}")
+    print(f"unparseable assignments: {result['n_unparseable']}, failed calls: {result['n_failed']}, "
+          f"assignments naming categories outside the typology: {result['n_unknown_category']}")
+    if result["unknown_categories"]:
+        print("  outside the typology (kept, never read as 'no reason applies'): "
+              + "; ".join(f"{c['name']!r} ({c['n_queries']})" for c in result["unknown_categories"]))
 
 
 def add_commands(command) -> None:

@@ -7,17 +7,18 @@ induction or on an imported typology) and by the preference step when it has no 
 categories with their descriptions; it answers with the categories that apply -- several allowed,
 most important first -- each with a short justification, as a JSON list (or, from a small model,
 bare category numbers such as "2, 1": :func:`pipeline.typology.parse.parse_assignment`).
-An answer nothing can be read from is recorded as unparseable and counted, a failed call as failed;
-neither is ever read as "no reason applies".
+An answer nothing can be read from is recorded as unparseable and counted, a failed call as failed,
+an answer naming categories outside the typology (a model without a grammar constraint invents
+them) as "unknown_category" with the invented names kept; none is ever read as "no reason applies".
 """
 from __future__ import annotations
 
 from typing import Callable, Mapping, Sequence
 
 from pipeline.llm.base import ChatClient, GenerationOptions, LLMError, json_schema_text
-from pipeline.typology.categories import TASK_TITLES, Assignment, Category, Typology
+from pipeline.typology.categories import TASK_TITLES, UNKNOWN_CATEGORY, Assignment, Category, Typology
 from pipeline.typology.induction import SYSTEM, HardQuery, InductionConfig, numbered_categories, query_block
-from pipeline.typology.parse import parse_assignment
+from pipeline.typology.parse import read_assignment
 
 
 def assignment_schema(categories: Sequence[Category]) -> str:
@@ -41,7 +42,8 @@ def assign(client: ChatClient, task: str, queries: Sequence[HardQuery], categori
            config: InductionConfig = InductionConfig(), source: str = "",
            on_progress: Callable[[int], None] | None = None) -> list[Assignment]:
     """Each hard query's reasons from ``categories`` (several allowed), with justifications, one
-    :class:`Assignment` per query (status "ok", "unparseable" or "failed"; ``source`` as given).
+    :class:`Assignment` per query (status "ok", "unknown_category", "unparseable" or "failed";
+    ``source`` as given).
     ``on_progress(n)``: ``n`` more queries answered."""
     if not categories:
         raise ValueError("cannot assign reasons from an empty typology")
@@ -55,8 +57,9 @@ def assign(client: ChatClient, task: str, queries: Sequence[HardQuery], categori
         if isinstance(reply, LLMError):
             out.append(Assignment(hq.qid, task, [], "failed", source, str(reply)))
             continue
-        found, parsed = parse_assignment(reply.text, categories)
-        out.append(Assignment(hq.qid, task, found, "ok" if parsed else "unparseable", source, reply.text))
+        read = read_assignment(reply.text, categories)
+        status = UNKNOWN_CATEGORY if read.unknown else "ok" if read.parsed else "unparseable"
+        out.append(Assignment(hq.qid, task, read.found, status, source, reply.text, tuple(read.unknown)))
     return out
 
 
@@ -68,8 +71,9 @@ def assign_reasons(client: ChatClient, typology: Typology, queries: Mapping[str,
     task context). ``on_progress(n)``: ``n`` more queries answered.
 
     Returns the assignments that name a reason (source ``llm:<label>``) and a report: per task the
-    queries asked, assigned, unassigned (no reason read from the reply) and failed (the call failed;
-    a rerun retries it), with the raw replies.
+    queries asked, assigned, unassigned (the reply named no reason), unknown_category (``{qid: the
+    names outside the typology it gave}``; such a reply's reasons of the typology, if any, are still
+    used) and failed (the call failed; a rerun retries it), with the raw replies.
     """
     source = f"llm:{client.provenance.label}"
     assignments, report = [], {}
@@ -78,14 +82,18 @@ def assign_reasons(client: ChatClient, typology: Typology, queries: Mapping[str,
             continue
         made = assign(client, task, [HardQuery(qid, queries[qid], "") for qid in qids], typology.for_task(task),
                       source=source, on_progress=on_progress)
-        entry = report[task] = {"asked": len(made), "assigned": 0, "unassigned": [], "failed": [], "replies": {}}
+        entry = report[task] = {"asked": len(made), "assigned": 0, "unassigned": [], "unknown_category": {},
+                                "failed": [], "replies": {}}
         for a in made:
             if a.status == "failed":
                 entry["failed"].append(a.qid)
                 continue
             entry["replies"][a.qid] = a.raw
+            if a.unknown:
+                entry["unknown_category"][a.qid] = list(a.unknown)
             if not a.reasons:
-                entry["unassigned"].append(a.qid)
+                if not a.unknown:
+                    entry["unassigned"].append(a.qid)
                 continue
             entry["assigned"] += 1
             assignments.append(a)

@@ -28,6 +28,7 @@ from typing import Mapping, Sequence
 
 TASKS = ("h2r", "h2g", "h2j")
 TASK_TITLES = {"h2r": "hard to retrieve", "h2g": "hard to generate", "h2j": "hard to judge"}
+UNKNOWN_CATEGORY = "unknown_category"  # an assignment's status when its answer names categories outside the typology
 STUDY_FILE = Path(__file__).with_name("study_typology.json")
 MAX_NAME_CHARS = 80
 MAX_DESCRIPTION_CHARS = 400
@@ -86,14 +87,17 @@ class Assignment:
     the model's justification ("" when there is none: imported or hand-made reasons).
 
     ``status`` is "ok", or "unparseable" / "failed" when no answer could be read (recorded, never read
-    as "no reason applies"); ``source`` says where the reasons came from ("imported FILE",
-    "llm:<label>", "typology run ID"); ``raw`` is the model's answer as given."""
+    as "no reason applies"), or "unknown_category" when the answer names categories that are not in
+    the typology (kept in ``unknown``, beside whatever categories of the typology it also named: its
+    "not assigned" says nothing, so it is never a true negative); ``source`` says where the reasons
+    came from ("imported FILE", "llm:<label>", "typology run ID"); ``raw`` is the model's answer as given."""
     qid: str
     task: str
     reasons: list[tuple[Category, str]]
     status: str = "ok"
     source: str = ""
     raw: str = ""
+    unknown: tuple[str, ...] = ()
 
     @property
     def categories(self) -> tuple[str, ...]:
@@ -102,7 +106,8 @@ class Assignment:
 
     def as_dict(self) -> dict:
         return {"qid": self.qid, "task": self.task, "status": self.status, "source": self.source, "raw": self.raw,
-                "reasons": [{"category": c.name, "justification": j} for c, j in self.reasons]}
+                "reasons": [{"category": c.name, "justification": j} for c, j in self.reasons],
+                "unknown_categories": list(self.unknown)}
 
 
 def normalise_name(name: str) -> str:

@@ -12,6 +12,7 @@ import ast
 import difflib
 import json
 import re
+from dataclasses import dataclass
 
 from pipeline.typology.categories import MAX_NAME_CHARS, Category, clean_category, dedupe, normalise_name
 
@@ -31,7 +32,19 @@ PLACEHOLDER_NAMES = {"short category name", "category name", "name", "one senten
 def _is_category(cat: Category | None) -> bool:
     """A usable category: not a prompt placeholder, and a name with a letter in it (outline numbers
     such as "5.1.1.1", which the 135M model produced as a whole typology, are not names)."""
-    return cat is not None and cat.key not in PLACEHOLDER_NAMES and re.search(r"[^\W\d_]", cat.key) is not None
+    return cat is not None and _is_name(cat.key)
+
+
+def _is_name(label: str) -> bool:
+    """Whether a label from a model's answer names something: a letter in it, not the prompt's placeholder."""
+    key = normalise_name(label)
+    return key not in PLACEHOLDER_NAMES and re.search(r"[^\W\d_]", key) is not None
+
+
+def _placeholder(item) -> bool:
+    """An answer item that only repeats the prompt's example (``{"category": "category name", ...}``)."""
+    label = _first(item, NAME_KEYS) if isinstance(item, dict) else str(item).partition(":")[0]
+    return normalise_name(label) in PLACEHOLDER_NAMES
 
 
 def _balanced(text: str, start: int) -> str | None:
@@ -186,13 +199,31 @@ def match_category(label, typology: list[Category]) -> Category | None:
     return contained[0] if len(contained) == 1 else None
 
 
-def parse_assignment(text: str, typology: list[Category]) -> tuple[list[tuple[Category, str]], bool]:
-    """``([(category, justification), ...], parsed)`` from a model's assignment answer.
+@dataclass(frozen=True)
+class AssignmentReading:
+    """What :func:`read_assignment` read from a model's assignment answer.
+
+    ``found``: the typology's categories it names, with justifications, most important first;
+    ``parsed``: whether anything in it could be read as a list of categories; ``unknown``: the names
+    it gives that are no category of the typology (a model without a grammar constraint invents
+    them: "Lack of context"), in order, without repeats. An answer with such a name is no evidence
+    that the typology's other categories do not apply (the invented name may stand for one of
+    them), so the assignment records them instead of reading "nothing else assigned"."""
+    found: list[tuple[Category, str]]
+    parsed: bool
+    unknown: list[str]
+
+
+def read_assignment(text: str, typology: list[Category]) -> AssignmentReading:
+    """Read a model's assignment answer (:class:`AssignmentReading`).
 
     Read in turn: a JSON list (of objects, names or numbers), list lines ("1. Name: why"), and an
     answer of bare category numbers ("2, 1", as small models give). ``parsed`` is False when nothing
     in the answer could be read as a list of categories (the query is then recorded as unparseable,
     not as "no reason applies"). An explicit empty JSON list is a parsed answer with no reason.
+    Names outside the typology are collected from the JSON items only (an item's name, or a string
+    item's text before ":"): list lines of prose are not category names. The prompt's own
+    placeholder ("category name") is no name at all.
     """
     # Prefer a value with objects or strings: a bare "[1]" is more often a passage marker the model
     # echoed from its context than an answer.
@@ -200,21 +231,28 @@ def parse_assignment(text: str, typology: list[Category]) -> tuple[list[tuple[Ca
     value = next((v for v in candidates if any(isinstance(i, (dict, str)) for i in _items_from_json(v))),
                  candidates[0] if candidates else None)
     found: list[tuple[Category, str]] = []
+    unknown: list[str] = []
     parsed = False
     if value is not None:
         items = _items_from_json(value)
-        parsed = isinstance(items, list)
+        # a list of nothing but the prompt's placeholder copied back is no answer, not "none applies"
+        parsed = isinstance(items, list) and not (items and all(_placeholder(i) for i in items))
         for item in items:
+            label = ""
             if isinstance(item, dict):
-                cat = match_category(_first(item, NAME_KEYS + ("id", "number")), typology)
+                label = _first(item, NAME_KEYS + ("id", "number"))
+                cat = match_category(label, typology)
                 why = _first(item, JUSTIFICATION_KEYS)
             elif isinstance(item, (str, int)):
                 label, _, why = str(item).partition(":")
                 cat = match_category(label, typology)
+                label = label if isinstance(item, str) else ""  # an out-of-range number names nothing
             else:
                 cat, why = None, ""
             if cat is not None:
                 found.append((cat, " ".join(why.split())))
+            elif _is_name(label):
+                unknown.append(" ".join(label.split())[:MAX_NAME_CHARS * 2])
     if not found:
         for name, rest in _list_lines(text):
             cat = match_category(name, typology)
@@ -228,7 +266,14 @@ def parse_assignment(text: str, typology: list[Category]) -> tuple[list[tuple[Ca
         if cat.key not in seen:
             seen.add(cat.key)
             unique.append((cat, why))
-    return unique, parsed or bool(unique)
+    invented = list(dict.fromkeys(unknown))
+    return AssignmentReading(unique, parsed or bool(unique) or bool(invented), invented)
+
+
+def parse_assignment(text: str, typology: list[Category]) -> tuple[list[tuple[Category, str]], bool]:
+    """``(found, parsed)`` of :func:`read_assignment` (the categories named, whether anything was read)."""
+    reading = read_assignment(text, typology)
+    return reading.found, reading.parsed
 
 
 def parse_numbers(text: str, n_categories: int) -> list[int]:

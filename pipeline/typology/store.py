@@ -4,7 +4,9 @@ assignments, so that convergence can be inspected and pages never call a model.
 A run is identified by a hash of what defines its result (dataset, task, the hard-set configuration
 and its query ids, the model, the induction settings, the prompt version, and for an imported
 typology its categories). Writes go through ``core.db`` (WAL, ``BEGIN IMMEDIATE``); each round is
-stored the moment it ends, so an interrupted run shows how far it got.
+stored the moment it ends, so an interrupted run shows how far it got. An assignment whose answer
+named categories outside the typology keeps those names (``unknown``, status "unknown_category");
+a store from before that column gets it on open, its assignments with none.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from pathlib import Path
 
 from core.db import SchemaStore, transaction
 from core.paths import cache_dir
-from pipeline.typology.categories import Assignment, Category
+from pipeline.typology.categories import UNKNOWN_CATEGORY, Assignment, Category
 from pipeline.typology.induction import HardQuery, Round
 
 SCHEMA = """
@@ -33,8 +35,11 @@ CREATE TABLE IF NOT EXISTS rounds (
   PRIMARY KEY (run_id, number));
 CREATE TABLE IF NOT EXISTS assignments (
   run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE, qid TEXT NOT NULL, status TEXT NOT NULL,
-  reasons TEXT NOT NULL, raw TEXT NOT NULL, PRIMARY KEY (run_id, qid));
+  reasons TEXT NOT NULL, raw TEXT NOT NULL, unknown TEXT NOT NULL DEFAULT '[]', PRIMARY KEY (run_id, qid));
 """
+# Columns added since a table was first created: (table, column, declaration). A store made before
+# gets them on open (:meth:`TypologyStore._migrate`); what it holds reads as the default says.
+MIGRATIONS = (("assignments", "unknown", "TEXT NOT NULL DEFAULT '[]'"),)  # names outside the typology
 
 
 def default_path() -> Path:
@@ -59,6 +64,21 @@ class TypologyStore(SchemaStore):
 
     def __init__(self, path: str | Path | None = None):
         super().__init__(path or default_path())
+        if self._missing_columns():
+            self._migrate()
+
+    def _missing_columns(self) -> list[tuple[str, str, str]]:
+        have = {}
+        for table, column, declaration in MIGRATIONS:
+            have.setdefault(table, {r["name"] for r in self.conn.execute(f"PRAGMA table_info({table})")})
+        return [m for m in MIGRATIONS if m[1] not in have[m[0]]]
+
+    def _migrate(self) -> None:
+        """Add :data:`MIGRATIONS`' columns, in one transaction (checked again under the write lock:
+        another process may have added them while this one waited)."""
+        with transaction(self.conn):
+            for table, column, declaration in self._missing_columns():
+                self.conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
     # ------------------------------------------------------------------------------------ writes
     def start_run(self, run_id: str, *, dataset: str, task: str, source: str, typology_label: str,
@@ -95,8 +115,9 @@ class TypologyStore(SchemaStore):
     def save_assignments(self, run_id: str, assignments: list[Assignment]) -> None:
         with transaction(self.conn):
             self.conn.executemany(
-                "INSERT OR REPLACE INTO assignments VALUES (?,?,?,?,?)",
-                [(run_id, a.qid, a.status, json.dumps(a.as_dict()["reasons"]), a.raw) for a in assignments])
+                "INSERT OR REPLACE INTO assignments (run_id, qid, status, reasons, raw, unknown) VALUES (?,?,?,?,?,?)",
+                [(run_id, a.qid, a.status, json.dumps(a.as_dict()["reasons"]), a.raw, json.dumps(list(a.unknown)))
+                 for a in assignments])
             self.conn.execute("UPDATE runs SET status = 'done', finished = ? WHERE run_id = ?", (time.time(), run_id))
 
     def fail_run(self, run_id: str, error: str) -> None:
@@ -130,14 +151,16 @@ class TypologyStore(SchemaStore):
                 for r in self.conn.execute("SELECT * FROM rounds WHERE run_id = ? ORDER BY number", (run_id,))]
 
     def queries(self, run_id: str) -> list[dict]:
-        """Per query: qid, query, context, reason (or reason_failure), status and assigned reasons."""
+        """Per query: qid, query, context, reason (or reason_failure), status, assigned reasons and the
+        names outside the typology the answer gave (``unknown_categories``)."""
         rows = self.conn.execute(
-            "SELECT q.qid, q.query, q.context, q.reason, q.reason_failure, a.status, a.reasons, a.raw "
+            "SELECT q.qid, q.query, q.context, q.reason, q.reason_failure, a.status, a.reasons, a.raw, a.unknown "
             "FROM queries q LEFT JOIN assignments a ON a.run_id = q.run_id AND a.qid = q.qid "
             "WHERE q.run_id = ? ORDER BY q.position", (run_id,))
         return [{"qid": r["qid"], "query": r["query"], "context": r["context"], "reason": r["reason"],
                  "reason_failure": r["reason_failure"], "status": r["status"], "raw": r["raw"],
-                 "assigned": json.loads(r["reasons"]) if r["reasons"] else []} for r in rows]
+                 "assigned": json.loads(r["reasons"]) if r["reasons"] else [],
+                 "unknown_categories": json.loads(r["unknown"] or "[]")} for r in rows]
 
     def result(self, run_id: str) -> dict:
         """Everything about one run, JSON-ready (what ``python -m pipeline typology --json`` prints)."""
@@ -147,9 +170,12 @@ class TypologyStore(SchemaStore):
         queries = self.queries(run_id)
         statuses = [q["status"] for q in queries]
         counts = {c.name: 0 for c in run["categories"]}
+        invented: dict[str, int] = {}
         for q in queries:
             for a in q["assigned"]:
                 counts[a["category"]] = counts.get(a["category"], 0) + 1
+            for name in q["unknown_categories"]:
+                invented[name] = invented.get(name, 0) + 1
         return {"run_id": run_id, "dataset": run["dataset"], "task": run["task"], "source": run["source"],
                 "typology": run["typology_label"], "status": run["status"], "model": run["provenance"],
                 "hard_set": run["hard_set"], "config": run["config"], "stop_reason": run["stop_reason"],
@@ -157,6 +183,10 @@ class TypologyStore(SchemaStore):
                 "categories": [{**c.as_dict(), "n_queries": counts.get(c.name, 0)} for c in run["categories"]],
                 "n_queries": len(queries), "n_unparseable": statuses.count("unparseable"),
                 "n_failed": statuses.count("failed"),
+                # answers naming categories outside the typology: counted apart, never "no reason applies"
+                "n_unknown_category": statuses.count(UNKNOWN_CATEGORY),
+                "unknown_categories": [{"name": n, "n_queries": k} for n, k in
+                                       sorted(invented.items(), key=lambda kv: (-kv[1], kv[0]))],
                 "error": run["error"],
-                "queries": [{k: q[k] for k in ("qid", "query", "reason", "status", "assigned", "raw")}
-                            for q in queries]}
+                "queries": [{k: q[k] for k in ("qid", "query", "reason", "status", "assigned", "unknown_categories",
+                                               "raw")} for q in queries]}

@@ -20,7 +20,7 @@ from pipeline.annotation.store import DEFAULT_SAMPLE, AnnotationError, Annotatio
 from pipeline.annotation.store import default_path as annotations_path
 from pipeline.typology.categories import TASK_TITLES
 from pipeline.views.typology import when
-from pipeline.annotation.validation import DEFINITIONS, OVERALL
+from pipeline.annotation.validation import DEFINITIONS, EXCLUDED_WORDS, OVERALL
 from pipeline.annotation.validation import report as validation_report  # noqa: F401  (the page's import)
 from pipeline.annotation.store import CSV_COLUMNS  # noqa: F401  (the page's import)
 
@@ -220,7 +220,7 @@ def definitions_frame() -> pd.DataFrame:
 
 
 def excluded_text(report: dict) -> str:
-    parts = [f"{v['queries']} queries ({v['decisions']} decisions) with an {kind} assignment"
+    parts = [f"{v['queries']} queries ({v['decisions']} decisions) with {EXCLUDED_WORDS[kind]}"
              for kind, v in report["excluded"].items() if v["queries"]]
     return ("Excluded from every figure (never counted as true negatives): " + "; ".join(parts) + ".") if parts else \
         "No query was excluded (every judged assignment was readable)."

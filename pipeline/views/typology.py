@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 from core import jobs
 from pipeline.annotation.store import UNREADABLE_STATUSES, Item
 from pipeline.llm.base import Provenance
-from pipeline.typology.categories import TASK_TITLES
+from pipeline.typology.categories import TASK_TITLES, UNKNOWN_CATEGORY
 from pipeline.typology.store import TypologyStore
 from pipeline.typology.store import default_path as typology_path
 
@@ -134,9 +134,20 @@ def rounds_frame(result: dict) -> pd.DataFrame:
 
 def queries_frame(result: dict) -> pd.DataFrame:
     rows = [{"qid": q["qid"], "query": q["query"], "reasons": " | ".join(a["category"] for a in q["assigned"]),
-             "n reasons": len(q["assigned"]), "assignment": q["status"] or "", "free-text reason": q["reason"] or ""}
+             "n reasons": len(q["assigned"]), "assignment": q["status"] or "",
+             "outside the typology": " | ".join(q.get("unknown_categories") or []),
+             "free-text reason": q["reason"] or ""}
             for q in result["queries"]]
-    return pd.DataFrame(rows, columns=["qid", "query", "reasons", "n reasons", "assignment", "free-text reason"])
+    return pd.DataFrame(rows, columns=["qid", "query", "reasons", "n reasons", "assignment", "outside the typology",
+                                       "free-text reason"])
+
+
+def unknown_category_text(names: Sequence[str]) -> str:
+    """What the pages say of an assignment that named categories outside the typology (plain text)."""
+    return ("The model's answer names categories that are not in the typology: "
+            + "; ".join(f'"{n}"' for n in names) + ". Its other categories may be meant by these names, so "
+            "\"not assigned\" says nothing here: the query is left out of every validation figure and counted "
+            "apart, never read as \"no reason applies\".")
 
 
 def unreadable_queries(result: dict) -> list[dict]:
@@ -154,8 +165,10 @@ def empty_chart_reason(result: dict) -> str | None:
     if unreadable == result["n_queries"]:
         return (f"No chart: all {unreadable} assignment answers were unreadable, so no query has a reason "
                 "(the raw answers are under Queries below).")
-    return (f"No chart: no query was assigned a reason ({unreadable} of {result['n_queries']} assignment answers "
-            "unreadable, the others named no category).")
+    outside = sum(q["status"] == UNKNOWN_CATEGORY for q in result["queries"])
+    return (f"No chart: no query was assigned a reason of the typology ({unreadable} of {result['n_queries']} "
+            f"assignment answers unreadable, {outside} named only categories outside the typology, the others "
+            "named no category).")
 
 
 def counts_figure(result: dict) -> go.Figure:
@@ -234,5 +247,5 @@ def sample_items(store: TypologyStore, run_ids: Sequence[str] = ()) -> list[Item
             seen.add(key)
             items.append(Item(run["dataset"], run["task"], q["qid"], run_id, run["provenance"].get("label", ""),
                               q["query"], q["context"], cats, q["assigned"], status=q["status"] or "failed",
-                              raw=q["raw"] or "", generator=generator))
+                              raw=q["raw"] or "", generator=generator, unknown=tuple(q["unknown_categories"])))
     return items
