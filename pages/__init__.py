@@ -50,3 +50,25 @@ def navigation_section(section: str) -> list[tuple[str, str, str]]:
                                                         if k.arg == name) for name in ("title", "icon")))
                             for call in value.elts if isinstance(call, ast.Call)]
     return []
+
+
+ANSWER_OUTBOX_JS = Path(__file__).resolve().parent / "answer_outbox.js"
+_mounted_components: dict = {}
+_PENDING_CSS = (".pending { background: rgba(255, 189, 69, 0.2); color: inherit; padding: 0.5rem 0.75rem; "
+                "border-radius: 0.5rem; margin-bottom: 0.5rem; font-family: inherit; }")
+
+
+def answer_outbox(data: dict, *, key: str):
+    """Draw the answer keys' outbox (``pages/answer_outbox.js``: Y / N answer the highlighted reason, each
+    answer kept in the browser, shown pending, and sent until the server has stored it) with ``data``
+    (``pipeline.views.annotate.outbox_data``); returns what the browser sent: ``{"answers": [...],
+    "attempt": n}``, or None before the first answer."""
+    import json
+
+    import streamlit as st
+
+    if "answer_outbox" not in _mounted_components:  # registered once per process (a second one warns)
+        _mounted_components["answer_outbox"] = st.components.v2.component(
+            "irdash_answer_outbox", js=ANSWER_OUTBOX_JS.read_text(encoding="utf-8"), css=_PENDING_CSS)
+    result = _mounted_components["answer_outbox"](key=key, data=json.dumps(data), on_outbox_change=lambda: None)
+    return result.get("outbox")

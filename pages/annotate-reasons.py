@@ -2,15 +2,16 @@
 
 Keyboard: Y / N mark the highlighted reason correct / incorrect (and move to the next unmarked one),
 Up / Down move the highlight, Left / Right go to the previous / next query. Every answer is saved
-the moment it is given; the annotator's name and the current query live in the URL, so a reload
-comes back to the same place.
+the moment it is given; one given by key while the server is unreachable is kept in the browser, shown
+pending, and saved when it is back (pages/answer_outbox.js). The annotator's name and the current
+query live in the URL, so a reload comes back to the same place.
 """
 import streamlit as st
 
 from pipeline.views import annotate
 from pipeline.views import typology as view
 from pipeline.views.annotate import AnnotationError, CSV_COLUMNS, validation_report
-from pages import use_app_navigation
+from pages import answer_outbox, use_app_navigation
 
 use_app_navigation()
 
@@ -132,6 +133,11 @@ with annotate_tab:
         st.warning(warning)
 
     st.subheader("LLM-assigned reasons")
+    # The answer keys: kept in the browser until stored, so one given while the server is down is shown
+    # pending and saved when it is back (pages/answer_outbox.js).
+    sent = answer_outbox(annotate.outbox_data(state, annotator, sample, item, answers, focus), key="answer-outbox")
+    if annotate.receive_outbox(state, sent, annotator, item):
+        st.rerun()
     if item.status == view.UNKNOWN_CATEGORY:
         st.warning("The model's answer names categories outside the typology: this query is left out of every "
                    "validation figure (counted apart). You can still mark and tag its reasons below.")
@@ -153,7 +159,7 @@ with annotate_tab:
     if not assigned:
         confirmed = item.decision_key in done and not any(answers.values())
         if st.button("✓ No reason applies (saved)" if confirmed else "No reason applies", key="none-applies",
-                     shortcut="N", type="primary" if confirmed else "secondary",
+                     type="primary" if confirmed else "secondary",
                      help="saved: nothing applies" if confirmed else "confirm that no reason applies"):
             annotate.confirm_or_queue(state, annotator, item)
             st.rerun()
@@ -165,11 +171,9 @@ with annotate_tab:
             cols[0].text(("▶ " if i == focus else "") + f"{a['category']} — {mark_text}"
                          + (f" · ✓ saved {view.when(saved[a['category']]['updated'])}" if value is not None else ""))
             cols[0].text(a["justification"] or "(no justification given)")  # model output: plain text
-            if cols[1].button("Correct", key=f"yes-{i}", shortcut="Y" if i == focus else None,
-                              type="primary" if value == 1 else "secondary"):
+            if cols[1].button("Correct", key=f"yes-{i}", type="primary" if value == 1 else "secondary"):
                 mark(i, True)
-            if cols[2].button("Incorrect", key=f"no-{i}", shortcut="N" if i == focus else None,
-                              type="primary" if value == 0 else "secondary"):
+            if cols[2].button("Incorrect", key=f"no-{i}", type="primary" if value == 0 else "secondary"):
                 mark(i, False)
     if len(assigned) > 1:
         cols = st.columns([1, 1, 4])

@@ -27,11 +27,17 @@ BLUR_JS = "() => document.activeElement && document.activeElement.blur()"
 IDLE_JS = "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'"
 
 
+ANSWER_KEYS_JS = "() => document.documentElement.dataset.irdashAnswerKeys === 'ready'"
+
+
 def press(page, key: str) -> None:
-    """Press ``key`` once the app is idle: a key pressed while a script run redraws the buttons is lost."""
+    """Press ``key`` once the app is idle: a key pressed while a script run redraws the buttons is lost;
+    Y / N once the page's answer keys listen (pages/answer_outbox.js, loaded after the first draw)."""
     page.wait_for_function(IDLE_JS, timeout=60_000)
     page.wait_for_timeout(300)
     page.wait_for_function(IDLE_JS, timeout=60_000)
+    if key.lower() in ("y", "n"):
+        page.wait_for_function(ANSWER_KEYS_JS, timeout=60_000)
     page.keyboard.press(key)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -26,6 +26,9 @@ Model of the data
   assigned the reasons). The first answer on an item writes its full grid: assigned categories start
   unmarked, the others start at 0 ("not tagged"). An item is *complete* when no row is unmarked; only
   complete items are exported and reported.
+* **Received answers**: an answer that carries an id (one the page's browser kept while the server was
+  unreachable, sent when it is back, perhaps more than once) is recorded by id with the time it was
+  given: it is applied once, and never over an answer given later (:meth:`AnnotationStore.set_answer`).
 * **History**: every change (UI or import) is appended with its time, source and run; answers can be
   changed, nothing is overwritten without a trace. Notes and proposed new reasons are kept per item.
 
@@ -96,6 +99,10 @@ CREATE TABLE IF NOT EXISTS history (
   id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, source TEXT NOT NULL, annotator TEXT NOT NULL,
   dataset TEXT NOT NULL, task TEXT NOT NULL, qid TEXT NOT NULL, field TEXT NOT NULL, value TEXT,
   run_id TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS received_answers (
+  answer_id TEXT PRIMARY KEY, annotator TEXT NOT NULL, run_id TEXT NOT NULL, dataset TEXT NOT NULL,
+  task TEXT NOT NULL, qid TEXT NOT NULL, field TEXT NOT NULL, value INTEGER, given REAL NOT NULL,
+  received REAL NOT NULL, outcome TEXT NOT NULL);
 """
 
 
@@ -396,12 +403,31 @@ class AnnotationStore(SchemaStore):
                                   "different assignment than this sample shows (was the run recomputed?); nothing "
                                   "was saved")
 
-    def set_answer(self, annotator: str, item: Item, category: str, applicable: bool | None) -> None:
+    def _received(self, answer_id: str | None) -> str | None:
+        """The outcome recorded for ``answer_id`` (None: never received, or no id)."""
+        if answer_id is None:
+            return None
+        row = self.conn.execute("SELECT outcome FROM received_answers WHERE answer_id = ?", (answer_id,)).fetchone()
+        return row["outcome"] if row else None
+
+    def _record_received(self, answer_id, annotator, item, field, value, given, now, outcome) -> str:
+        if answer_id is not None:
+            self.conn.execute("INSERT INTO received_answers VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                              (answer_id, annotator, *item.decision_key, field, value, given, now, outcome))
+        return outcome
+
+    def set_answer(self, annotator: str, item: Item, category: str, applicable: bool | None, *,
+                   answer_id: str | None = None, given: float | None = None) -> str:
         """Record that ``category`` applies (or not) to ``item`` in ``annotator``'s view.
 
         For an LLM-assigned category this marks the reason correct / incorrect; for any other
         category it tags (untags) it as an applicable reason the LLM missed. ``None`` unmarks an
         assigned reason. Committed before returning.
+
+        An answer with an ``answer_id`` (given at ``given``, a time on this machine's clock; default:
+        now) is applied once: received again, it changes nothing (outcome ``"duplicate"``). It
+        does not replace an answer stored for the same category that was given later (outcome
+        ``"superseded"``, nothing changed). Returns ``"stored"``, ``"superseded"`` or ``"duplicate"``.
         """
         annotator = _check_name(annotator)
         if category not in {c["name"] for c in item.categories}:
@@ -409,21 +435,47 @@ class AnnotationStore(SchemaStore):
         if applicable is None and category not in item.assigned_names:
             raise AnnotationError("only an LLM-assigned reason can be left unmarked")
         value = None if applicable is None else int(bool(applicable))
-        now = time.time()
         with transaction(self.conn):
+            if self._received(answer_id) is not None:
+                return "duplicate"
+            now = time.time()
+            at = now if given is None else min(float(given), now)  # never dated after it arrived
             self._ensure_grid(annotator, item, now)
+            field = f"category:{category}"
+            # the row's time is when its answer was given; the grid's first write has no answer yet
+            # (assigned: NULL), an untagged category's 0 is no answer either (source 'ui', no history)
+            newer = self.conn.execute(
+                "SELECT 1 FROM decisions d WHERE annotator = ? AND run_id = ? AND dataset = ? AND task = ? AND qid = ? "
+                "AND category = ? AND updated > ? AND (source != 'ui' OR EXISTS (SELECT 1 FROM history h WHERE "
+                "h.annotator = d.annotator AND h.run_id = d.run_id AND h.dataset = d.dataset AND h.task = d.task AND "
+                "h.qid = d.qid AND h.field = ?))", (annotator, *item.decision_key, category, at, field)).fetchone()
+            if newer:
+                return self._record_received(answer_id, annotator, item, field, value, at, now, "superseded")
             self.conn.execute("UPDATE decisions SET human_applicable = ?, updated = ?, source = 'ui' WHERE annotator = ? "
                               "AND run_id = ? AND dataset = ? AND task = ? AND qid = ? AND category = ?",
-                              (value, now, annotator, *item.decision_key, category))
-            self._log("ui", annotator, item.decision_key, f"category:{category}", value)
+                              (value, at, annotator, *item.decision_key, category))
+            self._log("ui", annotator, item.decision_key, field, value)
+            return self._record_received(answer_id, annotator, item, field, value, at, now, "stored")
 
-    def confirm(self, annotator: str, item: Item) -> None:
+    def confirm(self, annotator: str, item: Item, *, answer_id: str | None = None, given: float | None = None) -> str:
         """Record the item as seen with no (further) answer: its grid is written, so an item with no
-        LLM-assigned reason completes with every untagged category at 0."""
+        LLM-assigned reason completes with every untagged category at 0. An ``answer_id`` is
+        applied once (as in :meth:`set_answer`); returns ``"stored"`` or ``"duplicate"``."""
         annotator = _check_name(annotator)
         with transaction(self.conn):
-            self._ensure_grid(annotator, item, time.time())
+            if self._received(answer_id) is not None:
+                return "duplicate"
+            now = time.time()
+            self._ensure_grid(annotator, item, now)
             self._log("ui", annotator, item.decision_key, "confirmed", 1)
+            return self._record_received(answer_id, annotator, item, "confirmed", 1, now if given is None
+                                         else min(float(given), now), now, "stored")
+
+    def sample_item(self, sample: str, dataset: str, task: str, qid: str) -> Item | None:
+        """The item (dataset, task, qid) of ``sample`` as stored, or None."""
+        row = self.conn.execute("SELECT * FROM items WHERE sample = ? AND dataset = ? AND task = ? AND qid = ?",
+                                (sample, dataset, task, qid)).fetchone()
+        return _item(row) if row else None
 
     def set_note(self, annotator: str, item: Item, *, note: str | None = None, proposed: str | None = None) -> None:
         """A free-text note and/or a proposed reason that is not in the typology (plain text)."""

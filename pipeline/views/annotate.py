@@ -11,7 +11,9 @@ last shown value (:func:`reconciled_widget`). Everything written goes through th
 """
 from __future__ import annotations
 
+import math
 import sqlite3
+import time
 from typing import Mapping, Sequence
 
 import pandas as pd
@@ -84,13 +86,19 @@ def mark(state, annotator: str, item: Item, index: int, value: bool) -> bool:
     """Store the annotator's answer to the ``index``-th assigned reason (or queue it, see
     :func:`save_or_queue`); once stored, the highlight moves to the next reason not yet marked (it stays
     when there is none). Returns whether it was stored."""
-    assigned = item.assigned_names
-    if not save_or_queue(state, annotator, item, assigned[index], value):
+    if not save_or_queue(state, annotator, item, item.assigned_names[index], value):
         return False
+    _focus_after(state, annotator, item, index)
+    return True
+
+
+def _focus_after(state, annotator: str, item: Item, index: int) -> None:
+    """The highlight after the ``index``-th assigned reason was marked: the next one not yet marked,
+    else it stays."""
+    assigned = item.assigned_names
     after = current_answers(annotator, item)
     later = [i for i in range(index + 1, len(assigned)) if after.get(assigned[i]) is None]
     state["focus"] = later[0] if later else index
-    return True
 
 
 def save_tags(state, annotator: str, item: Item, others: Sequence[str], chosen: Sequence[str] | None,
@@ -155,6 +163,100 @@ def save_problems(state) -> list[str]:
     if state.get(PENDING):
         messages.append(f"{len(state[PENDING])} answer(s) not saved yet: retried with your next action.")
     return messages
+
+
+# ---------------------------------------------------------------------------------- answers kept by the browser
+# The answer keys (Y / N) go through pages/answer_outbox.js: each answer has an id and the time it was
+# given, is kept in the browser until the server says it is stored (the acks below), and is sent again
+# after an outage. The store applies an id once and never over a later answer.
+OUTBOX_ACKS = "annotation_outbox_acks"
+_ENTRY_TEXT = ("id", "annotator", "sample", "run_id", "dataset", "task", "qid")
+
+
+def outbox_data(state, annotator: str, sample: str, item: Item, answers: Mapping[str, int | None],
+                focus: int) -> dict:
+    """What the outbox component is drawn with: the item the keys answer, its highlighted reason, the
+    server's clock (answers are dated on it) and the outcome of each answer the browser sent."""
+    return {"annotator": annotator, "sample": sample, "run_id": item.run_id, "dataset": item.dataset,
+            "task": item.task, "qid": item.qid, "title": f"{item.dataset.upper()} · {TASK_TITLES[item.task]} · qid {item.qid}",
+            "assigned": item.assigned_names, "answers": {c: answers.get(c) for c in item.assigned_names},
+            "focus": focus, "server_time": time.time(), "acks": dict(state.get(OUTBOX_ACKS, {}))}
+
+
+def _entry_problem(entry) -> str | None:
+    """Why an answer sent by the browser cannot be read (None: it can)."""
+    if not all(isinstance(entry.get(k), str) and entry[k] for k in _ENTRY_TEXT if k != "run_id") \
+            or not isinstance(entry.get("run_id"), str):
+        return "a field is missing"
+    if not (entry.get("category") is None or isinstance(entry["category"], str)) \
+            or not isinstance(entry.get("value"), bool):
+        return "its answer is not readable"
+    given = entry.get("given")
+    if isinstance(given, bool) or not isinstance(given, (int, float)) or not math.isfinite(given):
+        return "its time is not readable"
+    return None
+
+
+def _what(entry: dict) -> str:
+    answer = "no reason applies" if entry["category"] is None else \
+        f"{entry['category']} → {'correct' if entry['value'] else 'incorrect'}"
+    return f"{answer} on {entry['dataset'].upper()} {entry['task']} qid {entry['qid']} ({entry['annotator']})"
+
+
+def _receive(state, entry: dict) -> str | None:
+    """Store one answer sent by the browser; its outcome, None when it should be sent again."""
+    try:
+        with open_annotation_store() as store:
+            item = store.sample_item(entry["sample"], entry["dataset"], entry["task"], entry["qid"])
+            if item is None or item.run_id != entry["run_id"]:
+                raise AnnotationError(f"the query is not in sample {entry['sample']!r} with typology run "
+                                      f"{entry['run_id'] or '(unknown)'} any more")
+            kwargs = {"answer_id": entry["id"], "given": entry["given"]}
+            if entry["category"] is None:
+                return store.confirm(entry["annotator"], item, **kwargs)
+            return store.set_answer(entry["annotator"], item, entry["category"], entry["value"], **kwargs)
+    except AnnotationError as exc:
+        state.setdefault(PROBLEMS, []).append(f"Not saved: {_what(entry)}: {exc}")
+        return "refused"
+    except (sqlite3.Error, OSError) as exc:
+        state.setdefault(PROBLEMS, []).append(f"Not saved yet ({exc}): {_what(entry)} is kept in this browser "
+                                              "and sent again in a few seconds.")
+        return None
+
+
+def receive_outbox(state, outbox, annotator: str, item: Item) -> bool:
+    """Store the answers the browser sent (``outbox``: the component's state, ``{"answers": [...]}``), in
+    the order they were given, and note each one's outcome for the browser (it drops the ones with an
+    outcome). A stored answer to the shown ``item`` moves the highlight as a click does. Returns whether
+    the page must be drawn again (something was stored, or the outcomes changed)."""
+    entries = outbox.get("answers") if isinstance(outbox, Mapping) else None
+    entries = [e for e in entries if isinstance(e, Mapping)] if isinstance(entries, list) else []
+    acks, stored = {}, False
+    readable = []
+    for entry in entries:
+        problem = _entry_problem(entry)
+        if problem is None:
+            readable.append(dict(entry))
+        elif isinstance(entry.get("id"), str):
+            state.setdefault(PROBLEMS, []).append(f"Not saved: an answer kept by this browser ({problem}).")
+            acks[entry["id"]] = "refused"
+    for entry in sorted(readable, key=lambda e: e["given"]):
+        outcome = _receive(state, entry)
+        if outcome is None:
+            continue
+        acks[entry["id"]] = outcome
+        if outcome == "superseded":
+            state.setdefault(PROBLEMS, []).append(
+                f"Not applied: {_what(entry)}, given at {when(entry['given'])} while the server was unreachable, "
+                "arrived after a later answer to the same reason; the later one is kept.")
+        if outcome == "stored":
+            stored = True
+            if entry["annotator"] == annotator and (entry["run_id"], entry["dataset"], entry["task"], entry["qid"]) \
+                    == item.decision_key and entry["category"] in item.assigned_names:
+                _focus_after(state, annotator, item, item.assigned_names.index(entry["category"]))
+    changed = set(acks) != set(state.get(OUTBOX_ACKS, {}))  # the browser needs an outcome, not the latest one
+    state[OUTBOX_ACKS] = acks
+    return stored or changed
 
 
 def reconciled_widget(state, key: str, stored, draw):
