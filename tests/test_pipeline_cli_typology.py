@@ -120,4 +120,5 @@ def test_typology_cli_imports_the_study_categories_on_a_designed_collection(tmp_
     # every category "assigned" -- this checks the plumbing, not a model
     assert all(len(q["assigned"]) == 4 for q in result["queries"]), result["queries"]
     assert result["model"]["backend"] == "ollama" and result["hard_set"]["judge"].startswith("j=")
-    assert result["hard_set"]["generator_model"]["backend"] == "imported"  # whose answers H2G reasons explain
+    # an H2J set (per-task universe) depends on the judge alone: no generator is run or recorded
+    assert "generator" not in result["hard_set"] and result["hard_set"]["configuration"]["judge"] == "j"

@@ -51,8 +51,8 @@ def cmd_typology(args) -> None:
         return
     print(f"{result['run_id']}: {result['typology']} -- {result['model']['label']}")
     print_resolution("assigner", result["model"])
-    print(f"configuration: retriever {args.retriever}, generator {args.generator}, judge {args.judge} "
-          f"({args.setup})")
+    # what the set was drawn from: the task's own component under the per-task universe, all three under common
+    print("set drawn from: " + ", ".join(f"{k} {v}" for k, v in hard_set["configuration"].items()))
     print(f"{result['n_queries']} hard queries ({hard_set['n_hard']} in the set); "
           f"{result['n_rounds']} round(s), stop: {result['stop_reason'] or 'imported'}")
     if (hard_set.get("set") or {}).get("warning"):

@@ -146,13 +146,18 @@ def first_queries(data, n: int | None):
 
 # ---- the three tasks' per-query values ------------------------------------------------------------
 def retrieval_values(data, arg: str) -> tuple[str, dict[str, float], dict]:
+    run, values = scored_run(data, arg)
+    return run.name, values, run.as_dict()  # run.name: NAME@computed for a partial-corpus run
+
+
+def scored_run(data, arg: str):
+    """``(the RetrieverRun retriever arg names, its per-query nDCG@10)``."""
     from pipeline.retrieval import evaluation
     from pipeline.retrieval.retrievers import get_run
 
     name, file = parse_named_arg(arg, "--retriever")
     run = get_run(data, name, file)
-    values = evaluation.per_query(data.require_qrels(), run.run, MEASURE, complete=True)
-    return run.name, values, run.as_dict()  # run.name: NAME@computed for a partial-corpus run
+    return run, evaluation.per_query(data.require_qrels(), run.run, MEASURE, complete=True)
 
 
 def generation_for(data, arg: str, *, llm_options: dict | None = None, progress: bool = True, on_progress=None):

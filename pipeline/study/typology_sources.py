@@ -1,20 +1,31 @@
 """The hard queries of one task under one configuration, with their task context, for a typology run.
 
-The hard sets come from the failure pipeline (``pipeline.study.run.failure_sets``: the three sets of one
-configuration within the queries all three tasks score, under its universe rule); this module picks one
-task's set and renders
-each query's context
-(``pipeline.typology.context``). ``max_queries`` keeps the hardest ``N`` (the cap is recorded in the
+Each step computes only what the set and the context depend on (:func:`hard_queries`). Under the
+study's default universe rule (``per-task``, :mod:`pipeline.study.universe`) a task's hard set is its
+quantile over the queries that task scores, so an H2R typology needs the retriever alone (no answer
+is generated, no pair judged), an H2J typology the judge alone and an H2G typology the generator
+and BERTScore alone; the reason prompts' contexts need no more either (``pipeline.typology.context``:
+H2R the retrieved passages, H2G the answer and the reference passages, H2J the judge's and NIST's
+labels). Only ``universe="common"`` (each quantile within the queries all three tasks score) needs
+all three components, and then the set is the one the overlap analysis draws
+(``pipeline.study.run.combine``). ``max_queries`` keeps the hardest ``N`` (the cap is recorded in the
 run's ``hard_set`` description, so a capped run is never mistaken for a full one).
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Callable
 
 from pipeline.judging.judgments import DEFAULT_CAP
-from pipeline.study.universe import DEFAULT_UNIVERSE
+from pipeline.study.universe import DEFAULT_UNIVERSE, check_universe
 from pipeline.typology.context import DEFAULT_CHARS, DEFAULT_K, h2g_context, h2j_context, h2r_context
 from pipeline.typology.induction import HardQuery
+
+TASKS = ("h2r", "h2g", "h2j")
+# The configuration fields each task's own values depend on (beside the rule's and the context's)
+TASK_FIELDS = {"h2r": ("retriever",), "h2g": ("generator", "encoder", "aggregate", "partial_references"),
+               "h2j": ("judge", "setup", "cap")}
+COMPONENT_FIELDS = frozenset(f for fields in TASK_FIELDS.values() for f in fields)
 
 
 @dataclass(frozen=True)
@@ -40,70 +51,103 @@ class HardSetConfig:
     k: int = DEFAULT_K
     chars: int = DEFAULT_CHARS
 
+    @property
+    def tasks_needed(self) -> tuple[str, ...]:
+        """The tasks whose values the set depends on: its own (``per-task``), or all three (``common``)."""
+        return TASKS if check_universe(self.universe) == "common" else (self.task,)
+
     def describe(self) -> dict:
-        """What defines the set and the contexts (part of the typology run id). Every component
-        counts, not only the task's own: the sets are computed over the queries all three score."""
-        return {k: v for k, v in asdict(self).items() if k not in ("data", "dataset", "task", "topics", "passages")}
+        """What defines the set and the contexts (part of the typology run id): the components of
+        :attr:`tasks_needed` only (an H2R set under ``per-task`` is the same whatever the generator)."""
+        used = {f for t in self.tasks_needed for f in TASK_FIELDS[t]}
+        return {k: v for k, v in asdict(self).items() if k not in ("data", "dataset", "task", "topics", "passages")
+                and (k not in COMPONENT_FIELDS or k in used)}
 
 
 def _cap(qids: list[str], config: HardSetConfig) -> list[str]:
     return qids[:config.max_queries] if config.max_queries else qids
 
 
+@dataclass
+class TaskValues:
+    """One task's per-query values, what names its component, and its queries' context."""
+    values: dict[str, float]
+    configuration: dict
+    provenance: dict
+    context: Callable[[str], str]
+
+
+def _retrieval(data, config: HardSetConfig, llm_options) -> TaskValues:
+    from pipeline.study.run import scored_run
+
+    run, values = scored_run(data, config.retriever)
+    return TaskValues(values, {"retriever": run.name}, {"retriever": run.as_dict()}, lambda q: h2r_context(
+        q, run.run, data.passages, data.qrels, run.name, k=config.k, chars=config.chars))
+
+
+def _generation(data, config: HardSetConfig, llm_options) -> TaskValues:
+    from pipeline.generation.h2g import generation_values
+    from pipeline.study.run import generation_for
+
+    gen = generation_for(data, config.generator, llm_options=llm_options, progress=True)
+    values, info = generation_values(data, gen, config.encoder, config.aggregate, config.partial_references)
+    return TaskValues(values, {"generator": gen.name}, {"generator": {
+        "provenance": gen.provenance, "bertscore": info, "prompt": gen.prompt, "options": gen.options}},
+        lambda q: h2g_context(gen.answers.get(q, ""), data.relevant_passages(q), gen.name, k=config.k,
+                              chars=config.chars))
+
+
+def _judgment(data, config: HardSetConfig, llm_options) -> TaskValues:
+    from pipeline.judging.h2j import disagrees, judgment_values
+    from pipeline.study.run import judgments_for
+
+    judgments = judgments_for(data, config.judge, config.setup, cap=config.cap, llm_options=llm_options,
+                              progress=True)
+    values, info = judgment_values(data, judgments)
+    scale = "0/1 answers to a binary prompt" if judgments.labels_binary else "0-3"
+
+    def context(q):
+        human = data.qrels.get(q, {})
+        pairs = [(pid, human[pid], label, disagrees(label, human[pid], config.setup,
+                                                    llm_is_binary=judgments.labels_binary))
+                 for pid, label in judgments.labels.get(q, {}).items() if pid in human]
+        return h2j_context(pairs, data.passages, judgments.judge, config.setup, scale, k=config.k, chars=config.chars)
+    return TaskValues(values, {"judge": judgments.judge, "setup": config.setup}, {"judge": info}, context)
+
+
+STEPS = {"h2r": _retrieval, "h2g": _generation, "h2j": _judgment}
+
+
 def hard_queries(config: HardSetConfig, llm_options: dict | None = None) -> tuple[str, list[HardQuery], dict]:
-    """``(dataset name, queries hardest first, description of the set)`` for ``config.task``.
+    """``(dataset name, queries hardest first, description of the set)`` for ``config.task``, computing
+    only the tasks of :attr:`HardSetConfig.tasks_needed` (module docstring)."""
+    from pipeline.sets.rule import SetSummary
+    from pipeline.study.run import CONVENTIONS, combine, load_collection, task_hard_set
 
-    The set is the task's set of the configuration's three sets (``pipeline.study.run.failure_sets``:
-    computed over the queries all three tasks score, as in the overlap analysis), so a typology
-    explains exactly the queries the Venn diagram shows.
-    """
-    from pipeline.study.run import failure_sets, judgments_for, load_collection
-    from pipeline.retrieval.retrievers import get_run, parse_named_arg
-
-    collection = {"qrels": config.qrels, "topics": config.topics, "passages": config.passages,
-                  "data_dir": config.data}
-    sets = failure_sets(config.dataset, retriever=config.retriever, generator=config.generator, judge=config.judge,
-                        setup=config.setup, quantile=config.quantile, encoder=config.encoder,
-                        aggregate=config.aggregate, cap=config.cap, llm_options=llm_options, progress=True,
-                        partial_references=config.partial_references, universe=config.universe,
-                        **collection)
-    data = load_collection(config.dataset, **collection)
-    topics = data.queries()
-    qids = list(sets.sets[config.task])
-    if config.task == "h2r":
-        name, path = parse_named_arg(config.retriever, "--retriever")
-        retriever = get_run(data, name, path)
-        run = retriever.run
-
-        def context(q):
-            return h2r_context(q, run, data.passages, data.qrels, retriever.name, k=config.k, chars=config.chars)
-    elif config.task == "h2g":
-        generator = sets.configuration["generator"]
-
-        def context(q):
-            return h2g_context(sets.answers.get(q, ""), data.relevant_passages(q), generator, k=config.k,
-                               chars=config.chars)
+    tasks = config.tasks_needed  # checks the universe rule before any step runs
+    data = load_collection(config.dataset, qrels=config.qrels, topics=config.topics, passages=config.passages,
+                           data_dir=config.data)
+    parts = {task: STEPS[task](data, config, llm_options) for task in tasks}
+    own = parts[config.task]
+    configuration = {k: v for part in parts.values() for k, v in part.configuration.items()}
+    if config.universe == "common":
+        sets = combine(data.name, configuration, {t: p.values for t, p in parts.items()}, {}, config.quantile,
+                       universe="common", n_judged=len(data.queries()))
+        qids, set_info, universe_info = list(sets.sets[config.task]), sets.set_info[config.task], sets.universe_info
     else:
-        from pipeline.judging.h2j import disagrees
-
-        judgments = judgments_for(data, config.judge, config.setup, cap=config.cap, llm_options=llm_options,
-                                  progress=False)
-        scale = "0/1 answers to a binary prompt" if judgments.labels_binary else "0-3"
-
-        def context(q):
-            human = data.qrels.get(q, {})
-            pairs = [(pid, human[pid], label, disagrees(label, human[pid], config.setup,
-                                                        llm_is_binary=judgments.labels_binary))
-                     for pid, label in judgments.labels.get(q, {}).items() if pid in human]
-            return h2j_context(pairs, data.passages, judgments.judge, config.setup, scale, k=config.k,
-                               chars=config.chars)
+        hard = task_hard_set(own.values, config.task, config.quantile)
+        qids, set_info = list(hard.qids), SetSummary.of(hard).to_dict()
+        universe_info = {"rule": config.universe, "n_task": {config.task: len(own.values)}}
     kept = _cap(qids, config)
-    generator_model = (sets.provenance.get("generator") or {}).get("provenance") or {}
-    meta = {**config.describe(), "configuration": sets.configuration, "n_hard": len(qids), "n_used": len(kept),
+    generator_model = ((parts["h2g"].provenance["generator"]["provenance"] or {}) if "h2g" in parts else {})
+    topics = data.queries()
+    meta = {**config.describe(), "configuration": {**configuration, "quantile": config.quantile,
+                                                   "universe": config.universe},
+            "n_hard": len(qids), "n_used": len(kept),
             # the model behind the generator spec ("auto" may resolve to the embedded one): H2G reasons explain
             # its answers, and the pages say so
             "generator_model": {k: generator_model.get(k) for k in ("backend", "model", "label")},
-            "capped": len(kept) < len(qids), "universe": len(sets.universe),
-            "set": sets.set_info.get(config.task),  # threshold, target, tie block, |set|/N, tie warning
-            "rule": sets.provenance.get("conventions", {}).get(config.task, "")}
-    return sets.dataset, [HardQuery(q, topics.get(q, ""), context(q)) for q in kept], meta
+            "capped": len(kept) < len(qids), "universe_info": universe_info,
+            "set": set_info,  # threshold, target, tie block, |set|/N, tie warning
+            "rule": CONVENTIONS[config.task]}
+    return data.name, [HardQuery(q, topics.get(q, ""), own.context(q)) for q in kept], meta
