@@ -97,3 +97,26 @@ def test_typology_cli_for_h2r_makes_only_the_assignment_calls(tmp_path):
         assert _asked(server) == {"inventor": 2}
     result = json.loads(done.stdout)
     assert sorted(q["qid"] for q in result["queries"]) == ["q7", "q8"]
+
+
+def test_prefer_restricted_to_other_tasks_assigns_no_h2r_reasons_for_nothing(tmp_path, server, monkeypatch):
+    """``prefer --task h2g`` without ``--reasons``: the LLM assigns H2R reasons only, so every call it made
+    was then dropped by the task filter. It is refused before any call, naming what to pass instead."""
+    from pipeline.data.datasets import load_dataset
+    from pipeline.study.preference_reasons import preference_reasons
+    from pipeline.typology.categories import STUDY_FILE
+    from tests.preference_helpers import dl19_folder
+
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
+    folder = dl19_folder(tmp_path)
+    (folder / "runs").mkdir()
+    (folder / "runs" / "run.bm25.dl19.txt").write_text("".join(
+        f"{q} Q0 {p}{q} {k} {9 - k} bm25\n" for q in ("q1", "q2", "q3", "q4")
+        for k, p in enumerate("nmhr" if q == "q1" else "rhmn", 1)))  # H2R: q5 (not retrieved) and q1
+    data = load_dataset("dl19", folder)
+    with pytest.raises(ValueError, match=r"--task h2g.*H2R.*--reasons"):
+        preference_reasons(data, STUDY_FILE, assigner=f"ollama:llama3.2:3b@{server.url}", tasks=["h2g"])
+    assert _asked(server) == {}
+    _, made, how = preference_reasons(data, STUDY_FILE, assigner=f"ollama:llama3.2:3b@{server.url}",
+                                      tasks=["h2r", "h2g"])
+    assert how["tasks"]["h2r"]["asked"] == sum(_asked(server).values()) > 0  # H2R asked: its reasons are used

@@ -30,7 +30,13 @@ def preference_reasons(data, typology_file, *, reasons: str | None = None, reaso
                        progress: ProgressWriter | None = None) -> tuple:
     """``(typology, assignments, how they were made)`` for ``data`` (see the module docstring); with
     ``tasks``, only the assignments of those tasks. ``progress`` gets one stage (the assignment) when
-    the reasons are assigned here."""
+    the reasons are assigned here. ``tasks`` without ``h2r`` and without ``reasons`` is refused before
+    any call (an LLM assigns H2R reasons only: they would all be dropped)."""
+    if not reasons and tasks and "h2r" not in tasks:
+        # the LLM assigns H2R reasons only: every call would be dropped by the task filter below
+        raise ValueError(f"--task {' '.join(tasks)}: without --reasons the reasons are assigned to the H2R hard "
+                         "queries only, so none would be left; pass --reasons typology or --reasons FILE for other "
+                         "tasks, or include --task h2r")
     typology, assignments, how = _reasons(data, typology_file, reasons, reasons_model, retriever, quantile,
                                           max_queries, assigner, llm_options, progress)
     if tasks:
