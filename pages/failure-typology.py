@@ -100,7 +100,7 @@ else:
 
 with st.expander("Run a typology (background job)"):
     st.caption("Runs `python -m pipeline typology` in the background: the job survives a closed tab, and every model "
-               "call is cached, so a rerun resumes. The embedded 135M model is slow on a CPU: cap the queries.")
+               "call is cached, so a rerun resumes.")
     cols = st.columns(5)
     cols[0].selectbox("Dataset ", ["dl19", "dl20", "dl21", "dl22"], format_func=str.upper, key="job_dataset")
     cols[1].selectbox("Task ", ["h2r", "h2g", "h2j"], format_func=str.upper, key="job_task")
@@ -108,6 +108,7 @@ with st.expander("Run a typology (background job)"):
     cols[3].number_input("Max queries (0 = all)", min_value=0, value=6, key="job_max_queries")
     cols[4].checkbox("Study's categories", help="import the study's typology instead of inducing one",
                      key="job_study")
+    st.text(view.model_note(st.session_state["job_llm"]))  # from the model's identity; the field is user text
 
     def queue() -> None:  # reads the widgets' state: a click may arrive with changed values
         s = st.session_state

@@ -181,6 +181,28 @@ def counts_figure(result: dict) -> go.Figure:
     return fig
 
 
+def model_note(spec: str) -> str:
+    """What the Start form's Model field will run, named from the model's own identity (the embedded
+    registry, :mod:`pipeline.llm.gguf_models`), never from a literal: the page once spoke of "the
+    embedded 135M model" while the default had become the 1.5B. Nothing is contacted (``auto``'s
+    Ollama server is tried only when the job starts)."""
+    from pipeline.llm import gguf_models
+
+    kind, _, rest = spec.strip().partition(":")
+    kind = kind.lower()
+    if kind not in ("auto", "embedded"):
+        return "This model runs on its server; every call is cached, so a rerun resumes."
+    try:
+        model = gguf_models.SMOLLM2 if rest == "smollm2-transformers" else gguf_models.resolve(
+            rest if kind == "embedded" else None)
+    except ValueError as exc:
+        return f"Model {spec!r}: {exc}."
+    embedded = f"the embedded {model.name} ({model.size_label} parameters) on this machine's CPU"
+    lead = (f"auto: the Ollama server's model when one answers, otherwise {embedded}" if kind == "auto"
+            else embedded[0].upper() + embedded[1:])
+    return f"{lead}; an embedded model is slow on a CPU: cap the queries."
+
+
 def typology_command(dataset: str, task: str, *, llm: str = "auto", max_rounds: int = 6,
                      max_queries: int | None = None, typology: str | None = None,
                      progress_key: str | None = None) -> list[str]:

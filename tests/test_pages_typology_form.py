@@ -1,0 +1,35 @@
+"""The Failure typology page's Start form (issue 30, item 12): the model note comes from the configured
+model's identity (it said "the embedded 135M model" while the default was the 1.5B), and the form has
+the CLI's max-rounds field, checked before anything is queued."""
+from __future__ import annotations
+
+from pipeline.llm import gguf_models
+from pipeline.views import typology as view
+from tests.test_pages_typology import _app, cache  # noqa: F401  (cache: the page's fixture)
+
+
+def _note(at) -> str:
+    return next(t.value for t in at.text if "cap the queries" in t.value or "runs on its server" in t.value
+                or t.value.startswith("Model "))
+
+
+def test_the_model_note_names_the_configured_embedded_model(cache):  # noqa: F811
+    default = gguf_models.resolve(None)
+    at = _app("failure-typology")
+    note = _note(at)
+    assert f"{default.name} ({default.size_label} parameters)" in note and note.startswith("auto: ")
+    assert gguf_models.SMOLLM2.size_label not in note  # not the 135M test model
+    at.text_input[0].set_value("embedded:smollm2").run()
+    assert f"{gguf_models.SMOLLM2.name} ({gguf_models.SMOLLM2.size_label} parameters)" in _note(at)
+    at.text_input[0].set_value("embedded:qwen2.5-coder-0.5b").run()
+    assert gguf_models.QWEN_05B.name in _note(at)
+    at.text_input[0].set_value("ollama:qwen3:8b").run()
+    assert "runs on its server" in _note(at)
+    at.text_input[0].set_value("embedded:nope").run()
+    assert "unknown embedded model 'nope'" in _note(at)
+    assert not any("135M" in c.value for c in at.caption)
+
+
+def test_model_note_without_a_page():
+    assert gguf_models.resolve(None).name in view.model_note("embedded")
+    assert gguf_models.SMOLLM2.name in view.model_note("embedded:smollm2-transformers")
