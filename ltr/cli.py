@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from core import fields
 from core.atomic import atomic_write_text
 
 EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 1, 2, 130
@@ -35,23 +36,23 @@ def parse_param(text: str) -> tuple[str, object]:
     return key.strip(), value
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
-    return value
+# the same rules as the Training form's fields (ltr.views.training_jobs.TRAINING_FIELDS)
+_positive_int = fields.POSITIVE_INT.argparse_type()
+_positive_float = fields.POSITIVE_FLOAT.argparse_type()
+_zero_or_positive_int = fields.ZERO_OR_POSITIVE_INT.argparse_type()
+_seed = fields.SEED.argparse_type()
 
 
 def _add_hyper_parameters(p: argparse.ArgumentParser, *, grid: bool) -> None:
     """Training flags shared by ``train`` and ``grid`` (in ``grid`` they override the file)."""
     default = None if grid else argparse.SUPPRESS
     p.add_argument("--epochs", type=_positive_int, default=default, help="maximum epochs (default 50)")
-    p.add_argument("--lr", type=float, default=default, help="Adam learning rate of the ranker (default 1e-3)")
-    p.add_argument("--loss-lr", type=float, default=default, help="learning rate of the loss parameters (default: --lr)")
+    p.add_argument("--lr", type=_positive_float, default=default, help="Adam learning rate of the ranker (default 1e-3)")
+    p.add_argument("--loss-lr", type=_positive_float, default=default, help="learning rate of the loss parameters (default: --lr)")
     p.add_argument("--batch-size", type=_positive_int, default=default, help="lists per batch (default 64)")
-    p.add_argument("--slate-length", type=int, default=default,
+    p.add_argument("--slate-length", type=_zero_or_positive_int, default=default,
                    help="training lists longer than this are sub-sampled (default: whole lists)")
-    p.add_argument("--patience", type=int, default=default,
+    p.add_argument("--patience", type=fields.NONNEGATIVE_INT.argparse_type(), default=default,
                    help="stop after this many epochs without validation NDCG@10 gain; 0 = never (default 10)")
     p.add_argument("--log-every", type=_positive_int, default=default, help="record step metrics every N steps (default 1)")
     p.add_argument("--flush-every", type=_positive_int, default=default,
@@ -99,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--fold", required=True, type=int)
     t.add_argument("--loss", required=True)
     t.add_argument("--model", required=True)
-    t.add_argument("--seed", type=int, default=argparse.SUPPRESS)
+    t.add_argument("--seed", type=_seed, default=argparse.SUPPRESS)
     _add_hyper_parameters(t, grid=False)
     t.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda when available)")
     t.add_argument("--experiment", default=None, help="experiment name recorded with the run")

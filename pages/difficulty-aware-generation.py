@@ -1,8 +1,8 @@
 """Difficulty-aware generation: baseline and difficulty-aware answers side by side, with the judge's verdicts."""
 import streamlit as st
 
-from core import jobs, paths
-from pages import use_app_navigation
+from core import paths
+from pages import live_jobs, use_app_navigation
 from pipeline.views import preference as pv
 
 use_app_navigation()
@@ -22,7 +22,7 @@ with st.expander("Run a comparison (background job)", expanded=not pv.available(
     c[2].text_input("Pairwise judge (LLM spec)", "auto", key="prefer_judge",
                     help="a model other than the generator; the same one only with the box below ticked")
     c[3].selectbox("Reasons", list(pv.REASON_SOURCES), format_func=pv.REASON_SOURCES.get, key="prefer_reasons")
-    c[4].number_input("Queries (0 = all)", min_value=0, max_value=1000, value=10, key="prefer_max")
+    c[4].number_input(pv.forms.PREFERENCE_QUERIES.label, value=10, key="prefer_max")  # checked on Start
     st.checkbox("Let the judge judge its own answers (the result says so)", value=False, key="prefer_self_judging")
     prefer_busy = any(j.active for j in pv.preference_jobs())
 
@@ -31,7 +31,7 @@ with st.expander("Run a comparison (background job)", expanded=not pv.available(
         try:
             s["queued_preference"] = pv.submit_preference(
                 s["prefer_dataset"], folder, generator=s["prefer_generator"], judge=s["prefer_judge"],
-                reasons=s["prefer_reasons"], max_queries=int(s["prefer_max"]) or None,
+                reasons=s["prefer_reasons"], max_queries=s["prefer_max"],
                 allow_self_judging=bool(s.get("prefer_self_judging")))
         except ValueError as exc:
             st.session_state["queued_preference_error"] = str(exc)
@@ -44,20 +44,13 @@ with st.expander("Run a comparison (background job)", expanded=not pv.available(
         st.error(st.session_state.pop("queued_preference_error"))
 
 
-@st.fragment(run_every=3.0 if any(j.active for j in pv.preference_jobs()) else None)
-def preference_jobs_panel() -> None:
-    job_list = pv.preference_jobs()
-    others = jobs.resource_jobs(exclude_kind=pv.JOB_KIND)
-    if others:
-        st.caption("Other jobs holding or waiting for a resource")
-        st.dataframe(others, hide_index=True, width="stretch")
+def preference_jobs_panel(job_list) -> None:
     if job_list:
-        jobs.keep_jobs_moving(job_list)
         st.dataframe(pv.jobs_frame(job_list), hide_index=True, width="stretch",
                      column_config={"progress": st.column_config.TextColumn(width="large")})
 
 
-preference_jobs_panel()
+live_jobs(pv.preference_jobs, preference_jobs_panel, exclude_kind=pv.JOB_KIND)
 
 available = pv.available()
 if not available:

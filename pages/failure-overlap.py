@@ -1,8 +1,8 @@
 """Failure overlap: the three failure sets (retrieve, generate, judge) of a study run and how they overlap."""
 import streamlit as st
 
-from core import jobs, paths
-from pages import use_app_navigation
+from core import paths
+from pages import live_jobs, use_app_navigation
 from pipeline.views import overlap as view
 
 use_app_navigation()
@@ -29,10 +29,10 @@ with st.expander("Run the study (background job)"):
     c[3].text_input("LLM judge (LLM spec, empty for none)", value="", key="run_llm_judge",
                     help="e.g. ollama:llama3.2:3b, embedded; leave empty to use only imported judges")
     c = st.columns([1, 1, 1])
-    c[0].number_input("Pairs per query (LLM judge)", min_value=1, max_value=500, value=view.DEFAULT_CAP,
-                      key="run_cap",
+    # no bounds on the number inputs: submit_study checks them and names a bad one (see core.fields)
+    c[0].number_input(view.forms.PAIRS_PER_QUERY.label, value=view.DEFAULT_CAP, key="run_cap",
                       help="LLM judge: judged pairs per query at most, stratified by grade")
-    c[1].number_input("Queries (0 = all)", min_value=0, max_value=1000, value=0, key="run_max_queries",
+    c[1].number_input(view.forms.STUDY_QUERIES.label, value=0, key="run_max_queries",
                       help="only the first N judged queries in topic order (recorded with the study)")
     st.checkbox("Score H2G for queries with only some relevant passages' texts", value=False,
                 key="run_include_partial", help="default: such queries are excluded from H2G and counted")
@@ -47,7 +47,7 @@ with st.expander("Run the study (background job)"):
             s["queued_study"] = view.submit_study(
                 s["run_dataset"], folder, generator=s["run_generator"],
                 imported_judges=s.get(f"run_imported-{s['run_dataset']}", []), llm_judge=s["run_llm_judge"],
-                cap=int(s["run_cap"]), max_queries=int(s["run_max_queries"]) or None,
+                cap=s["run_cap"], max_queries=s["run_max_queries"],
                 partial_references="include" if s.get("run_include_partial") else "exclude",
                 universe="common" if s.get("run_universe_common") else view.DEFAULT_UNIVERSE)
         except ValueError as exc:
@@ -62,16 +62,9 @@ with st.expander("Run the study (background job)"):
         st.error(st.session_state.pop("queued_study_error"))
 
 
-@st.fragment(run_every=REFRESH_SECONDS if any(j.active for j in view.study_jobs()) else None)
-def jobs_panel() -> None:
-    job_list = view.study_jobs()
-    others = jobs.resource_jobs(exclude_kind=view.JOB_KIND)  # e.g. a typology job holding the CPU slot
-    if others:
-        st.caption("Other jobs holding or waiting for a resource")
-        st.dataframe(others, hide_index=True, width="stretch")
+def jobs_panel(job_list) -> None:
     if not job_list:
         return
-    jobs.keep_jobs_moving(job_list)
     st.dataframe(view.jobs_frame(job_list), hide_index=True, width="stretch",
                  column_config={"status": st.column_config.TextColumn(width="medium"),
                                 "progress": st.column_config.TextColumn(width="large"),
@@ -82,14 +75,9 @@ def jobs_panel() -> None:
         if job.status == "running":
             st.progress(view.job_fraction(job))
         st.text(line)
-    finished = {j.id for j in job_list if not j.active}
-    known = st.session_state.setdefault("finished-study-jobs", finished)
-    if finished - known:  # a study may have been written: rerun the page to list it
-        st.session_state["finished-study-jobs"] = finished
-        st.rerun()
 
 
-jobs_panel()
+live_jobs(view.study_jobs, jobs_panel, exclude_kind=view.JOB_KIND, every=REFRESH_SECONDS)
 
 datasets = view.study_datasets()
 if not datasets:

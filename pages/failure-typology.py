@@ -2,7 +2,7 @@
 import streamlit as st
 
 from pipeline.views import typology as view
-from pages import use_app_navigation
+from pages import live_jobs, use_app_navigation
 
 use_app_navigation()
 
@@ -105,20 +105,30 @@ with st.expander("Run a typology (background job)"):
     cols[0].selectbox("Dataset ", ["dl19", "dl20", "dl21", "dl22"], format_func=str.upper, key="job_dataset")
     cols[1].selectbox("Task ", ["h2r", "h2g", "h2j"], format_func=str.upper, key="job_task")
     cols[2].text_input("Model", "auto", help="auto, embedded, ollama[:MODEL[@HOST]], openai:MODEL@URL", key="job_llm")
-    cols[3].number_input("Max queries (0 = all)", min_value=0, value=6, key="job_max_queries")
+    cols[3].number_input(view.forms.TYPOLOGY_QUERIES.label, value=6, key="job_max_queries")  # checked on Start
     cols[4].checkbox("Study's categories", help="import the study's typology instead of inducing one",
                      key="job_study")
     st.text(view.model_note(st.session_state["job_llm"]))  # from the model's identity; the field is user text
 
     def queue() -> None:  # reads the widgets' state: a click may arrive with changed values
         s = st.session_state
-        s["queued_typology"] = view.submit_typology(
-            s["job_dataset"], s["job_task"], llm=s["job_llm"], max_queries=int(s["job_max_queries"]) or None,
-            typology="study" if s["job_study"] else None)
+        try:
+            s["queued_typology"] = view.submit_typology(
+                s["job_dataset"], s["job_task"], llm=s["job_llm"], max_queries=s["job_max_queries"],
+                typology="study" if s["job_study"] else None)
+        except ValueError as exc:  # a bad field (core.fields.FormError): nothing was queued
+            s["queued_typology_error"] = str(exc)
 
     st.button("Start", on_click=queue)
     if "queued_typology" in st.session_state:
         st.success(f"Queued job #{st.session_state.pop('queued_typology')}.")
-    job_list = view.typology_jobs()
+    if "queued_typology_error" in st.session_state:
+        st.error(st.session_state.pop("queued_typology_error"))
+
+
+def typology_jobs_panel(job_list) -> None:
     if job_list:
         st.dataframe(view.jobs_rows(job_list), hide_index=True, width="stretch")
+
+
+live_jobs(view.typology_jobs, typology_jobs_panel, exclude_kind=view.JOB_KIND)  # outside the expander: always seen

@@ -1,10 +1,9 @@
 """Hard to retrieve: per-query NDCG@10 of each retriever on a TREC DL year and its bottom-quantile queries."""
 import streamlit as st
 
-from core import jobs
 from core.errors import DatasetError
 from pipeline.views import hard_to_retrieve as views
-from pages import use_app_navigation
+from pages import live_jobs, use_app_navigation
 
 use_app_navigation()
 
@@ -80,31 +79,18 @@ with st.expander("Compute a run here (background job, partial corpus)"):
         st.success(f"Queued job #{st.session_state.pop('queued_retrieval')}.")
 
 
-@st.fragment(run_every=REFRESH_SECONDS if any(j.active for j in views.retrieval_jobs(name)) else None)
-def retrieval_jobs_panel() -> None:
-    job_list = views.retrieval_jobs(name)
-    others = jobs.resource_jobs(exclude_kind=views.JOB_KIND)  # e.g. training jobs holding the CPU slot
-    if others:
-        st.caption("Other jobs holding or waiting for a resource")
-        st.dataframe(others, hide_index=True, width="stretch",
-                     column_config={"what": st.column_config.TextColumn(width="large"),
-                                    "why": st.column_config.TextColumn(width="large")})
+def retrieval_jobs_panel(job_list) -> None:
     if not job_list:
         return
-    views.keep_jobs_moving(job_list)
     st.dataframe(views.jobs_frame(job_list), hide_index=True, width="stretch",
                  column_config={"message": st.column_config.TextColumn(width="large")})
     for job in [j for j in job_list if j.status == "failed"][:2]:
         with st.expander(f"Job #{job.id} failed: {job.label}"):
             st.code(job.log_tail or "(no output)", language=None)
-    finished = {j.id for j in job_list if not j.active}
-    known = st.session_state.setdefault(f"finished-jobs-{name}", finished)
-    if finished - known:  # a run may have appeared: rerun the page to list it
-        st.session_state[f"finished-jobs-{name}"] = finished
-        st.rerun()
 
 
-retrieval_jobs_panel()
+live_jobs(lambda: views.retrieval_jobs(name), retrieval_jobs_panel, exclude_kind=views.JOB_KIND,
+          every=REFRESH_SECONDS)
 
 if not loaded or not data.has_qrels:
     st.stop()

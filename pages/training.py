@@ -30,17 +30,20 @@ with st.container(border=True):
     loss = c_loss.selectbox("Loss", LOSS_NAMES, index=LOSS_NAMES.index("learndcg"))
     model = c_model.selectbox("Ranker", RANKER_NAMES)
     c = st.columns(6)
-    epochs = c[0].number_input("Epochs", min_value=1, max_value=10_000, value=20)
-    lr = c[1].number_input("Learning rate", min_value=1e-6, max_value=1.0, value=1e-3, step=1e-4, format="%.4g")
-    batch_size = c[2].number_input("Batch size (queries)", min_value=1, max_value=65_536, value=64)
+    # no min_value/max_value: the browser would keep the old value of an out-of-range entry without a
+    # word; submit_training checks each field (views.TRAINING_FIELDS) and names the bad ones
+    field = views.TRAINING_FIELDS
+    epochs = c[0].number_input(field["epochs"].label, value=20)
+    lr = c[1].number_input(field["lr"].label, value=1e-3, step=1e-4, format="%.4g")
+    batch_size = c[2].number_input(field["batch_size"].label, value=64)
     study_slate = views.study_slate_length(data)
     slate_length = c[3].number_input(
-        "Slate length (0 = whole lists)", min_value=0, max_value=100_000, value=study_slate or 0, key=f"slate-{data}",
+        field["slate_length"].label, value=study_slate or 0, key=f"slate-{data}",
         help=(f"The study trains {data} with {study_slate} documents per list (allRank's setting); " if study_slate
               else "The study trains this data set on whole lists; ") + "longer lists are sub-sampled in training "
              "only. A run whose estimated peak memory exceeds 80% of what is free is refused before it starts.")
-    seed = c[4].number_input("Seed", min_value=0, max_value=2**31 - 1, value=0)
-    patience = c[5].number_input("Patience (0 = never stop early)", min_value=0, max_value=10_000, value=10)
+    seed = c[4].number_input(field["seed"].label, value=0)
+    patience = c[5].number_input(field["patience"].label, value=10)
     default_executor, ray_target = views.executor_setting()
     executor = st.radio("Run on", ["local", "ray"], index=["local", "ray"].index(default_executor), horizontal=True,
                         key="executor", format_func={"local": "this machine", "ray": "Ray"}.get)
@@ -54,7 +57,7 @@ with st.container(border=True):
                                         patience=int(patience), executor=executor)
         try:
             job_ids = views.submit_training(request)
-        except ValueError as exc:  # an invalid config (RunInputError) or no fold
+        except ValueError as exc:  # a bad field (FormError), an invalid config (RunInputError) or no fold
             st.error(str(exc))
         else:
             st.session_state["watch"] = FOLLOW_LATEST
@@ -99,8 +102,11 @@ def concurrency_section() -> None:
         cols = st.columns(len(classes))
         for col, resource in zip(cols, classes):
             current = limits.get(resource, jobs.default_limit(resource))
-            value = col.number_input(resource, min_value=0, max_value=64, value=current, key=f"limit-{resource}")
-            if value != current:
+            value = col.number_input(resource, value=current, key=f"limit-{resource}")
+            problem = views.CONCURRENCY_RULE.problem(value)
+            if problem:  # kept as it was, and said so (the widget itself would keep the old value silently)
+                col.error(f"{resource}: {problem}; the limit stays {current}.")
+            elif value != current:
                 jobs.set_limit(resource, int(value))
 
 

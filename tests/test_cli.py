@@ -62,7 +62,10 @@ def test_bad_input_is_one_line_and_writes_nothing(capsys, tmp_path, tiny_data, l
     _bad(capsys, ["train", "--data", str(missing), "--fold", "1", "--loss", "ranknet", "--model", "mlp"], store,
          "vali.txt")
     _bad(capsys, base + ["--loss", "learndcg", "--model", "mlp", "--loss-param", "b_d=0.5"], store, "b_d")
-    _bad(capsys, base + ["--loss", "ranknet", "--model", "mlp", "--lr", "0"], store, "lr must be > 0")
+    with pytest.raises(SystemExit) as exit_:  # argparse refuses it, by the Training form's rule (core.fields)
+        main(base + ["--loss", "ranknet", "--model", "mlp", "--lr", "0", "--store", str(store)])
+    assert exit_.value.code == 2 and "argument --lr: expected a number > 0, got 0" in capsys.readouterr().err
+    assert not store.exists()
     # A configured MQ2008 folder whose files have a different feature count (MSLR-shaped: 136).
     mslr = tmp_path / "mslr-as-mq2008"
     synthetic_web10k = subprocess.run([sys.executable, "-c", (

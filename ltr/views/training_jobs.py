@@ -11,11 +11,24 @@ from typing import Sequence
 import pandas as pd
 
 from core import jobs
+from core.fields import (NONNEGATIVE_INT, POSITIVE_FLOAT, POSITIVE_INT, SEED, ZERO_OR_POSITIVE_INT, Field,
+                         NumberRule, check_fields)
 from core.ray_cluster import EXECUTORS, ray_settings
 from ltr.store import RunStore, run_is_live
 from ltr.views.home import gpu_count
 
 JOB_KIND = "ltr.train"
+# The training form's number fields: the labels the page shows, the rules ``python -m ltr train`` checks
+# its flags with (core.fields), checked by :func:`submit_training` before a job is queued.
+TRAINING_FIELDS = {
+    "epochs": Field("Epochs", POSITIVE_INT),
+    "lr": Field("Learning rate", POSITIVE_FLOAT),
+    "batch_size": Field("Batch size (queries)", POSITIVE_INT),
+    "slate_length": Field("Slate length (0 = whole lists)", ZERO_OR_POSITIVE_INT),
+    "seed": Field("Seed", SEED),
+    "patience": Field("Patience (0 = never stop early)", NONNEGATIVE_INT),
+}
+CONCURRENCY_RULE = NumberRule(int, 0, 64, what="an integer from 0 to 64")  # the Concurrency control's counts
 
 
 @dataclass(frozen=True)
@@ -55,6 +68,8 @@ def submit_training(request: TrainingRequest, *, n_gpus: int | None = None) -> l
     """
     from ltr.train.host import host_command
 
+    check_fields(*((field, request.slate_length or 0 if name == "slate_length" else getattr(request, name))
+                   for name, field in TRAINING_FIELDS.items()))
     if not request.folds:
         raise ValueError("choose at least one fold")
     if request.executor not in EXECUTORS:

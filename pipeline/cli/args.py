@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from core import fields
+from core.fields import NumberRule
 from pipeline.data.datasets import DATASETS
 from pipeline.judging.judgments import DEFAULT_CAP  # LLM judge: judged pairs per query at most
 
@@ -13,24 +15,17 @@ DEFAULT_TIMEOUT_S = 300.0
 
 # ---- option values checked by argparse (the error names the option) ---------------------------------
 def number(kind, low=None, high=None, *, low_open=False, high_open=False, what=""):
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what or kind.__name__}, got {text!r}") from None
-        if value != value or (low is not None and (value < low or (low_open and value == low))) or \
-                (high is not None and (value > high or (high_open and value == high))):
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text}")
-        return value
-    parse.__name__ = what or kind.__name__  # argparse names the type in its own messages
-    return parse
+    """An argparse type for a number within bounds (:class:`core.fields.NumberRule`, whose rules the
+    dashboard's forms check too)."""
+    return NumberRule(kind, low, high, low_open, high_open, what).argparse_type()
 
 
-POSITIVE_INT = number(int, 1, what="an integer >= 1")
-NONNEGATIVE_INT = number(int, 0, what="an integer >= 0")
-POSITIVE_FLOAT = number(float, 0, low_open=True, what="a number > 0")
-NONNEGATIVE_FLOAT = number(float, 0, what="a number >= 0")
-QUANTILE = number(float, 0, 1, low_open=True, high_open=True, what="a number strictly between 0 and 1")
+# the rules of core.fields, as argparse types (the forms check the same rules)
+POSITIVE_INT = fields.POSITIVE_INT.argparse_type()
+NONNEGATIVE_INT = fields.NONNEGATIVE_INT.argparse_type()
+POSITIVE_FLOAT = fields.POSITIVE_FLOAT.argparse_type()
+NONNEGATIVE_FLOAT = fields.NONNEGATIVE_FLOAT.argparse_type()
+QUANTILE = fields.QUANTILE.argparse_type()
 
 
 def PROGRESS_KEY(text: str) -> str:

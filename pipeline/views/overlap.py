@@ -35,6 +35,7 @@ from pipeline.llm.base import SMALL_MODEL  # noqa: E402
 from pipeline.sets.overlap import TASKS  # noqa: E402
 from pipeline.study.result import Components, StudyResult  # noqa: E402
 from pipeline.study.universe import DEFAULT_UNIVERSE, UNIVERSE_HELP, UNIVERSES, check_universe  # noqa: E402,F401
+from pipeline.views import forms  # noqa: E402
 
 JOB_KIND = "pipeline.failure-study"
 TASK_LABELS = {"h2r": "Hard to retrieve", "h2g": "Hard to generate", "h2j": "Hard to judge"}
@@ -414,8 +415,14 @@ def imported_judges(dataset: str, folder: str | Path | None) -> list[str]:
 
 def submit_study(dataset: str, folder: str | Path | None, **options) -> int:
     """Queue a study run; its id is chosen here, so the job's row can link to the study it writes
-    and read its progress record (``meta["study_id"]``, ``meta["progress"]``)."""
+    and read its progress record (``meta["study_id"]``, ``meta["progress"]``). The form's numbers are
+    checked first (``cap``: pairs per query; ``max_queries``: 0 or None = all): a bad one raises
+    :class:`core.fields.FormError` naming it, and nothing is queued."""
     from pipeline.study import store
+
+    forms.check_fields((forms.PAIRS_PER_QUERY, options.get("cap", DEFAULT_CAP)),
+                       (forms.STUDY_QUERIES, options.get("max_queries") or 0))
+    options["max_queries"] = forms.query_limit(options.get("max_queries"))
 
     study_id = store.new_study_id({"dataset": dataset, **options, "nonce": uuid.uuid4().hex})
     command = study_command(dataset, folder, study_id=study_id, **options)

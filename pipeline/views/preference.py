@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 
 from core import jobs
 from core.jobs import progress as job_progress
+from pipeline.views import forms
 from pipeline.prompting import pairwise, preference
 from pipeline.prompting.difficulty import prompt_diff
 from pipeline.llm.base import Provenance
@@ -280,7 +281,10 @@ def prefer_command(dataset: str, folder: str | Path | None, *, generator: str = 
 
 def submit_preference(dataset: str, folder: str | Path | None, **options) -> int:
     """Queue a comparison as a background job; it writes a progress record (stage n of m, answers or
-    judge calls done) that :func:`jobs_frame` shows."""
+    judge calls done) that :func:`jobs_frame` shows. A bad ``max_queries`` (0 or None = all) raises
+    :class:`core.fields.FormError` naming the field; nothing is queued."""
+    forms.check_fields((forms.PREFERENCE_QUERIES, options.get("max_queries") or 0))
+    options["max_queries"] = forms.query_limit(options.get("max_queries"))
     key = job_progress.new_key("prefer")
     return jobs.submit(prefer_command(dataset, folder, progress_key=key, **options),
                        label=f"difficulty-aware generation on {dataset}",

@@ -19,6 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core import jobs
+from pipeline.views import forms
 from pipeline.annotation.store import UNREADABLE_STATUSES, Item
 from pipeline.llm.base import Provenance
 from pipeline.typology.categories import TASK_TITLES, UNKNOWN_CATEGORY
@@ -219,8 +220,12 @@ def typology_command(dataset: str, task: str, *, llm: str = "auto", max_rounds: 
 
 def submit_typology(dataset: str, task: str, **options) -> int:
     """Queue a typology run as a background job (it survives a closed tab); returns the job id. The
-    job writes a progress record (stage n of m, queries done) that :func:`jobs_rows` shows."""
+    job writes a progress record (stage n of m, queries done) that :func:`jobs_rows` shows. A bad
+    ``max_queries`` (0 or None = all) raises :class:`core.fields.FormError` naming the field; nothing is queued."""
     from core.jobs.progress import new_key
+
+    forms.check_fields((forms.TYPOLOGY_QUERIES, options.get("max_queries") or 0))
+    options["max_queries"] = forms.query_limit(options.get("max_queries"))
 
     key = new_key("typology")
     return jobs.submit(typology_command(dataset, task, progress_key=key, **options),
