@@ -169,7 +169,9 @@ with left:
     else:
         st.info("No configuration query is hard in any task: there is no diagram to draw.")
 with right:
-    st.dataframe(view.summary_frame(analysis), hide_index=True, column_config={"value": PERCENT})
+    st.dataframe(view.summary_frame(analysis), hide_index=True)
+    if view.empty_sets(analysis):
+        st.caption(view.empty_sets_note(analysis))
     st.dataframe(view.regions_frame(analysis).drop(columns=["key"]), hide_index=True,
                  column_config={"share of all": PERCENT})
 st.subheader("Pairwise overlaps")

@@ -79,7 +79,7 @@ def test_page_shows_venn_tables_and_region_queries(with_study):
     assert [s.value for s in at.selectbox[3:7]] == ["designed-run", "designed-answers", "designed-judge", "binary"]
     assert len(at.get("plotly_chart")) == 1  # the clickable Venn diagram
     summary = at.dataframe[0].value.set_index("figure")
-    assert summary.loc["hard in all three", "queries"] == 1 and summary.loc["hard in all three", "value"] == 1 / 8
+    assert summary.loc["hard in all three", "queries"] == 1 and summary.loc["hard in all three", "share"] == "12.5% (1 of 8)"
     regions = at.dataframe[1].value.set_index("region")
     assert regions.loc["all three", "queries"] == 1 and regions["queries"].sum() == 4  # q1, q6, q7, q8
     pairs = at.dataframe[2].value

@@ -166,7 +166,7 @@ def test_the_page_shows_the_rule_both_sizes_the_warning_and_labels_an_old_study(
     assert any(c.startswith("Query universe per-task (each task's set over its own scored queries): queries "
                             "scored H2R 10, H2G 4, H2J 10; overlap over the 4 all three score (of 10 judged)")
                for c in captions), captions
-    assert "4 of 10 judged queries scored by all three tasks (H2R 10, H2G 4, H2J 10) · universe per-task" in \
+    assert "4 of 10 judged queries scored by all three tasks<br>H2R 10, H2G 4, H2J 10 scored · universe per-task" in \
         view.venn_plotly(study.configurations[LABEL].analysis, None, study.universe_summary(LABEL)).layout.title.text
     # the form's choice reaches the job's command line
     command = view.study_command("dl19", None, llm_judge="embedded", universe="common")

@@ -90,7 +90,8 @@ def cmd_run(args) -> None:
         a = c.analysis  # pipeline.sets.overlap.overlap_analysis's figures
         largest = a["largest_pairwise"]
         print(f"{label}: all three {a['all_three']['share']:.1%}; exclusive "
-              + ", ".join(f"{t} {e['share']:.0%}" for t, e in a["exclusive"].items() if e["share"] is not None)
+              + ", ".join(f"{t} {e['share']:.0%}" if e["share"] is not None else f"{t} — (empty set)"
+                          for t, e in a["exclusive"].items())
               + f"; largest pair {largest['pair']} ({largest['count']}, p = {largest['p_value']:.3g})"
               + (f"  [{c.note}]" if c.note else ""))
         universe = study.universe_summary(label)

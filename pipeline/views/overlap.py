@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import html  # noqa: E402
+import logging  # noqa: E402
 import uuid  # noqa: E402
 
 import plotly.graph_objects as go  # noqa: E402
@@ -86,12 +87,74 @@ def find_configuration(study: StudyResult, retriever: str, generator: str, judge
     return None
 
 
+def empty_sets(analysis: dict) -> list[str]:
+    """The tasks whose set holds no query of the common universe (drawn as no circle)."""
+    return [t for t in TASKS if not analysis["sizes"][t]]
+
+
+def empty_sets_note(analysis: dict) -> str:
+    """``Hard to judge: empty set (no query of the common universe), not drawn`` ("" when none is empty)."""
+    empty = empty_sets(analysis)
+    return (f"{', '.join(TASK_LABELS[t] for t in empty)}: empty set (no query of the common universe), not drawn"
+            if empty else "")
+
+
 def _venn3(analysis: dict, ax):
+    """matplotlib-venn's diagram on ``ax``, its limits widened until every label lies inside them (the
+    set labels sit outside the circles: at the default limits they were cut at the figure's edges). An
+    empty set has no circle: its label is left out (:func:`empty_sets_note` says so)."""
+    import warnings
+
     from matplotlib_venn import venn3
 
     counts = tuple(analysis["regions"][name]["count"] for name in VENN_ORDER)
     sizes = analysis["sizes"]
-    return venn3(subsets=counts, set_labels=[f"{TASK_LABELS[t]} ({sizes[t]})" for t in TASKS], ax=ax)
+    with warnings.catch_warnings():  # "Circle C has zero area": an empty set, reported by empty_sets_note
+        warnings.simplefilter("ignore", UserWarning)
+        venn = venn3(subsets=counts, set_labels=[f"{TASK_LABELS[t]} ({sizes[t]})" if sizes[t] else ""
+                                                 for t in TASKS], ax=ax)
+    _fit_texts(ax)
+    return venn
+
+
+def _fit_texts(ax, pad: float = 0.04, rounds: int = 8) -> None:
+    """Widen ``ax``'s limits to hold every visible text's extent (text keeps its size in pixels while the
+    drawing shrinks, so a few rounds), plus ``pad`` of the span on each side."""
+    # equal aspect by widening the limits, not by shrinking the axes box (a shrinking box makes the
+    # labels ever wider in data units, and the widening would not converge)
+    ax.set_aspect("equal", adjustable="datalim")
+    axes_log = logging.getLogger("matplotlib.axes._base")  # "Ignoring fixed x limits ...": what datalim means
+    level = axes_log.level
+    axes_log.setLevel(logging.ERROR)
+    try:
+        _widen_to_texts(ax, pad, rounds)
+    finally:
+        axes_log.setLevel(level)
+
+
+def _widen_to_texts(ax, pad: float, rounds: int) -> None:
+    fig = ax.figure
+    for _ in range(rounds):
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        to_data = ax.transData.inverted()
+        (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+        # a text within half a pad of an edge counts as outside: the limits keep a margin that absorbs
+        # the small shifts of a redraw (equal aspect) and of plotly's own text rendering
+        mx, my = (x1 - x0) * pad / 2, (y1 - y0) * pad / 2
+        grown = False
+        for text in ax.texts:
+            if not text.get_visible() or not text.get_text():
+                continue
+            (tx0, ty0), (tx1, ty1) = to_data.transform(text.get_window_extent(renderer).get_points())
+            if tx0 < x0 + mx or tx1 > x1 - mx or ty0 < y0 + my or ty1 > y1 - my:
+                grown = True
+                x0, x1, y0, y1 = min(x0, tx0), max(x1, tx1), min(y0, ty0), max(y1, ty1)
+        if not grown:
+            return
+        dx, dy = (x1 - x0) * pad, (y1 - y0) * pad
+        ax.set_xlim(x0 - dx, x1 + dx)
+        ax.set_ylim(y0 - dy, y1 + dy)
 
 
 def has_hard_queries(analysis: dict) -> bool:
@@ -107,8 +170,7 @@ def venn_figure(analysis: dict, universe=None):
         ax.set_axis_off()
         return fig
     _venn3(analysis, ax)
-    ax.set_title(venn_title(analysis, universe) if universe else
-                 f"{analysis['n_queries']} queries scored by all three tasks", fontsize=10)
+    ax.set_title("\n".join(venn_title(analysis, universe)), fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -145,7 +207,7 @@ def venn_plotly(analysis: dict, selected: str | None = None, universe=None) -> g
                 outlines[region] = patch.get_path()
             if label is not None:
                 labels[region] = label.get_position()
-        set_labels = [(t.get_text(), t.get_position()) for t in venn.set_labels if t is not None]
+        set_labels = [(t.get_text(), t.get_position()) for t in venn.set_labels if t is not None and t.get_text()]
     finally:
         plt.close(fig_m)
     xs = np.linspace(xlim[0], xlim[1], 90)
@@ -175,11 +237,11 @@ def venn_plotly(analysis: dict, selected: str | None = None, universe=None) -> g
     fig.add_trace(go.Scatter(x=[p[0] for _, p in set_labels], y=[p[1] for _, p in set_labels], mode="text",
                              text=[html.escape(t) for t, _ in set_labels], hoverinfo="skip", textfont={"size": 14},
                              showlegend=False))
-    title = venn_title(analysis, universe) if universe else f"{analysis['n_queries']} queries scored by all three tasks"
+    title = "<br>".join(html.escape(line) for line in venn_title(analysis, universe))
     fig.update_layout(title=f"{title} · click a region",
                       xaxis={"visible": False, "range": list(xlim), "fixedrange": True},
                       yaxis={"visible": False, "range": list(ylim), "scaleanchor": "x", "fixedrange": True},
-                      height=460, margin={"l": 10, "r": 10, "t": 50, "b": 10}, clickmode="event+select",
+                      height=480, margin={"l": 10, "r": 10, "t": 80, "b": 10}, clickmode="event+select",
                       dragmode=False, plot_bgcolor="white")
     return fig
 
@@ -221,12 +283,23 @@ def region_label(name: str) -> str:
     return " ∩ ".join(m.upper() for m in members) + " only"
 
 
+def share_text(count: int, of: int, empty_reason: str) -> str:
+    """``12.5% (1 of 8)``; ``— (REASON)`` when there is nothing to take a share of (never "None")."""
+    return f"{count / of:.1%} ({count} of {of})" if of else f"— ({empty_reason})"
+
+
 def summary_frame(analysis: dict) -> pd.DataFrame:
-    rows = [{"figure": "hard in all three", "value": analysis["all_three"]["share"],
+    """The all-three share (of the common universe) and each set's exclusive share (of the set), as text:
+    the share of an empty set has no value and says why."""
+    n = analysis["n_queries"]
+    rows = [{"figure": "hard in all three", "share": share_text(analysis["all_three"]["count"], n, "no query"),
              "queries": analysis["all_three"]["count"]}]
     for task, ex in analysis["exclusive"].items():
-        rows.append({"figure": f"{task.upper()} exclusive share", "value": ex["share"], "queries": ex["count"]})
-    return pd.DataFrame(rows)
+        size = analysis["sizes"][task]
+        rows.append({"figure": f"{task.upper()} exclusive share",
+                     "share": share_text(ex["count"], size, f"the {task.upper()} set is empty"),
+                     "queries": ex["count"]})
+    return pd.DataFrame(rows, columns=["figure", "share", "queries"])
 
 
 def pairwise_frame(analysis: dict) -> pd.DataFrame:
@@ -364,12 +437,17 @@ def universe_warning(study: StudyResult, label: str) -> str | None:
     return f"Small common universe: {warning}." if warning else None
 
 
-def venn_title(analysis: dict, universe) -> str:
-    """``4 of 10 judged queries scored by all three tasks (H2R 10, H2G 4, H2J 10) · universe per-task``."""
-    judged = f" of {universe.n_judged} judged" if universe.n_judged else ""
-    sizes = ", ".join(f"{t.upper()} {n}" for t, n in universe.n_task.items())
-    return (f"{analysis['n_queries']}{judged} queries scored by all three tasks ({sizes}) · "
-            f"universe {universe.rule}")
+def venn_title(analysis: dict, universe=None) -> list[str]:
+    """The diagram's title lines: ``4 of 10 judged queries scored by all three tasks``, ``H2R 10, H2G 4,
+    H2J 10 scored · universe per-task`` (with ``universe``), and the empty sets' note."""
+    if universe is None:
+        lines = [f"{analysis['n_queries']} queries scored by all three tasks"]
+    else:
+        judged = f" of {universe.n_judged} judged" if universe.n_judged else ""
+        sizes = ", ".join(f"{t.upper()} {n}" for t, n in universe.n_task.items())
+        lines = [f"{analysis['n_queries']}{judged} queries scored by all three tasks",
+                 f"{sizes} scored · universe {universe.rule}"]
+    return lines + ([empty_sets_note(analysis)] if empty_sets(analysis) else [])
 
 
 def tie_warnings(study: StudyResult, label: str) -> list[str]:
