@@ -101,12 +101,14 @@ else:
 with st.expander("Run a typology (background job)"):
     st.caption("Runs `python -m pipeline typology` in the background: the job survives a closed tab, and every model "
                "call is cached, so a rerun resumes.")
-    cols = st.columns(5)
+    cols = st.columns(6)
     cols[0].selectbox("Dataset ", ["dl19", "dl20", "dl21", "dl22"], format_func=str.upper, key="job_dataset")
     cols[1].selectbox("Task ", ["h2r", "h2g", "h2j"], format_func=str.upper, key="job_task")
     cols[2].text_input("Model", "auto", help="auto, embedded, ollama[:MODEL[@HOST]], openai:MODEL@URL", key="job_llm")
     cols[3].number_input(view.forms.TYPOLOGY_QUERIES.label, value=6, key="job_max_queries")  # checked on Start
-    cols[4].checkbox("Study's categories", help="import the study's typology instead of inducing one",
+    cols[4].number_input(view.forms.TYPOLOGY_ROUNDS.label, value=view.DEFAULT_MAX_ROUNDS, key="job_max_rounds",
+                         help="refinement rounds at most (--max-rounds); an imported typology has none")
+    cols[5].checkbox("Study's categories", help="import the study's typology instead of inducing one",
                      key="job_study")
     st.text(view.model_note(st.session_state["job_llm"]))  # from the model's identity; the field is user text
 
@@ -115,7 +117,7 @@ with st.expander("Run a typology (background job)"):
         try:
             s["queued_typology"] = view.submit_typology(
                 s["job_dataset"], s["job_task"], llm=s["job_llm"], max_queries=s["job_max_queries"],
-                typology="study" if s["job_study"] else None)
+                max_rounds=s["job_max_rounds"], typology="study" if s["job_study"] else None)
         except ValueError as exc:  # a bad field (core.fields.FormError): nothing was queued
             s["queued_typology_error"] = str(exc)
 

@@ -33,3 +33,35 @@ def test_the_model_note_names_the_configured_embedded_model(cache):  # noqa: F81
 def test_model_note_without_a_page():
     assert gguf_models.resolve(None).name in view.model_note("embedded")
     assert gguf_models.SMOLLM2.name in view.model_note("embedded:smollm2-transformers")
+
+
+def _rounds(at):
+    return next(n for n in at.number_input if n.label == view.forms.TYPOLOGY_ROUNDS.label)
+
+
+def test_the_form_has_the_max_rounds_field_and_queues_what_it_says(cache):  # noqa: F811
+    from core import jobs
+
+    at = _app("failure-typology")
+    assert _rounds(at).value == view.DEFAULT_MAX_ROUNDS == 6  # the command's default (--max-rounds)
+    _rounds(at).set_value(3)
+    next(b for b in at.button if b.label == "Start").click().run()
+    assert not at.exception and not at.error
+    (job,) = view.typology_jobs()
+    assert job.command[job.command.index("--max-rounds") + 1] == "3"
+    jobs.cancel(job.id)
+
+
+def test_an_invalid_max_rounds_is_refused_and_nothing_is_queued(cache):  # noqa: F811
+    at = _app("failure-typology")
+    for bad in (0, -2):
+        _rounds(at).set_value(bad)
+        next(b for b in at.button if b.label == "Start").click().run()
+        assert not at.exception
+        assert [e.value for e in at.error] == [f"Nothing was started. Max rounds: expected an integer >= 1, got {bad}."]
+        assert view.typology_jobs() == []
+    # both bad fields named at once
+    next(n for n in at.number_input if n.label == view.forms.TYPOLOGY_QUERIES.label).set_value(-5)
+    next(b for b in at.button if b.label == "Start").click().run()
+    assert "Max queries (0 = all): expected an integer >= 0 (0 = no limit), got -5; Max rounds" in at.error[0].value
+    assert view.typology_jobs() == []

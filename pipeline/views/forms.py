@@ -9,13 +9,14 @@ from core.fields import POSITIVE_INT, ZERO_OR_POSITIVE_INT, Field, FormError, ch
 # Failure overlap (python -m pipeline run --cap / --max-queries)
 PAIRS_PER_QUERY = Field("Pairs per query (LLM judge)", POSITIVE_INT)
 STUDY_QUERIES = Field("Queries (0 = all)", ZERO_OR_POSITIVE_INT)
-# Failure typology (python -m pipeline typology --max-queries)
+# Failure typology (python -m pipeline typology --max-queries / --max-rounds)
 TYPOLOGY_QUERIES = Field("Max queries (0 = all)", ZERO_OR_POSITIVE_INT)
+TYPOLOGY_ROUNDS = Field("Max rounds", POSITIVE_INT)
 # Difficulty-aware generation (python -m pipeline prefer --max-queries)
 PREFERENCE_QUERIES = Field("Queries (0 = all)", ZERO_OR_POSITIVE_INT)
 
 __all__ = ["FormError", "PAIRS_PER_QUERY", "PREFERENCE_QUERIES", "STUDY_QUERIES", "TYPOLOGY_QUERIES",
-           "check_fields", "query_limit"]
+           "TYPOLOGY_ROUNDS", "check_fields", "query_limit"]
 
 
 def query_limit(value: int | None) -> int | None:

@@ -23,10 +23,12 @@ from pipeline.views import forms
 from pipeline.annotation.store import UNREADABLE_STATUSES, Item
 from pipeline.llm.base import Provenance
 from pipeline.typology.categories import TASK_TITLES, UNKNOWN_CATEGORY
+from pipeline.typology.induction import InductionConfig
 from pipeline.typology.store import TypologyStore
 from pipeline.typology.store import default_path as typology_path
 
 JOB_KIND = "typology"
+DEFAULT_MAX_ROUNDS = InductionConfig.max_rounds  # the Start form's default, as the command's
 DEFAULT_GENERATOR = "embedded"  # pipeline.study.typology_sources.HardSetConfig.generator
 # CommonMark's backslash-escapable characters: escaped, a Markdown-rendering label shows them literally
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>:$&^=\"'])")
@@ -204,7 +206,7 @@ def model_note(spec: str) -> str:
     return f"{lead}; an embedded model is slow on a CPU: cap the queries."
 
 
-def typology_command(dataset: str, task: str, *, llm: str = "auto", max_rounds: int = 6,
+def typology_command(dataset: str, task: str, *, llm: str = "auto", max_rounds: int = DEFAULT_MAX_ROUNDS,
                      max_queries: int | None = None, typology: str | None = None,
                      progress_key: str | None = None) -> list[str]:
     command = [sys.executable, "-m", "pipeline", "typology", "--dataset", dataset, "--task", task, "--assigner", llm,
@@ -221,10 +223,12 @@ def typology_command(dataset: str, task: str, *, llm: str = "auto", max_rounds: 
 def submit_typology(dataset: str, task: str, **options) -> int:
     """Queue a typology run as a background job (it survives a closed tab); returns the job id. The
     job writes a progress record (stage n of m, queries done) that :func:`jobs_rows` shows. A bad
-    ``max_queries`` (0 or None = all) raises :class:`core.fields.FormError` naming the field; nothing is queued."""
+    ``max_queries`` (0 or None = all) or ``max_rounds`` (at least 1, as ``--max-rounds``) raises
+    :class:`core.fields.FormError` naming every bad field; nothing is queued."""
     from core.jobs.progress import new_key
 
-    forms.check_fields((forms.TYPOLOGY_QUERIES, options.get("max_queries") or 0))
+    forms.check_fields((forms.TYPOLOGY_QUERIES, options.get("max_queries") or 0),
+                       (forms.TYPOLOGY_ROUNDS, options.get("max_rounds", DEFAULT_MAX_ROUNDS)))
     options["max_queries"] = forms.query_limit(options.get("max_queries"))
 
     key = new_key("typology")
