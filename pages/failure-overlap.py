@@ -39,6 +39,8 @@ with st.expander("Run the study (background job)"):
     st.checkbox("Take each quantile within the queries all three tasks score (universe common)", value=False,
                 key="run_universe_common", help=f"default, universe {view.DEFAULT_UNIVERSE}: "
                                                  f"{view.UNIVERSE_HELP[view.DEFAULT_UNIVERSE]}")
+    st.checkbox("Score H2G for answers cut at the token limit", value=False, key="run_include_truncated",
+                help="default: answers that ran out of tokens (finish reason length) are excluded from H2G and counted")
     busy = any(j.active for j in view.study_jobs())
 
     def queue() -> None:  # a callback (the rerun that follows already sees the job); reads the widgets' state
@@ -49,7 +51,8 @@ with st.expander("Run the study (background job)"):
                 imported_judges=s.get(f"run_imported-{s['run_dataset']}", []), llm_judge=s["run_llm_judge"],
                 cap=s["run_cap"], max_queries=s["run_max_queries"],
                 partial_references="include" if s.get("run_include_partial") else "exclude",
-                universe="common" if s.get("run_universe_common") else view.DEFAULT_UNIVERSE)
+                universe="common" if s.get("run_universe_common") else view.DEFAULT_UNIVERSE,
+                truncated_answers="include" if s.get("run_include_truncated") else "exclude")
         except ValueError as exc:
             st.session_state["queued_study_error"] = str(exc)
 
@@ -197,6 +200,8 @@ if not queries.empty:
     st.text(detail["query"])
     st.markdown(f"**Generated answer** ({detail['answer_by']})")
     st.text(detail["answer"] if detail["answer"] is not None else "(no answer)")
+    if detail["cut"]:
+        st.text(f"({detail['cut']}: the model had not finished this answer)")
     with st.expander(view.passages_heading(detail) + ", highest grade first"):
         shown = detail["passages"]
         if len(shown) > view.PASSAGES_SHOWN and not st.checkbox(f"Show all {len(shown)}", key=f"all-{qid}"):

@@ -5,8 +5,10 @@ The model name picks the behaviour, so one server covers every case:
 ``slow`` -> answers after ``SLOW_S`` seconds; ``malformed`` -> HTTP 200 with a body that is not JSON;
 ``empty`` -> an empty answer; ``thinker`` -> a reasoning block cut off at the token limit (no closing
 tag, finish reason ``length``); ``inventor`` -> a reason assignment naming a category that is in no
-typology (:data:`INVENTED_ASSIGNMENT`, as a model without a grammar constraint gives); anything else -> a well-formed reply echoing the request (prompt,
-decoding options and the think setting).
+typology (:data:`INVENTED_ASSIGNMENT`, as a model without a grammar constraint gives); anything else
+-> a well-formed reply echoing the request (prompt, decoding options and the think setting), with
+finish reason ``length`` (an answer cut at the token limit) when the prompt contains one of the
+strings in ``server.cut_when``, else ``stop``.
 ``/api/tags`` and ``/v1/models`` list ``server.models`` (default :data:`MODELS`) with the digests in
 ``server.digests`` (change one to simulate a re-pulled tag); ``/api/show`` reports a model whose name
 contains ``embed`` as an embedding model. Every request is logged in ``server.requests`` as
@@ -78,7 +80,9 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, b'{"message": {"content": "trunc')
         if model == "slow":
             time.sleep(SLOW_S)
-        content, finish = "<think>hm</think>" + _echo(body), "stop"
+        prompt = body["messages"][-1]["content"]
+        content = "<think>hm</think>" + _echo(body)
+        finish = "length" if any(s in prompt for s in self.server.cut_when) else "stop"
         if model == "empty":
             content = ""
         elif model == "thinker":
@@ -107,6 +111,7 @@ class LoopbackLLMServer:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.daemon_threads = True
         self.httpd.requests = []
+        self.httpd.cut_when = set()
         self.httpd.models = self._models
         self.httpd.digests = {m: hashlib.sha256(m.encode()).hexdigest() for m in self._models}
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -120,6 +125,11 @@ class LoopbackLLMServer:
     @property
     def requests(self) -> list:
         return self.httpd.requests
+
+    @property
+    def cut_when(self) -> set:
+        """Prompt substrings whose replies are cut at the token limit (finish reason ``length``)."""
+        return self.httpd.cut_when
 
     @property
     def digests(self) -> dict:

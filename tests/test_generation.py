@@ -24,7 +24,7 @@ def test_generation_records_model_prompt_and_failures(tmp_path):
     assert gen.answers == {"1": "An answer."} and "server down" in gen.failed["2"]
     assert gen.provenance["backend"] == "scripted" and gen.prompt["kind"] == "zero-shot"
     assert gen.options == {"temperature": 0.0, "seed": 0, "max_tokens": 128, "think": False, "num_ctx": None}
-    assert gen.name == "scripted:scripted" and gen.finish_reasons == {"1": None}
+    assert gen.name == "scripted:scripted" and gen.finish_reasons == {"1": "unknown"}
 
 
 def test_generation_records_the_options_sent_and_finish_reasons(tmp_path):

@@ -94,7 +94,7 @@ def test_every_backend_is_checked_not_only_the_http_ones(tmp_path):
                           ResponseCache(tmp_path / "c.sqlite"), retries=0)
     out = client.chat_many([[{"role": "user", "content": k}] for k in "abc"])
     assert isinstance(out[0], LLMError) and isinstance(out[1], LLMError)
-    assert out[2].text == "fine" and out[2].finish_reason is None
+    assert out[2].text == "fine" and out[2].finish_reason == "unknown"  # the backend did not say
     assert client.cache.stats() == {"answers": 1, "pending": 0, "failures": 2}
 
 
@@ -121,4 +121,4 @@ def test_an_older_cache_gains_the_finish_reason_column(tmp_path):
     conn.close()
     cache = ResponseCache(path)
     hit = cache.lookup("k")
-    assert (hit.text, hit.finish_reason) == ("old answer", None)
+    assert (hit.text, hit.finish_reason) == ("old answer", "unknown")

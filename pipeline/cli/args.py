@@ -92,6 +92,9 @@ def bertscore_args(p) -> None:
     p.add_argument("--partial-references", default="exclude", choices=["exclude", "include"],
                    help="H2G: queries with only some of their grade-2/3 passages' texts are excluded (and "
                         "counted), or scored against the passages that have text")
+    p.add_argument("--truncated-answers", default="exclude", choices=["exclude", "include"],
+                   help="H2G: answers cut at the token limit (finish reason length) are excluded (and "
+                        "counted), or scored as they are")
 
 
 def universe_arg(p) -> None:

@@ -10,12 +10,12 @@ from pipeline.sets.rule import SetSummary
 def cmd_h2g(args) -> None:
     check_models(args, args.generator)
     from pipeline.study.run import h2g_sets
-    from pipeline.generation.h2g import reference_note
+    from pipeline.generation.h2g import reference_note, truncation_note
 
     data = collection(args)
     out = h2g_sets(data, args.generator, quantile=args.quantile, encoder=args.encoder, aggregate=args.aggregate,
                    partial_references=args.partial_references, llm_options=llm_options(args),
-                   progress=not args.json)
+                   progress=not args.json, truncated_answers=args.truncated_answers)
     if args.json:
         dump(out)
         return
@@ -27,6 +27,7 @@ def cmd_h2g(args) -> None:
         print_resolution("generator", prov)
         print(f"  BERTScore: {r['label']}, {r['aggregate']} over the relevant passages")
         print(f"  {reference_note(r)}")
+        print(f"  {truncation_note(r)}" + (f": {' '.join(r['truncated'])}" if r["truncated"] else ""))
         if rule.warning:
             print(f"  warning: ties decide membership: {rule.warning}")
 

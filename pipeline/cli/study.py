@@ -20,7 +20,8 @@ def cmd_overlap(args) -> None:
                           setup=args.setup, quantile=args.quantile, data_dir=args.data, qrels=args.qrels,
                           topics=args.topics, passages=args.passages, encoder=args.encoder, cap=args.cap,
                           llm_options=llm_options(args), progress=not args.json,
-                          partial_references=args.partial_references, universe=args.universe)
+                          partial_references=args.partial_references, universe=args.universe,
+                          truncated_answers=args.truncated_answers)
     if args.json:
         dump(result.as_dict())
         return
@@ -31,7 +32,7 @@ def cmd_overlap(args) -> None:
 def _overlap_lines(result):
     """The overlap's text output (of a :class:`pipeline.study.run.FailureSets`): every number with what
     produced it (components, rule, test)."""
-    from pipeline.generation.h2g import reference_note
+    from pipeline.generation.h2g import reference_note, truncation_note
 
     c, prov, figures, n = result.configuration, result.provenance, result.analysis, len(result.universe)
     gen, judge = prov["generator"], prov["judge"]
@@ -42,7 +43,8 @@ def _overlap_lines(result):
         yield f"  warning: {universe.warning}"
     yield f"  retriever {c['retriever']}: {prov['retriever'].get('provenance', '')}"
     yield (f"  generator {c['generator']}: {gen['provenance'].get('label', '')}; BERTScore {gen['bertscore']['label']} "
-           f"({gen['bertscore']['aggregate']} over grade-2/3 passages); {reference_note(gen['bertscore'])}")
+           f"({gen['bertscore']['aggregate']} over grade-2/3 passages); {reference_note(gen['bertscore'])}; "
+           f"{truncation_note(gen['bertscore'])}")
     yield from resolution_lines("generator", gen["provenance"])
     yield (f"  judge {c['judge']} ({c['setup']}): {judge['provenance'].get('label', '')}; "
            f"{judge['n_pairs_compared']} pairs compared, cap {judge['cap'] or 'none'} per query")
@@ -72,7 +74,8 @@ def cmd_run(args) -> None:
                       aggregate=args.aggregate, cap=args.cap, max_queries=args.max_queries,
                       llm_options=llm_options(args), log=(lambda m: print(m, file=sys.stderr)),
                       study_id=args.study_id, progress_key=args.study_id,
-                      partial_references=args.partial_references, universe=args.universe)
+                      partial_references=args.partial_references, universe=args.universe,
+                      truncated_answers=args.truncated_answers)
     if args.out:
         from core.atomic import atomic_write_text
         atomic_write_text(args.out, json.dumps(study.to_dict(), ensure_ascii=False, indent=1))
@@ -80,7 +83,10 @@ def cmd_run(args) -> None:
         dump(study.to_dict())
         return
     for name, g in study.generators.items():
-        print(f"generator {name}: {g.provenance.get('label', name)}; BERTScore {g.bertscore['label']}")
+        from pipeline.generation.h2g import truncation_note
+
+        print(f"generator {name}: {g.provenance.get('label', name)}; BERTScore {g.bertscore['label']}; "
+              f"{truncation_note(g.bertscore)}")
         print_resolution("generator", g.provenance)
     for name, per_setup in study.judges.items():
         prov = next(iter(per_setup.values())).provenance

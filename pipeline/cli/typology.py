@@ -24,7 +24,8 @@ def cmd_typology(args) -> None:
                                 quantile=args.quantile, data=args.data, qrels=args.qrels, topics=args.topics,
                                 passages=args.passages, cap=args.cap, encoder=args.encoder,
                                 aggregate=args.aggregate, partial_references=args.partial_references,
-                                universe=args.universe, max_queries=args.max_queries)
+                                universe=args.universe, truncated_answers=args.truncated_answers,
+                                max_queries=args.max_queries)
     config = InductionConfig(batch_size=args.batch_size, max_rounds=args.max_rounds,
                              max_categories=args.max_categories, seed=args.seed or 0)
     imported = resolve_typology(args.typology, args.task) if args.typology else None

@@ -50,7 +50,7 @@ def prompt_description() -> dict:
 @dataclass
 class Generation:
     """One generator's answers: ``answers[qid]`` is the text; ``failed[qid]`` the last error;
-    ``finish_reasons[qid]`` why the model stopped (None when the backend cannot tell, or imported)."""
+    ``finish_reasons[qid]`` why the model stopped (``unknown`` when the backend cannot tell; none for imported answers)."""
     name: str
     provenance: dict  # Provenance.as_dict(), or {"backend": "imported", ...}
     answers: dict[str, str]

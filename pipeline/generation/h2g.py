@@ -5,11 +5,18 @@ A query whose reference set is only partly in the corpus (some grade-2/3 passage
 score lower, so H2G would partly measure corpus coverage: such queries are left out and counted
 (``partial_references="exclude"``, the default) or scored against the passages at hand (``"include"``);
 :func:`reference_note` is the one-line report of that choice.
+
+An answer cut at the token limit (finish reason ``length``) is scored as if complete by BERTScore, so
+its low score would partly measure the limit: such answers are left out and counted
+(``truncated_answers="exclude"``, the default) or scored as they are (``"include"``);
+:func:`truncation_note` is the one-line report, :func:`cut_note` the mark beside a shown answer.
 """
 from __future__ import annotations
 
+from pipeline.llm.base import LENGTH_FINISH
 
 PARTIAL_REFERENCES = ("exclude", "include")
+TRUNCATED_ANSWERS = ("exclude", "include")
 
 
 def partial_reference_queries(data, qids=None) -> list[str]:
@@ -18,20 +25,32 @@ def partial_reference_queries(data, qids=None) -> list[str]:
     return [q for q in (coverage if qids is None else qids) if q in coverage and 0 < coverage[q][0] < coverage[q][1]]
 
 
+def truncated_answers(gen) -> list[str]:
+    """The qids whose (non-empty) answer was cut at the token limit (finish reason ``length``)."""
+    reasons = getattr(gen, "finish_reasons", None) or {}
+    return sorted(q for q, text in gen.answers.items() if text.strip() and reasons.get(q) == LENGTH_FINISH)
+
+
 def generation_values(data, gen, encoder: str = "auto", aggregate: str = "max",
-                      partial_references: str = "exclude") -> tuple[dict[str, float], dict]:
-    """BERTScore F1 per answered query; queries with an incomplete reference set are excluded and
-    counted unless ``partial_references="include"`` (module docstring)."""
+                      partial_references: str = "exclude",
+                      truncated: str = "exclude") -> tuple[dict[str, float], dict]:
+    """BERTScore F1 per answered query; queries with an incomplete reference set, and answers cut at
+    the token limit, are excluded and counted unless ``partial_references="include"``,
+    ``truncated="include"`` (module docstring)."""
     from pipeline.generation.bertscore import bertscore_per_query, empty_answers, resolve_encoder
 
     if partial_references not in PARTIAL_REFERENCES:
         raise ValueError(f"partial_references must be one of {PARTIAL_REFERENCES}, got {partial_references!r}")
+    if truncated not in TRUNCATED_ANSWERS:
+        raise ValueError(f"truncated must be one of {TRUNCATED_ANSWERS}, got {truncated!r}")
     enc = resolve_encoder(encoder)
     qrels = data.require_qrels()
     answered = [qid for qid in gen.answers if qid in qrels]
     partial = partial_reference_queries(data, answered)
+    cut = [q for q in truncated_answers(gen) if q in qrels]
     dropped = set(partial) if partial_references == "exclude" else set()
-    scored = [qid for qid in answered if qid not in dropped]
+    dropped_cut = set(cut) if truncated == "exclude" else set()
+    scored = [qid for qid in answered if qid not in dropped and qid not in dropped_cut]
     references = {qid: data.relevant_passages(qid) for qid in scored}
     values, excluded = bertscore_per_query({q: gen.answers[q] for q in scored}, references, enc, aggregate=aggregate)
     empty = empty_answers(gen.answers)  # never BERTScored (see pipeline.generation.bertscore)
@@ -42,6 +61,9 @@ def generation_values(data, gen, encoder: str = "auto", aggregate: str = "max",
                     "partial_references": partial_references, "n_answered": len(answered),
                     "n_partial_references": len(partial), "excluded_partial_references": sorted(dropped),
                     "n_excluded_partial_references": len(dropped),
+                    "truncated_answers": truncated, "truncated": cut, "n_truncated": len(cut),
+                    "excluded_truncated": sorted(dropped_cut), "n_excluded_truncated": len(dropped_cut),
+                    "max_tokens": (gen.options or {}).get("max_tokens"),
                     "reference_coverage": {q: list(coverage[q]) for q in answered},
                     "corpus_note": data.coverage.summary()}
 
@@ -55,3 +77,26 @@ def reference_note(info: dict) -> str:
             "scored against the passages that have text (partial references: include)")
     return (f"{n_partial} of {info['n_answered']} answered queries have only some of their grade-2/3 passages' "
             f"texts: {verb}; {info['n_excluded']} more have none (excluded)")
+
+
+def cut_note(max_tokens) -> str:
+    """The mark beside an answer cut at the token limit, wherever an answer is shown (as text)."""
+    return f"cut at {max_tokens} tokens" if max_tokens else "cut at the token limit"
+
+
+def answer_cut_note(finish_reasons, options, qid: str) -> str | None:
+    """:func:`cut_note` for the answer of ``qid`` when it was cut at the token limit, else None
+    (``finish_reasons``/``options`` as a generation records them; None for imported answers)."""
+    if (finish_reasons or {}).get(qid) != LENGTH_FINISH:
+        return None
+    return cut_note((options or {}).get("max_tokens"))
+
+
+def truncation_note(info: dict) -> str:
+    """One line: how many answers were cut at the token limit and what H2G did with them."""
+    if info.get("n_truncated") is None:
+        return "truncated answers not counted (a result from before answers cut at the token limit were counted)"
+    verb = ("excluded from H2G (truncated answers: exclude)" if info["truncated_answers"] == "exclude" else
+            "scored as they are (truncated answers: include)")
+    return (f"{info['n_truncated']} of {info['n_answered']} answered queries have an answer "
+            f"{cut_note(info.get('max_tokens'))} (finish reason length): {verb}")

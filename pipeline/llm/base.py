@@ -153,11 +153,18 @@ class Provenance:
         return {**asdict(self), "label": self.label, "resolution": self.resolution}
 
 
+# the finish reason of an answer whose backend did not say why it stopped, or that was cached before
+# finish reasons were stored: every answer the client returns has a finish reason, this one included
+UNKNOWN_FINISH = "unknown"
+# the finish reason of an answer cut at ``max_tokens`` (Ollama's ``done_reason``, OpenAI's ``finish_reason``)
+LENGTH_FINISH = "length"
+
+
 @dataclass(frozen=True)
 class Completion:
     """A backend's reply with why it stopped. ``finish_reason``: ``stop`` (the model ended), ``length``
-    (cut at ``max_tokens``) or what the server said; None when the backend cannot tell. A backend's
-    ``complete`` may return a plain ``str`` instead (finish reason unknown)."""
+    (cut at ``max_tokens``) or what the server said; None when the backend cannot tell (the client
+    answers :data:`UNKNOWN_FINISH` then). A backend's ``complete`` may return a plain ``str`` instead."""
     text: str
     finish_reason: str | None = None
 
@@ -168,7 +175,7 @@ class LLMReply:
     provenance: Provenance
     cached: bool = False
     seconds: float = 0.0  # wall time of the underlying call (0 for a cache hit)
-    finish_reason: str | None = None  # see Completion; recorded with the answer in the cache
+    finish_reason: str | None = None  # see Completion (UNKNOWN_FINISH when not reported); stored in the cache
 
 
 @runtime_checkable

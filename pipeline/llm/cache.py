@@ -8,8 +8,9 @@ It is in one of two states:
   processes) that want the same answer wait for it instead of calling the model again. A claim
   carries its owner (``host:pid:token``) and an expiry: a claim whose owner process is gone, or
   whose lease ran out, is taken over, so a killed run never blocks the next one.
-* ``ok``: the answer, with its ``finish_reason`` (``stop``, ``length``, ...). Rerunning a finished
-  step reads it and makes no call.
+* ``ok``: the answer, with its ``finish_reason`` (``stop``, ``length``, ...; a row stored before the
+  column existed, or by a backend that does not say, reads ``unknown``). Rerunning a finished step
+  reads it and makes no call.
 
 A failed call (including an empty reply, or one cut off while reasoning: ``pipeline.llm.replies``)
 is recorded in ``failures`` (one row per attempt, with the error) and its claim is released; it is
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Sequence
 
 from core import db, paths
-from pipeline.llm.base import GenerationOptions, Message, Provenance
+from pipeline.llm.base import UNKNOWN_FINISH, GenerationOptions, Message, Provenance
 
 # columns added after the first release: (table, column, declaration), added to older stores on open
 MIGRATIONS = (("responses", "finish_reason", "TEXT"), ("responses", "step", "TEXT"), ("failures", "step", "TEXT"))
@@ -105,6 +106,11 @@ class Claim:
     finish_reason: str | None = None
 
 
+def _hit(row) -> Claim:
+    """A stored answer as a ``hit``; NULL finish reasons (older rows) read :data:`UNKNOWN_FINISH`."""
+    return Claim("hit", row["response"], row["seconds"], row["finish_reason"] or UNKNOWN_FINISH)
+
+
 class ResponseCache:
     """SQLite response cache with in-flight claims (see the module docstring)."""
 
@@ -134,7 +140,7 @@ class ResponseCache:
         """The stored answer of ``key`` as a ``hit`` (text, seconds, finish reason), or None."""
         row = self._conn().execute("SELECT response, seconds, finish_reason FROM responses "
                                    "WHERE key = ? AND status = 'ok'", (key,)).fetchone()
-        return None if row is None else Claim("hit", row["response"], row["seconds"], row["finish_reason"])
+        return None if row is None else _hit(row)
 
     def stats(self) -> dict[str, int]:
         """Counts of stored answers, pending claims and recorded failed attempts."""
@@ -186,7 +192,7 @@ class ResponseCache:
             row = conn.execute("SELECT status, response, seconds, finish_reason, owner, lease_until "
                                "FROM responses WHERE key = ?", (key,)).fetchone()
             if row is not None and row["status"] == "ok":
-                return Claim("hit", row["response"], row["seconds"], row["finish_reason"])
+                return _hit(row)
             if row is not None and row["owner"] != owner and row["lease_until"] > now \
                     and not _owner_is_dead(row["owner"]):
                 return Claim("busy")

@@ -252,7 +252,7 @@ class CachedClient:
                                      request={"messages": list(messages), "options": options.as_dict()},
                                      lease_s=self._lease_s(len(batch)), step=self.step)
             if claim.state == "hit":
-                out[key] = LLMReply(claim.text, prov, cached=True, seconds=0.0)
+                out[key] = LLMReply(claim.text, prov, cached=True, seconds=0.0, finish_reason=claim.finish_reason)
             elif claim.state == "claimed":
                 claimed.append((key, messages))
             else:

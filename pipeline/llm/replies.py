@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.llm.base import Completion, LLMError
+from pipeline.llm.base import UNKNOWN_FINISH, Completion, LLMError
 
 _CLOSED_THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 _OPEN_THINK = re.compile(r"<think>.*\Z", re.DOTALL)  # reasoning cut off before its closing tag
@@ -28,12 +28,13 @@ def as_completion(reply) -> Completion:
 
 
 def answer_of(reply, where: str) -> Completion:
-    """The answer in a backend's reply, or :class:`LLMError` (not retryable: at a fixed seed and
-    temperature the same request gives the same reply) when no answer is left after the reasoning."""
+    """The answer in a backend's reply, with its finish reason (:data:`UNKNOWN_FINISH` when the
+    backend gave none), or :class:`LLMError` (not retryable: at a fixed seed and temperature the same
+    request gives the same reply) when no answer is left after the reasoning."""
     completion = as_completion(reply)
     text = strip_reasoning(completion.text)
     if text:
-        return Completion(text, completion.finish_reason)
+        return Completion(text, completion.finish_reason or UNKNOWN_FINISH)
     had_reasoning = "<think>" in completion.text
     if completion.finish_reason == "length":
         what = "reasoning" if had_reasoning else "no text"

@@ -39,7 +39,7 @@ from pipeline.prompting import pairwise
 from pipeline.data.datasets import RELEVANT_GRADE, TrecDlData
 from pipeline.prompting.difficulty import REASON_MODES, SentenceTemplates, assignments_digest, with_difficulty
 from pipeline.generation.answers import GENERATION_OPTIONS, prompt_description, zero_shot_messages
-from pipeline.llm.base import ChatClient, GenerationOptions, LLMError, Provenance
+from pipeline.llm.base import LENGTH_FINISH, ChatClient, GenerationOptions, LLMError, Provenance
 from pipeline.typology.categories import TASKS, Assignment, Typology
 
 RESULT_VERSION = 1
@@ -147,14 +147,18 @@ def build_units(data: TrecDlData, assignments: Sequence[Assignment], typology: T
 
 
 def _answers(side: AnswerSide, keys: list, prompts: list, options: GenerationOptions, label: str,
-             on_progress: Callable[[int], None]) -> list[tuple[str | None, str | None]]:
-    """``(text, error)`` per prompt; imported answers are looked up by qid (``keys``)."""
+             on_progress: Callable[[int], None]) -> list[tuple[str | None, str | None, int | None]]:
+    """``(text, error, cut_at)`` per prompt; ``cut_at``: the token limit when the answer was cut at it
+    (finish reason ``length``), else None. Imported answers are looked up by qid (``keys``)."""
     if side.imported is not None:
         on_progress(len(keys))
-        return [(side.imported[qid], None) if qid in side.imported
-                else (None, f"no imported answer for qid {qid} in {side.imported_from}") for qid in keys]
+        return [(side.imported[qid], None, None) if qid in side.imported
+                else (None, f"no imported answer for qid {qid} in {side.imported_from}", None) for qid in keys]
     replies = side.client.chat_many(prompts, options, progress=label, on_progress=on_progress)
-    return [(None, str(r) or type(r).__name__) if isinstance(r, LLMError) else (r.text, None) for r in replies]
+    limit = side.client.effective_options(options).max_tokens if hasattr(side.client, "effective_options") \
+        else options.max_tokens
+    return [(None, str(r) or type(r).__name__, None) if isinstance(r, LLMError)
+            else (r.text, None, limit if r.finish_reason == LENGTH_FINISH else None) for r in replies]
 
 
 def is_self_judging(judge: ChatClient, generator: ChatClient | None) -> bool:
@@ -189,10 +193,12 @@ def run_preference(data: TrecDlData, assignments: Sequence[Assignment], typology
     tracker.stage("difficulty-aware answers (one per pair)", len(units), "answer")
     aware_answers = _answers(aware, [u["qid"] for u in units], aware_prompts, config.generation,
                              f"{data.name} difficulty-aware answers", tracker.advance)
-    for unit, prompt, (text, error) in zip(units, aware_prompts, aware_answers):
+    for unit, prompt, (text, error, cut_at) in zip(units, aware_prompts, aware_answers):
         unit["prompts"] = {"baseline": base_prompts[unit["qid"]], "aware": prompt}
         unit["answers"] = {"baseline": base[unit["qid"]][0], "aware": text}
         unit["generation_errors"] = {k: e for k, e in (("baseline", base[unit["qid"]][1]), ("aware", error)) if e}
+        # answers cut at the token limit: side -> the limit (the page marks them "cut at N tokens")
+        unit["cut_at"] = {k: n for k, n in (("baseline", base[unit["qid"]][2]), ("aware", cut_at)) if n}
 
     # 2. judging, both orders
     judged = [u for u in units if not u["generation_errors"]]

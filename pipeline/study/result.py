@@ -65,7 +65,8 @@ class RetrieverResult:
 @dataclass
 class GeneratorResult:
     """One generator's answers, their BERTScore F1 per query and its H2G set over every scored query.
-    JSON: ``{provenance, prompt, options, source, failed, bertscore, per_query, answers, h2g, h2g_set}``."""
+    JSON: ``{provenance, prompt, options, source, failed, bertscore, per_query, answers, h2g, h2g_set,
+    finish_reasons}`` (the last only when recorded)."""
     provenance: dict  # pipeline.llm provenance (label, backend, model, small, note) or "imported"
     prompt: object
     options: dict
@@ -76,6 +77,7 @@ class GeneratorResult:
     answers: dict[str, str]
     hard_all_queries: list[str]  # H2G over all scored queries (module docstring), hardest first
     hard_all_queries_rule: SetSummary | None
+    finish_reasons: dict[str, str] | None = None  # qid -> why the model stopped (None: imported, or stored before)
 
     @property
     def model(self) -> Provenance:
@@ -86,13 +88,14 @@ class GeneratorResult:
         return {"provenance": self.provenance, "prompt": self.prompt, "options": self.options, "source": self.source,
                 "failed": self.failed, "bertscore": self.bertscore, "per_query": self.per_query,
                 "answers": self.answers, "h2g": self.hard_all_queries,
-                "h2g_set": self.hard_all_queries_rule.to_dict() if self.hard_all_queries_rule else None}
+                "h2g_set": self.hard_all_queries_rule.to_dict() if self.hard_all_queries_rule else None,
+                **_optional(finish_reasons=self.finish_reasons or None)}
 
     @classmethod
     def from_dict(cls, data: Mapping) -> GeneratorResult:
         return cls(data["provenance"], data.get("prompt"), data.get("options"), data.get("source"),
                    data.get("failed", {}), data["bertscore"], data["per_query"], data["answers"], data["h2g"],
-                   _summary_or_none(data.get("h2g_set")))
+                   _summary_or_none(data.get("h2g_set")), data.get("finish_reasons"))
 
 
 @dataclass

@@ -52,7 +52,7 @@ from pipeline.retrieval.retrievers import parse_named_arg
 from pipeline.study.result import (Components, ConfigurationResult, GeneratorResult, JudgeResult, RetrieverResult,
                                    StudyResult)
 from pipeline.study.universe import DEFAULT_UNIVERSE, UniverseSummary, check_universe, draw_sets
-from pipeline.generation.h2g import generation_values, reference_note
+from pipeline.generation.h2g import generation_values, reference_note, truncation_note
 from pipeline.judging.h2j import judgment_values
 
 MEASURE = "nDCG@10"
@@ -68,6 +68,8 @@ CONVENTIONS = {
                 "three tasks score (pipeline.study.universe)",
     "partial_references": "exclude (default): queries with only some grade-2/3 passages' texts are not scored "
                           "for H2G (counted); include: scored against the passages that have text",
+    "truncated_answers": "exclude (default): answers cut at the token limit (finish reason length) are not scored "
+                         "for H2G (counted); include: scored as they are",
     "quantile": "target floor((n-1)q)+1 queries (the size of numpy's linear-interpolated quantile set without "
                 "ties); a tie block at the boundary is never split: in or out, whichever size is closer to the "
                 "target (equal distance: out); pipeline.sets.rule",
@@ -227,17 +229,18 @@ def h2j_sets(data, judge: str, setups=("binary", "graded"), *, quantile: float =
 
 def h2g_sets(data, generators, *, quantile: float = DEFAULT_QUANTILE, encoder: str = "auto",
              aggregate: str = "max", partial_references: str = "exclude", llm_options: dict | None = None,
-             progress: bool = True) -> dict:
+             progress: bool = True, truncated_answers: str = "exclude") -> dict:
     """Each generator's H2G over ``data``: ``{"dataset", "quantile", "generators": {NAME: {"provenance",
     "per_query", "h2g", "h2g_set", ...}}}`` (BERTScore per query and the hard set over every query
     scored; the ``h2g`` command)."""
     out = {"dataset": data.name, "quantile": quantile, "generators": {}}
     for arg in generators:
         gen = generation_for(data, arg, llm_options=llm_options, progress=progress)
-        values, info = generation_values(data, gen, encoder, aggregate, partial_references)
+        values, info = generation_values(data, gen, encoder, aggregate, partial_references, truncated_answers)
         hard = task_hard_set(values, "h2g", quantile)
         out["generators"][gen.name] = {"provenance": gen.provenance, "per_query": values, "h2g": list(hard.qids),
-                                       "h2g_set": SetSummary.of(hard).to_dict(), **info}
+                                       "h2g_set": SetSummary.of(hard).to_dict(), **info,
+                                       "finish_reasons": gen.finish_reasons}
     return out
 
 
@@ -288,12 +291,14 @@ def combine(dataset: str, configuration: dict, values: dict[str, dict[str, float
 
 
 def study_configuration(data, *, retrievers, generators, judges, setups, quantile, encoder, aggregate, cap,
-                        max_queries=None, partial_references="exclude", universe=DEFAULT_UNIVERSE) -> dict:
+                        max_queries=None, partial_references="exclude", universe=DEFAULT_UNIVERSE,
+                        truncated_answers="exclude") -> dict:
     """What a study run is asked to do (stored with it, and hashed into its id)."""
     return {"dataset": data.name, "retrievers": list(retrievers), "generators": list(generators),
             "judges": list(judges), "setups": list(setups), "quantile": quantile, "encoder": encoder,
             "aggregate": aggregate, "cap": cap, "max_queries": max_queries,
             "partial_references": partial_references, "universe": universe,
+            "truncated_answers": truncated_answers,
             "data_folder": str(data.folder) if data.folder is not None else None}
 
 
@@ -307,7 +312,7 @@ def study_components(data, retrievers=None, generators=None, judges=None) -> tup
 def run_study(data, *, retrievers, generators, judges, setups=("binary", "graded"), quantile=DEFAULT_QUANTILE,
               encoder="auto", aggregate="max", cap=DEFAULT_CAP, max_queries=None, llm_options=None, progress=True,
               log=print, study_id: str | None = None, progress_key: str | None = None,
-              partial_references="exclude", universe=DEFAULT_UNIVERSE) -> StudyResult:
+              partial_references="exclude", universe=DEFAULT_UNIVERSE, truncated_answers="exclude") -> StudyResult:
     """Every step for every component, then every configuration's overlap; stored as a new study
     (:mod:`pipeline.study.store`, atomically, under ``study_id`` or a new id) and returned. A step that
     fails stops the run before anything is stored. Resumable: LLM answers come from the response
@@ -324,7 +329,7 @@ def run_study(data, *, retrievers, generators, judges, setups=("binary", "graded
     configuration = study_configuration(data, retrievers=retrievers, generators=generators, judges=judges,
                                         setups=setups, quantile=quantile, encoder=encoder, aggregate=aggregate,
                                         cap=cap, max_queries=max_queries, partial_references=partial_references,
-                                        universe=universe)
+                                        universe=universe, truncated_answers=truncated_answers)
     started = time.time()
     study_id = studies.check_study_id(study_id) if study_id else studies.new_study_id(configuration, started)
     stages = len(retrievers) + 2 * len(generators) + len(judges) * len(setups) + 1
@@ -333,7 +338,8 @@ def run_study(data, *, retrievers, generators, judges, setups=("binary", "graded
         study = _run_steps(data, tracker, configuration, retrievers=retrievers, generators=generators, judges=judges,
                            setups=setups, quantile=quantile, encoder=encoder, aggregate=aggregate, cap=cap,
                            llm_options=llm_options, progress=progress, log=log,
-                           partial_references=partial_references, universe=universe)
+                           partial_references=partial_references, universe=universe,
+                           truncated_answers=truncated_answers)
     except BaseException as exc:
         tracker.finish(error=" ".join(str(exc).split()) or type(exc).__name__)
         raise
@@ -346,7 +352,7 @@ def run_study(data, *, retrievers, generators, judges, setups=("binary", "graded
 
 
 def _run_steps(data, tracker, configuration, *, retrievers, generators, judges, setups, quantile, encoder, aggregate,
-               cap, llm_options, progress, log, partial_references, universe) -> dict:
+               cap, llm_options, progress, log, partial_references, universe, truncated_answers) -> dict:
     """The study's fields after ``id``, ``configuration``, ``time`` and ``finished`` (:class:`StudyResult`)."""
     qrels = data.require_qrels()
     study: dict = {"dataset": data.name, "source": data.source, "coverage": data.coverage.as_dict(),
@@ -369,12 +375,13 @@ def _run_steps(data, tracker, configuration, *, retrievers, generators, judges, 
         tracker.stage(f"answers of {arg}", len(data.queries()), "answer")
         gen = generation_for(data, arg, llm_options=llm_options, progress=progress, on_progress=tracker.advance)
         tracker.stage(f"BERTScore of {gen.name}")
-        values, info = generation_values(data, gen, encoder, aggregate, partial_references)
+        values, info = generation_values(data, gen, encoder, aggregate, partial_references, truncated_answers)
         study["generators"][gen.name] = GeneratorResult(gen.provenance, gen.prompt, gen.options, gen.source,
                                                         gen.failed, info, values, gen.answers,
-                                                        *hard_over_all_queries(values, "h2g", quantile))
+                                                        *hard_over_all_queries(values, "h2g", quantile),
+                                                        finish_reasons=gen.finish_reasons)
         log(f"[{data.name}] generator {gen.name}: {len(values)} queries scored ({info['encoder']}); "
-            + reference_note(info))
+            + reference_note(info) + "; " + truncation_note(info))
     for arg in judges:
         for setup in setups:
             tracker.stage(f"{setup} judgments of {arg}", 0, "pair")
@@ -409,7 +416,8 @@ def failure_sets(dataset: str | None = None, *, retriever: str, generator: str, 
                  quantile: float = DEFAULT_QUANTILE, data_dir=None, qrels=None, topics=None, passages=None,
                  encoder: str = "auto", aggregate: str = "max", cap: int | None = DEFAULT_CAP,
                  llm_options: dict | None = None, progress: bool = False,
-                 partial_references: str = "exclude", universe: str = DEFAULT_UNIVERSE) -> FailureSets:
+                 partial_references: str = "exclude", universe: str = DEFAULT_UNIVERSE,
+                 truncated_answers: str = "exclude") -> FailureSets:
     """The three hard sets of one configuration, with their values and the generated answers.
 
     ``retriever``, ``generator`` and ``judge`` use the ``NAME[=FILE]`` forms of the module docstring.
@@ -418,11 +426,12 @@ def failure_sets(dataset: str | None = None, *, retriever: str, generator: str, 
     data = load_collection(dataset, qrels=qrels, topics=topics, passages=passages, data_dir=data_dir)
     rname, rvalues, rinfo = retrieval_values(data, retriever)
     gen = generation_for(data, generator, llm_options=llm_options, progress=progress)
-    gvalues, ginfo = generation_values(data, gen, encoder, aggregate, partial_references)
+    gvalues, ginfo = generation_values(data, gen, encoder, aggregate, partial_references, truncated_answers)
     judgments = judgments_for(data, judge, setup, cap=cap, llm_options=llm_options, progress=progress)
     jvalues, jinfo = judgment_values(data, judgments)
     config = {"retriever": rname, "generator": gen.name, "judge": judgments.judge, "setup": setup}
     return combine(data.name, config, {"h2r": rvalues, "h2g": gvalues, "h2j": jvalues}, gen.answers, quantile,
                    {"retriever": rinfo, "generator": {"provenance": gen.provenance, "bertscore": ginfo,
-                                                      "prompt": gen.prompt, "options": gen.options},
+                                                      "prompt": gen.prompt, "options": gen.options,
+                                                      "finish_reasons": gen.finish_reasons},
                     "judge": jinfo, "conventions": CONVENTIONS}, universe=universe, n_judged=len(data.queries()))

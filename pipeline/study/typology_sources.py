@@ -23,7 +23,8 @@ from pipeline.typology.induction import HardQuery
 
 TASKS = ("h2r", "h2g", "h2j")
 # The configuration fields each task's own values depend on (beside the rule's and the context's)
-TASK_FIELDS = {"h2r": ("retriever",), "h2g": ("generator", "encoder", "aggregate", "partial_references"),
+TASK_FIELDS = {"h2r": ("retriever",), "h2g": ("generator", "encoder", "aggregate", "partial_references",
+                                              "truncated_answers"),
                "h2j": ("judge", "setup", "cap")}
 COMPONENT_FIELDS = frozenset(f for fields in TASK_FIELDS.values() for f in fields)
 
@@ -47,6 +48,7 @@ class HardSetConfig:
     aggregate: str = "max"
     partial_references: str = "exclude"  # H2G: queries with an incomplete reference set (pipeline.study.run)
     universe: str = DEFAULT_UNIVERSE  # over which queries each set is drawn (pipeline.study.universe)
+    truncated_answers: str = "exclude"  # H2G: answers cut at the token limit (pipeline.generation.h2g)
     max_queries: int | None = None
     k: int = DEFAULT_K
     chars: int = DEFAULT_CHARS
@@ -86,15 +88,17 @@ def _retrieval(data, config: HardSetConfig, llm_options) -> TaskValues:
 
 
 def _generation(data, config: HardSetConfig, llm_options) -> TaskValues:
-    from pipeline.generation.h2g import generation_values
+    from pipeline.generation.h2g import answer_cut_note, generation_values
     from pipeline.study.run import generation_for
 
     gen = generation_for(data, config.generator, llm_options=llm_options, progress=True)
-    values, info = generation_values(data, gen, config.encoder, config.aggregate, config.partial_references)
+    values, info = generation_values(data, gen, config.encoder, config.aggregate, config.partial_references,
+                                     config.truncated_answers)
     return TaskValues(values, {"generator": gen.name}, {"generator": {
-        "provenance": gen.provenance, "bertscore": info, "prompt": gen.prompt, "options": gen.options}},
+        "provenance": gen.provenance, "bertscore": info, "prompt": gen.prompt, "options": gen.options,
+        "finish_reasons": gen.finish_reasons}},
         lambda q: h2g_context(gen.answers.get(q, ""), data.relevant_passages(q), gen.name, k=config.k,
-                              chars=config.chars))
+                              chars=config.chars, cut=answer_cut_note(gen.finish_reasons, gen.options, q)))
 
 
 def _judgment(data, config: HardSetConfig, llm_options) -> TaskValues:

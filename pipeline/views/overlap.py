@@ -29,7 +29,7 @@ from core import jobs  # noqa: E402
 from core.jobs import progress as job_progress  # noqa: E402
 from pipeline.study import store as studies  # noqa: E402
 from pipeline.study.run import folder_judgments  # noqa: E402
-from pipeline.generation.h2g import reference_note  # noqa: E402
+from pipeline.generation.h2g import answer_cut_note, reference_note  # noqa: E402
 from pipeline.judging.benchmark import benchmark_line  # noqa: E402
 from pipeline.judging.judgments import DEFAULT_CAP  # noqa: E402
 from pipeline.llm.base import SMALL_MODEL  # noqa: E402
@@ -341,7 +341,8 @@ def region_queries(study: StudyResult, label: str, region: str) -> pd.DataFrame:
 
 def query_detail(study: StudyResult, label: str, qid: str) -> dict:
     """The query, its generated answer and its relevant passages, highest grade first (plain text
-    for ``st.text``): ``passages`` is ``[(pid, grade or None, text)]``, ``grade_counts`` ``{grade: n}``."""
+    for ``st.text``): ``passages`` is ``[(pid, grade or None, text)]``, ``grade_counts`` ``{grade: n}``,
+    ``cut`` "cut at N tokens" when the answer was cut at the token limit (else None)."""
     generator = study.generator(label)
     texts = study.relevant_passages.get(qid, {})
     grades = (study.relevant_grades or {}).get(qid, {})  # None in studies stored before grades were
@@ -352,7 +353,8 @@ def query_detail(study: StudyResult, label: str, qid: str) -> dict:
         counts[grade] = counts.get(grade, 0) + 1
     return {"query": study.queries.get(qid, ""), "answer": generator.answers.get(qid),
             "answer_by": generator.provenance.get("label", study.configurations[label].components.generator),
-            "small": generator.model.small, "passages": passages, "grade_counts": counts}
+            "small": generator.model.small, "passages": passages, "grade_counts": counts,
+            "cut": answer_cut_note(generator.finish_reasons, generator.options, qid)}
 
 
 def passages_heading(detail: dict) -> str:
@@ -461,7 +463,8 @@ def tie_warnings(study: StudyResult, label: str) -> list[str]:
 def study_command(dataset: str, folder: str | Path | None, *, generator: str = "auto",
                   imported_judges: Sequence[str] = (), llm_judge: str = "", cap: int = DEFAULT_CAP,
                   max_queries: int | None = None, study_id: str | None = None,
-                  partial_references: str = "exclude", universe: str = DEFAULT_UNIVERSE) -> list[str]:
+                  partial_references: str = "exclude", universe: str = DEFAULT_UNIVERSE,
+                  truncated_answers: str = "exclude") -> list[str]:
     """The CLI the background job runs: every step for ``dataset`` with exactly the judges chosen
     (the data folder's ``imported_judges`` and, when given, the LLM judge ``llm_judge``)."""
     judges = [*imported_judges, *([llm_judge.strip()] if llm_judge.strip() else [])]
@@ -474,7 +477,7 @@ def study_command(dataset: str, folder: str | Path | None, *, generator: str = "
                          f"{', '.join(available) or 'none'})")
     command = [sys.executable, "-m", "pipeline", "run", "--dataset", dataset, "--generator", generator.strip(),
                "--cap", str(int(cap)), "--partial-references", partial_references,
-               "--universe", check_universe(universe)]
+               "--universe", check_universe(universe), "--truncated-answers", truncated_answers]
     if max_queries:
         command += ["--max-queries", str(int(max_queries))]
     if study_id:

@@ -24,6 +24,7 @@ from core.jobs import progress as job_progress
 from pipeline.views import forms
 from pipeline.prompting import pairwise, preference
 from pipeline.prompting.difficulty import prompt_diff
+from pipeline.generation.h2g import cut_note
 from pipeline.llm.base import Provenance
 from pipeline.typology.categories import TASKS
 
@@ -150,10 +151,12 @@ def prompt_change(pair: dict) -> str:
 
 
 def answer_text(pair: dict, side: str) -> str:
+    """The answer as plain text; one cut at the token limit ends with "(cut at N tokens)"."""
     text = pair["answers"].get(side)
     if text is None:
         return f"(no answer: {pair.get('generation_errors', {}).get(side, 'missing')})"
-    return text
+    cut_at = (pair.get("cut_at") or {}).get(side)  # absent in results stored before it was recorded
+    return f"{text}\n\n({cut_note(cut_at)})" if cut_at else text
 
 
 def pair_details_frame(pair: dict, result: dict) -> pd.DataFrame:
