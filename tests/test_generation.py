@@ -23,7 +23,7 @@ def test_generation_records_model_prompt_and_failures(tmp_path):
     gen = generate_answers(client, {"1": "what is x", "2": "please fail"})
     assert gen.answers == {"1": "An answer."} and "server down" in gen.failed["2"]
     assert gen.provenance["backend"] == "scripted" and gen.prompt["kind"] == "zero-shot"
-    assert gen.options == {"temperature": 0.0, "seed": 0, "max_tokens": 128, "think": False, "num_ctx": None}
+    assert gen.options == {"temperature": 0.0, "seed": 0, "max_tokens": 256, "think": False, "num_ctx": None}
     assert gen.name == "scripted:scripted" and gen.finish_reasons == {"1": "unknown"}
 
 

@@ -105,7 +105,10 @@ def test_a_study_stores_the_finish_reasons_and_the_truncation_counts(tmp_path, s
     from pipeline.views import overlap as view
 
     label = next(iter(stored.configurations))
-    assert view.query_detail(stored, label, "q2")["cut"] == "cut at 128 tokens"  # the default answer length
+    from pipeline.generation.answers import GENERATION_OPTIONS
+
+    cut = view.query_detail(stored, label, "q2")["cut"]  # at the default answer length
+    assert cut == f"cut at {GENERATION_OPTIONS.max_tokens} tokens"
     assert view.query_detail(stored, label, "q1")["cut"] is None
 
 

@@ -106,8 +106,11 @@ def universe_arg(p) -> None:
 
 
 def llm_args(p) -> None:
+    from pipeline.generation.answers import GENERATION_OPTIONS
+
     g = p.add_argument_group("LLM calls", "how every LLM of this command is called; decoding options left "
-                                          "unset keep each step's own (answers: 128 tokens, greedy)")
+                                          f"unset keep each step's own (answers: {GENERATION_OPTIONS.max_tokens} "
+                                          "tokens, greedy)")
     g.add_argument("--temperature", type=NONNEGATIVE_FLOAT, default=None, help="sampling temperature (0: greedy)")
     g.add_argument("--seed", type=NONNEGATIVE_INT, default=None, help="decoding seed (typology: also its shuffle)")
     g.add_argument("--max-tokens", type=POSITIVE_INT, default=None, help="tokens per reply at most")
