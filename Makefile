@@ -25,6 +25,8 @@ $(STAMP): requirements.txt
 setup: $(STAMP)
 
 run: setup
+	# one dashboard per store: say where the running one is instead of starting a second (core.dashboard_lock)
+	$(BIN)/python -m core.dashboard_lock
 	$(BIN)/streamlit run app.py
 
 test: setup

@@ -3,12 +3,15 @@
 Pages live in ``pages/`` (one file per page, named after its URL path; see ``pages/__init__.py`` for
 the rule) and only lay out widgets; data and charts come from ``ltr.views`` and ``pipeline.views``.
 Training runs in background jobs (``core.jobs``), never in this process, so closing the tab or
-restarting the server does not stop it.
+restarting the server does not stop it. One dashboard serves a store (cache folder): a second one on the
+same store says where the first runs and shows nothing else (``core.dashboard_lock``).
 
 To add a page: put ``pages/<url-path>.py`` beside the others (first statement ``use_app_navigation()``)
 and add one ``st.Page`` line below, in the section it belongs to.
 """
 import streamlit as st
+
+from pages import refuse_second_dashboard
 
 st.set_page_config(page_title="IR ranking-loss and query-failure lab", layout="wide")
 
@@ -26,4 +29,5 @@ navigation = st.navigation({
         st.Page("pages/difficulty-aware-generation.py", title="Difficulty-aware generation", icon=":material/compare:"),
     ],
 })
+refuse_second_dashboard()  # one dashboard per store: a second one says where the first runs, and stops here
 navigation.run()

@@ -108,3 +108,28 @@ def live_jobs(list_jobs, draw, *, exclude_kind: str | None = None, every: float 
             st.rerun()
 
     live_jobs_panel()
+
+
+_refusal_printed: set = set()
+
+
+def refuse_second_dashboard() -> None:
+    """Claim this store for this dashboard (``core.dashboard_lock``); when another live one holds it, say
+    where it runs (URL, pid) on the page and in this server's terminal, and stop the script run."""
+    import sys
+
+    import streamlit as st
+
+    from core import dashboard_lock
+
+    port = st.get_option("server.port")
+    other = dashboard_lock.claim(dashboard_lock.dashboard_url(port, st.get_option("server.address"),
+                                                              st.get_option("server.baseUrlPath")))
+    if other is None:
+        return
+    message = other.message(port)
+    if message not in _refusal_printed:
+        _refusal_printed.add(message)
+        print(f"irdash: {message}", file=sys.stderr, flush=True)
+    st.error(message)
+    st.stop()
