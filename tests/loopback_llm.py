@@ -5,10 +5,11 @@ The model name picks the behaviour, so one server covers every case:
 ``slow`` -> answers after ``SLOW_S`` seconds; ``malformed`` -> HTTP 200 with a body that is not JSON;
 ``empty`` -> an empty answer; ``thinker`` -> a reasoning block cut off at the token limit (no closing
 tag, finish reason ``length``); ``inventor`` -> a reason assignment naming a category that is in no
-typology (:data:`INVENTED_ASSIGNMENT`, as a model without a grammar constraint gives); anything else
--> a well-formed reply echoing the request (prompt, decoding options and the think setting), with
-finish reason ``length`` (an answer cut at the token limit) when the prompt contains one of the
-strings in ``server.cut_when``, else ``stop``.
+typology (:data:`INVENTED_ASSIGNMENT`, as a model without a grammar constraint gives); ``grader`` -> an
+UMBRELA judgment, grade 2 for every pair (:data:`UMBRELA_GRADE_2`; not in :data:`MODELS`: pass
+``models=["grader"]``); anything else -> a well-formed reply echoing the request (prompt, decoding
+options and the think setting), with finish reason ``length`` (an answer cut at the token limit) when
+the prompt contains one of the strings in ``server.cut_when``, else ``stop``.
 ``/api/tags`` and ``/v1/models`` list ``server.models`` (default :data:`MODELS`) with the digests in
 ``server.digests`` (change one to simulate a re-pulled tag); ``/api/show`` reports a model whose name
 contains ``embed`` as an embedding model. Every request is logged in ``server.requests`` as
@@ -25,6 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 SLOW_S = 3.0
 MODELS = ["llama3.2:3b", "qwen3:8b", "err", "slow", "malformed", "missing", "empty", "thinker", "inventor"]
 TRUNCATED_REASONING = "<think>Let me think about this step by step. First"
+UMBRELA_GRADE_2 = json.dumps({"M": 2, "T": 2, "O": 2})
 INVENTED_ASSIGNMENT = json.dumps([{"category": "Lack of context", "justification": "the query says too little"}])
 
 
@@ -89,6 +91,8 @@ class _Handler(BaseHTTPRequestHandler):
             content, finish = TRUNCATED_REASONING, "length"
         elif model == "inventor":
             content = INVENTED_ASSIGNMENT
+        elif model == "grader":
+            content = UMBRELA_GRADE_2
         if self.path == "/api/chat":
             return self._json(200, {"model": model, "created_at": "2026-01-01T00:00:00Z",
                                     "message": {"role": "assistant", "content": content},

@@ -51,6 +51,7 @@ from pipeline.sets.overlap import TASKS, overlap_analysis, stability_table
 from pipeline.retrieval.retrievers import parse_named_arg
 from pipeline.study.result import (Components, ConfigurationResult, GeneratorResult, JudgeResult, RetrieverResult,
                                    StudyResult)
+from pipeline.study.components import component_keys, identity, identity_digest
 from pipeline.study.universe import DEFAULT_UNIVERSE, UniverseSummary, check_universe, draw_sets
 from pipeline.generation.h2g import generation_values, reference_note, truncation_note
 from pipeline.judging.h2j import judgment_values
@@ -176,7 +177,8 @@ def generation_for(data, arg: str, *, llm_options: dict | None = None, progress:
     # a generator that answers nothing raises (pipeline.generation.answers): the step, and the study, stop here
     gen = generate_answers(client, queries, on_progress=on_progress,
                            progress=f"{data.name} answers ({client.provenance.label})" if progress else None)
-    path = study_dir(data) / "generations" / f"{slug(gen.name)}.json"
+    # named by the full identity too: the same model from two hosts must not overwrite one file
+    path = study_dir(data) / "generations" / f"{slug(gen.name)}-{identity_digest(identity(gen.provenance))}.json"
     atomic_write_text(path, json.dumps(gen.as_dict(), ensure_ascii=False, indent=1))
     return Generation.from_dict(gen.as_dict())
 
@@ -371,27 +373,35 @@ def _run_steps(data, tracker, configuration, *, retrievers, generators, judges, 
         hard = task_hard_set(values, "h2r", quantile)
         study["retrievers"][name] = RetrieverResult(info, values, list(hard.qids), SetSummary.of(hard))
         log(f"[{data.name}] retriever {name}: {len(values)} queries")
+    generated = []  # (name, identity, result): keyed below by identity (pipeline.study.components)
     for arg in generators:
         tracker.stage(f"answers of {arg}", len(data.queries()), "answer")
         gen = generation_for(data, arg, llm_options=llm_options, progress=progress, on_progress=tracker.advance)
         tracker.stage(f"BERTScore of {gen.name}")
         values, info = generation_values(data, gen, encoder, aggregate, partial_references, truncated_answers)
-        study["generators"][gen.name] = GeneratorResult(gen.provenance, gen.prompt, gen.options, gen.source,
-                                                        gen.failed, info, values, gen.answers,
-                                                        *hard_over_all_queries(values, "h2g", quantile),
-                                                        finish_reasons=gen.finish_reasons)
+        generated.append((gen.name, identity(gen.provenance, gen.source), GeneratorResult(
+            gen.provenance, gen.prompt, gen.options, gen.source, gen.failed, info, values, gen.answers,
+            *hard_over_all_queries(values, "h2g", quantile), finish_reasons=gen.finish_reasons)))
         log(f"[{data.name}] generator {gen.name}: {len(values)} queries scored ({info['encoder']}); "
             + reference_note(info) + "; " + truncation_note(info))
+    judged = []  # (name, identity, {setup: result})
     for arg in judges:
+        per_setup = {}
         for setup in setups:
             tracker.stage(f"{setup} judgments of {arg}", 0, "pair")
             judgments = judgments_for(data, arg, setup, cap=cap, llm_options=llm_options, progress=progress,
                                       on_progress=tracker.advance, on_total=tracker.set_total)
             values, info = judgment_values(data, judgments)
-            study["judges"].setdefault(judgments.judge, {})[setup] = JudgeResult(
-                info, values, judgments.labels, judgments.unparseable, *hard_over_all_queries(values, "h2j", quantile))
+            per_setup[setup] = JudgeResult(info, values, judgments.labels, judgments.unparseable,
+                                           *hard_over_all_queries(values, "h2j", quantile))
             log(f"[{data.name}] judge {judgments.judge} ({setup}): {len(values)} queries, "
                 f"{info['n_unparseable']} unparseable")
+        judged.append((judgments.judge, identity(judgments.provenance, judgments.source), per_setup))
+    for kind, done in (("generators", generated), ("judges", judged)):
+        for key, (name, _, result) in zip(component_keys([(name, ident) for name, ident, _ in done]), done):
+            if key != name:
+                log(f"[{data.name}] {kind[:-1]} {name} is kept as {key!r}: another one has the same name")
+            study[kind][key] = result
     tracker.stage("overlap of every configuration")
     for r, retriever in study["retrievers"].items():
         for g, generator in study["generators"].items():
