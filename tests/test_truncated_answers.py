@@ -110,6 +110,8 @@ def test_a_study_stores_the_finish_reasons_and_the_truncation_counts(tmp_path, s
     cut = view.query_detail(stored, label, "q2")["cut"]  # at the default answer length
     assert cut == f"cut at {GENERATION_OPTIONS.max_tokens} tokens"
     assert view.query_detail(stored, label, "q1")["cut"] is None
+    assert (f"1 of 8 answered queries have an answer cut at {GENERATION_OPTIONS.max_tokens} tokens (finish reason "
+            "length): excluded from H2G") in view.provenance_lines(stored, label)[1]
 
 
 def test_the_typology_context_says_the_answer_was_cut():

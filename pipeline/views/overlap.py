@@ -29,7 +29,7 @@ from core import jobs  # noqa: E402
 from core.jobs import progress as job_progress  # noqa: E402
 from pipeline.study import store as studies  # noqa: E402
 from pipeline.study.run import folder_judgments  # noqa: E402
-from pipeline.generation.h2g import answer_cut_note, reference_note  # noqa: E402
+from pipeline.generation.h2g import answer_cut_note, reference_note, truncation_note  # noqa: E402
 from pipeline.judging.benchmark import benchmark_line  # noqa: E402
 from pipeline.judging.judgments import DEFAULT_CAP  # noqa: E402
 from pipeline.llm.base import SMALL_MODEL  # noqa: E402
@@ -411,7 +411,7 @@ def provenance_lines(study: StudyResult, label: str) -> list[str]:
     return [f"Retriever {c.retriever}: {study.retriever(label).info.get('provenance', '')}",
             f"Generator {c.generator}: {gen.provenance.get('label', '')}; BERTScore encoder "
             f"{bs['encoder']} ({bs['description']}), {bs['aggregate']} over grade-2/3 passages; "
-            f"{reference_note(bs)}",
+            f"{reference_note(bs)}; {truncation_note(bs)}",
             f"Judge {c.judge} ({c.setup}): {judge.provenance.get('label', '')}; "
             f"{counts['n_pairs_compared']} pairs compared, cap {counts['cap']} per query, "
             f"{counts['n_unparseable']} unparseable answers excluded",
