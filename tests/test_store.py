@@ -130,8 +130,11 @@ def test_fail_delete_and_reap(store):
     with pytest.raises(RunBusy, match="alive"):  # a second trainer cannot claim a live run
         store.start_run("alive", device="cpu", pid=finished.pid)
     store.start_run("dead", device="cpu")  # a dead one can be resumed by anyone
-    store.fail_run("alive", "SIGTERM", status="cancelled")
+    assert store.fail_run("alive", "SIGTERM", status="cancelled")
     assert store.get_run("alive")["status"] == "cancelled"
+    # only_running (a Ray driver marking a cancelled task's run) leaves a run that is no longer running alone
+    assert not store.fail_run("alive", "driver", status="cancelled", only_running=True)
+    assert store.get_run("alive")["error"] == "SIGTERM"
     store.fail_run("dead", "boom")
     store.log_epoch("dead", 0, {"ndcg@10": 0.3})
     assert store.delete_run("dead") and not store.delete_run("dead")
@@ -142,31 +145,41 @@ _WRITER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     from ltr.store import RunStore
-    path, run_id, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    path, run_id, other, n, chunk = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+
+    def checkpoint(k):
+        # Neither writer passes checkpoint k before the other has reached it: a file each, both wait.
+        Path(f"{path}.{run_id}.{k}").touch()
+        deadline = time.monotonic() + 120
+        while not Path(f"{path}.{other}.{k}").exists():
+            if time.monotonic() > deadline:
+                sys.exit(f"{run_id}: {other} never reached checkpoint {k}")
+            time.sleep(0.001)
+
     store = RunStore(path)
-    Path(path + "." + run_id + ".ready").touch()
-    while not Path(path + ".go").exists():  # both writers start together
-        time.sleep(0.001)
     store.register_run(run_id, {"data": "d", "fold": 1, "loss": run_id, "model": "mlp", "seed": 0})
     store.start_run(run_id, device="cpu")
     for step in range(n):
+        if step % chunk == 0:
+            checkpoint(step // chunk)  # the first: both runs started before either writes a step
         store.log_steps(run_id, [(step, step // 10, {"loss": float(step), "theta_d": -float(step)})])
         if step % 10 == 9:
             store.log_epoch(run_id, step // 10, {"ndcg@10": step / n})
+    checkpoint(n // chunk)  # both wrote every step before either finishes
     store.finish_run(run_id, test_means={"ndcg@10": 0.5}, per_query={"ndcg@10": {str(q): q / n for q in range(n)}},
                      train_seconds=1.0)
 """)
 
 
 def test_two_processes_writing_at_once_lose_nothing(tmp_path):
-    path, n = tmp_path / "runs.sqlite", 2000
+    """Two writer processes in lockstep: each writes its steps in chunks and waits at every chunk's end
+    for the other, so their transactions interleave (both runs started before either finishes) by
+    construction, however the machine schedules them; a reader polls meanwhile."""
+    path, n, chunk = tmp_path / "runs.sqlite", 2000, 100
     RunStore(path).close()
-    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(path), rid, str(n)], cwd=PROJECT_ROOT,
-                              stderr=subprocess.PIPE, text=True) for rid in ("a", "b")]
-    deadline = time.monotonic() + 60
-    while not all(Path(f"{path}.{rid}.ready").exists() for rid in ("a", "b")) and time.monotonic() < deadline:
-        time.sleep(0.005)
-    Path(f"{path}.go").touch()
+    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(path), rid, other, str(n), str(chunk)],
+                              cwd=PROJECT_ROOT, stderr=subprocess.PIPE, text=True)
+             for rid, other in (("a", "b"), ("b", "a"))]
     # A reader polling meanwhile never blocks the writers (WAL) and never sees an error.
     with RunStore(path) as reader:
         while any(p.poll() is None for p in procs):
@@ -176,7 +189,7 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
         for p in procs:
             assert p.wait() == 0, p.stderr.read()
         a, b = reader.get_run("a"), reader.get_run("b")
-        assert a["started"] < b["finished"] and b["started"] < a["finished"]  # they did write at once
+        assert a["started"] < b["finished"] and b["started"] < a["finished"]  # holds by construction
         for rid in ("a", "b"):
             assert reader.get_run(rid)["status"] == "completed"
             steps = reader.step_series([rid], ["loss", "theta_d"], max_points=10 * n)
