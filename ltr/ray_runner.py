@@ -29,7 +29,8 @@ happened):
   it is reported failed and the grid goes on;
 - Ctrl-C or SIGTERM on the driver (cancel in the dashboard): every pending task is cancelled with
   ``ray.cancel`` (a ``KeyboardInterrupt`` in the task), so each run is marked ``cancelled`` and can
-  be resumed.
+  be resumed; a run whose task has not marked it within ``CANCEL_WAIT_SECONDS`` (a worker too slow
+  or frozen) is marked by the driver before it exits (see :func:`_mark_cancelled`).
 
 Completed runs are skipped exactly as in the local grid (:func:`ltr.grid.split_done`).
 """
@@ -40,10 +41,12 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Callable
 
+from core.jobs.worker import KILL_GRACE_SECONDS
 from core.ray_cluster import RaySettings, connect, describe, run_resources
 from core.signals import sigterm_raises
 from ltr.grid import Grid, GridOutcome, split_done
@@ -52,8 +55,10 @@ from ltr.store import RunStore
 from ltr.train import RunConfig, checkpoint_path
 
 MIRROR_POLL_SECONDS = 0.2
-# After cancelling on Ctrl-C/SIGTERM, how long the driver waits for runs to record "cancelled".
-CANCEL_WAIT_SECONDS = 20.0
+# After cancelling on Ctrl-C/SIGTERM, how long the driver waits for each cancelled task to mark its run
+# before marking it itself: well within the grace a cancelled dashboard job gets before its SIGKILL.
+CANCEL_WAIT_SECONDS = KILL_GRACE_SECONDS / 2
+CANCEL_POLL_SECONDS = 0.1
 
 
 # --------------------------------------------------------------------------- checkpoints
@@ -263,14 +268,39 @@ def run_grid_ray(grid: Grid, store_path: str | Path, settings: RaySettings, *, f
                     bar.set_postfix(failed=len(outcome.failed), retried=len(outcome.retries))
     except BaseException:
         for ref in pending:
-            ray.cancel(ref)  # KeyboardInterrupt in the task: train_run marks the run cancelled
-        if pending:
-            ray.wait(list(pending), num_returns=len(pending), timeout=CANCEL_WAIT_SECONDS)
+            ray.cancel(ref)  # KeyboardInterrupt in the task: train_run marks the run cancelled...
+        _mark_cancelled(actor, [cfg.run_id for cfg, _attempt in pending.values()])  # ...or the driver does
         raise
     finally:
         bar.close()
         ray.get(actor.flush.remote(), timeout=60)  # everything this grid sent is in SQLite when we return
     return outcome
+
+
+def _mark_cancelled(actor, run_ids: list[str], wait: float = CANCEL_WAIT_SECONDS) -> list[str]:
+    """Make sure each run whose task was just cancelled reads ``cancelled``; returns those the driver marked.
+
+    Ray reports a cancelled task as ended at once (``ray.wait`` returns), while the task's own
+    KeyboardInterrupt handler (:func:`ltr.train.train_run`) still has to reach the store actor; and
+    when the driver exits, Ray ends the job's workers. So on a loaded machine a driver that only
+    waited on the task could exit before the handler wrote, and the run read ``running`` for good.
+    The driver waits up to ``wait`` seconds for the store to show each run stopped, then marks the
+    runs still ``running`` itself (only those: a run that completed meanwhile stays completed).
+    """
+    import ray
+
+    def still_running(run_id: str) -> bool:
+        run = ray.get(actor.call.remote("find_run", (run_id,), {}))
+        return run is not None and run["status"] == "running"
+
+    deadline = time.monotonic() + wait
+    left = [r for r in run_ids if still_running(r)]
+    while left and time.monotonic() < deadline:
+        time.sleep(CANCEL_POLL_SECONDS)
+        left = [r for r in left if still_running(r)]
+    error = "cancelled (KeyboardInterrupt on the Ray driver; the task did not record it); resume to continue"
+    return [r for r in left if ray.get(actor.call.remote("fail_run", (r, error),
+                                                         {"status": "cancelled", "only_running": True}))]
 
 
 def _settle(ref, cfg: RunConfig, attempt: int, outcome: RayGridOutcome, settings: RaySettings, actor,

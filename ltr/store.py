@@ -369,12 +369,17 @@ class RunStore:
                  cols["test_ndcg1"], cols["test_ndcg3"], cols["test_ndcg5"], cols["test_ndcg10"], run_id),
             )
 
-    def fail_run(self, run_id: str, error: str, *, status: str = "failed") -> None:
-        """Mark the run failed (or ``cancelled``) with its error text."""
+    def fail_run(self, run_id: str, error: str, *, status: str = "failed", only_running: bool = False) -> bool:
+        """Mark the run failed (or ``cancelled``) with its error text; True when a row changed.
+
+        ``only_running`` leaves a run alone that is no longer ``running`` (one that completed, or
+        that its trainer already marked), checked in the same write transaction.
+        """
         assert status in ("failed", "cancelled")
         with transaction(self._conn) as c:
-            c.execute("UPDATE runs SET status = ?, error = ?, finished = ? WHERE run_id = ?",
-                      (status, error[-4000:], time.time(), run_id))
+            return c.execute("UPDATE runs SET status = ?, error = ?, finished = ? WHERE run_id = ?"
+                             + (" AND status = 'running'" if only_running else ""),
+                             (status, error[-4000:], time.time(), run_id)).rowcount > 0
 
     def delete_run(self, run_id: str) -> bool:
         """Remove a run and every series/result it recorded (``train --force``); True if it existed."""

@@ -241,14 +241,30 @@ def test_cancel_in_the_dashboard_cancels_the_ray_task(dashboard):
             return run is not None and run["status"] == "running" and run["epochs_done"] >= 1
 
     _wait(training, timeout=180, what="the Ray task to train")
-    at.run()
-    next(b for b in at.button if b.label.startswith(f"Cancel #{job.id}")).click().run()
-    assert jobs.get_job(job.id).status == "cancelled"
     with RunStore(store_path) as store:
-        run = _wait(lambda: (r := store.get_run(run_id))["status"] != "running" and r, timeout=30,
-                    what="the run to stop")
+        worker = store.get_run(run_id)["pid"]
+    # The Ray worker is frozen before the click: a worker too slow to handle its KeyboardInterrupt before
+    # the driver exits (what a loaded machine does by chance, here by construction). Ray reports the
+    # cancelled task as ended at once, so the driver itself must see that the run is marked.
+    os.kill(worker, signal.SIGSTOP)
+    try:
+        at.run()
+        next(b for b in at.button if b.label.startswith(f"Cancel #{job.id}")).click().run()
+        assert jobs.get_job(job.id).status == "cancelled"
+        with RunStore(store_path) as store:
+            run = _wait(lambda: (r := store.get_run(run_id))["status"] != "running" and r, timeout=30,
+                        what="the run to stop")
+    finally:
+        _resume_if_alive(worker)
     assert run["status"] == "cancelled" and "KeyboardInterrupt" in run["error"]
     assert run["epochs_done"] < 10_000
+
+
+def _resume_if_alive(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGCONT)
+    except ProcessLookupError:
+        pass  # Ray ended the cancelled job's worker
 
 
 def test_store_actor_is_shared_per_store_file_and_replaced_with_the_file(ray_cluster, tmp_path):
