@@ -321,7 +321,9 @@ def cmd_runs(args) -> int:
         runs = store.list_runs(status=args.status, data=data, experiment=args.experiment)
     runs["status"] = [("running (dead)" if r["status"] == "running" and not run_is_live(r) else r["status"])
                       for r in runs.to_dict("records")]
-    cols = ["run_id", "status", "epochs_done", "best_epoch", "test_ndcg10", "train_seconds", "error"]
+    # the Results page's x-axis is (train_seconds + pretrain_seconds) / 60; cpu, threads and load explain it
+    cols = ["run_id", "status", "epochs_done", "best_epoch", "test_ndcg10", "train_seconds", "pretrain_seconds",
+            "cpu_seconds", "threads", "load_at_start", "error"]
     runs = runs[cols].copy()
     # Run ids in full (they are what one copies); of an error only its first line (the message).
     runs["error"] = [e if not isinstance(e, str) else _shorten(e.splitlines()[0] if e else e, 80)

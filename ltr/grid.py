@@ -23,7 +23,9 @@ Runs are trained by ``workers`` trainer hosts (``python -m ltr worker``, :mod:`l
 each training run after run in one process with the same entry point as the dashboard's job runner
 (:func:`ltr.train.inprocess.train_one`), so start-up and data loading are paid once per worker and
 fold, not once per run; a crash or a kill still costs one run only. Runs already completed in the
-store are skipped; each worker is pinned to a device (CPU threads are split between CPU workers).
+store are skipped; each worker is pinned to a device. CPU workers share the cores: each host is told how
+many there are (``IRDASH_WORKERS``) and takes at most its share, fewer when the machine is busy
+(:mod:`core.threads`), so ``--workers 2`` never gives each worker every core.
 """
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from core.jobs.hosts import HostProcess
+from core.threads import WORKERS_ENV
 from ltr.store import RunStore
 from ltr.train import RunConfig, RunInputError
 
@@ -199,7 +202,7 @@ def run_grid(grid: Grid, store_path: str | Path, *, workers: int = 1, devices: S
 
     Each worker is a ``python -m ltr worker`` host (:mod:`ltr.train.host`) that trains run after run
     in one process, runs of the fold it already read first; it owns a device (round-robin over
-    ``devices``) and CPU workers share the cores through ``OMP_NUM_THREADS``. A run's output goes to
+    ``devices``) and CPU workers share the cores (``IRDASH_WORKERS``, :mod:`core.threads`). A run's output goes to
     ``<store folder>/logs/<run_id>.log``. A host that dies (killed, out of memory) loses only the run
     it was training: that run is marked failed and a new host takes the next run.
     """
@@ -218,14 +221,13 @@ def run_grid(grid: Grid, store_path: str | Path, *, workers: int = 1, devices: S
     devices = list(devices or default_devices())
     workers = max(1, min(workers, len(todo)))
     cpu_workers = sum(1 for i in range(workers) if devices[i % len(devices)] == "cpu")
-    threads = max(1, (os.cpu_count() or 1) // max(cpu_workers, 1))
     log_dir = store_path.parent / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     slots = []
     for i in range(workers):
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        if devices[i % len(devices)] == "cpu" and workers > 1:
-            env["OMP_NUM_THREADS"] = str(threads)
+        if devices[i % len(devices)] == "cpu":  # each host's threads: its share of the free cores
+            env[WORKERS_ENV] = str(cpu_workers)
         slots.append(_Slot(devices[i % len(devices)], env))
     argv = [python, *host_command()[1:]]
     bar = tqdm(total=len(todo), desc=grid.name, unit="run", disable=not progress)

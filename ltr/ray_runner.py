@@ -6,7 +6,7 @@ with:
 - **resources** from :func:`core.ray_cluster.run_resources`: ``gpus_per_run`` GPUs when the run
   wants CUDA (its ``device`` says ``cuda``, or it says nothing and the cluster has GPUs; Ray then
   sets ``CUDA_VISIBLE_DEVICES`` and the run trains on ``cuda``), else ``cpus_per_run`` CPUs (torch
-  gets that many threads). The grid's concurrency is what the cluster offers. Ray reuses a worker
+  gets at most that many threads, fewer when the node's load leaves fewer free: :mod:`core.threads`). The grid's concurrency is what the cluster offers. Ray reuses a worker
   process for many runs, so torch is imported once per worker, not once per run.
 - **the store** through a :class:`ltr.remote_store.StoreService` actor on the driver's node: step
   metrics, status and heartbeat land in the driver's SQLite store as the run trains, so the
@@ -142,13 +142,14 @@ def train_task(config_values: dict, store_actor, checkpoint_url: str, *, use_cud
     """
     import torch
 
+    from core.threads import apply_torch_threads
     from ltr.train.inprocess import train_one
 
     config = RunConfig.from_dict(config_values)
     # cuda:N named a GPU of the driver's machine; here Ray's CUDA_VISIBLE_DEVICES names the one we got.
     config.device = "cuda" if use_cuda else "cpu"
-    if not use_cuda:
-        torch.set_num_threads(max(1, threads))
+    if not use_cuda:  # at most the task's CPUs; chosen once per Ray worker process (core.threads)
+        apply_torch_threads(at_most=max(1, threads))
     scratch = Path(tempfile.mkdtemp(prefix="irdash-run-"))
     store = RemoteRunStore(store_actor, scratch)
     mirror = CheckpointMirror(checkpoint_url, config.run_id, checkpoint_path(store, config.run_id))

@@ -137,14 +137,14 @@ class RemoteRunStore:
     def _post(self, method: str, *args, **kwargs) -> None:
         self._actor.post.remote(method, args, kwargs)
 
-    def start_run(self, run_id: str, *, device: str, pid: int | None = None) -> None:
+    def start_run(self, run_id: str, *, device: str, pid: int | None = None, threads: int | None = None) -> None:
         # Recorded as this worker process on this node (its start time and load read here): the
         # store's liveness checks judge the trainer, not the writer actor.
         from core.processes import proc_start_time
 
         pid = pid or self.pid
         self._call("start_run", run_id, device=device, pid=pid, host=self.host, pid_started=proc_start_time(pid),
-                   load=os.getloadavg()[0])
+                   load=os.getloadavg()[0], threads=threads)
 
     def log_steps(self, run_id: str, rows) -> None:
         self._post("log_steps", run_id, list(rows))

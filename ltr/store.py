@@ -73,7 +73,8 @@ CREATE TABLE IF NOT EXISTS runs (
     error TEXT,
     pid_started TEXT,
     cpu_seconds REAL,
-    load_at_start REAL
+    load_at_start REAL,
+    threads INTEGER
 );
 CREATE INDEX IF NOT EXISTS runs_by_grid ON runs (data, model, loss, fold);
 CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status);
@@ -124,10 +125,10 @@ RUN_COLUMNS = (
     "run_id", "experiment", "data", "fold", "loss", "model", "seed", "status", "device", "pid", "host",
     "created", "started", "heartbeat", "finished", "epochs_done", "total_epochs", "best_epoch",
     "train_seconds", "pretrain_seconds", "test_ndcg1", "test_ndcg3", "test_ndcg5", "test_ndcg10", "error",
-    "pid_started", "cpu_seconds", "load_at_start",
+    "pid_started", "cpu_seconds", "load_at_start", "threads",
 )
 # Columns added after the first release: a store created before them gets them on open.
-_ADDED_RUN_COLUMNS = {"pid_started": "TEXT", "cpu_seconds": "REAL", "load_at_start": "REAL"}
+_ADDED_RUN_COLUMNS = {"pid_started": "TEXT", "cpu_seconds": "REAL", "load_at_start": "REAL", "threads": "INTEGER"}
 
 
 class RunConfigMismatch(ValueError):
@@ -263,14 +264,15 @@ class RunStore:
             return "pending"
 
     def start_run(self, run_id: str, *, device: str, pid: int | None = None, host: str | None = None,
-                  pid_started: str | None = None, load: float | None = None) -> None:
+                  pid_started: str | None = None, load: float | None = None, threads: int | None = None) -> None:
         """Claim the run for process ``pid`` on ``host`` (default: this process) and mark it running.
 
         ``host`` is given when the trainer runs on another machine than the store (a Ray worker
         writing through :mod:`ltr.remote_store`); its ``pid_started`` and ``load`` then come from that
         machine too, so liveness checks judge the trainer, not the writer.
         Records the process's start time (so a reused pid is never taken for the trainer) and the
-        machine's 1-minute load average now (so a slow run can be explained). A resumed run keeps
+        machine's 1-minute load average now and the CPU threads the trainer runs on (so a slow run can
+        be explained: :mod:`core.threads`). A resumed run keeps
         its first start time. Raises :class:`RunBusy` when another live process holds it (checked
         in the same write transaction, so two trainers of one run cannot both start).
         """
@@ -289,8 +291,9 @@ class RunStore:
                 raise RunBusy(f"run {run_id} is being trained by pid {row['pid']} on {row['host']}")
             cur = c.execute(
                 "UPDATE runs SET status = 'running', device = ?, pid = ?, pid_started = ?, host = ?, heartbeat = ?,"
-                " started = COALESCE(started, ?), load_at_start = ?, finished = NULL, error = NULL WHERE run_id = ?",
-                (device, pid, pid_started, host, now, now, load, run_id),
+                " started = COALESCE(started, ?), load_at_start = ?, threads = ?, finished = NULL, error = NULL"
+                " WHERE run_id = ?",
+                (device, pid, pid_started, host, now, now, load, threads, run_id),
             )
             if cur.rowcount == 0:
                 raise UnknownRun(run_id)

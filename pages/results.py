@@ -50,8 +50,9 @@ with views.session_store(st.session_state) as store:
                                           runs=runs), width="stretch")
         st.caption("Per loss: each fold (small points) and the mean over folds (large marker), bars from the "
                    "lowest to the highest fold. Training time is the training loop alone (no validation, "
-                   "checkpoints or start-up) plus NeuralLoss's surrogate pre-training; hover a fold for its wall "
-                   "and CPU seconds and the machine's load when it started (a slow fold under load is contention).")
+                   "checkpoints, start-up or warm-up step) plus NeuralLoss's surrogate pre-training, as "
+                   "`python -m ltr runs` prints it; hover a fold for its wall and CPU seconds, its threads and "
+                   "the machine's load when it started (a slow fold under load is contention).")
         st.dataframe(table, hide_index=True, width="stretch")
 
         st.subheader("Significance (paired t-test of LearnDCG against each loss)")

@@ -171,13 +171,16 @@ def test_json_steps_ask_for_their_schemas_and_read_schema_shaped_replies():
 
 
 def test_threads_are_the_free_cores_decided_once_per_process(monkeypatch):
-    """Threads = cores less the load average (at least 1), fixed at the first backend so that every
+    """Threads = cores less the load (core.threads, at least 1), fixed at the first backend so that every
     backend of a process shares one engine instead of loading the model again at another count."""
     import os
 
+    from core import threads
     from pipeline.llm.backends import llamacpp
 
     cores = len(os.sched_getaffinity(0))
+    monkeypatch.setattr(threads, "runnable_others", lambda: 0.0)  # the load is the average set below
+    monkeypatch.delenv(threads.WORKERS_ENV, raising=False)
     monkeypatch.delenv(llamacpp.THREADS_ENV, raising=False)
     monkeypatch.setattr(llamacpp, "_PROCESS_THREADS", None)
     monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))

@@ -236,13 +236,14 @@ def test_store_created_before_the_new_columns_gets_them(tmp_path):
     old = tmp_path / "old.sqlite"
     conn = sqlite3.connect(old)
     conn.executescript(ltr_store._SCHEMA.replace("    error TEXT,\n    pid_started TEXT,\n    cpu_seconds REAL,\n"
-                                                 "    load_at_start REAL\n", "    error TEXT\n"))
+                                                 "    load_at_start REAL,\n    threads INTEGER\n", "    error TEXT\n"))
     conn.close()
     assert "pid_started" not in {r[1] for r in sqlite3.connect(old).execute("PRAGMA table_info(runs)")}
     with RunStore(old) as s:
         s.register_run("r", CONFIG)
-        s.start_run("r", device="cpu")
+        s.start_run("r", device="cpu", threads=3)
         assert s.get_run("r")["pid_started"] == proc_start_time(os.getpid())
+        assert s.get_run("r")["threads"] == 3
 
 
 _SUMMARY_COLUMNS = ["run_id", "name", "n", "first_step", "last_step", "first_value", "last_value", "negative",

@@ -26,10 +26,15 @@ TINY_QUERIES = 60  # per split: enough batches per epoch to kill a run mid-epoch
 def one_thread(monkeypatch):
     """Tiny batches train fastest on one thread, and the suite may share 2 cores with other work:
     torch's default of one OpenMP thread per core then oversubscribes (10x slower epochs)."""
+    from core.threads import TORCH_THREADS_ENV, forget_torch_choice
+
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # subprocesses
+    monkeypatch.setenv(TORCH_THREADS_ENV, "1")  # what train_run applies (core.threads), here and in subprocesses
+    forget_torch_choice()
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
+    forget_torch_choice()
     torch.set_num_threads(threads)
 
 

@@ -66,6 +66,27 @@ def train_epoch(model, loss_fn, optimizer, batcher, epoch: int, step: int, *,
     return step, total / n_batches
 
 
+def warm_up(model, loss_fn, batcher, epoch: int, device: torch.device) -> None:
+    """One untimed forward and backward pass on the widest training batch of ``epoch``, before the
+    timed loop, so that no run's ``train_seconds`` holds one-time costs (the thread pool's start, the
+    allocator growing to the widest batch, lazy CUDA/cuBLAS initialisation) that a later run of the
+    same process would not pay. Nothing the run computes changes: no optimiser step, the gradients
+    are dropped, and every RNG state (dropout's draws) is restored."""
+    batcher.set_epoch(epoch)
+    widest = max(batcher, key=lambda b: b.features.shape[0] * b.features.shape[1])
+    devices = [device] if device.type == "cuda" else []
+    with torch.random.fork_rng(devices=devices):
+        model.train()
+        loss_fn.train()
+        value = loss_fn(model(widest.features, widest.mask), widest.labels)
+        if value.requires_grad:
+            value.backward()
+    for p in (*model.parameters(), *loss_fn.parameters()):
+        p.grad = None
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 @torch.no_grad()
 def evaluate(model, batcher, n_queries: int, ks=NDCG_CUTOFFS, tick: Callable[[], None] | None = None) -> torch.Tensor:
     """NDCG@k of every query, ``[len(ks), Q]`` in the split's query order (no document dropped)."""

@@ -14,13 +14,15 @@ import torch
 import numpy as np
 
 from core.signals import sigterm_raises
+from core.threads import apply_torch_threads
 from ltr.cutoffs import NDCG_CUTOFFS
 from ltr.conventions import N_RELEVANT, metric_name
 from ltr.store import RunBusy, RunConfigMismatch, RunStore, run_is_live
 from ltr.train.checkpoint import (CHECKPOINT_FORMAT, checkpoint_path, clone_state, load_checkpoint, rng_state,
                                   save_checkpoint, set_rng_state)
 from ltr.train.config import RunCancelled, RunConfig, RunInputError, one_line
-from ltr.train.loop import EVAL_BATCH_SIZE, FLUSH_SECONDS, build_optimizer, evaluate, make_batcher, train_epoch
+from ltr.train.loop import (EVAL_BATCH_SIZE, FLUSH_SECONDS, build_optimizer, evaluate, make_batcher, train_epoch,
+                             warm_up)
 from ltr.train.prepare import PreparedRun, prepare_run
 from ltr.train.steplog import StepLog
 from ltr.train.summary import run_summary
@@ -73,8 +75,10 @@ def train_run(config: RunConfig, store: RunStore, resume: bool = True, *, force:
         ckpt_path.unlink(missing_ok=True)  # a leftover from a deleted store must not be resumed
     try:
         with _sigterm_cancels():
+            # Once per process (core.threads): every run of a host is timed on the same threads.
+            threads = apply_torch_threads().threads
             try:
-                store.start_run(run_id, device=str(prepared.device))
+                store.start_run(run_id, device=str(prepared.device), threads=threads)
             except RunBusy as exc:
                 raise RunInputError(one_line(exc)) from None
             _train(prepared, store, ckpt_path, progress or (lambda _msg: None), cancel)
@@ -120,6 +124,7 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
         set_rng_state(ckpt["rng"])
         progress(f"resuming {run_id} after epoch {state['epoch'] - 1} (step {state['step']})")
     store.truncate_after(run_id, step=state["step"], epoch=state["epoch"])
+    warm_up(model, loss_fn, train_b, state["epoch"], device)
 
     last_beat = [time.monotonic()]
 

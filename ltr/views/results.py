@@ -95,6 +95,12 @@ def axis_range(values, *, min_span: float, floor: float | None = None,
     return [lo, hi]
 
 
+# What the x-axis measures, per fold: the same quantity for every run (ltr.train.run), and what
+# ``python -m ltr runs`` prints as train_seconds + pretrain_seconds.
+X_AXIS_TITLE = ("training time per fold (minutes: the training loop only, warm-up untimed, "
+                "+ NeuralLoss pre-training)")
+
+
 def cost_figure(table: pd.DataFrame, k: int, *, title: str, runs: pd.DataFrame | None = None) -> go.Figure:
     """NDCG@k against training minutes: per loss, every fold as a small faint point (with ``runs``) and
     the mean over folds as a large marker whose bars span the folds' minimum to maximum (the spread as
@@ -107,14 +113,14 @@ def cost_figure(table: pd.DataFrame, k: int, *, title: str, runs: pd.DataFrame |
         colour, symbol = _LOSS_COLOURS[i % len(_LOSS_COLOURS)], _LOSS_SYMBOLS[i % len(_LOSS_SYMBOLS)]
         if latest is not None:
             folds = latest[latest["loss"] == row["loss"]].sort_values("fold")
-            custom = folds[["fold", "train_seconds", "cpu_seconds", "load_at_start"]].astype(float).to_numpy()
+            custom = folds[["fold", "train_seconds", "cpu_seconds", "load_at_start", "threads"]].astype(float).to_numpy()
             traces.append({
                 "type": "scatter", "x": folds["minutes"].to_numpy(), "y": folds[f"test_ndcg{k}"].to_numpy(),
                 "mode": "markers", "name": f"{row['loss']} (folds)", "legendgroup": row["loss"], "showlegend": False,
                 "opacity": 0.45, "marker": {"size": 7, "color": colour, "symbol": symbol}, "customdata": custom,
                 "hovertemplate": (f"{row['loss']} fold %{{customdata[0]:.0f}}<br>NDCG@{k} %{{y:.4f}}<br>%{{x:.2f}} min; "
-                                  "loop %{customdata[1]:.1f} s wall, %{customdata[2]:.1f} s CPU<br>"
-                                  "load at start %{customdata[3]:.2f}<extra></extra>")})
+                                  "loop %{customdata[1]:.1f} s wall, %{customdata[2]:.1f} s CPU on "
+                                  "%{customdata[4]:.0f} thread(s)<br>load at start %{customdata[3]:.2f}<extra></extra>")})
             xs += folds["minutes"].tolist()
             ys += folds[f"test_ndcg{k}"].tolist()
         traces.append({
@@ -133,7 +139,7 @@ def cost_figure(table: pd.DataFrame, k: int, *, title: str, runs: pd.DataFrame |
         ys += [row["ndcg_min"], row["ndcg_max"]]
     layout = {"title": {"text": title}, "height": 480, "showlegend": True, "legend": {"title": {"text": "loss"}},
               "margin": {"l": 60, "r": 20, "t": 60, "b": 50},
-              "xaxis": {"title": {"text": "training time per fold (minutes: training loop + NeuralLoss pre-training)"}},
+              "xaxis": {"title": {"text": X_AXIS_TITLE}},
               "yaxis": {"title": {"text": f"test NDCG@{k}"}}}
     if xs:  # time from 0: costs compare as ratios; NDCG within [0, 1]
         layout["xaxis"]["range"] = [0.0, max(max(xs) * 1.15, 0.05)]
@@ -155,7 +161,7 @@ def fold_table(runs: pd.DataFrame, k: int = 10) -> pd.DataFrame:
 def fold_detail(runs: pd.DataFrame, loss: str) -> pd.DataFrame:
     """The per-fold runs of one loss: test NDCG@k, best epoch, epochs, minutes."""
     cols = ["fold", "test_ndcg1", "test_ndcg3", "test_ndcg5", "test_ndcg10", "best_epoch", "epochs_done", "minutes",
-            "train_seconds", "cpu_seconds", "load_at_start", "device", "run_id"]
+            "train_seconds", "cpu_seconds", "threads", "load_at_start", "device", "run_id"]
     latest = latest_per_loss_and_fold(runs)
     return latest[latest["loss"] == loss].sort_values("fold")[cols].reset_index(drop=True)
 

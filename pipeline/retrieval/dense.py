@@ -10,7 +10,9 @@ Models:
 
 Passage embeddings are computed in shards of :data:`SHARD_SIZE` saved as they finish, so an
 interrupted encode resumes; the finished faiss index (which holds the embeddings: flat indexes store
-the vectors as they are) is cached under ``cache/dense/<model>/<passages fingerprint>/``.
+the vectors as they are) is cached under ``cache/dense/<model>/<passages fingerprint>/``. Encoding runs
+on the free cores (:mod:`core.threads`, ``IRDASH_TORCH_THREADS`` overrides), recorded in the index's
+``meta.json`` and in a computed run's provenance.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ import numpy as np
 
 from core.atomic import atomic_write, publish_dir
 from core import paths
+from core.threads import torch_choice, using_torch_threads
 from pipeline.data.datasets import passages_fingerprint
 from pipeline.retrieval.errors import RetrievalError
 from pipeline.data.trec_io import Run
@@ -97,8 +100,9 @@ def load_encoder(model: str = "auto"):
 
 
 def _encode(encoder, spec: DenseModelSpec, texts: list[str], progress: bool, batch_size: int) -> np.ndarray:
-    emb = encoder.encode(texts, batch_size=batch_size, show_progress_bar=progress, convert_to_numpy=True,
-                         normalize_embeddings=spec.normalise)
+    with using_torch_threads():  # the free cores (core.threads), recorded in the index's meta.json
+        emb = encoder.encode(texts, batch_size=batch_size, show_progress_bar=progress, convert_to_numpy=True,
+                             normalize_embeddings=spec.normalise)
     return np.ascontiguousarray(emb, dtype=np.float32)
 
 
@@ -143,7 +147,8 @@ def build_index(passages: Mapping[str, str], model: str = "auto", *, fingerprint
             (staging / "pids.json").write_text(json.dumps(pids))
             (staging / "meta.json").write_text(json.dumps({"model": spec.key, "description": spec.description,
                                                            "passages_fingerprint": fingerprint,
-                                                           "n_passages": len(pids), "dim": int(emb.shape[1])}))
+                                                           "n_passages": len(pids), "dim": int(emb.shape[1]),
+                                                           "threads": torch_choice().as_dict()}))
         shutil.rmtree(partial, ignore_errors=True)
     index = faiss.read_index(str(final / "index.faiss"))
     pids = json.loads((final / "pids.json").read_text())

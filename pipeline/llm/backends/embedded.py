@@ -107,7 +107,7 @@ class EmbeddedBackend:
 
     def __init__(self, gguf: str | Path | None = None, threads: int | None = None):
         self.gguf = Path(gguf) if gguf is not None else None
-        self.threads = threads or step_threads()  # see pipeline.llm.cpu: one thread by default
+        self.threads = threads or step_threads()  # see pipeline.llm.cpu: the free cores, one when busy
         self.provenance = Provenance("embedded", MODEL_NAME, small=True, note=SMALL_NOTE)
         self._lock = threading.Lock()  # one generate at a time: torch already uses every core
 

@@ -32,6 +32,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
+from core.threads import choose_threads
 from pipeline.llm import model_cards
 from pipeline.llm.base import Completion, GenerationOptions, LLMError, LLMUnavailable, Message, Provenance
 from pipeline.llm.gguf_models import GGUFModel, model_path, part_files, resolve
@@ -47,28 +48,17 @@ _PROCESS_THREADS: int | None = None  # default_threads(), decided once per proce
 
 
 def default_threads() -> int:
-    """The cores this process may use, less those other processes keep busy (the 1-minute load
-    average), at least one. Why not every core: llama.cpp's threads wait for each other at every
-    layer, so one descheduled thread stalls all. Measured on this 2-core machine at a load average of
-    6: SmolLM2 decoded 8.2 tokens/s with 1 thread and 1.1 with 2 (4 slots: 14.3 against 3.5)."""
+    """The free cores of :func:`core.threads.choose_threads` (``IRDASH_LLM_THREADS`` overrides), decided
+    once per process so that every backend shares one loaded engine. Why not every core: llama.cpp's
+    threads wait for each other at every layer, so one descheduled thread stalls all. Measured on this
+    2-core machine at a load average of 6: SmolLM2 decoded 8.2 tokens/s with 1 thread and 1.1 with 2
+    (4 slots: 14.3 against 3.5)."""
     if os.environ.get(THREADS_ENV):
-        return max(1, int(os.environ[THREADS_ENV]))
+        return choose_threads(THREADS_ENV).threads
     global _PROCESS_THREADS
     if _PROCESS_THREADS is None:  # once per process: every backend then shares one loaded engine
-        _PROCESS_THREADS = _free_cores()
+        _PROCESS_THREADS = choose_threads(THREADS_ENV).threads
     return _PROCESS_THREADS
-
-
-def _free_cores() -> int:
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cores = os.cpu_count() or 1
-    try:
-        busy = os.getloadavg()[0]
-    except OSError:
-        busy = 0.0
-    return max(1, min(cores, int(cores - busy + 0.5)))
 
 
 def default_gpu_layers() -> int:
