@@ -48,6 +48,7 @@ bench: setup
 	$(BIN)/python bench/bench_grid.py
 	$(BIN)/python bench/bench_memory_estimate.py
 	$(BIN)/python bench/bench_ray.py
+	$(BIN)/python bench/bench_busy.py
 
 clean-cache:
 	find cache -mindepth 1 ! -name .gitkeep -exec rm -rf {} +

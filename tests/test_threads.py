@@ -123,8 +123,9 @@ def _grid_seconds(folder, losses, store, env_threads: str | None, monkeypatch) -
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)  # torch's default in the host, as a user has it
     if env_threads is None:
         monkeypatch.delenv(threads.TORCH_THREADS_ENV, raising=False)
-    else:
+    else:  # pinned both ways: torch's own variable too, so the reference holds for any trainer version
         monkeypatch.setenv(threads.TORCH_THREADS_ENV, env_threads)
+        monkeypatch.setenv("OMP_NUM_THREADS", env_threads)
     spec = {"name": "busy", "data": [str(folder)], "folds": [1], "losses": losses, "models": ["mlp"],
             "train": {"epochs": 8, "batch_size": 16, "patience": 0, "device": "cpu"}}
     outcome = run_grid(expand_grid(spec), store, workers=1, devices=["cpu"], progress=False, force=True)
