@@ -10,8 +10,9 @@ wait for each other whenever another process holds a core. This bench measures, 
   thread (``IRDASH_TORCH_THREADS``), quiet and busy;
 - **grid**: ``[lambdaloss, approxndcg, listnet, learndcg]`` on that fold through ``ltr.grid.run_grid``
   at 1 and 2 workers (wall time, summed ``train_seconds``, the threads each host chose), quiet and busy;
-- **encoding**: dense passage encoding (MiniLM, 256 DL19 passages) and BERTScore (MiniLM, 64 answer /
-  passage pairs) in one process at default, chosen and one thread, quiet and busy.
+- **encoding**: dense passage encoding (MiniLM, 128 DL19 passages; 64 with ``--quick``) and BERTScore
+  (MiniLM, a quarter of them scored against another quarter) in one process at default, chosen and one
+  thread, quiet and busy.
 
 "Busy" = ``--burners`` (default 2) CPU-bound processes started by the bench beside the work and stopped
 after it; "quiet" = the machine as it is without them (its load average is printed: other users' work
@@ -73,7 +74,7 @@ def burners(n: int):
             p.wait()
 
 
-def train_once(folder: Path, threads: int | None, epochs: int, scratch: Path) -> dict:
+def train_once(folder: Path, threads: int | None, epochs: int, scratch: Path, timeout: float) -> dict:
     """One ``python -m ltr train`` run; its train_seconds, cpu_seconds, threads and load from the store."""
     from ltr.store import RunStore
 
@@ -81,7 +82,12 @@ def train_once(folder: Path, threads: int | None, epochs: int, scratch: Path) ->
     argv = [sys.executable, "-m", "ltr", "train", "--data", str(folder), "--fold", "1", "--loss", RUN["loss"],
             "--model", RUN["model"], "--batch-size", str(RUN["batch_size"]), "--epochs", str(epochs),
             "--patience", "0", "--device", "cpu", "--store", str(store), "--quiet"]
-    subprocess.run(argv, cwd=ROOT, env=_env(threads), check=True, stdout=subprocess.DEVNULL)
+    try:
+        subprocess.run(argv, cwd=ROOT, env=_env(threads), check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=timeout)
+    except subprocess.TimeoutExpired:  # the collapse itself: recorded as "over the limit", not waited out
+        return {"train_seconds": float("inf"), "cpu_seconds": float("nan"), "threads": threads or 0,
+                "load_at_start": float("nan"), "test_ndcg10": float("nan"), "timed_out_after": timeout}
     with RunStore(store) as s:
         run = s.list_runs().iloc[0]
     return {"train_seconds": float(run["train_seconds"]), "cpu_seconds": float(run["cpu_seconds"]),
@@ -129,7 +135,7 @@ dense_texts = texts
 chosen = choose_threads().threads
 out = {"chosen": chosen}
 model.encode(texts[:8]); scorer.score(answers[:2], refs[:2])  # warm-up, untimed
-for label, n in (("default", int(sys.argv[1])), ("chosen", chosen), ("one", 1)):
+for label, n in (("chosen", chosen), ("one", 1), ("default", int(sys.argv[1]))):
     torch.set_num_threads(n)
     t = time.perf_counter(); model.encode(dense_texts, batch_size=64); d = time.perf_counter() - t
     t = time.perf_counter(); scorer.score(answers, refs); b = time.perf_counter() - t
@@ -164,8 +170,10 @@ def ratio(a: float, b: float) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="8 epochs, the grid at 1 and 2 workers busy only")
+    ap.add_argument("--quick", action="store_true", help="8 epochs, 64 passages, the grid busy only")
     ap.add_argument("--burners", type=int, default=2, help="CPU-bound processes beside the work (default 2)")
+    ap.add_argument("--run-timeout", type=float, default=150.0,
+                    help="seconds a training process may take before it is stopped and reported as over (150)")
     ap.add_argument("--skip", default="", help="comma-separated parts to leave out: grid, encoding")
     args = ap.parse_args()
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
@@ -183,15 +191,15 @@ def main() -> int:
               "training": {}, "grid": {}, "encoding": {}}
     print(f"# {usable_cores()} cores, torch default {default} threads, load average {os.getloadavg()[0]:.2f} "
           f"at start; busy = {args.burners} CPU-bound processes beside the work", flush=True)
-    modes = {"default": default, "chosen": None, "one": 1}
-    texts = passages(256) if "encoding" not in skip and PASSAGES.is_file() else []
+    modes = {"chosen": None, "one": 1, "default": default}  # default last: under load it is the slow one
+    texts = passages(64 if args.quick else 128) if "encoding" not in skip and PASSAGES.is_file() else []
     with tempfile.TemporaryDirectory(prefix="bench-busy-") as tmp:
         scratch = Path(tmp)
         for condition in ("quiet", "busy"):
             ctx = burners(args.burners) if condition == "busy" else _nothing()
             with ctx:
                 for mode, threads in modes.items():
-                    r = train_once(folder, threads, epochs, scratch)
+                    r = train_once(folder, threads, epochs, scratch, args.run_timeout)
                     result["training"][f"{condition}/{mode}"] = r
                     print(f"training {condition:5s} {mode:7s}: {r['train_seconds']:7.2f} s loop "
                           f"({r['cpu_seconds']:.2f} s CPU) on {r['threads']} thread(s), "
@@ -236,7 +244,7 @@ def main() -> int:
             g1, g2 = result["grid"][f"{condition}/1"], result["grid"][f"{condition}/2"]
             print(f"| {condition} grid 2 workers / 1 worker (wall) | {ratio(g2['wall_seconds'], g1['wall_seconds']):.2f} | |")
     out = paths.cache_subdir("bench") / "busy.json"
-    atomic_write_text(out, json.dumps(result, indent=1))
+    atomic_write_text(out, json.dumps(result, indent=1, default=str))
     print(f"\n# load average {result['load_at_end']:.2f} at the end; {result['seconds']:.0f} s in all; wrote {out}")
     return 0
 
