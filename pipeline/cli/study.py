@@ -117,9 +117,10 @@ def cmd_studies(args) -> None:
         print(f"deleted study {args.delete} ({path})", file=sys.stderr)
     listed = studies.list_studies(args.dataset, args.data)
     if args.json:
-        dump({"dataset": args.dataset, "studies": [{k: s[k] for k in ("id", "configuration", "time", "finished",
-                                                                        "n_configurations", "path")}
-                                                    for s in listed]})
+        dump({"dataset": args.dataset, "studies": [{**{k: s[k] for k in ("id", "configuration", "time", "finished",
+                                                                          "n_configurations", "path", "components")},
+                                                     "settings": studies.settings_line(s),
+                                                     "description": studies.describe(s)} for s in listed]})
         return
     if not listed:
         print(f"{args.dataset}: no stored study")

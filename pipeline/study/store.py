@@ -161,9 +161,13 @@ def _summary(path: str, mtime_ns: int) -> dict:
     """What :func:`list_studies` shows of one study file (a study is 1-2 MB of JSON: parsed once per
     version of the file, not on every page rerun)."""
     study = json.loads(Path(path).read_text(encoding="utf-8"))
+    encoders = sorted({(g.get("bertscore") or {}).get("encoder") for g in study.get("generators", {}).values()} - {None})
     return {"id": study["id"], "configuration": study.get("configuration", {}), "time": study.get("time"),
             "finished": study.get("finished"), "n_configurations": len(study.get("configurations", {})),
-            "path": path}
+            "path": path,
+            # what the components resolved to (an "auto" spec names no model) and the encoder that ran
+            "components": {"generators": list(study.get("generators", {})), "judges": list(study.get("judges", {})),
+                           "encoders": encoders}}
 
 
 def study_datasets() -> list[str]:
@@ -175,14 +179,36 @@ def study_datasets() -> list[str]:
                   if (p / LEGACY_NAME).is_file() or any((p / "studies").glob("*.json")))
 
 
-def describe(entry: dict) -> str:
-    """``2026-12-01 21:10 UTC · bm25, tasb | passages | llama, flan · first 30 queries · 8 configurations · <id>``
-    (an entry of :func:`list_studies`): what tells two studies apart, in one line."""
+def settings_line(entry: dict) -> str:
+    """``binary+graded · cap 20 · q 0.25 · encoder minilm · partial refs exclude · truncated exclude ·
+    universe per-task``: the settings that make two studies of the same components differ. A setting a
+    study stored before it existed is left out, except the universe, which then reads ``common (not
+    recorded)`` (such studies took their sets within the common universe)."""
     c = entry["configuration"]
-    parts = [", ".join(str(a).partition("=")[0] for a in c.get(key, [])) or "-"
-             for key in ("retrievers", "generators", "judges")]
+    resolved = (entry.get("components") or {}).get("encoders") or []
+    parts = ["+".join(c["setups"]) if c.get("setups") else None,
+             f"cap {c['cap'] if c['cap'] is not None else 'none'}" if "cap" in c else None,
+             f"q {c['quantile']}" if c.get("quantile") is not None else None,
+             f"encoder {', '.join(resolved) or c.get('encoder')}" if resolved or c.get("encoder") else None,
+             f"aggregate {c['aggregate']}" if c.get("aggregate") not in (None, "max") else None,
+             f"partial refs {c['partial_references']}" if c.get("partial_references") else None,
+             f"truncated {c['truncated_answers']}" if c.get("truncated_answers") else None,
+             f"universe {c['universe']}" if c.get("universe") else "universe common (not recorded)"]
+    return " · ".join(p for p in parts if p)
+
+
+def describe(entry: dict) -> str:
+    """``2026-12-01 21:10 UTC · bm25, tasb | ollama:llama3.2:3b | llama-3.3-70b, ollama:qwen3:8b ·
+    binary+graded · cap 20 · q 0.25 · encoder minilm · partial refs exclude · universe per-task · first 30
+    queries · 8 configurations · <id>`` (an entry of :func:`list_studies`): what tells two studies apart,
+    in one line. Generators and judges are named as they resolved (the study's keys), retrievers as asked."""
+    c = entry["configuration"]
+    resolved = entry.get("components") or {}
+    asked = {key: [str(a).partition("=")[0] for a in c.get(key, [])] for key in ("retrievers", "generators", "judges")}
+    parts = [", ".join(asked["retrievers"]) or "-",
+             *(", ".join(resolved.get(key) or asked[key]) or "-" for key in ("generators", "judges"))]
     capped = f" · first {c['max_queries']} queries" if c.get("max_queries") else ""
-    return (f"{readable_time(entry['time'])} · {' | '.join(parts)}{capped} · "
+    return (f"{readable_time(entry['time'])} · {' | '.join(parts)} · {settings_line(entry)}{capped} · "
             f"{entry['n_configurations']} configurations · {entry['id']}")
 
 
