@@ -174,17 +174,44 @@ def test_deep_link_on_a_cold_server(dashboard, url_path):
             browser.close()
 
 
-def test_train_from_the_ui_and_watch_theta_d(dashboard):
+@pytest.fixture
+def epoch_gate(tmp_path, monkeypatch) -> Path:
+    """The trainer's test-only epoch gate (:mod:`ltr.train.epoch_gate`), set in the environment that the
+    dashboard (requested after this fixture), its job worker and its trainer hosts inherit."""
+    from ltr.train.epoch_gate import EPOCH_GATE_ENV
+
+    gate = tmp_path / "epoch-gate"
+    monkeypatch.setenv(EPOCH_GATE_ENV, str(gate))
+    return gate
+
+
+def _allow_epochs(gate: Path, n: int) -> None:
+    tmp = gate.with_suffix(".tmp")
+    tmp.write_text(str(n))
+    os.replace(tmp, gate)
+
+
+def test_train_from_the_ui_and_watch_theta_d(epoch_gate, dashboard):
+    """Start a run through the UI, watch θ_d grow, cancel it through the UI. The trainer may start only
+    the epochs the test allows (the epoch gate), so the run is provably still running at the click,
+    however fast the machine trains (a quiet one finished all 40 epochs before the click)."""
     from playwright.sync_api import sync_playwright
 
+    from ltr.store import RunStore
+
+    def run() -> dict:
+        with RunStore() as store:
+            return store.get_run(jobs.get_job(1).meta["run_ids"][0])
+
     ARTIFACTS.mkdir(exist_ok=True)
+    _allow_epochs(epoch_gate, 1)
     with sync_playwright() as pw:
         browser = _browser(pw)
         page = browser.new_page(viewport={"width": 1400, "height": 2200})
         try:
             page.goto(f"{dashboard}/training")
             page.get_by_role("button", name="Start training").wait_for(timeout=60_000)
-            # Long enough to watch several updates (patience 0: no early stop); the test cancels it.
+            # patience 0: no early stop either
             for label, value in (("Epochs", "40"), ("Patience (0 = never stop early)", "0")):
                 field = page.get_by_label(label)
                 field.fill(value)
@@ -202,6 +229,7 @@ def test_train_from_the_ui_and_watch_theta_d(dashboard):
                     break
                 page.wait_for_timeout(500)
             assert first > 0, "the θ_d chart never showed a point"
+            _allow_epochs(epoch_gate, 2)  # one more epoch: the chart grows
             later = first
             while time.monotonic() < deadline and later <= first:
                 page.wait_for_timeout(500)
@@ -210,7 +238,9 @@ def test_train_from_the_ui_and_watch_theta_d(dashboard):
             assert page.get_by_text("Page not found").count() == 0
             page.screenshot(path=str(ARTIFACTS / "ltr_training.png"), full_page=True)
 
-            # Cancel through the UI: the job and its run end as cancelled.
+            # The run now waits at the gate before its third epoch: still running when Cancel is clicked.
+            _wait(lambda: run()["epochs_done"] == 2, 60, "the run to reach the gate after 2 epochs")
+            assert run()["status"] == "running"
             page.get_by_role("button", name="Cancel #1").click()
             job = _wait(lambda: (j := jobs.get_job(1)).status != "running" and j, 30, "the job to be cancelled")
             assert job.status == "cancelled", job.log_tail
@@ -222,16 +252,11 @@ def test_train_from_the_ui_and_watch_theta_d(dashboard):
     (job,) = jobs.list_jobs()
     assert job.command[3:5] == ["train", "--data"] and job.meta["data"] == "synthetic-mq2008"
     assert "--patience" in job.command and job.command[job.command.index("--patience") + 1] == "0"
-    from ltr.store import RunStore
-
-    def run_status() -> str:
-        with RunStore() as store:
-            return store.get_run(job.meta["run_ids"][0])["status"]
 
     # The run trains on a long-lived trainer host (core.jobs.hosts), which stays up for the next job:
     # cancelling ends the run, stored as cancelled (never failed), not the host process.
-    _wait(lambda: run_status() != "running", 30, "the run to stop")
-    assert run_status() == "cancelled"
+    stopped = _wait(lambda: (r := run())["status"] != "running" and r, 30, "the run to stop")
+    assert stopped["status"] == "cancelled" and stopped["epochs_done"] == 2, stopped
 
 
 def test_significance_downloads_are_made_on_click(dashboard):

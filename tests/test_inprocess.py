@@ -15,6 +15,7 @@ import pytest
 from core.paths import PROJECT_ROOT
 from ltr.store import RunStore
 from ltr.train import RunConfig
+from ltr.train.epoch_gate import EPOCH_GATE_ENV
 from ltr.train.inprocess import FoldCache, train_one, train_runs
 from tests.test_jobs import _wait
 from tests.test_train import one_thread, tiny_data  # noqa: F401  (fixtures: one torch thread, a tiny data set)
@@ -113,6 +114,11 @@ def test_job_runner_hosts_runs_cancels_one_and_reuses_the_host(tiny_data, tmp_pa
 
     monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv(jobs.LIMITS_ENV, raising=False)
+    # The host may start one epoch per run (ltr.train.epoch_gate): the long run is still running when it is
+    # cancelled however fast the machine trains, and the one-epoch run completes.
+    gate = tmp_path / "epoch-gate"
+    gate.write_text("1")
+    monkeypatch.setenv(EPOCH_GATE_ENV, str(gate))
     store = tmp_path / "runs.sqlite"
 
     def submit(cfg: RunConfig) -> int:
@@ -128,6 +134,7 @@ def test_job_runner_hosts_runs_cancels_one_and_reuses_the_host(tiny_data, tmp_pa
     with RunStore(store) as s:
         _wait(lambda: (s.find_run(long_run.run_id) or {}).get("epochs_done", 0) >= 1, timeout=120,
               what="the first epoch")
+        assert s.get_run(long_run.run_id)["status"] == "running"
     assert jobs.cancel(first, executor=executor) == "cancelled"
     _wait(lambda: jobs.get_job(first).exit_path.exists(), timeout=60, what="the host to stop the run")
     assert jobs.get_job(first).exit_path.read_text().strip() == "130"
@@ -139,7 +146,7 @@ def test_job_runner_hosts_runs_cancels_one_and_reuses_the_host(tiny_data, tmp_pa
           what="the second job")
     assert jobs.get_job(second).status == "completed"
     with RunStore(store) as s:
-        assert s.get_run(long_run.run_id)["status"] == "cancelled"
+        assert s.get_run(long_run.run_id)["status"] == "cancelled" and s.get_run(long_run.run_id)["epochs_done"] == 1
         assert s.get_run(short_run.run_id)["status"] == "completed"
     assert "completed" in jobs.get_job(second).log_path.read_text()
     for hosts in executor._hosts.values():

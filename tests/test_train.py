@@ -3,6 +3,7 @@ and a short real training on MQ2008 queries that must beat a random ranker."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -18,6 +19,7 @@ from core.paths import PROJECT_ROOT
 from ltr.cli import build_parser, config_from_args
 from ltr.store import RunStore
 from ltr.train import RunConfig, RunInputError, checkpoint_path, train_run
+from ltr.train.epoch_gate import EPOCH_GATE_ENV
 
 TINY_QUERIES = 60  # per split: enough batches per epoch to kill a run mid-epoch
 
@@ -212,9 +214,14 @@ def test_resume_after_sigkill_and_sigterm_gives_the_same_result(tiny_data, tmp_p
         assert logged["step"].max() >= ckpt["counters"]["step"]  # steps after the checkpoint are lost
         assert store.reap_stale_runs() == [rid] and store.get_run(rid)["status"] == "failed"
 
-    proc = subprocess.Popen(_train_cmd(config, killed), cwd=PROJECT_ROOT)
+    # The resumed trainer may start 3 epochs (ltr.train.epoch_gate): it is still running at the SIGTERM,
+    # however fast the machine trains.
+    gate = tmp_path / "epoch-gate"
+    gate.write_text("3")
+    proc = subprocess.Popen(_train_cmd(config, killed), cwd=PROJECT_ROOT,
+                            env=dict(os.environ, **{EPOCH_GATE_ENV: str(gate)}))
     _poll(killed, f"SELECT epochs_done, status FROM runs WHERE run_id = '{rid}'",
-          lambda r: r[1] == "running" and r[0] >= 2)
+          lambda r: r[1] == "running" and r[0] >= 3)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) == 130
     with RunStore(killed) as store:

@@ -21,6 +21,7 @@ from ltr.store import RunBusy, RunConfigMismatch, RunStore, run_is_live
 from ltr.train.checkpoint import (CHECKPOINT_FORMAT, checkpoint_path, clone_state, load_checkpoint, rng_state,
                                   save_checkpoint, set_rng_state)
 from ltr.train.config import RunCancelled, RunConfig, RunInputError, one_line
+from ltr.train.epoch_gate import wait_at_epoch_gate
 from ltr.train.loop import (EVAL_BATCH_SIZE, FLUSH_SECONDS, build_optimizer, evaluate, make_batcher, train_epoch,
                              warm_up)
 from ltr.train.prepare import PreparedRun, prepare_run
@@ -143,6 +144,7 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
             flush()
 
     while not state["stopped"] and state["epoch"] < cfg.epochs:
+        wait_at_epoch_gate(state["epoch"], tick)  # tests only: see ltr.train.epoch_gate
         epoch, started, cpu_started = state["epoch"], time.perf_counter(), time.process_time()
         step, mean_loss = train_epoch(model, loss_fn, optimizer, train_b, epoch, state["step"],
                                       step_log=step_log, on_flush=flush,
