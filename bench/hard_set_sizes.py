@@ -89,7 +89,8 @@ def main() -> None:
             from pipeline.study.run import generation_for
             from pipeline.generation.h2g import generation_values
 
-            gen = generation_for(data, args.generator, progress=False)
+            # both choices below are scored: the partial-reference queries are answered too
+            gen = generation_for(data, args.generator, progress=False, partial_references="include")
             label = gen.provenance.get("label", args.generator)
             for choice in ("exclude", "include"):
                 values, _ = generation_values(data, gen, "minilm", "max", choice)

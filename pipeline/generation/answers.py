@@ -52,7 +52,8 @@ def prompt_description() -> dict:
 @dataclass
 class Generation:
     """One generator's answers: ``answers[qid]`` is the text; ``failed[qid]`` the last error;
-    ``finish_reasons[qid]`` why the model stopped (``unknown`` when the backend cannot tell; none for imported answers)."""
+    ``finish_reasons[qid]`` why the model stopped (``unknown`` when the backend cannot tell; none for imported answers);
+    ``not_generated[qid]`` why a judged query was not asked (H2G could not score it: ``pipeline.generation.h2g``)."""
     name: str
     provenance: dict  # Provenance.as_dict(), or {"backend": "imported", ...}
     answers: dict[str, str]
@@ -61,6 +62,7 @@ class Generation:
     failed: dict[str, str] = field(default_factory=dict)
     source: str = ""
     finish_reasons: dict[str, str | None] = field(default_factory=dict)
+    not_generated: dict[str, str] = field(default_factory=dict)  # absent from generations stored before it
 
     @property
     def small_model(self) -> bool:

@@ -10,6 +10,11 @@ An answer cut at the token limit (finish reason ``length``) is scored as if comp
 its low score would partly measure the limit: such answers are left out and counted
 (``truncated_answers="exclude"``, the default) or scored as they are (``"include"``);
 :func:`truncation_note` is the one-line report, :func:`cut_note` the mark beside a shown answer.
+
+Only what H2G can score is generated: :func:`unscorable_queries` names the judged queries it never
+scores under the chosen option (no grade-2/3 passage with text; with ``"exclude"`` also the partial
+ones), and the answer step (``pipeline.study.run.generation_for``) skips them and records them in
+``Generation.not_generated``; :func:`generation_values` counts them (imported answers are read whole).
 """
 from __future__ import annotations
 
@@ -23,6 +28,28 @@ def partial_reference_queries(data, qids=None) -> list[str]:
     """Judged queries (of ``qids``) with some but not all of their grade-2/3 passages' texts."""
     coverage = data.reference_coverage()
     return [q for q in (coverage if qids is None else qids) if q in coverage and 0 < coverage[q][0] < coverage[q][1]]
+
+
+NO_REFERENCE_TEXT = "no reference text"
+PARTIAL_REFERENCE_SET = "partial references"
+
+
+def unscorable_queries(data, partial_references: str = "exclude") -> dict[str, str]:
+    """``{qid: why}`` for the judged queries H2G cannot score under ``partial_references``: those whose
+    grade-2/3 passages have no text (:data:`NO_REFERENCE_TEXT`, the rule of
+    ``pipeline.generation.bertscore.bertscore_per_query``) and, with ``"exclude"``, those with only some
+    (:data:`PARTIAL_REFERENCE_SET`, :func:`partial_reference_queries`). An answer for them is made for nothing."""
+    _check_partial_references(partial_references)
+    out = {q: NO_REFERENCE_TEXT for q in data.judged_qids
+           if not any(text.strip() for text in data.relevant_passages(q).values())}
+    if partial_references == "exclude":
+        out.update({q: PARTIAL_REFERENCE_SET for q in partial_reference_queries(data) if q not in out})
+    return out
+
+
+def _check_partial_references(partial_references: str) -> None:
+    if partial_references not in PARTIAL_REFERENCES:
+        raise ValueError(f"partial_references must be one of {PARTIAL_REFERENCES}, got {partial_references!r}")
 
 
 def truncated_answers(gen) -> list[str]:
@@ -40,8 +67,7 @@ def generation_values(data, gen, encoder: str = "auto", aggregate: str = "max",
     from pipeline.generation.bertscore import bertscore_per_query, empty_answers, resolve_encoder
     from pipeline.llm.cpu import threads_record  # the encoder's CPU threads (core.threads), for provenance
 
-    if partial_references not in PARTIAL_REFERENCES:
-        raise ValueError(f"partial_references must be one of {PARTIAL_REFERENCES}, got {partial_references!r}")
+    _check_partial_references(partial_references)
     if truncated not in TRUNCATED_ANSWERS:
         raise ValueError(f"truncated must be one of {TRUNCATED_ANSWERS}, got {truncated!r}")
     enc = resolve_encoder(encoder)
@@ -56,12 +82,18 @@ def generation_values(data, gen, encoder: str = "auto", aggregate: str = "max",
     values, excluded = bertscore_per_query({q: gen.answers[q] for q in scored}, references, enc, aggregate=aggregate)
     empty = empty_answers(gen.answers)  # never BERTScored (see pipeline.generation.bertscore)
     coverage = data.reference_coverage()
+    # judged queries the answer step did not ask, as H2G could not score them (unscorable_queries)
+    not_generated = {q: why for q, why in (getattr(gen, "not_generated", None) or {}).items() if q in qrels}
     return values, {**enc.as_dict(), "aggregate": aggregate, "excluded_no_relevant_text": excluded,
                     "n_excluded": len(excluded), "n_failed_generations": len(gen.failed),
                     "excluded_empty_answer": empty, "n_empty_answers": len(empty),
                     "partial_references": partial_references, "n_answered": len(answered),
                     "n_partial_references": len(partial), "excluded_partial_references": sorted(dropped),
                     "n_excluded_partial_references": len(dropped),
+                    "not_generated": not_generated, "n_not_generated": len(not_generated),
+                    "n_not_generated_no_reference": sum(w == NO_REFERENCE_TEXT for w in not_generated.values()),
+                    "n_not_generated_partial_references":
+                        sum(w == PARTIAL_REFERENCE_SET for w in not_generated.values()),
                     "truncated_answers": truncated, "truncated": cut, "n_truncated": len(cut),
                     "excluded_truncated": sorted(dropped_cut), "n_excluded_truncated": len(dropped_cut),
                     "max_tokens": (gen.options or {}).get("max_tokens"),
@@ -76,8 +108,13 @@ def reference_note(info: dict) -> str:
         return "reference coverage not recorded (a study from before partial references were counted)"
     verb = ("excluded from H2G (partial references: exclude)" if info["partial_references"] == "exclude" else
             "scored against the passages that have text (partial references: include)")
-    return (f"{n_partial} of {info['n_answered']} answered queries have only some of their grade-2/3 passages' "
+    note = (f"{n_partial} of {info['n_answered']} answered queries have only some of their grade-2/3 passages' "
             f"texts: {verb}; {info['n_excluded']} more have none (excluded)")
+    if info.get("n_not_generated"):
+        note += (f"; {info['n_not_generated']} judged queries not answered (H2G cannot score them): "
+                 f"{info['n_not_generated_no_reference']} without reference text, "
+                 f"{info['n_not_generated_partial_references']} with partial references")
+    return note
 
 
 def cut_note(max_tokens) -> str:

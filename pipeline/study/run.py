@@ -163,20 +163,34 @@ def scored_run(data, arg: str):
     return run, evaluation.per_query(data.require_qrels(), run.run, MEASURE, complete=True)
 
 
-def generation_for(data, arg: str, *, llm_options: dict | None = None, progress: bool = True, on_progress=None):
+def answer_queries(data, partial_references: str = "exclude") -> tuple[dict[str, str], dict[str, str]]:
+    """``(queries to answer, {qid: why not})``: the judged queries H2G can score under
+    ``partial_references``, and the others (:func:`pipeline.generation.h2g.unscorable_queries`)."""
+    from pipeline.generation.h2g import unscorable_queries
+
+    skipped = unscorable_queries(data, partial_references)
+    return {q: text for q, text in data.queries().items() if q not in skipped}, skipped
+
+
+def generation_for(data, arg: str, *, llm_options: dict | None = None, progress: bool = True, on_progress=None,
+                   partial_references: str = "exclude"):
     """The answers of generator ``arg`` (imported, or generated and stored under cache/failure/);
-    an LLM generator that answered no query raises (:mod:`pipeline.generation.answers`), so the study stops there."""
+    an LLM generator that answered no query raises (:mod:`pipeline.generation.answers`), so the study stops there.
+    An LLM is asked only for the queries H2G can score under ``partial_references`` (:func:`answer_queries`;
+    the others are recorded in ``not_generated``); an answers file is read whole."""
     from pipeline.generation.answers import Generation, generate_answers, import_answers
     from pipeline.llm import make_client
 
     name, file = parse_named_arg(arg, "--generator")
     if file is not None:
         return import_answers(name, file, known_qids=data.topics)
-    queries = _require_query_texts(data)
+    _require_query_texts(data)
+    queries, skipped = answer_queries(data, partial_references)
     client = make_client(name, **{"step": "generation", **(llm_options or {})})
     # a generator that answers nothing raises (pipeline.generation.answers): the step, and the study, stop here
     gen = generate_answers(client, queries, on_progress=on_progress,
                            progress=f"{data.name} answers ({client.provenance.label})" if progress else None)
+    gen.not_generated = skipped
     # named by the full identity too: the same model from two hosts must not overwrite one file
     path = study_dir(data) / "generations" / f"{slug(gen.name)}-{identity_digest(identity(gen.provenance))}.json"
     atomic_write_text(path, json.dumps(gen.as_dict(), ensure_ascii=False, indent=1))
@@ -237,7 +251,8 @@ def h2g_sets(data, generators, *, quantile: float = DEFAULT_QUANTILE, encoder: s
     scored; the ``h2g`` command)."""
     out = {"dataset": data.name, "quantile": quantile, "generators": {}}
     for arg in generators:
-        gen = generation_for(data, arg, llm_options=llm_options, progress=progress)
+        gen = generation_for(data, arg, llm_options=llm_options, progress=progress,
+                             partial_references=partial_references)
         values, info = generation_values(data, gen, encoder, aggregate, partial_references, truncated_answers)
         hard = task_hard_set(values, "h2g", quantile)
         out["generators"][gen.name] = {"provenance": gen.provenance, "per_query": values, "h2g": list(hard.qids),
@@ -375,8 +390,9 @@ def _run_steps(data, tracker, configuration, *, retrievers, generators, judges, 
         log(f"[{data.name}] retriever {name}: {len(values)} queries")
     generated = []  # (name, identity, result): keyed below by identity (pipeline.study.components)
     for arg in generators:
-        tracker.stage(f"answers of {arg}", len(data.queries()), "answer")
-        gen = generation_for(data, arg, llm_options=llm_options, progress=progress, on_progress=tracker.advance)
+        tracker.stage(f"answers of {arg}", len(answer_queries(data, partial_references)[0]), "answer")
+        gen = generation_for(data, arg, llm_options=llm_options, progress=progress, on_progress=tracker.advance,
+                             partial_references=partial_references)
         tracker.stage(f"BERTScore of {gen.name}")
         values, info = generation_values(data, gen, encoder, aggregate, partial_references, truncated_answers)
         generated.append((gen.name, identity(gen.provenance, gen.source), GeneratorResult(
@@ -435,7 +451,8 @@ def failure_sets(dataset: str | None = None, *, retriever: str, generator: str, 
     check_universe(universe)  # before any step runs
     data = load_collection(dataset, qrels=qrels, topics=topics, passages=passages, data_dir=data_dir)
     rname, rvalues, rinfo = retrieval_values(data, retriever)
-    gen = generation_for(data, generator, llm_options=llm_options, progress=progress)
+    gen = generation_for(data, generator, llm_options=llm_options, progress=progress,
+                         partial_references=partial_references)
     gvalues, ginfo = generation_values(data, gen, encoder, aggregate, partial_references, truncated_answers)
     judgments = judgments_for(data, judge, setup, cap=cap, llm_options=llm_options, progress=progress)
     jvalues, jinfo = judgment_values(data, judgments)

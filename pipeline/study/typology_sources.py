@@ -91,7 +91,8 @@ def _generation(data, config: HardSetConfig, llm_options) -> TaskValues:
     from pipeline.generation.h2g import answer_cut_note, generation_values
     from pipeline.study.run import generation_for
 
-    gen = generation_for(data, config.generator, llm_options=llm_options, progress=True)
+    gen = generation_for(data, config.generator, llm_options=llm_options, progress=True,
+                         partial_references=config.partial_references)
     values, info = generation_values(data, gen, config.encoder, config.aggregate, config.partial_references,
                                      config.truncated_answers)
     return TaskValues(values, {"generator": gen.name}, {"generator": {
