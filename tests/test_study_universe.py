@@ -168,6 +168,8 @@ def test_the_page_shows_the_rule_both_sizes_the_warning_and_labels_an_old_study(
                for c in captions), captions
     assert "4 of 10 judged queries scored by all three tasks<br>H2R 10, H2G 4, H2J 10 scored · universe per-task" in \
         view.venn_plotly(study.configurations[LABEL].analysis, None, study.universe_summary(LABEL)).layout.title.text
+    stability = view.stability_frame(study)
+    assert stability.loc[0, "scored per task"] == "H2R 10, H2G 4, H2J 10" and stability.loc[0, "universe"] == "per-task"
     # the form's choice reaches the job's command line
     command = view.study_command("dl19", None, llm_judge="embedded", universe="common")
     assert command[command.index("--universe") + 1] == "common"

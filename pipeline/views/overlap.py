@@ -122,7 +122,10 @@ def stability_frame(study: StudyResult) -> pd.DataFrame:
     rows = []
     for label, c in study.configurations.items():
         a = c.analysis
-        row = {"configuration": label, "queries": a["n_queries"], "all three": a["all_three"]["share"]}
+        universe = study.universe_summary(label)
+        row = {"configuration": label, "queries": a["n_queries"],
+               "scored per task": ", ".join(f"{t.upper()} {n}" for t, n in universe.n_task.items()),
+               "universe": universe.rule, "all three": a["all_three"]["share"]}
         for key, f in a["pairwise"].items():
             name = key.replace("&", "∩").upper()
             row[f"{name}"] = f["count"]
