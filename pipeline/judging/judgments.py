@@ -117,7 +117,7 @@ def umbrela_template() -> str:
         if path.is_file():
             return path.read_text(encoding="utf-8").strip()
     raise LLMError(f"the UMBRELA judge needs the PyPI package umbrela with {UMBRELA_PROMPT_FILE} "
-                   f"(pip install --no-deps umbrela==0.0.7; `make setup` does it)", retryable=False)
+                   f"(pip install --no-deps --require-hashes -r requirements-models.txt; `make setup` does it)", retryable=False)
 
 
 def umbrela_messages(query: str, passage: str) -> list[Message]:

