@@ -114,8 +114,13 @@ def test_cancel_queued_job_never_starts(job_cache):
 
 def test_concurrency_limit_per_resource_class(job_cache, tmp_path, monkeypatch):
     monkeypatch.setenv(jobs.LIMITS_ENV, "cpu=1,cuda:0=1")
-    stamp = ("import sys, time; t0 = time.time(); time.sleep(0.8); "
-             f"open({str(tmp_path)!r} + '/' + sys.argv[1], 'w').write(f'{{t0}} {{time.time()}}')")
+    # Each job records when it ran; cpu0 ends only once the GPU job has started (or after 20 s), so the
+    # GPU job's own slot shows as an overlap by construction, however slowly a loaded machine starts it.
+    stamp = (f"import os, sys, time\nd, name, t0 = {str(tmp_path)!r}, sys.argv[1], time.time()\n"
+             "open(f'{d}/{name}.started', 'w').close()\n"
+             "while name == 'cpu0' and not os.path.exists(f'{d}/gpu.started') and time.time() < t0 + 20:\n"
+             "    time.sleep(0.01)\n"
+             "open(f'{d}/{name}', 'w').write(f'{t0} {time.time()}')\n")
     cpu_ids = [jobs.submit(_py(stamp) + [f"cpu{i}"], label=f"cpu{i}", start_worker=False) for i in range(2)]
     gpu_id = jobs.submit(_py(stamp) + ["gpu"], label="gpu", resource="cuda:0", start_worker=False)
     job_cache()
