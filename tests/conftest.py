@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,18 @@ def _isolated_cache(tmp_path_factory):
     os.environ["IRDASH_CACHE_DIR"] = str(path)
     os.environ.pop("IRDASH_CONFIG", None)
     yield path
+
+
+@pytest.fixture(autouse=True)
+def _restore_main_module():
+    """Streamlit's script runner (AppTest included) installs the page it ran as ``sys.modules["__main__"]``
+    and leaves it there, so a later test's ``multiprocessing`` spawn child re-ran that page file as its
+    main module (a NameError in the child, the parent waiting for an answer that never came). Each test
+    gets the test process's own ``__main__`` back."""
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None:
+        sys.modules["__main__"] = main
 
 
 @pytest.fixture
