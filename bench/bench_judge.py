@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from core.atomic import atomic_write_text  # noqa: E402
 from pipeline.judging.benchmark import (agreement, card_pairs, judge_definition, model_card, result_path,  # noqa: E402
                                         stratified_sample, write_card)
-from pipeline.stats import kappa_text  # noqa: E402
+from pipeline.stats.agreement import kappa_text  # noqa: E402
 from pipeline.judging.judgments import (judge_messages, llm_judgments, read_judgments_file,  # noqa: E402
                                         sample_pairs, umbrela_options)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline.judging.benchmark import sample_words  # noqa: E402
-from pipeline.stats import kappa_text  # noqa: E402
+from pipeline.stats.agreement import kappa_text  # noqa: E402
 
 FIGURES = ("parse_rate", "binary_agreement", "kappa", "graded_exact", "graded_within_1")
 

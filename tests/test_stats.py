@@ -1,4 +1,4 @@
-"""One Cohen's kappa for the whole pipeline (pipeline.stats), against sklearn's, and both of its users
+"""One Cohen's kappa for the whole pipeline (pipeline.stats.agreement), against sklearn's, and both of its users
 (the annotation validation and the judge benchmark) giving the same answer for the same raters."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from pipeline.annotation.validation import kappa_figures
 from pipeline.judging.benchmark import agreement
-from pipeline.stats import KAPPA_UNDEFINED, cohen_kappa
+from pipeline.stats.agreement import KAPPA_UNDEFINED, cohen_kappa
 
 RATERS = [
     ([1, 0, 0, 0, 1, 0], [1, 1, 0, 1, 1, 0]),  # 0.4 by hand (tests/test_validation.py)

@@ -30,7 +30,7 @@ Definitions (also in ``report(...)["definitions"]``, which the CLI and the Valid
   decision at least one annotator made. All annotators must agree on ``llm_assigned`` for a decision
   (they saw the same run's output); rows that disagree are an error, not averaged away.
 * **Cohen's κ** between each pair of annotators, over the decisions both made:
-  κ = (p_o − p_e) / (1 − p_e) (:func:`pipeline.stats.cohen_kappa`, the pipeline's one kappa), with the
+  κ = (p_o − p_e) / (1 − p_e) (:func:`pipeline.stats.agreement.cohen_kappa`, the pipeline's one kappa), with the
   2×2 counts. κ is *undefined* when p_e = 1 -- both annotators gave one and the same answer to every
   decision (e.g. a category nobody used) -- and is then reported as ``None`` with the reason, never as 0 or 1.
 
@@ -45,7 +45,7 @@ from typing import Iterable
 
 import numpy as np
 
-from pipeline.stats import KAPPA_UNDEFINED, cohen_kappa
+from pipeline.stats.agreement import KAPPA_UNDEFINED, cohen_kappa
 
 OVERALL = "overall"
 EXCLUDED_ANSWERS = ("unreadable", "unknown_category", "unknown")

@@ -27,7 +27,7 @@ from core.atomic import atomic_write_text
 from pipeline.llm import model_cards
 from pipeline.llm.gguf_models import DEFAULT_MODEL
 from pipeline.llm.model_cards import sample_words  # noqa: F401  (re-exported: bench/rerun_summary.py)
-from pipeline.stats import KAPPA_UNDEFINED, cohen_kappa, kappa_text
+from pipeline.stats.agreement import KAPPA_UNDEFINED, cohen_kappa, kappa_text
 
 RESULT_NAME = "judge_agreement.json"
 LOGPROB_CONVENTION = "expected grade E over the digits 0-3: binary at E >= 1.5, graded round(E), AUC of E"
@@ -49,7 +49,7 @@ def stratified_sample(qrels, has_text, per_grade: int, seed: int) -> list[tuple[
 
 def _kappa(a, b) -> dict:
     """``kappa`` (None when undefined: NIST and the judge gave one and the same binary answer to every pair)
-    and, when undefined, ``kappa_undefined`` with the reason (:mod:`pipeline.stats`)."""
+    and, when undefined, ``kappa_undefined`` with the reason (:mod:`pipeline.stats.agreement`)."""
     kappa = cohen_kappa(a, b)
     return {"kappa": kappa} if kappa is not None else {"kappa": None, "kappa_undefined": KAPPA_UNDEFINED}
 

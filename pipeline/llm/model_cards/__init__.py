@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.stats import kappa_text
+from pipeline.stats.agreement import kappa_text
 
 CARD_DIR = Path(__file__).resolve().parent
 CARD_VERSION = 1
