@@ -123,7 +123,7 @@ def grid_once(folder: Path, workers: int, epochs: int, scratch: Path) -> dict:
 ENCODE_CHILD = r"""
 import json, sys, time
 import torch
-from core.threads import choose_threads
+from core.threads import encoder_choice
 from pipeline.retrieval import dense
 from pipeline.generation.bertscore import _scorer, resolve_encoder
 texts = json.loads(sys.stdin.read())
@@ -132,7 +132,7 @@ enc = resolve_encoder("minilm")
 scorer = _scorer(enc)
 answers, refs = texts[: len(texts) // 4], texts[len(texts) // 4: len(texts) // 2]
 dense_texts = texts
-chosen = choose_threads().threads
+chosen = encoder_choice().threads  # what dense retrieval and BERTScore run on
 out = {"chosen": chosen}
 model.encode(texts[:8]); scorer.score(answers[:2], refs[:2])  # warm-up, untimed
 for label, n in (("chosen", chosen), ("one", 1), ("default", int(sys.argv[1]))):

@@ -16,6 +16,15 @@ spin, burning CPU time that the wall time then shows (CPU seconds = wall seconds
 ``bench/bench_busy.py`` measures it side by side (default threads, these threads, one thread; quiet
 and beside two CPU-bound processes) and prints the figures.
 
+Two kinds of work, measured apart by the bench: **small steps** (a ranker's training step, one
+sequence's decode) give up threads the load takes, since a descheduled thread stalls every step
+(at torch's default, several times slower than one thread beside two CPU-bound processes);
+**batched encoding** (dense retrieval, BERTScore: matrices of a whole batch of texts) keeps the
+worker's share of the cores whatever the load (:func:`encoder_choice`), since there each thread's
+share of a batch outweighs the waiting: in ``bench/bench_busy.py`` two threads encoded faster than
+one both quiet and beside two CPU-bound processes, while a load-aware choice took one thread on a
+quiet machine whose 1-minute average still counted a job that had just ended.
+
 An environment variable overrides the choice: ``IRDASH_TORCH_THREADS`` for torch,
 ``IRDASH_LLM_THREADS`` for llama.cpp. Whatever is chosen is returned as a :class:`ThreadChoice`, so a
 result can record its threads and the load they were chosen under.
@@ -41,6 +50,7 @@ class ThreadChoice:
     load: float | None  # busy cores seen: max(1-minute load average, runnable tasks but this one)
     workers: int  # workers sharing the cores
     source: str  # "chosen" or the environment variable that set it
+    counts_load: bool = True  # False: batched encoding, the worker's share whatever the load
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -50,7 +60,8 @@ class ThreadChoice:
             return f"{self.threads} thread(s) ({self.source})"
         load = "unknown load" if self.load is None else f"load {self.load:.2f}"
         share = f", {self.workers} workers sharing them" if self.workers > 1 else ""
-        return f"{self.threads} thread(s) of {self.cores} core(s) at {load}{share}"
+        rule = "" if self.counts_load else " (batched encoding: the load not counted)"
+        return f"{self.threads} thread(s) of {self.cores} core(s) at {load}{share}{rule}"
 
 
 def usable_cores() -> int:
@@ -110,10 +121,10 @@ def env_threads(env: str) -> int | None:
 
 
 def choose_threads(env: str = TORCH_THREADS_ENV, *, workers: int | None = None,
-                   at_most: int | None = None) -> ThreadChoice:
+                   at_most: int | None = None, counts_load: bool = True) -> ThreadChoice:
     """Threads for one worker: its share of the cores (cores // workers, and no more than ``at_most``,
-    e.g. the CPUs a Ray task was given), fewer when the load leaves fewer free (cores - load, rounded),
-    at least one; ``env`` overrides."""
+    e.g. the CPUs a Ray task was given), fewer when the load leaves fewer free (cores - load, rounded;
+    not with ``counts_load=False``, for batched encoding), at least one; ``env`` overrides."""
     cores = usable_cores()
     workers = env_workers() if workers is None else max(1, int(workers))
     forced = env_threads(env)
@@ -121,8 +132,8 @@ def choose_threads(env: str = TORCH_THREADS_ENV, *, workers: int | None = None,
         return ThreadChoice(forced, cores, None, workers, env)
     busy = busy_cores()
     share = max(1, cores // workers if at_most is None else min(cores // workers, int(at_most)))
-    free = share if busy is None else int(cores - busy + 0.5)
-    return ThreadChoice(max(1, min(share, free)), cores, busy, workers, "chosen")
+    free = share if busy is None or not counts_load else int(cores - busy + 0.5)
+    return ThreadChoice(max(1, min(share, free)), cores, busy, workers, "chosen", counts_load)
 
 
 _TORCH_CHOICE: ThreadChoice | None = None
@@ -135,6 +146,18 @@ def torch_choice(*, at_most: int | None = None) -> ThreadChoice:
     if _TORCH_CHOICE is None:
         _TORCH_CHOICE = choose_threads(TORCH_THREADS_ENV, at_most=at_most)
     return _TORCH_CHOICE
+
+
+_ENCODER_CHOICE: ThreadChoice | None = None
+
+
+def encoder_choice() -> ThreadChoice:
+    """This process's threads for batched encoding (dense retrieval, BERTScore): the worker's share of
+    the cores whatever the load (module docstring), chosen once; ``IRDASH_TORCH_THREADS`` overrides."""
+    global _ENCODER_CHOICE
+    if _ENCODER_CHOICE is None:
+        _ENCODER_CHOICE = choose_threads(TORCH_THREADS_ENV, counts_load=False)
+    return _ENCODER_CHOICE
 
 
 def apply_torch_threads(*, at_most: int | None = None) -> ThreadChoice:
@@ -162,5 +185,5 @@ def using_torch_threads(n: int | None = None):
 
 def forget_torch_choice() -> None:
     """Choose again at the next :func:`torch_choice` (tests; a long-lived process told the load changed)."""
-    global _TORCH_CHOICE
-    _TORCH_CHOICE = None
+    global _TORCH_CHOICE, _ENCODER_CHOICE
+    _TORCH_CHOICE = _ENCODER_CHOICE = None

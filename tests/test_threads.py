@@ -51,6 +51,36 @@ def test_a_job_that_just_started_counts_before_the_load_average_sees_it(machine)
     assert threads.choose_threads().threads == 1
 
 
+def test_batched_encoding_keeps_the_workers_share_whatever_the_load(machine, monkeypatch):
+    """Dense retrieval and BERTScore encode whole batches: bench_busy measured two threads faster than one
+    beside two CPU-bound processes on 2 cores, so their count does not shrink with the load (a training
+    step's does), and the load it ran under is still recorded."""
+    machine["cores"], machine["avg"], machine["now"] = 2, 2.0, 2.0
+    assert threads.choose_threads().threads == 1  # a training step on a busy machine
+    encoder = threads.encoder_choice()
+    assert (encoder.threads, encoder.load, encoder.counts_load) == (2, 2.0, False)
+    assert "load not counted" in encoder.describe()
+    assert threads.encoder_choice() is encoder  # once per process, like the training choice
+    threads.forget_torch_choice()
+    monkeypatch.setenv(threads.WORKERS_ENV, "2")
+    assert threads.encoder_choice().threads == 1  # still one worker's share of the cores
+    threads.forget_torch_choice()
+    monkeypatch.setenv(threads.TORCH_THREADS_ENV, "3")
+    assert threads.encoder_choice().threads == 3
+
+
+def test_dense_and_bertscore_record_the_encoding_threads(machine):
+    from pipeline.llm.cpu import encoder_threads, encoder_threads_record
+    import torch
+
+    machine["cores"], machine["avg"] = 2, 5.0
+    before = torch.get_num_threads()
+    with encoder_threads():
+        assert torch.get_num_threads() == 2
+    assert torch.get_num_threads() == before
+    assert encoder_threads_record()["threads"] == 2 and encoder_threads_record()["counts_load"] is False
+
+
 def test_the_environment_overrides_and_a_bad_value_is_named(machine, monkeypatch):
     monkeypatch.setenv(threads.TORCH_THREADS_ENV, "3")
     machine["avg"] = 50.0

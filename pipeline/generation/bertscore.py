@@ -31,7 +31,7 @@ from typing import Mapping, Sequence
 
 from core import db, paths
 from pipeline.generation.embeddings import ReferenceEmbeddings, score_pairs
-from pipeline.llm.cpu import torch_threads
+from pipeline.llm.cpu import encoder_threads
 
 AGGREGATES = ("max", "mean")
 
@@ -178,7 +178,7 @@ def pair_f1(encoder: Encoder, answers: Sequence[str], passages: Sequence[str], *
             chunks = tqdm(chunks, desc=f"BERTScore ({encoder.key})", unit="chunk")
         for start in chunks:  # commit per chunk: an interrupted run keeps its work
             idx = todo[start:start + chunk]
-            with torch_threads():
+            with encoder_threads():
                 f1 = score_pairs(scorer, identity, [answers[i] for i in idx], [passages[i] for i in idx],
                                  references, encoded)
             new = {keys[i]: float(v) for i, v in zip(idx, f1)}

@@ -65,7 +65,7 @@ def generation_values(data, gen, encoder: str = "auto", aggregate: str = "max",
     the token limit, are excluded and counted unless ``partial_references="include"``,
     ``truncated="include"`` (module docstring)."""
     from pipeline.generation.bertscore import bertscore_per_query, empty_answers, resolve_encoder
-    from pipeline.llm.cpu import threads_record  # the encoder's CPU threads (core.threads), for provenance
+    from pipeline.llm.cpu import encoder_threads_record  # the encoder's CPU threads (core.threads)
 
     _check_partial_references(partial_references)
     if truncated not in TRUNCATED_ANSWERS:
@@ -98,7 +98,7 @@ def generation_values(data, gen, encoder: str = "auto", aggregate: str = "max",
                     "excluded_truncated": sorted(dropped_cut), "n_excluded_truncated": len(dropped_cut),
                     "max_tokens": (gen.options or {}).get("max_tokens"),
                     "reference_coverage": {q: list(coverage[q]) for q in answered},
-                    "corpus_note": data.coverage.summary(), "threads": threads_record()}
+                    "corpus_note": data.coverage.summary(), "threads": encoder_threads_record()}
 
 
 def reference_note(info: dict) -> str:

@@ -28,7 +28,7 @@ import numpy as np
 
 from core.atomic import atomic_write, publish_dir
 from core import paths
-from core.threads import torch_choice, using_torch_threads
+from core.threads import encoder_choice, using_torch_threads
 from pipeline.data.datasets import passages_fingerprint
 from pipeline.retrieval.errors import RetrievalError
 from pipeline.data.trec_io import Run
@@ -100,7 +100,7 @@ def load_encoder(model: str = "auto"):
 
 
 def _encode(encoder, spec: DenseModelSpec, texts: list[str], progress: bool, batch_size: int) -> np.ndarray:
-    with using_torch_threads():  # the free cores (core.threads), recorded in the index's meta.json
+    with using_torch_threads(encoder_choice().threads):  # batched encoding (core.threads), in meta.json
         emb = encoder.encode(texts, batch_size=batch_size, show_progress_bar=progress, convert_to_numpy=True,
                              normalize_embeddings=spec.normalise)
     return np.ascontiguousarray(emb, dtype=np.float32)
@@ -148,7 +148,7 @@ def build_index(passages: Mapping[str, str], model: str = "auto", *, fingerprint
             (staging / "meta.json").write_text(json.dumps({"model": spec.key, "description": spec.description,
                                                            "passages_fingerprint": fingerprint,
                                                            "n_passages": len(pids), "dim": int(emb.shape[1]),
-                                                           "threads": torch_choice().as_dict()}))
+                                                           "threads": encoder_choice().as_dict()}))
         shutil.rmtree(partial, ignore_errors=True)
     index = faiss.read_index(str(final / "index.faiss"))
     pids = json.loads((final / "pids.json").read_text())

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from core.atomic import atomic_write_text
 from core import paths
-from core.threads import torch_choice
+from core.threads import encoder_choice
 from pipeline.retrieval.errors import RetrievalError
 from pipeline.data.trec_io import Run
 
@@ -145,7 +145,7 @@ def compute_run(data, retriever: str, *, depth: int = 1000, k1: float = 0.9, b: 
                                fingerprint=data.passages_fingerprint, progress=progress)
         trec_io.write_run(run, path, tag=f"irdash-{retriever}")
         # the CPU threads it ran on (not part of the result: a rerun on other threads reads this file)
-        ran_on = {"threads": threads} if retriever == "bm25" else torch_choice().as_dict()
+        ran_on = {"threads": threads} if retriever == "bm25" else encoder_choice().as_dict()
         atomic_write_text(meta_path, json.dumps({"dataset": data.name, "retriever": retriever,
                                                  "provenance": provenance, "n_passages": n,
                                                  "n_queries": len(queries), "settings": settings,
