@@ -76,6 +76,27 @@ def transaction(conn: sqlite3.Connection, *, retries: int = 20) -> Iterator[sqli
         conn.execute("COMMIT")
 
 
+def missing_columns(conn: sqlite3.Connection, columns) -> list[tuple[str, str, str]]:
+    """The ``(table, column, declaration)`` of ``columns`` whose table lacks that column."""
+    have: dict[str, set[str]] = {}
+    for table, _, _ in columns:
+        if table not in have:
+            have[table] = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+    return [c for c in columns if c[1] not in have[c[0]]]
+
+
+def add_columns(conn: sqlite3.Connection, columns) -> None:
+    """Give a store made before a column existed each ``(table, column, declaration)`` it lacks (what
+    it holds reads as the declaration's default). Checked first without the write lock (a store that
+    has them stays a reader), then again inside one write transaction, since another process may have
+    added them while this one waited."""
+    if not missing_columns(conn, columns):
+        return
+    with transaction(conn):
+        for table, column, declaration in missing_columns(conn, columns):
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+
+
 class SchemaStore:
     """Base of a store in one SQLite file: opens it through :func:`connect` with ``SCHEMA``
     (``CREATE TABLE IF NOT EXISTS ...``, run only when the file's schema version is behind), and

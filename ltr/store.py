@@ -31,7 +31,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from core.db import connect, transaction
+from core.db import add_columns, connect, transaction
 from core.processes import proc_start_time
 from core.paths import cache_dir
 from ltr.conventions import metric_name
@@ -208,14 +208,7 @@ class RunStore:
         self.path = Path(path) if path is not None else default_store_path()
         self._conn = connect(self.path, schema=_SCHEMA)
         self._live = _LiveSeries()
-        have = {r[1] for r in self._conn.execute("PRAGMA table_info(runs)")}
-        for column, kind in _ADDED_RUN_COLUMNS.items():
-            if column not in have:
-                with transaction(self._conn) as c:
-                    try:
-                        c.execute(f"ALTER TABLE runs ADD COLUMN {column} {kind}")
-                    except sqlite3.OperationalError:  # another process added it meanwhile
-                        pass
+        add_columns(self._conn, [("runs", column, kind) for column, kind in _ADDED_RUN_COLUMNS.items()])
 
     def close(self) -> None:
         self._conn.close()

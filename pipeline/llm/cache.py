@@ -120,10 +120,7 @@ class ResponseCache:
         with db.transaction(self._conn()) as conn:
             for statement in filter(str.strip, SCHEMA.split(";")):
                 conn.execute(statement)
-            for table, column, declaration in MIGRATIONS:
-                have = {row["name"] for row in conn.execute(f"PRAGMA table_info({table})")}
-                if column not in have:
-                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+        db.add_columns(self._conn(), MIGRATIONS)
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)

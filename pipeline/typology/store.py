@@ -15,7 +15,7 @@ import json
 import time
 from pathlib import Path
 
-from core.db import SchemaStore, transaction
+from core.db import SchemaStore, add_columns, transaction
 from core.paths import cache_dir
 from pipeline.typology.categories import UNKNOWN_CATEGORY, Assignment, Category
 from pipeline.typology.induction import HardQuery, Round
@@ -38,7 +38,7 @@ CREATE TABLE IF NOT EXISTS assignments (
   reasons TEXT NOT NULL, raw TEXT NOT NULL, unknown TEXT NOT NULL DEFAULT '[]', PRIMARY KEY (run_id, qid));
 """
 # Columns added since a table was first created: (table, column, declaration). A store made before
-# gets them on open (:meth:`TypologyStore._migrate`); what it holds reads as the default says.
+# gets them on open (:func:`core.db.add_columns`); what it holds reads as the default says.
 MIGRATIONS = (("assignments", "unknown", "TEXT NOT NULL DEFAULT '[]'"),)  # names outside the typology
 
 
@@ -64,21 +64,7 @@ class TypologyStore(SchemaStore):
 
     def __init__(self, path: str | Path | None = None):
         super().__init__(path or default_path())
-        if self._missing_columns():
-            self._migrate()
-
-    def _missing_columns(self) -> list[tuple[str, str, str]]:
-        have = {}
-        for table, column, declaration in MIGRATIONS:
-            have.setdefault(table, {r["name"] for r in self.conn.execute(f"PRAGMA table_info({table})")})
-        return [m for m in MIGRATIONS if m[1] not in have[m[0]]]
-
-    def _migrate(self) -> None:
-        """Add :data:`MIGRATIONS`' columns, in one transaction (checked again under the write lock:
-        another process may have added them while this one waited)."""
-        with transaction(self.conn):
-            for table, column, declaration in self._missing_columns():
-                self.conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+        add_columns(self.conn, MIGRATIONS)
 
     # ------------------------------------------------------------------------------------ writes
     def start_run(self, run_id: str, *, dataset: str, task: str, source: str, typology_label: str,
