@@ -27,6 +27,28 @@ BLUR_JS = "() => document.activeElement && document.activeElement.blur()"
 IDLE_JS = "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'"
 
 
+def choose_option(page, selectbox, name: str, tries: int = 3) -> None:
+    """Open a selectbox and pick `name`, once the page's script has finished.
+
+    A click that lands while the script is still drawing can hit a selectbox that is then replaced, so its
+    list never opens (CI, stop 31: the option never appeared in 30 s). Wait for the idle page, open, and
+    try again if the list did not open."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for _ in range(tries):
+        page.wait_for_function(IDLE_JS, timeout=60_000)
+        selectbox.click()
+        option = page.get_by_role("option", name=name, exact=True)
+        try:
+            option.wait_for(timeout=10_000)
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+            continue
+        option.click()
+        return
+    raise AssertionError(f"the selectbox's option {name!r} never appeared after {tries} tries")
+
+
 ANSWER_KEYS_JS = "() => document.documentElement.dataset.irdashAnswerKeys === 'ready'"
 
 
@@ -329,8 +351,7 @@ def test_unreadable_no_reason_and_hostile_names_in_the_browser(dashboard, tmp_pa
 
             page.goto(f"{dashboard}/failure-typology")
             page.get_by_role("heading", name="Failure typology").first.wait_for(timeout=60_000)
-            page.locator("[data-testid=stSelectbox]").first.click()
-            page.get_by_role("option", name="DL20").click()
+            choose_option(page, page.locator("[data-testid=stSelectbox]").first, "DL20")
             page.wait_for_timeout(500)
             page.wait_for_function(IDLE_JS, timeout=60_000)
             ARTIFACTS.mkdir(exist_ok=True)
