@@ -14,8 +14,9 @@ Stage packages, in the order a reader meets them; a package imports only package
 9. ``annotation``: human annotation of the typology and its validation
 10. ``prompting``: difficulty-aware prompts, the pairwise judge, the preference experiment
 11. ``study``: composes the stages (a study run, the stored studies, the typology's hard queries)
-12. ``views``: page helpers, one module per page (no ``streamlit``)
-13. ``cli``: the command line
+12. ``predict``: query-performance predictors and how well they foresee each task's failure
+13. ``views``: page helpers, one module per page (no ``streamlit``)
+14. ``cli``: the command line
 
 ``pages/`` import ``pipeline.views`` (and ``pipeline.study`` for a constant or error type); the
 contract of every module is in ``docs/ARCHITECTURE.md``.

@@ -1,0 +1,139 @@
+"""Each predictor against a hand-computed case, sd@k against numpy, the pyserini term statistics
+against a tiny index whose counts are known, and the shared DL19 BM25 run."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline.predict import catalog, post_retrieval as post, pre_retrieval as pre
+
+SHARED = Path(__file__).resolve().parents[4] / "shared" / "data" / "trec_dl"
+
+
+def one_query(scores, query="a b"):
+    return post.ScoreMatrix.from_run({"q": {f"d{i}": s for i, s in enumerate(scores)}}, {"q": query})
+
+
+def test_post_retrieval_predictors_on_a_hand_case():
+    m = one_query([2.0, 4.0, 1.0, 3.0])  # order in the run does not matter: sorted 4, 3, 2, 1
+    sd = math.sqrt((1.5 ** 2 + 0.5 ** 2 + 0.5 ** 2 + 1.5 ** 2) / 4)
+    assert post.sd_at_k(m, 4)[0] == pytest.approx(sd)
+    assert post.nqc_at_k(m, 4)[0] == pytest.approx(sd / 2.5)  # corpus score stand-in: the list's mean 2.5
+    assert post.wig_at_k(m, 2)[0] == pytest.approx((3.5 - 2.5) / math.sqrt(2))  # two query words
+    smv = (4 * abs(math.log(4 / 2.5)) + 3 * abs(math.log(3 / 2.5)) + 2 * abs(math.log(2 / 2.5))
+           + 1 * abs(math.log(1 / 2.5))) / 4 / 2.5
+    assert post.smv_at_k(m, 4)[0] == pytest.approx(smv)
+    assert post.top_score(m)[0] == 4.0
+    assert post.sigma_max(m, 4)[0] == pytest.approx(sd)  # grows with the cut-off here
+
+
+def test_sigma_max_takes_the_largest_sd_over_cut_offs():
+    m = one_query([10.0, 1.0, 1.0, 1.0])
+    # top 2: sd 4.5; top 3: sqrt(18) = 4.24; top 4: sqrt(15.1875) = 3.90
+    assert post.sigma_max(m, 4)[0] == pytest.approx(4.5)
+    assert post.sd_at_k(m, 4)[0] == pytest.approx(math.sqrt(15.1875))
+
+
+def test_undefined_values_are_nan_not_zero():
+    m = post.ScoreMatrix.from_run({"short": {"d": 1.0}, "negative": {"a": 2.0, "b": -1.0, "c": 0.5}}, {})
+    assert np.isnan(post.sd_at_k(m, 10)[0])  # one score has no spread
+    assert np.isnan(post.smv_at_k(m, 10)[1])  # a non-positive score has no logarithm
+    assert np.isnan(post.wig_at_k(m, 5)).all()  # fewer than 5 scores
+    assert not np.isnan(post.sd_at_k(m, 10)[1])
+
+
+def test_sd_at_k_equals_numpy_on_random_runs():
+    rng = np.random.default_rng(7)
+    run = {f"q{i}": {f"d{j}": float(s) for j, s in enumerate(rng.normal(10, 3, size=rng.integers(2, 150)))}
+           for i in range(40)}
+    m = post.ScoreMatrix.from_run(run)
+    for k in (5, 10, 100):
+        got = post.sd_at_k(m, k)
+        expected = [np.std(sorted(run[q].values(), reverse=True)[:k], ddof=0) for q in m.qids]
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+        sigma = [max(np.std(sorted(run[q].values(), reverse=True)[:j]) for j in range(2, min(k, len(run[q])) + 1))
+                 for q in m.qids]
+        np.testing.assert_allclose(post.sigma_max(m, k), sigma, rtol=1e-9)
+
+
+def hand_terms():
+    # N = 100 documents, T = 1000 term occurrences; query terms a (df 10, cf 20) twice, b (50, 100), z unseen
+    return pre.TermMatrix.from_counts({"q": [("a", 10, 20), ("b", 50, 100), ("a", 10, 20), ("z", 0, 0)],
+                                       "stop": []}, n_docs=100, n_tokens=1000)
+
+
+def test_pre_retrieval_predictors_on_a_hand_case():
+    t = hand_terms()
+    idf_a, idf_b = math.log(100 / 10), math.log(100 / 50)
+    scq_a, scq_b = (1 + math.log(20)) * math.log(1 + 10), (1 + math.log(100)) * math.log(1 + 2)
+    assert pre.query_length(t).tolist() == [4.0, 0.0]  # the unseen term counts, a stopword query is 0
+    assert pre.avg_idf(t)[0] == pytest.approx((2 * idf_a + idf_b) / 3)
+    assert pre.max_idf(t)[0] == pytest.approx(idf_a)
+    assert pre.sum_scq(t)[0] == pytest.approx(2 * scq_a + scq_b)
+    assert pre.avg_scq(t)[0] == pytest.approx((2 * scq_a + scq_b) / 3)
+    assert pre.max_scq(t)[0] == pytest.approx(scq_a)
+    assert pre.avg_ictf(t)[0] == pytest.approx((2 * math.log2(1000 / 20) + math.log2(1000 / 100)) / 3)
+    scs = 2 / 3 * math.log2((2 / 3) / (20 / 1000)) + 1 / 3 * math.log2((1 / 3) / (100 / 1000))
+    assert pre.scs(t)[0] == pytest.approx(scs)
+    for f in (pre.avg_idf, pre.max_idf, pre.sum_scq, pre.avg_scq, pre.max_scq, pre.avg_ictf, pre.scs):
+        assert np.isnan(f(t)[1]), f.__name__  # no seen term: undefined, never 0
+
+
+def test_every_predictor_names_formula_and_source():
+    for p in (*catalog.PRE_RETRIEVAL, *catalog.post_retrieval()):
+        text = p.definition()
+        assert len(text) > 60 and any(ch.isdigit() for ch in text), p.key  # a formula and a year
+        assert any(name in text for name in ("He and Ounis", "Zhao", "Shtok", "Zhou and Croft", "Tao and Wu",
+                                             "Pérez-Iglesias", "Cummins", "Scholer")), p.key
+    assert len(catalog.PRE_RETRIEVAL) >= 4 and len(catalog.post_retrieval()) >= 4
+
+
+def test_catalog_lists_undefined_queries_apart():
+    values = catalog.post_retrieval_values("r", {"q1": {"a": 3.0, "b": 1.0}, "q2": {"a": 1.0}}, k=10)
+    sd = next(v for v in values if v.predictor == "sd@10")
+    assert sd.name == "sd@10[r]" and sd.values == {"q1": 1.0} and sd.undefined == ["q2"]
+
+
+@pytest.fixture(scope="module")
+def tiny_index():
+    pytest.importorskip("pyserini")
+    from pipeline.retrieval import bm25
+
+    return bm25.build_index({"p1": "apple banana", "p2": "apples cherry", "p3": "dog"})  # the session's cache
+
+
+def test_term_statistics_come_from_the_lucene_index(tiny_index):
+    from pipeline.predict.index_stats import IndexChoice, open_index
+
+    stats = open_index(None, IndexChoice("local", str(tiny_index), "test"))
+    assert (stats.n_docs, stats.n_tokens) == (3, 5)
+    terms = stats.term_matrix({"q": "Apples and dogs, zebra"})  # "and" is a stopword; zebra is unseen
+    assert terms.n_terms.tolist() == [3]
+    assert pre.avg_idf(terms)[0] == pytest.approx((math.log(3 / 2) + math.log(3 / 1)) / 2)
+    assert pre.avg_ictf(terms)[0] == pytest.approx((math.log2(5 / 2) + math.log2(5 / 1)) / 2)
+
+
+def test_an_index_folder_that_is_not_one_is_refused(tmp_path):
+    from pipeline.predict.index_stats import resolve_index
+
+    with pytest.raises(ValueError, match="not a Lucene index"):
+        resolve_index("dl19", str(tmp_path))
+    assert resolve_index("dl19", "prebuilt:msmarco-v1-passage").kind == "prebuilt"
+    assert resolve_index("dl19").partial  # nothing configured: the data folder's passages
+
+
+@pytest.mark.skipif(not (SHARED / "runs" / "run.bm25.dl19.txt").is_file(), reason="no shared TREC DL data")
+def test_real_dl19_bm25_run():
+    from pipeline.data.trec_io import read_run
+
+    run = read_run(SHARED / "runs" / "run.bm25.dl19.txt")
+    values = {v.predictor: v for v in catalog.post_retrieval_values("bm25", run, k=100)}
+    assert len(values["sd@100"].values) == 43
+    for qid, value in values["sd@100"].values.items():
+        assert value == pytest.approx(np.std(list(run[qid].values()), ddof=0))  # top-100 run: the whole list
+    assert all(v > 0 for v in values["nqc@100"].values.values())
+    tops = values["top_score"].values
+    assert all(tops[q] == max(run[q].values()) for q in tops)
