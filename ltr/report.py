@@ -19,6 +19,7 @@ import pandas as pd
 from scipy import special
 
 from core.atomic import atomic_write_text
+from core.multiple_testing import holm_adjust  # noqa: F401  (the table's Holm; re-exported for callers)
 from ltr.cutoffs import NDCG_CUTOFFS
 from ltr.names import LEARNABLE_LOSSES, LOSS_NAMES
 from ltr.store import RunStore, canonical_data, ndcg_per_query
@@ -31,22 +32,6 @@ BETTER_MARK, WORSE_MARK = "\u2020", "\u2021"  # dagger, double dagger
 
 class ReportError(ValueError):
     """The store cannot give the requested table (no runs, ambiguous runs)."""
-
-
-def holm_adjust(p_values: Sequence[float]) -> np.ndarray:
-    """Holm-Bonferroni adjusted p-values (NaN entries are left out of the family and stay NaN).
-
-    Sorted ascending p_(1) <= ... <= p_(m): adj_(i) = max_{j<=i} min(1, (m - j + 1) p_(j)).
-    """
-    p = np.asarray(p_values, dtype=float)
-    out = np.full_like(p, np.nan)
-    ok = np.flatnonzero(~np.isnan(p))
-    if ok.size:
-        order = ok[np.argsort(p[ok], kind="stable")]
-        m = order.size
-        adjusted = np.minimum(1.0, (m - np.arange(m)) * p[order])
-        out[order] = np.maximum.accumulate(adjusted)
-    return out
 
 
 # Result-defining fields shared by every loss of one comparison (a "configuration"). Per-loss fields

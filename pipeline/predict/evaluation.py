@@ -1,0 +1,270 @@
+"""How well each predictor foresees each task's failure: one row per (scope, predictor, target).
+
+For a predictor x and a target y (a task's per-query value: nDCG@10 of a retriever, BERTScore F1 of a
+generator, disagreement of a judge in a setup), over the queries that have both values (``n``; each
+task's own queries, not only the three tasks' common universe):
+
+- Kendall τ-b and Pearson r with their two-sided p-values (``scipy.stats.kendalltau``, ``pearsonr``),
+  and Holm's correction of each across the whole table (every scope, predictor and target:
+  :func:`core.multiple_testing.holm_adjust`);
+- ROC AUC of the task's hard set (``sklearn.metrics.roc_auc_score``), *oriented so that a higher
+  predictor value predicts an easier query*: the positive class is "not in the hard set", so AUC > 0.5
+  means the expected direction (higher predictor, easier query) and AUC < 0.5 the opposite;
+- ``tau_easier``: τ signed so that positive means the same (τ for a target whose higher value is
+  easier, -τ for one whose higher value is harder, such as disagreement), the heatmap's colour;
+- 95% percentile bootstrap intervals of τ, r and AUC over queries (``n_boot`` resamples, a seeded
+  ``numpy.random.default_rng(seed)``, both recorded); the resampled statistics are computed at once
+  over the resample matrix (τ-b from pair signs, r from moments, AUC from average ranks), equal to
+  scipy's and scikit-learn's on the same sample (tests).
+
+Pooled over datasets, with the dataset as a stratum: the pooled τ, r and AUC are the n-weighted means
+of the per-dataset values (queries are compared only within their dataset: the datasets' scales
+differ), their intervals come from a stratified bootstrap (each dataset's queries resampled within
+it), and their p-values combine the per-dataset tests by Stouffer's method with weights sqrt(n)
+(``scipy.stats.combine_pvalues`` on one-sided p-values in the direction of the pooled estimate,
+doubled back to two-sided).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+from scipy import stats
+
+from core.multiple_testing import holm_adjust
+
+N_BOOT = 1000
+SEED = 0
+CONFIDENCE = 0.95
+PAIR_BUDGET = 4_000_000  # query pairs held at once by the resampled τ-b (a few tens of MB)
+MIN_QUERIES = 5  # fewer shared queries: no row figures (n shown, reason given)
+POOLED = "pooled"
+AUC_NOTE = "AUC: hard-set membership, oriented so that a higher predictor value predicts an easier query " \
+           "(AUC > 0.5 = the expected direction)"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One task's per-query values on one dataset, with its direction and hard set."""
+    name: str  # e.g. nDCG@10[bm25], BERTScore F1[embedded:smollm2], disagreement[llama-3.3-70b, binary]
+    task: str  # h2r | h2g | h2j
+    dataset: str
+    values: Mapping[str, float]
+    higher_is_easier: bool
+    hard: frozenset[str]  # the task's hard set over its own queries (the study's rule)
+    provenance: dict = field(default_factory=dict)
+
+
+@dataclass
+class Row:
+    dataset: str  # a dataset, or "pooled"
+    predictor: str
+    family: str
+    target: str
+    task: str
+    n: int
+    n_hard: int
+    kendall_tau: float | None = None
+    kendall_p: float | None = None
+    pearson_r: float | None = None
+    pearson_p: float | None = None
+    auc: float | None = None
+    tau_easier: float | None = None
+    intervals: dict = field(default_factory=dict)  # {"kendall_tau": [lo, hi], "pearson_r": ..., "auc": ...}
+    kendall_p_holm: float | None = None
+    pearson_p_holm: float | None = None
+    partial: bool = False
+    higher_is_easier: bool = True
+    note: str = ""
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+# ---- the statistics, over a matrix of resamples (one row each) ---------------------------------------
+def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """τ-b of each row pair of ``x``, ``y`` [B, n]: S / sqrt((n0 - n1)(n0 - n2)) from the pairs' signs
+    (S concordant minus discordant, n1 and n2 the pairs tied in x and in y); NaN when x or y is constant."""
+    x, y = np.atleast_2d(x), np.atleast_2d(y)
+    n = x.shape[1]
+    rows_i, rows_j = np.triu_indices(n, 1)
+    chunk = max(1, PAIR_BUDGET // max(len(rows_i), 1))  # resamples per block: memory stays bounded
+    out = np.empty(x.shape[0])
+    for start in range(0, x.shape[0], chunk):
+        xs, ys = x[start:start + chunk], y[start:start + chunk]
+        sx = np.sign(xs[:, rows_i] - xs[:, rows_j])
+        sy = np.sign(ys[:, rows_i] - ys[:, rows_j])
+        s = (sx * sy).sum(axis=1)
+        denominator = np.sqrt(np.count_nonzero(sx, axis=1).astype(float) * np.count_nonzero(sy, axis=1))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[start:start + chunk] = np.where(denominator > 0, s / denominator, np.nan)
+    return out
+
+
+def pearson_r(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson's r of each row pair; NaN when a row is constant."""
+    x, y = np.atleast_2d(x), np.atleast_2d(y)
+    xc, yc = x - x.mean(axis=1, keepdims=True), y - y.mean(axis=1, keepdims=True)
+    denominator = np.sqrt((xc ** 2).sum(axis=1) * (yc ** 2).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, (xc * yc).sum(axis=1) / denominator, np.nan)
+
+
+def easy_auc(x: np.ndarray, easy: np.ndarray) -> np.ndarray:
+    """ROC AUC of ``easy`` (True: not in the hard set) scored by ``x``, per row: the Mann-Whitney
+    statistic from average ranks (ties count a half); NaN when a row has one class only."""
+    x, easy = np.atleast_2d(x), np.atleast_2d(easy)
+    ranks = stats.rankdata(x, axis=1)
+    n_pos = easy.sum(axis=1)
+    n_neg = easy.shape[1] - n_pos
+    u = (ranks * easy).sum(axis=1) - n_pos * (n_pos + 1) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where((n_pos > 0) & (n_neg > 0), u / (n_pos * n_neg), np.nan)
+
+
+def resample_indices(strata: Sequence, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """[n_boot, n] indices drawn with replacement within each stratum (one stratum: plain bootstrap)."""
+    strata = np.asarray(strata)
+    out = np.empty((n_boot, len(strata)), dtype=np.int64)
+    for value in dict.fromkeys(strata.tolist()):  # a loop over strata (datasets), not queries
+        members = np.flatnonzero(strata == value)
+        out[:, members] = members[rng.integers(0, len(members), size=(n_boot, len(members)))]
+    return out
+
+
+def _interval(samples: np.ndarray) -> list[float] | None:
+    finite = samples[np.isfinite(samples)]
+    if finite.size < 0.9 * samples.size:  # a statistic undefined in over a tenth of the resamples
+        return None
+    alpha = (1 - CONFIDENCE) / 2
+    return [float(np.quantile(finite, alpha)), float(np.quantile(finite, 1 - alpha))]
+
+
+def _num(value) -> float | None:
+    return None if value is None or not np.isfinite(value) else float(value)
+
+
+# ---- one dataset ---------------------------------------------------------------------------------
+def paired(predictor: Mapping[str, float], target: Target) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """The queries with both values (target order), their predictor and target values, and easiness."""
+    qids = [q for q in target.values if q in predictor]
+    x = np.array([predictor[q] for q in qids], dtype=float)
+    y = np.array([target.values[q] for q in qids], dtype=float)
+    return qids, x, y, np.array([q not in target.hard for q in qids])
+
+
+def evaluate_pair(predictor: Mapping[str, float], target: Target, *, name: str, family: str, partial: bool = False,
+                  n_boot: int = N_BOOT, seed: int = SEED) -> Row:
+    """One dataset's row for predictor ``name`` against ``target``."""
+    qids, x, y, easy = paired(predictor, target)
+    row = Row(target.dataset, name, family, target.name, target.task, len(qids), int((~easy).sum()),
+              partial=partial, higher_is_easier=target.higher_is_easier)
+    if len(qids) < MIN_QUERIES:
+        row.note = f"{len(qids)} queries have both values (fewer than {MIN_QUERIES})"
+        return row
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        row.note = "constant " + ("predictor" if np.ptp(x) == 0 else "target") + " over these queries"
+        return row
+    tau = stats.kendalltau(x, y, variant="b")
+    r = stats.pearsonr(x, y)
+    row.kendall_tau, row.kendall_p = float(tau.statistic), float(tau.pvalue)
+    row.pearson_r, row.pearson_p = float(r.statistic), float(r.pvalue)
+    row.tau_easier = row.kendall_tau if target.higher_is_easier else -row.kendall_tau
+    if easy.all() or not easy.any():
+        row.note = "the hard set is empty or every query among these: no AUC"
+    else:
+        from sklearn.metrics import roc_auc_score
+
+        row.auc = float(roc_auc_score(easy, x))
+    idx = resample_indices(np.zeros(len(qids)), n_boot, np.random.default_rng(seed))
+    row.intervals = {"kendall_tau": _interval(kendall_tau_b(x[idx], y[idx])),
+                     "pearson_r": _interval(pearson_r(x[idx], y[idx])),
+                     "auc": _interval(easy_auc(x[idx], easy[idx])) if row.auc is not None else None}
+    return row
+
+
+# ---- pooled over datasets --------------------------------------------------------------------------
+def _stouffer(rows: list[Row], estimate: float, p_key: str, stat_key: str) -> float | None:
+    """Two-sided p of the pooled estimate: the per-dataset two-sided p-values made one-sided in the
+    estimate's direction and combined by Stouffer's method, weights sqrt(n)."""
+    one_sided, weights = [], []
+    for row in rows:
+        p, stat = getattr(row, p_key), getattr(row, stat_key)
+        if p is None or stat is None:
+            return None
+        one_sided.append(p / 2 if np.sign(stat) == np.sign(estimate) else 1 - p / 2)
+        weights.append(math.sqrt(row.n))
+    combined = stats.combine_pvalues(one_sided, method="stouffer", weights=weights).pvalue
+    return float(min(1.0, 2 * min(combined, 1 - combined)))
+
+
+def pooled_pair(per_dataset: list[tuple[Mapping[str, float], Target]], rows: list[Row], *, name: str, family: str,
+                partial: bool = False, n_boot: int = N_BOOT, seed: int = SEED) -> Row:
+    """The pooled row of one predictor against one target name over its datasets (module docstring)."""
+    target0 = per_dataset[0][1]
+    ok = [r for r in rows if r.kendall_tau is not None]
+    row = Row(POOLED, name, family, target0.name, target0.task, sum(r.n for r in rows), sum(r.n_hard for r in rows),
+              partial=partial, higher_is_easier=target0.higher_is_easier)
+    row.note = "datasets: " + ", ".join(f"{r.dataset} (n={r.n})" for r in rows)
+    if len(ok) < 2:
+        row.note += "; fewer than two datasets with figures: no pooled row"
+        return row
+    weights = np.array([r.n for r in ok], dtype=float)
+
+    def weighted(key):
+        values = [getattr(r, key) for r in ok]
+        return None if any(v is None for v in values) else float(np.average(values, weights=weights))
+
+    row.kendall_tau, row.pearson_r, row.auc = weighted("kendall_tau"), weighted("pearson_r"), weighted("auc")
+    row.kendall_p = _stouffer(ok, row.kendall_tau, "kendall_p", "kendall_tau")
+    row.pearson_p = _stouffer(ok, row.pearson_r, "pearson_p", "pearson_r")
+    row.tau_easier = row.kendall_tau if target0.higher_is_easier else -row.kendall_tau
+    # the stratified bootstrap: every dataset resampled within itself, the statistic per dataset, weighted
+    rng = np.random.default_rng(seed)
+    draws = {"kendall_tau": [], "pearson_r": [], "auc": []}
+    used = [(p, t) for (p, t), r in zip(per_dataset, rows) if r.kendall_tau is not None]
+    for predictor, target in used:
+        _, x, y, easy = paired(predictor, target)
+        idx = resample_indices(np.zeros(len(x)), n_boot, rng)
+        draws["kendall_tau"].append(kendall_tau_b(x[idx], y[idx]))
+        draws["pearson_r"].append(pearson_r(x[idx], y[idx]))
+        draws["auc"].append(easy_auc(x[idx], easy[idx]))
+    row.intervals = {key: _interval(np.average(np.vstack(samples), axis=0, weights=weights))
+                     if not (key == "auc" and row.auc is None) else None for key, samples in draws.items()}
+    return row
+
+
+def holm_table(rows: list[Row]) -> None:
+    """Holm's correction of the τ and r p-values across every row of the table (in place)."""
+    for p_key, out_key in (("kendall_p", "kendall_p_holm"), ("pearson_p", "pearson_p_holm")):
+        p = np.array([np.nan if getattr(r, p_key) is None else getattr(r, p_key) for r in rows], dtype=float)
+        for row, adjusted in zip(rows, holm_adjust(p)):
+            setattr(row, out_key, _num(adjusted))
+
+
+def evaluate(predictors: Mapping[str, Mapping[str, Mapping]], targets: Mapping[str, list[Target]], *,
+             n_boot: int = N_BOOT, seed: int = SEED, pooled: bool = True) -> list[Row]:
+    """Every predictor against every target of its dataset, then the pooled rows, Holm across all.
+
+    ``predictors[dataset][name]`` is a :class:`pipeline.predict.catalog.PredictorValues` (or any object
+    with ``values``, ``family`` and ``partial``); ``targets[dataset]`` that dataset's targets. A
+    predictor reads a target only on its own dataset; pooled rows join equal names across datasets."""
+    rows: list[Row] = []
+    groups: dict[tuple[str, str], list[tuple[Mapping[str, float], Target, Row]]] = {}
+    for dataset, named in predictors.items():
+        for name, pv in named.items():
+            for target in targets.get(dataset, []):
+                row = evaluate_pair(pv.values, target, name=name, family=pv.family, partial=pv.partial,
+                                    n_boot=n_boot, seed=seed)
+                rows.append(row)
+                groups.setdefault((name, target.name), []).append((pv.values, target, row))
+    if pooled:
+        for (name, _), members in groups.items():
+            if len(members) > 1:
+                rows.append(pooled_pair([(p, t) for p, t, _ in members], [r for _, _, r in members], name=name,
+                                        family=members[0][2].family, partial=any(r.partial for *_, r in members),
+                                        n_boot=n_boot, seed=seed))
+    holm_table(rows)
+    return rows
