@@ -54,7 +54,8 @@ def main(argv=None) -> int:
 
     from pipeline.generation.bertscore import _scorer, resolve_encoder
     from pipeline.llm.cpu import step_threads
-    from pipeline.study.run import h2g_sets, load_collection
+    from pipeline.study.config import load_collection
+    from pipeline.study.run import h2g_sets
 
     data = load_collection(args.dataset, data_dir=args.data)
     generators = answer_files(data, Path(args.data), work)

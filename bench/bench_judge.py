@@ -164,7 +164,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from pipeline.data.datasets import load_dataset
-    from pipeline.study.run import folder_judgments
+    from pipeline.study.config import folder_judgments
 
     data = load_dataset(args.dataset, args.data)
     qrels = data.require_qrels()

@@ -35,7 +35,9 @@ from pipeline.generation.answers import import_answers  # noqa: E402
 from pipeline.generation.h2g import generation_values  # noqa: E402
 from pipeline.judging.h2j import judgment_values  # noqa: E402
 from pipeline.judging.judgments import sample_pairs  # noqa: E402
-from pipeline.study.run import folder_judgments, judgments_for, retrieval_values  # noqa: E402
+from pipeline.study.config import folder_judgments  # noqa: E402
+from pipeline.study.run import judgments_for  # noqa: E402
+from pipeline.study.tasks.h2r import retrieval_values  # noqa: E402
 from pipeline.study.universe import common_universe, draw_sets  # noqa: E402
 
 QUANTILE = 0.25

@@ -53,7 +53,8 @@ def write_collection(folder: Path) -> dict[str, Path]:
 def run_designed_study(folder: Path) -> dict:
     """The designed collection through ``pipeline.study.run.run_study`` (MiniLM BERTScore, offline), in
     its JSON form (what the studies store holds: ``StudyResult.to_dict``)."""
-    from pipeline.study.run import load_collection, run_study
+    from pipeline.study.config import load_collection
+    from pipeline.study.run import run_study
 
     files = write_collection(folder)
     data = load_collection("designed", qrels=files["qrels.txt"], topics=files["topics.tsv"],

@@ -77,7 +77,7 @@ def test_partial_reference_sets_are_excluded_and_counted_by_default(tmp_path, ca
     """q3 gets a second grade-2 passage without text: its BERTScore could only be a max over part of its
     references, so by default it is left out of H2G and counted; --partial-references include scores it."""
     from pipeline.generation.h2g import generation_values, reference_note
-    from pipeline.study.run import load_collection
+    from pipeline.study.config import load_collection
     from pipeline.generation.answers import import_answers
 
     files = write_collection(tmp_path / "c")
@@ -134,7 +134,8 @@ def test_overlap_text_output_says_what_produced_every_number(tmp_path, capsys):
 def test_a_computed_partial_corpus_run_is_named_name_at_computed(tmp_path):
     """A run file that compute_run wrote (its JSON sidecar says so) is a partial-corpus run: whatever
     NAME the user gives it, reports name it NAME@computed (the retrievers module's contract)."""
-    from pipeline.study.run import load_collection, retrieval_values
+    from pipeline.study.config import load_collection
+    from pipeline.study.tasks.h2r import retrieval_values
 
     files = write_collection(tmp_path / "c")
     computed = tmp_path / "bm25-0123.txt"
@@ -178,7 +179,8 @@ def test_aggregate_mean_is_the_mean_of_the_pair_scores(tmp_path, capsys):
 
 
 def test_imported_judgments_cover_every_pair_whatever_the_llm_cap(tmp_path, study):
-    from pipeline.study.run import judgments_for, load_collection
+    from pipeline.study.config import load_collection
+    from pipeline.study.run import judgments_for
     from pipeline.judging.judgments import DEFAULT_CAP
 
     files = write_collection(tmp_path / "c")

@@ -84,7 +84,8 @@ def test_the_text_output_says_which_queries_were_not_answered(tmp_path, capsys, 
 
 
 def test_a_study_generates_only_what_h2g_scores_and_says_so(tmp_path, server, monkeypatch):
-    from pipeline.study.run import load_collection, run_study
+    from pipeline.study.config import load_collection
+    from pipeline.study.run import run_study
 
     monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
     files = _planted(tmp_path / "c")
@@ -102,7 +103,7 @@ def test_imported_answers_are_scored_as_before(tmp_path):
     """An answers file is read whole: nothing is generated, and no query is counted as not generated."""
     from pipeline.generation.answers import import_answers
     from pipeline.generation.h2g import generation_values
-    from pipeline.study.run import load_collection
+    from pipeline.study.config import load_collection
 
     files = _planted(tmp_path / "c")
     data = load_collection("planted", qrels=files["qrels.txt"], topics=files["topics.tsv"],

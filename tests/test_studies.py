@@ -16,7 +16,8 @@ import pytest
 from core.jobs import progress as job_progress
 from pipeline import cli
 from pipeline.study import store as studies
-from pipeline.study.run import load_collection, run_study
+from pipeline.study.config import load_collection
+from pipeline.study.run import run_study
 from pipeline.llm.base import LLMError
 from tests.failure_fixture import run_designed_study, write_collection
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from pipeline.study.components import component_keys
-from pipeline.study.run import load_collection, run_study
+from pipeline.study.config import load_collection
+from pipeline.study.run import run_study
 from tests.failure_fixture import write_collection
 from tests.loopback_llm import LoopbackLLMServer
 

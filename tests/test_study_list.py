@@ -8,7 +8,8 @@ import pytest
 
 from pipeline import cli
 from pipeline.study import store as studies
-from pipeline.study.run import load_collection, run_study
+from pipeline.study.config import load_collection
+from pipeline.study.run import run_study
 from pipeline.views import overlap as view
 from tests.failure_fixture import write_collection
 

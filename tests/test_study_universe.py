@@ -12,7 +12,8 @@ import pytest
 from pipeline import cli
 from pipeline.study import store as studies
 from pipeline.study.result import StudyResult
-from pipeline.study.run import combine, load_collection, run_study
+from pipeline.study.config import load_collection
+from pipeline.study.run import combine, run_study
 from pipeline.study.universe import LEGACY_NOTE
 from tests.failure_fixture import OFF_TOPIC, RELEVANT, write_collection
 

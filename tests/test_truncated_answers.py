@@ -89,7 +89,8 @@ def test_h2g_counts_answers_cut_at_the_limit_and_leaves_them_out(tmp_path, capsy
 
 def test_a_study_stores_the_finish_reasons_and_the_truncation_counts(tmp_path, server):
     from pipeline.study.result import StudyResult
-    from pipeline.study.run import load_collection, run_study
+    from pipeline.study.config import load_collection
+    from pipeline.study.run import run_study
 
     files = write_collection(tmp_path / "c")
     server.cut_when.add("capital of france")  # q2

@@ -137,7 +137,7 @@ def llm_args(p) -> None:
 # ---- what the commands derive from the shared options ------------------------------------------------
 def collection(args):
     """The ``collection_args`` collection: a registry dataset or a ``--qrels`` one."""
-    from pipeline.study.run import load_collection
+    from pipeline.study.config import load_collection
 
     return load_collection(args.dataset, qrels=args.qrels, topics=args.topics, passages=args.passages,
                            data_dir=args.data)

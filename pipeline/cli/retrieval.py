@@ -48,12 +48,13 @@ def cmd_retrieve(args) -> None:
 def cmd_h2r(args) -> None:
     from pipeline.data.datasets import load_dataset
     from pipeline.retrieval.h2r import h2r_report
-    from pipeline.retrieval.retrievers import get_run, parse_named_arg
+    from pipeline.retrieval.retrievers import get_run
+    from pipeline.study.components import parse_component
 
     data = load_dataset(args.dataset, args.data)
     data.require_qrels()
     runs = [get_run(data, name, file, **_compute_options(args))
-            for name, file in (parse_named_arg(text, "--retriever") for text in args.retriever)]
+            for name, file in (parse_component(text, "--retriever") for text in args.retriever)]
     report = h2r_report(data, runs, quantile=args.quantile, measure=args.measure)
     if args.json:
         dump(report)

@@ -6,7 +6,8 @@ import json
 import sys
 
 from pipeline.cli.args import (GENERATOR_HELP, JUDGE_HELP, POSITIVE_INT, bertscore_args, cap_arg, check_models,
-                               collection, collection_args, llm_args, llm_options, universe_arg)
+                               collection_args, llm_args, universe_arg)
+from pipeline.cli.config import study_config
 from pipeline.cli.output import dump, print_resolution, resolution_lines
 from pipeline.sets.rule import SetSummary
 from pipeline.study.universe import UniverseSummary
@@ -16,12 +17,9 @@ def cmd_overlap(args) -> None:
     check_models(args, [args.generator, args.judge])
     from pipeline.study.run import failure_sets
 
-    result = failure_sets(args.dataset, retriever=args.retriever, generator=args.generator, judge=args.judge,
-                          setup=args.setup, quantile=args.quantile, data_dir=args.data, qrels=args.qrels,
-                          topics=args.topics, passages=args.passages, encoder=args.encoder, cap=args.cap,
-                          llm_options=llm_options(args), progress=not args.json,
-                          partial_references=args.partial_references, universe=args.universe,
-                          truncated_answers=args.truncated_answers)
+    config = study_config(args, retrievers=[args.retriever], generators=[args.generator], judges=[args.judge],
+                          setups=[args.setup])
+    result = failure_sets(config, progress=not args.json)
     if args.json:
         dump(result.as_dict())
         return
@@ -65,17 +63,13 @@ def _overlap_lines(result):
 
 def cmd_run(args) -> None:
     check_models(args, [*(args.generator or ["auto"]), *(args.judge or ["auto"])])
-    from pipeline.study.run import run_study, study_components
+    from pipeline.study.config import SETUPS
+    from pipeline.study.run import run_study
 
-    data = collection(args)
-    retrievers, generators, judges = study_components(data, args.retriever, args.generator, args.judge)
-    study = run_study(data, retrievers=retrievers, generators=generators, judges=judges,
-                      setups=args.setup or ["binary", "graded"], quantile=args.quantile, encoder=args.encoder,
-                      aggregate=args.aggregate, cap=args.cap, max_queries=args.max_queries,
-                      llm_options=llm_options(args), log=(lambda m: print(m, file=sys.stderr)),
-                      study_id=args.study_id, progress_key=args.study_id,
-                      partial_references=args.partial_references, universe=args.universe,
-                      truncated_answers=args.truncated_answers)
+    config = study_config(args, retrievers=args.retriever or (), generators=args.generator or (),
+                          judges=args.judge or (), setups=args.setup or SETUPS).with_default_components()
+    study = run_study(config, log=(lambda m: print(m, file=sys.stderr)), study_id=args.study_id,
+                      progress_key=args.study_id)
     if args.out:
         from core.atomic import atomic_write_text
         atomic_write_text(args.out, json.dumps(study.to_dict(), ensure_ascii=False, indent=1))

@@ -50,18 +50,6 @@ class RetrieverRun:
                 "path": str(self.path), **self.details}
 
 
-def parse_named_arg(text: str, option: str) -> tuple[str, Path | None]:
-    """``NAME`` or ``NAME=FILE``: how a component is named, on the command line and in a study's
-    configuration (``--retriever``, ``--generator``, ``--judge``; ``option`` names it in the error).
-    The one parser of that grammar; it lives here, in the lowest stage that names a component, so that
-    retrieval, generation, judging and the study all read it alike."""
-    name, sep, file = text.partition("=")
-    name = name.strip()
-    if not name or (sep and not file.strip()):
-        raise ValueError(f"{option} expects NAME or NAME=FILE, got {text!r}")
-    return name, Path(file.strip()).expanduser() if sep else None
-
-
 def run_summary(data, result: RetrieverRun) -> dict:
     """A run's size (queries, queries with at least one hit, depth) and, when ``data`` has qrels, its
     mean nDCG@10 over the judged queries (missing ones score 0); ``None`` and 0 without qrels."""

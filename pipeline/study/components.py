@@ -1,4 +1,9 @@
-"""The keys of a study's generators and judges: one per full identity, never one per name.
+"""A study's components: how one is named (``NAME[=FILE]``, :func:`parse_component`), and the keys of a
+study's generators and judges: one per full identity, never one per name.
+
+On the command line, in the page's form and in a study's configuration a component (retriever,
+generator, judge) is ``NAME`` or ``NAME=FILE`` (an imported run, answers or judgments file);
+:func:`parse_component` is the one parser of that grammar, here with the study that composes them.
 
 A generator or judge is named ``backend:model`` (or its import name), but the name alone does not say
 which model answered: the same model from two hosts, or a tag re-pulled with new weights, has the same
@@ -13,9 +18,25 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Mapping, Sequence
+from pathlib import Path
+from typing import Mapping, NamedTuple, Sequence
 
 from pipeline.llm.base import Provenance
+
+
+class ComponentArg(NamedTuple):
+    """One component as named: ``name``, and ``file`` when it is imported (``NAME=FILE``)."""
+    name: str
+    file: Path | None
+
+
+def parse_component(text: str, option: str) -> ComponentArg:
+    """``NAME`` or ``NAME=FILE`` (``option``, e.g. ``--retriever``, names it in the error)."""
+    name, sep, file = text.partition("=")
+    name = name.strip()
+    if not name or (sep and not file.strip()):
+        raise ValueError(f"{option} expects NAME or NAME=FILE, got {text!r}")
+    return ComponentArg(name, Path(file.strip()).expanduser() if sep else None)
 
 
 def identity(provenance: Mapping, source: str = "") -> dict:

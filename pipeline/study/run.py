@@ -38,7 +38,6 @@ uses them); each component also records its own set over every query it scores
 from __future__ import annotations
 
 import json
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,60 +47,15 @@ from core.atomic import atomic_write_text
 from pipeline.judging.judgments import DEFAULT_CAP
 from pipeline.sets.rule import DEFAULT_QUANTILE, HardSet, SetSummary, hard_set
 from pipeline.sets.overlap import TASKS, overlap_analysis, stability_table
-from pipeline.retrieval.retrievers import parse_named_arg
-from pipeline.study.result import (Components, ConfigurationResult, GeneratorResult, JudgeResult, RetrieverResult,
-                                   StudyResult)
-from pipeline.study.components import component_keys, identity, identity_digest
-from pipeline.study.universe import DEFAULT_UNIVERSE, UniverseSummary, check_universe, draw_sets
+from pipeline.study.result import (Components, ConfigurationResult, GeneratorResult, JudgeResult, StudyResult)
+from pipeline.study.components import component_keys, identity, identity_digest, parse_component
+from pipeline.study.config import StudyConfig, folder_judgments, slug
+from pipeline.study.conventions import CONVENTIONS
+from pipeline.study.task import StepContext
+from pipeline.study.tasks.h2r import RetrievalTask
+from pipeline.study.universe import DEFAULT_UNIVERSE, UniverseSummary, draw_sets
 from pipeline.generation.h2g import generation_values, reference_note, truncation_note
 from pipeline.judging.h2j import judgment_values
-
-MEASURE = "nDCG@10"
-CONVENTIONS = {
-    "h2r": f"lowest {MEASURE} (ir_measures, judged queries missing from a run score 0), the quantile rule below",
-    "h2g": "BERTScore F1 (bert-score, no idf, no baseline rescaling) of the zero-shot answer, max over the "
-           "query's passages graded 2-3 that have text, lowest first (the quantile rule below); queries without "
-           "such a passage excluded, and by default those with only some of them (partial_references)",
-    "h2j": "share of the query's labelled pairs where judge and NIST disagree (binary: opposite sides of grade 2; "
-           "graded: |LLM - NIST| > 1), highest first (the quantile rule below)",
-    "universe": "per-task (default): each task's set over the queries that task scores, the overlap over their "
-                "members among the queries all three tasks score; common: each set within the queries all "
-                "three tasks score (pipeline.study.universe)",
-    "partial_references": "exclude (default): queries with only some grade-2/3 passages' texts are not scored "
-                          "for H2G (counted); include: scored against the passages that have text",
-    "truncated_answers": "exclude (default): answers cut at the token limit (finish reason length) are not scored "
-                         "for H2G (counted); include: scored as they are",
-    "quantile": "target floor((n-1)q)+1 queries (the size of numpy's linear-interpolated quantile set without "
-                "ties); a tie block at the boundary is never split: in or out, whichever size is closer to the "
-                "target (equal distance: out); pipeline.sets.rule",
-}
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "x"
-
-
-def load_collection(dataset: str | None = None, *, qrels=None, topics=None, passages=None, data_dir=None):
-    """A registry dataset (``dl19``..``dl22``), or any TREC-style collection from ``qrels`` (with
-    optional ``topics`` and ``passages`` files), as a :class:`pipeline.data.datasets.TrecDlData`."""
-    from pipeline.data import trec_io
-    from pipeline.data.datasets import DatasetSpec, TrecDlData, load_dataset
-
-    if qrels is None:
-        if dataset is None:
-            raise ValueError("give --dataset or --qrels")
-        return load_dataset(dataset, data_dir)
-    qrels_path = Path(qrels)
-    name = dataset or slug(qrels_path.stem)
-    topic_map = trec_io.read_topics(topics) if topics else {}
-    judged = trec_io.read_qrels(qrels_path, known_qids=topic_map or None)
-    for qid in judged:
-        topic_map.setdefault(qid, "")  # no topics file: query texts unknown (LLM steps will refuse)
-    texts = trec_io.read_passages(passages) if passages else {}
-    spec = DatasetSpec(name, 0, "custom", str(topics or ""), str(qrels_path), str(passages or ""), "")
-    return TrecDlData(spec=spec, topics=topic_map, qrels=judged, passages=texts,
-                      source=f"files qrels={qrels_path}" + (f", topics={topics}" if topics else "")
-                             + (f", passages={passages}" if passages else ""))
 
 
 def _require_query_texts(data) -> dict[str, str]:
@@ -111,14 +65,6 @@ def _require_query_texts(data) -> dict[str, str]:
         raise ValueError(f"{data.name}: {len(missing)} queries have no text (e.g. {missing[0]}); "
                          f"an LLM step needs --topics")
     return queries
-
-
-def folder_judgments(folder, dataset: str) -> dict[str, Path]:
-    """``{judge: path}`` for a data folder's ``judgments/judgments.<judge>.<dataset>.txt`` files."""
-    if folder is None or not (Path(folder) / "judgments").is_dir():
-        return {}
-    found = sorted((Path(folder) / "judgments").glob(f"judgments.*.{dataset}.txt"))
-    return {p.name[len("judgments."):-len(f".{dataset}.txt")]: p for p in found}
 
 
 def study_dir(data) -> Path:
@@ -134,35 +80,7 @@ def _last_error(failed: dict[str, str]) -> str:
     return " ".join(str(list(failed.values())[-1]).split()) if failed else "(none recorded)"
 
 
-def first_queries(data, n: int | None):
-    """``data`` restricted to its first ``n`` judged queries in topic order (all when ``n`` is None)."""
-    from dataclasses import replace
-
-    if n is None:
-        return data
-    if n < 1:
-        raise ValueError(f"--max-queries must be at least 1, got {n}")
-    keep = data.judged_qids[:n]
-    qrels = data.require_qrels()
-    return replace(data, qrels={qid: qrels[qid] for qid in keep}, _fingerprint=None)
-
-
 # ---- the three tasks' per-query values ------------------------------------------------------------
-def retrieval_values(data, arg: str) -> tuple[str, dict[str, float], dict]:
-    run, values = scored_run(data, arg)
-    return run.name, values, run.as_dict()  # run.name: NAME@computed for a partial-corpus run
-
-
-def scored_run(data, arg: str):
-    """``(the RetrieverRun retriever arg names, its per-query nDCG@10)``."""
-    from pipeline.retrieval import evaluation
-    from pipeline.retrieval.retrievers import get_run
-
-    name, file = parse_named_arg(arg, "--retriever")
-    run = get_run(data, name, file)
-    return run, evaluation.per_query(data.require_qrels(), run.run, MEASURE, complete=True)
-
-
 def answer_queries(data, partial_references: str = "exclude") -> tuple[dict[str, str], dict[str, str]]:
     """``(queries to answer, {qid: why not})``: the judged queries H2G can score under
     ``partial_references``, and the others (:func:`pipeline.generation.h2g.unscorable_queries`)."""
@@ -181,7 +99,7 @@ def generation_for(data, arg: str, *, llm_options: dict | None = None, progress:
     from pipeline.generation.answers import Generation, generate_answers, import_answers
     from pipeline.llm import make_client
 
-    name, file = parse_named_arg(arg, "--generator")
+    name, file = parse_component(arg, "--generator")
     if file is not None:
         return import_answers(name, file, known_qids=data.topics)
     _require_query_texts(data)
@@ -204,7 +122,7 @@ def judgments_for(data, arg: str, setup: str, *, cap: int | None, llm_options: d
     from pipeline.judging.judgments import import_judgments, llm_judgments
     from pipeline.llm import make_client
 
-    name, file = parse_named_arg(arg, "--judge")
+    name, file = parse_component(arg, "--judge")
     if file is None:
         file = folder_judgments(data.folder, data.name).get(name)
     if file is not None:
@@ -307,56 +225,35 @@ def combine(dataset: str, configuration: dict, values: dict[str, dict[str, float
                        {task: SetSummary.of(h).to_dict() for task, h in hard.items()}, summary.to_dict())
 
 
-def study_configuration(data, *, retrievers, generators, judges, setups, quantile, encoder, aggregate, cap,
-                        max_queries=None, partial_references="exclude", universe=DEFAULT_UNIVERSE,
-                        truncated_answers="exclude") -> dict:
-    """What a study run is asked to do (stored with it, and hashed into its id)."""
-    return {"dataset": data.name, "retrievers": list(retrievers), "generators": list(generators),
-            "judges": list(judges), "setups": list(setups), "quantile": quantile, "encoder": encoder,
-            "aggregate": aggregate, "cap": cap, "max_queries": max_queries,
-            "partial_references": partial_references, "universe": universe,
-            "truncated_answers": truncated_answers,
-            "data_folder": str(data.folder) if data.folder is not None else None}
+def run_study(config, *, log=print, study_id: str | None = None, progress_key: str | None = None,
+              progress: bool = True, **settings) -> StudyResult:
+    """Every task of :data:`STUDY_TASKS` for every component of ``config`` (a
+    :class:`pipeline.study.config.StudyConfig`), then every configuration's overlap; stored as a new
+    study (:mod:`pipeline.study.store`, atomically, under ``study_id`` or a new id) and returned. A
+    step that fails stops the run before anything is stored. Resumable: LLM answers come from the
+    response cache and BERTScore pairs from their cache, so a rerun repeats no expensive call.
 
-
-def study_components(data, retrievers=None, generators=None, judges=None) -> tuple[list, list, list]:
-    """The components a study runs when none are named: the data folder's imported runs (``bm25``
-    when it has none), ``auto`` as generator, and the folder's judgment files plus ``auto`` as judges."""
-    return (list(retrievers or (sorted(data.imported_runs()) or ["bm25"])), list(generators or ["auto"]),
-            list(judges or [*folder_judgments(data.folder, data.name), "auto"]))
-
-
-def run_study(data, *, retrievers, generators, judges, setups=("binary", "graded"), quantile=DEFAULT_QUANTILE,
-              encoder="auto", aggregate="max", cap=DEFAULT_CAP, max_queries=None, llm_options=None, progress=True,
-              log=print, study_id: str | None = None, progress_key: str | None = None,
-              partial_references="exclude", universe=DEFAULT_UNIVERSE, truncated_answers="exclude") -> StudyResult:
-    """Every step for every component, then every configuration's overlap; stored as a new study
-    (:mod:`pipeline.study.store`, atomically, under ``study_id`` or a new id) and returned. A step that
-    fails stops the run before anything is stored. Resumable: LLM answers come from the response
-    cache and BERTScore pairs from their cache, so a rerun repeats no expensive call.
-
-    ``progress_key``: the job's progress record (:mod:`core.jobs.progress`): stage n of m and items
-    done of total, read by the page's jobs table."""
+    ``config`` may also be a loaded collection with the configuration's fields as keywords
+    (``run_study(data, retrievers=[...], generators=[...], judges=[...], cap=4)``:
+    ``StudyConfig.of(data, **settings)``). ``progress_key``: the job's progress record
+    (:mod:`core.jobs.progress`): stage n of m and items done of total, read by the page's jobs table."""
     from core.jobs.progress import ProgressWriter
     from pipeline.study import store as studies
 
-    check_universe(universe)
-    data = first_queries(data, max_queries)
+    if not isinstance(config, StudyConfig):
+        config = StudyConfig.of(config, **settings)
+    elif settings:
+        raise TypeError(f"run_study(config) takes no configuration keywords, got {sorted(settings)}")
+    data = config.data()
     data.require_qrels()
-    configuration = study_configuration(data, retrievers=retrievers, generators=generators, judges=judges,
-                                        setups=setups, quantile=quantile, encoder=encoder, aggregate=aggregate,
-                                        cap=cap, max_queries=max_queries, partial_references=partial_references,
-                                        universe=universe, truncated_answers=truncated_answers)
+    configuration = config.stored()
     started = time.time()
     study_id = studies.check_study_id(study_id) if study_id else studies.new_study_id(configuration, started)
-    stages = len(retrievers) + 2 * len(generators) + len(judges) * len(setups) + 1
+    stages = (RetrievalTask().stages(config) + 2 * len(config.generators) + len(config.judges) * len(config.setups)
+              + 1)
     tracker = ProgressWriter(progress_key, stages)
     try:
-        study = _run_steps(data, tracker, configuration, retrievers=retrievers, generators=generators, judges=judges,
-                           setups=setups, quantile=quantile, encoder=encoder, aggregate=aggregate, cap=cap,
-                           llm_options=llm_options, progress=progress, log=log,
-                           partial_references=partial_references, universe=universe,
-                           truncated_answers=truncated_answers)
+        study = _run_steps(config, StepContext(log, tracker, progress))
     except BaseException as exc:
         tracker.finish(error=" ".join(str(exc).split()) or type(exc).__name__)
         raise
@@ -368,42 +265,41 @@ def run_study(data, *, retrievers, generators, judges, setups=("binary", "graded
     return study
 
 
-def _run_steps(data, tracker, configuration, *, retrievers, generators, judges, setups, quantile, encoder, aggregate,
-               cap, llm_options, progress, log, partial_references, universe, truncated_answers) -> dict:
+def _run_steps(config: StudyConfig, context: StepContext) -> dict:
     """The study's fields after ``id``, ``configuration``, ``time`` and ``finished`` (:class:`StudyResult`)."""
+    data, quantile, log, tracker, progress = config.data(), config.quantile, context.log, context.tracker, \
+        context.progress
+    llm_options, partial_references, cap = config.llm_options, config.partial_references, config.cap
     qrels = data.require_qrels()
     study: dict = {"dataset": data.name, "source": data.source, "coverage": data.coverage.as_dict(),
                    "quantile": quantile, "conventions": CONVENTIONS, "cap": cap,
-                   "partial_references": partial_references, "universe": universe,
-                   "data_folder": configuration["data_folder"],
+                   "partial_references": partial_references, "universe": config.universe,
+                   "data_folder": str(data.folder) if data.folder is not None else None,
                    "queries": data.queries(),
                    # the texts the page shows beside an answer (grade 2-3 passages that have text), with grades
                    "relevant_passages": {qid: data.relevant_passages(qid) for qid in data.queries()},
                    "relevant_grades": {qid: {pid: qrels[qid][pid] for pid in data.relevant_passages(qid)}
                                        for qid in data.queries()},
                    "retrievers": {}, "generators": {}, "judges": {}, "configurations": {}}
-    for arg in retrievers:
-        tracker.stage(f"retriever {arg}")
-        name, values, info = retrieval_values(data, arg)
-        hard = task_hard_set(values, "h2r", quantile)
-        study["retrievers"][name] = RetrieverResult(info, values, list(hard.qids), SetSummary.of(hard))
-        log(f"[{data.name}] retriever {name}: {len(values)} queries")
+    for entry in RetrievalTask().run(config, context):
+        study["retrievers"][entry.system] = entry.record
     generated = []  # (name, identity, result): keyed below by identity (pipeline.study.components)
-    for arg in generators:
+    for arg in config.generators:
         tracker.stage(f"answers of {arg}", len(answer_queries(data, partial_references)[0]), "answer")
         gen = generation_for(data, arg, llm_options=llm_options, progress=progress, on_progress=tracker.advance,
                              partial_references=partial_references)
         tracker.stage(f"BERTScore of {gen.name}")
-        values, info = generation_values(data, gen, encoder, aggregate, partial_references, truncated_answers)
+        values, info = generation_values(data, gen, config.encoder, config.aggregate, partial_references,
+                                         config.truncated_answers)
         generated.append((gen.name, identity(gen.provenance, gen.source), GeneratorResult(
             gen.provenance, gen.prompt, gen.options, gen.source, gen.failed, info, values, gen.answers,
             *hard_over_all_queries(values, "h2g", quantile), finish_reasons=gen.finish_reasons)))
         log(f"[{data.name}] generator {gen.name}: {len(values)} queries scored ({info['encoder']}); "
             + reference_note(info) + "; " + truncation_note(info))
     judged = []  # (name, identity, {setup: result})
-    for arg in judges:
+    for arg in config.judges:
         per_setup = {}
-        for setup in setups:
+        for setup in config.setups:
             tracker.stage(f"{setup} judgments of {arg}", 0, "pair")
             judgments = judgments_for(data, arg, setup, cap=cap, llm_options=llm_options, progress=progress,
                                       on_progress=tracker.advance, on_total=tracker.set_total)
@@ -428,7 +324,7 @@ def _run_steps(data, tracker, configuration, *, retrievers, generators, judges, 
                     small = [what for what, model in models.items() if model.small]
                     result = combine(data.name, components.to_dict(), {
                         "h2r": retriever.per_query, "h2g": generator.per_query, "h2j": judge.per_query}, {}, quantile,
-                        universe=universe, n_judged=len(data.queries()))
+                        universe=config.universe, n_judged=len(data.queries()))
                     study["configurations"][components.label] = ConfigurationResult(
                         components, result.sets, {t: SetSummary.from_dict(s) for t, s in result.set_info.items()},
                         result.analysis, small,
@@ -438,27 +334,28 @@ def _run_steps(data, tracker, configuration, *, retrievers, generators, judges, 
     return study
 
 
-def failure_sets(dataset: str | None = None, *, retriever: str, generator: str, judge: str, setup: str = "binary",
-                 quantile: float = DEFAULT_QUANTILE, data_dir=None, qrels=None, topics=None, passages=None,
-                 encoder: str = "auto", aggregate: str = "max", cap: int | None = DEFAULT_CAP,
-                 llm_options: dict | None = None, progress: bool = False,
-                 partial_references: str = "exclude", universe: str = DEFAULT_UNIVERSE,
-                 truncated_answers: str = "exclude") -> FailureSets:
-    """The three hard sets of one configuration, with their values and the generated answers.
-
-    ``retriever``, ``generator`` and ``judge`` use the ``NAME[=FILE]`` forms of the module docstring.
-    """
-    check_universe(universe)  # before any step runs
-    data = load_collection(dataset, qrels=qrels, topics=topics, passages=passages, data_dir=data_dir)
-    rname, rvalues, rinfo = retrieval_values(data, retriever)
-    gen = generation_for(data, generator, llm_options=llm_options, progress=progress,
-                         partial_references=partial_references)
-    gvalues, ginfo = generation_values(data, gen, encoder, aggregate, partial_references, truncated_answers)
-    judgments = judgments_for(data, judge, setup, cap=cap, llm_options=llm_options, progress=progress)
+def failure_sets(config: StudyConfig, *, progress: bool = False) -> FailureSets:
+    """The three hard sets of one configuration (``config`` names one retriever, generator, judge and
+    setup), with their values and the generated answers."""
+    for section in ("retrievers", "generators", "judges", "setups"):
+        if len(getattr(config, section)) != 1:
+            raise ValueError(f"one configuration has one of each component; got {section} "
+                             f"{list(getattr(config, section))}")
+    data = config.data()
+    context = StepContext(progress=progress)
+    (retrieved,) = RetrievalTask().run(config, context)
+    (generator,), (judge,), (setup,) = config.generators, config.judges, config.setups
+    gen = generation_for(data, generator, llm_options=config.llm_options, progress=progress,
+                         partial_references=config.partial_references)
+    gvalues, ginfo = generation_values(data, gen, config.encoder, config.aggregate, config.partial_references,
+                                       config.truncated_answers)
+    judgments = judgments_for(data, judge, setup, cap=config.cap, llm_options=config.llm_options, progress=progress)
     jvalues, jinfo = judgment_values(data, judgments)
-    config = {"retriever": rname, "generator": gen.name, "judge": judgments.judge, "setup": setup}
-    return combine(data.name, config, {"h2r": rvalues, "h2g": gvalues, "h2j": jvalues}, gen.answers, quantile,
-                   {"retriever": rinfo, "generator": {"provenance": gen.provenance, "bertscore": ginfo,
-                                                      "prompt": gen.prompt, "options": gen.options,
-                                                      "finish_reasons": gen.finish_reasons},
-                    "judge": jinfo, "conventions": CONVENTIONS}, universe=universe, n_judged=len(data.queries()))
+    names = {"retriever": retrieved.system, "generator": gen.name, "judge": judgments.judge, "setup": setup}
+    return combine(data.name, names, {"h2r": retrieved.values, "h2g": gvalues, "h2j": jvalues}, gen.answers,
+                   config.quantile,
+                   {"retriever": retrieved.provenance, "generator": {"provenance": gen.provenance, "bertscore": ginfo,
+                                                                   "prompt": gen.prompt, "options": gen.options,
+                                                                   "finish_reasons": gen.finish_reasons},
+                    "judge": jinfo, "conventions": CONVENTIONS}, universe=config.universe,
+                   n_judged=len(data.queries()))

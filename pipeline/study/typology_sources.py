@@ -80,7 +80,7 @@ class TaskValues:
 
 
 def _retrieval(data, config: HardSetConfig, llm_options) -> TaskValues:
-    from pipeline.study.run import scored_run
+    from pipeline.study.tasks.h2r import scored_run
 
     run, values = scored_run(data, config.retriever)
     return TaskValues(values, {"retriever": run.name}, {"retriever": run.as_dict()}, lambda q: h2r_context(
@@ -127,7 +127,9 @@ def hard_queries(config: HardSetConfig, llm_options: dict | None = None) -> tupl
     """``(dataset name, queries hardest first, description of the set)`` for ``config.task``, computing
     only the tasks of :attr:`HardSetConfig.tasks_needed` (module docstring)."""
     from pipeline.sets.rule import SetSummary
-    from pipeline.study.run import CONVENTIONS, combine, load_collection, task_hard_set
+    from pipeline.study.config import load_collection
+    from pipeline.study.conventions import CONVENTIONS
+    from pipeline.study.run import combine, task_hard_set
 
     tasks = config.tasks_needed  # checks the universe rule before any step runs
     data = load_collection(config.dataset, qrels=config.qrels, topics=config.topics, passages=config.passages,

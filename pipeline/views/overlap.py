@@ -21,7 +21,7 @@ import uuid  # noqa: E402
 from core import jobs  # noqa: E402
 from core.jobs import progress as job_progress  # noqa: E402
 from pipeline.study import store as studies  # noqa: E402
-from pipeline.study.run import folder_judgments  # noqa: E402
+from pipeline.study.config import StudyConfig, folder_judgments  # noqa: E402
 from pipeline.generation.h2g import answer_cut_note, reference_note, truncation_note  # noqa: E402
 from pipeline.judging.benchmark import benchmark_line  # noqa: E402
 from pipeline.judging.judgments import DEFAULT_CAP  # noqa: E402
@@ -270,18 +270,10 @@ def study_command(dataset: str, folder: str | Path | None, *, generator: str = "
     if unknown:
         raise ValueError(f"no judgments file for {', '.join(unknown)} in the data folder (have: "
                          f"{', '.join(available) or 'none'})")
-    command = [sys.executable, "-m", "pipeline", "run", "--dataset", dataset, "--generator", generator.strip(),
-               "--cap", str(int(cap)), "--partial-references", partial_references,
-               "--universe", check_universe(universe), "--truncated-answers", truncated_answers]
-    if max_queries:
-        command += ["--max-queries", str(int(max_queries))]
-    if study_id:
-        command += ["--study-id", study_id]
-    if folder is not None:
-        command += ["--data", str(folder)]
-    for judge in judges:
-        command += ["--judge", judge]
-    return command
+    config = StudyConfig(dataset=dataset, data_dir=folder, generators=[generator], judges=judges, cap=cap,
+                         max_queries=max_queries, partial_references=partial_references, universe=universe,
+                         truncated_answers=truncated_answers)
+    return [sys.executable, "-m", "pipeline", "run", *config.run_args(study_id)]
 
 
 def imported_judges(dataset: str, folder: str | Path | None) -> list[str]:
