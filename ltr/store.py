@@ -31,7 +31,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from core.db import add_columns, connect, transaction
+from core.db import Migration, Schema, open_store, transaction
 from core.processes import proc_start_time
 from core.paths import cache_dir
 from ltr.conventions import metric_name
@@ -70,11 +70,7 @@ CREATE TABLE IF NOT EXISTS runs (
     train_seconds REAL,
     pretrain_seconds REAL,
     test_ndcg1 REAL, test_ndcg3 REAL, test_ndcg5 REAL, test_ndcg10 REAL,
-    error TEXT,
-    pid_started TEXT,
-    cpu_seconds REAL,
-    load_at_start REAL,
-    threads INTEGER
+    error TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_by_grid ON runs (data, model, loss, fold);
 CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status);
@@ -91,6 +87,8 @@ CREATE TABLE IF NOT EXISTS query_results (
     run_id TEXT NOT NULL, metric TEXT NOT NULL, qid TEXT NOT NULL, value REAL,
     PRIMARY KEY (run_id, metric, qid)
 ) WITHOUT ROWID;
+"""
+_STEP_SERIES_TABLE = """
 CREATE TABLE IF NOT EXISTS step_series (
     run_id TEXT NOT NULL, name TEXT NOT NULL, n INTEGER NOT NULL,
     first_step INTEGER NOT NULL, first_value REAL, last_step INTEGER NOT NULL, last_value REAL,
@@ -117,9 +115,17 @@ _STEP_SERIES_COLUMNS = ("run_id", "name", "n", "first_step", "first_value", "las
 _SERIES_ENDS_SQL = """SELECT (SELECT MIN(step) FROM step_metrics WHERE run_id = ?1 AND name = ?2),
                              (SELECT MAX(step) FROM step_metrics WHERE run_id = ?1 AND name = ?2),
                              (SELECT value FROM step_metrics WHERE run_id = ?1 AND name = ?2 ORDER BY step DESC LIMIT 1)"""
-# A store written before step_series existed gets it filled once, when its schema is upgraded
-# (core.db.connect runs the script only then); on a new store it inserts nothing.
-_SCHEMA = _TABLES + "INSERT OR IGNORE INTO step_series " + _STEP_SERIES_SELECT.format(where="1") + ";\n"
+# The store's schema as its migrations (core.db.migrations): a change is a new migration at the end.
+# A store written before step_series existed gets it filled from its step rows (on a new store the
+# back-fill inserts nothing).
+SCHEMA = Schema("runs", (
+    Migration.tables(1, "experiments, runs, step and epoch metrics, per-query results", _TABLES, first_table="runs"),
+    Migration.columns(2, "runs", {"pid_started": "TEXT", "cpu_seconds": "REAL", "load_at_start": "REAL",
+                                  "threads": "INTEGER"}, "liveness by process start time, cost, load, threads"),
+    Migration.tables(3, "step_series: one summary row per series, filled from step_metrics", _STEP_SERIES_TABLE
+                     + "INSERT OR IGNORE INTO step_series " + _STEP_SERIES_SELECT.format(where="1") + ";\n",
+                     first_table="step_series"),
+))
 
 RUN_COLUMNS = (
     "run_id", "experiment", "data", "fold", "loss", "model", "seed", "status", "device", "pid", "host",
@@ -127,8 +133,6 @@ RUN_COLUMNS = (
     "train_seconds", "pretrain_seconds", "test_ndcg1", "test_ndcg3", "test_ndcg5", "test_ndcg10", "error",
     "pid_started", "cpu_seconds", "load_at_start", "threads",
 )
-# Columns added after the first release: a store created before them gets them on open.
-_ADDED_RUN_COLUMNS = {"pid_started": "TEXT", "cpu_seconds": "REAL", "load_at_start": "REAL", "threads": "INTEGER"}
 
 
 class RunConfigMismatch(ValueError):
@@ -206,9 +210,8 @@ class RunStore:
 
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path is not None else default_store_path()
-        self._conn = connect(self.path, schema=_SCHEMA)
+        self._conn = open_store(self.path, SCHEMA)
         self._live = _LiveSeries()
-        add_columns(self._conn, [("runs", column, kind) for column, kind in _ADDED_RUN_COLUMNS.items()])
 
     def close(self) -> None:
         self._conn.close()

@@ -235,8 +235,7 @@ def test_store_created_before_the_new_columns_gets_them(tmp_path):
 
     old = tmp_path / "old.sqlite"
     conn = sqlite3.connect(old)
-    conn.executescript(ltr_store._SCHEMA.replace("    error TEXT,\n    pid_started TEXT,\n    cpu_seconds REAL,\n"
-                                                 "    load_at_start REAL,\n    threads INTEGER\n", "    error TEXT\n"))
+    conn.executescript(ltr_store.SCHEMA.migrations[0].step)  # the first release's tables
     conn.close()
     assert "pid_started" not in {r[1] for r in sqlite3.connect(old).execute("PRAGMA table_info(runs)")}
     with RunStore(old) as s:
@@ -300,7 +299,7 @@ def test_store_created_before_step_series_gets_it_filled(tmp_path):
 
     old = tmp_path / "old.sqlite"
     conn = sqlite3.connect(old)
-    conn.executescript(ltr_store._TABLES.split("CREATE TABLE IF NOT EXISTS step_series")[0])
+    conn.executescript(ltr_store.SCHEMA.migrations[0].step)  # the first release's tables, no step_series
     conn.executemany("INSERT INTO step_metrics VALUES (?, ?, ?, ?, ?)",
                      [("r", "theta_d", s, 0, 0.5 - 0.1 * s) for s in range(10)])
     conn.commit()

@@ -131,7 +131,7 @@ def test_a_store_made_before_the_threads_column_opens_and_records_them(tmp_path)
         store.register_run("r1", {"data": "d", "fold": 1, "loss": "listnet", "model": "mlp"}, total_epochs=1)
     conn = sqlite3.connect(path)
     conn.execute("ALTER TABLE runs DROP COLUMN threads")  # as the previous release wrote it
-    conn.execute("PRAGMA user_version = 1")
+    conn.execute("DROP TABLE schema_migrations")  # nor did it record versions
     conn.commit()
     conn.close()
     with RunStore(path) as store:

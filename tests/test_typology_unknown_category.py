@@ -79,7 +79,7 @@ def test_a_typology_store_from_before_opens_and_reads_its_runs(tmp_path):
 
     path = tmp_path / "old.sqlite"
     conn = sqlite3.connect(path)
-    conn.executescript(typology_store.SCHEMA.split("CREATE TABLE IF NOT EXISTS assignments")[0]
+    conn.executescript(typology_store.SCHEMA.migrations[0].step.split("CREATE TABLE IF NOT EXISTS assignments")[0]
                        + OLD_TYPOLOGY_ASSIGNMENTS)
     conn.execute("INSERT INTO runs (run_id, dataset, task, source, typology_label, hard_set, config, provenance, "
                  "status, categories, created) VALUES ('r1', 'dl19', 'h2r', 'imported', 'x', '{}', '{}', '{}', "

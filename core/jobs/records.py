@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.db import connect
+from core.db import Migration, Schema, open_store
 from core.paths import cache_dir, cache_subdir
 
 JOB_STATUSES = ("queued", "running", "completed", "failed", "cancelled")
@@ -15,7 +15,7 @@ DEFAULT_LIMIT = 1
 LOG_TAIL_CHARS = 4000
 LIMITS_ENV = "IRDASH_JOB_LIMITS"
 
-_SCHEMA = """
+_TABLES = """
 CREATE TABLE IF NOT EXISTS jobs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     label TEXT NOT NULL,
@@ -43,6 +43,8 @@ CREATE TABLE IF NOT EXISTS worker (
     heartbeat REAL
 );
 """
+# The jobs store's schema (core.db.migrations): a change to it is a new migration at the end.
+SCHEMA = Schema("jobs", (Migration.tables(1, "jobs, concurrency limits, the worker", _TABLES, first_table="jobs"),))
 
 
 class JobError(ValueError):
@@ -92,7 +94,7 @@ def job_log_path(job_id: int) -> Path:
 
 
 def connect_jobs():
-    return connect(jobs_db_path(), schema=_SCHEMA)
+    return open_store(jobs_db_path(), SCHEMA)
 
 
 def job_from_row(row) -> Job:

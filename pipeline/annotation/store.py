@@ -59,8 +59,8 @@ from typing import Iterable, Sequence
 
 from core.db import SchemaStore, transaction
 from core.paths import cache_dir
-from pipeline.annotation.migrations import before_unknown_category, columns, match_run, migrate_run_key
-from pipeline.annotation.migrations import migrate_unknown_category
+from pipeline.annotation.migrations import match_run
+from pipeline.annotation.schema import SCHEMA
 from pipeline.typology.categories import TASKS, UNKNOWN_CATEGORY
 
 CSV_COLUMNS = ("annotator", "dataset", "task", "qid", "category", "llm_assigned", "human_applicable", "run_id",
@@ -71,42 +71,6 @@ UNREADABLE_STATUSES = ("unparseable", "failed")  # an assignment's status when i
 DEFAULT_SAMPLE = "default"
 DEFAULT_SIZE = 50
 SHARED = ""  # the annotator column of a sample shared by everyone
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS items (
-  sample TEXT NOT NULL, dataset TEXT NOT NULL, task TEXT NOT NULL, qid TEXT NOT NULL, run_id TEXT NOT NULL,
-  model TEXT NOT NULL, query TEXT NOT NULL, context TEXT NOT NULL, categories TEXT NOT NULL, assigned TEXT NOT NULL,
-  status TEXT NOT NULL DEFAULT 'ok', raw TEXT NOT NULL DEFAULT '', generator TEXT NOT NULL DEFAULT '',
-  unknown TEXT NOT NULL DEFAULT '[]', PRIMARY KEY (sample, dataset, task, qid));
-CREATE TABLE IF NOT EXISTS samples (
-  sample TEXT PRIMARY KEY, size INTEGER NOT NULL, seed INTEGER NOT NULL, per_annotator INTEGER NOT NULL,
-  created REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS queue (
-  sample TEXT NOT NULL, annotator TEXT NOT NULL, position INTEGER NOT NULL,
-  dataset TEXT NOT NULL, task TEXT NOT NULL, qid TEXT NOT NULL, PRIMARY KEY (sample, annotator, position));
-CREATE TABLE IF NOT EXISTS decisions (
-  annotator TEXT NOT NULL, run_id TEXT NOT NULL, dataset TEXT NOT NULL, task TEXT NOT NULL, qid TEXT NOT NULL,
-  category TEXT NOT NULL,
-  llm_assigned INTEGER NOT NULL CHECK (llm_assigned IN (0, 1)),
-  llm_answer TEXT NOT NULL DEFAULT 'readable'
-    CHECK (llm_answer IN ('readable', 'unreadable', 'unknown', 'unknown_category')),
-  human_applicable INTEGER CHECK (human_applicable IN (0, 1)),
-  model TEXT NOT NULL DEFAULT '', updated REAL NOT NULL, source TEXT NOT NULL,
-  PRIMARY KEY (annotator, run_id, dataset, task, qid, category));
-CREATE TABLE IF NOT EXISTS notes (
-  annotator TEXT NOT NULL, run_id TEXT NOT NULL, dataset TEXT NOT NULL, task TEXT NOT NULL, qid TEXT NOT NULL,
-  note TEXT NOT NULL DEFAULT '', proposed TEXT NOT NULL DEFAULT '', updated REAL NOT NULL,
-  PRIMARY KEY (annotator, run_id, dataset, task, qid));
-CREATE TABLE IF NOT EXISTS history (
-  id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, source TEXT NOT NULL, annotator TEXT NOT NULL,
-  dataset TEXT NOT NULL, task TEXT NOT NULL, qid TEXT NOT NULL, field TEXT NOT NULL, value TEXT,
-  run_id TEXT NOT NULL DEFAULT '');
-CREATE TABLE IF NOT EXISTS received_answers (
-  answer_id TEXT PRIMARY KEY, annotator TEXT NOT NULL, run_id TEXT NOT NULL, dataset TEXT NOT NULL,
-  task TEXT NOT NULL, qid TEXT NOT NULL, field TEXT NOT NULL, value INTEGER, given REAL NOT NULL,
-  received REAL NOT NULL, outcome TEXT NOT NULL);
-"""
-
 
 class AnnotationError(ValueError):
     """Bad annotation input (a CSV file names its line); nothing was stored."""
@@ -220,10 +184,6 @@ class AnnotationStore(SchemaStore):
 
     def __init__(self, path: str | Path | None = None):
         super().__init__(path or default_path())
-        if "run_id" not in columns(self.conn, "decisions"):
-            migrate_run_key(self.conn, SCHEMA)
-        if before_unknown_category(self.conn):
-            migrate_unknown_category(self.conn, SCHEMA)
 
     # ------------------------------------------------------------------------------- samples
     def create_sample(self, items: Iterable[Item], *, name: str = DEFAULT_SAMPLE, size: int = DEFAULT_SIZE,

@@ -32,13 +32,14 @@ BATCH = 64  # bert-score's default batch size, for encoding and for greedy match
 class ReferenceEmbeddings:
     """(encoder identity, passage text) -> (token embeddings [n, d], token weights [n]), in SQLite."""
 
+    SCHEMA = db.Schema("bertscore-references", (db.Migration.tables(
+        1, "reference token embeddings", "CREATE TABLE IF NOT EXISTS reference_embedding (key TEXT PRIMARY KEY, "
+        "n_tokens INTEGER NOT NULL, dim INTEGER NOT NULL, embedding BLOB NOT NULL, weights BLOB NOT NULL)",
+        first_table="reference_embedding"),))
+
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path is not None else paths.cache_dir() / "bertscore_embeddings.sqlite"
-        self.conn = db.connect(self.path)
-        with db.transaction(self.conn) as conn:
-            conn.execute("CREATE TABLE IF NOT EXISTS reference_embedding (key TEXT PRIMARY KEY, "
-                         "n_tokens INTEGER NOT NULL, dim INTEGER NOT NULL, embedding BLOB NOT NULL, "
-                         "weights BLOB NOT NULL)")
+        self.conn = db.open_store(self.path, self.SCHEMA)
 
     @staticmethod
     def key(identity: str, text: str) -> str:

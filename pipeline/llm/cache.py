@@ -33,10 +33,7 @@ from typing import Sequence
 from core import db, paths
 from pipeline.llm.base import UNKNOWN_FINISH, GenerationOptions, Message, Provenance
 
-# columns added after the first release: (table, column, declaration), added to older stores on open
-MIGRATIONS = (("responses", "finish_reason", "TEXT"), ("responses", "step", "TEXT"), ("failures", "step", "TEXT"))
-
-SCHEMA = """
+_TABLES = """
 CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY,
     backend TEXT NOT NULL,
@@ -44,8 +41,6 @@ CREATE TABLE IF NOT EXISTS responses (
     request TEXT NOT NULL,          -- JSON: messages and options, for inspection
     status TEXT NOT NULL CHECK (status IN ('pending', 'ok')),
     response TEXT,
-    finish_reason TEXT,
-    step TEXT,                      -- the study step that first asked (generation, judgments:binary, ...)
     seconds REAL,
     owner TEXT,
     claimed_at REAL,
@@ -59,11 +54,17 @@ CREATE TABLE IF NOT EXISTS failures (
     model TEXT NOT NULL,
     attempt INTEGER NOT NULL,
     error TEXT NOT NULL,
-    at REAL NOT NULL,
-    step TEXT
+    at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS failures_key ON failures(key);
 """
+# The cache's schema as its migrations (core.db.migrations): a change is a new migration at the end.
+SCHEMA = db.Schema("llm-responses", (
+    db.Migration.tables(1, "responses and failed attempts", _TABLES, first_table="responses"),
+    db.Migration.columns(2, "responses", {"finish_reason": "TEXT"}),
+    db.Migration.columns(3, "responses", {"step": "TEXT"}, "the study step that first asked: generation, ..."),
+    db.Migration.columns(4, "failures", {"step": "TEXT"}),
+))
 
 
 def request_key(provenance: Provenance, messages: Sequence[Message], options: GenerationOptions) -> str:
@@ -117,10 +118,7 @@ class ResponseCache:
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path is not None else paths.cache_subdir("llm") / "responses.sqlite"
         self._local = threading.local()  # one connection per thread (sqlite3 objects are not shared)
-        with db.transaction(self._conn()) as conn:
-            for statement in filter(str.strip, SCHEMA.split(";")):
-                conn.execute(statement)
-        db.add_columns(self._conn(), MIGRATIONS)
+        db.migrate(self._conn(), SCHEMA)
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)

@@ -15,12 +15,12 @@ import json
 import time
 from pathlib import Path
 
-from core.db import SchemaStore, add_columns, transaction
+from core.db import Migration, Schema, SchemaStore, transaction
 from core.paths import cache_dir
 from pipeline.typology.categories import UNKNOWN_CATEGORY, Assignment, Category
 from pipeline.typology.induction import HardQuery, Round
 
-SCHEMA = """
+_TABLES = """
 CREATE TABLE IF NOT EXISTS runs (
   run_id TEXT PRIMARY KEY, dataset TEXT NOT NULL, task TEXT NOT NULL, source TEXT NOT NULL,
   typology_label TEXT NOT NULL, hard_set TEXT NOT NULL, config TEXT NOT NULL, provenance TEXT NOT NULL,
@@ -35,11 +35,14 @@ CREATE TABLE IF NOT EXISTS rounds (
   PRIMARY KEY (run_id, number));
 CREATE TABLE IF NOT EXISTS assignments (
   run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE, qid TEXT NOT NULL, status TEXT NOT NULL,
-  reasons TEXT NOT NULL, raw TEXT NOT NULL, unknown TEXT NOT NULL DEFAULT '[]', PRIMARY KEY (run_id, qid));
+  reasons TEXT NOT NULL, raw TEXT NOT NULL, PRIMARY KEY (run_id, qid));
 """
-# Columns added since a table was first created: (table, column, declaration). A store made before
-# gets them on open (:func:`core.db.add_columns`); what it holds reads as the default says.
-MIGRATIONS = (("assignments", "unknown", "TEXT NOT NULL DEFAULT '[]'"),)  # names outside the typology
+# The store's schema as its migrations (core.db.migrations): a change is a new migration at the end; a
+# store made before a migration gets it on open, what it holds reading as the migration's defaults say.
+SCHEMA = Schema("typology", (
+    Migration.tables(1, "runs, queries, rounds, assignments", _TABLES, first_table="runs"),
+    Migration.columns(2, "assignments", {"unknown": "TEXT NOT NULL DEFAULT '[]'"}, "names outside the typology"),
+))
 
 
 def default_path() -> Path:
@@ -64,7 +67,6 @@ class TypologyStore(SchemaStore):
 
     def __init__(self, path: str | Path | None = None):
         super().__init__(path or default_path())
-        add_columns(self.conn, MIGRATIONS)
 
     # ------------------------------------------------------------------------------------ writes
     def start_run(self, run_id: str, *, dataset: str, task: str, source: str, typology_label: str,
