@@ -15,8 +15,10 @@ Stage packages, in the order a reader meets them; a package imports only package
 10. ``prompting``: difficulty-aware prompts, the pairwise judge, the preference experiment
 11. ``study``: composes the stages (a study run, the stored studies, the typology's hard queries)
 12. ``predict``: query-performance predictors and how well they foresee each task's failure
-13. ``views``: page helpers, one module per page (no ``streamlit``)
-14. ``cli``: the command line
+13. ``findings``: the paper's claims checked on the stored studies, annotations and preference results
+14. ``export``: publication files (SVG/PDF/PNG figures, CSV and booktabs LaTeX tables, a manifest)
+15. ``views``: page helpers, one module per page (no ``streamlit``)
+16. ``cli``: the command line
 
 ``pages/`` import ``pipeline.views`` (and ``pipeline.study`` for a constant or error type); the
 contract of every module is in ``docs/ARCHITECTURE.md``.

@@ -1,0 +1,101 @@
+"""``structure_stable``: the overlap structure across systems, measured on configurations that differ in
+one component (retriever, generator, judge or judging setup) within a dataset's study.
+
+For each such pair of configurations: the change of each pairwise share (|A ∩ B| / N, second minus
+first) and of the all-three share, whether the largest pair is the same, and the rank agreement of the
+two systems' per-query values over the queries both scored (Kendall τ-b and RBO hardest first,
+:mod:`pipeline.stats.rank`): the two retrievers' nDCG@10, the two generators' BERTScore F1, or the two
+judges' (or setups') disagreement. The claim is read as "the same pair is the largest" (the claims
+file's ``reading``); every pair that changes its largest pair makes it not hold.
+"""
+from __future__ import annotations
+
+from itertools import combinations
+
+from pipeline.findings.finding import FAILS, HOLDS, UNMEASURABLE, Finding, Part, finding, pair_name, paper_claims
+from pipeline.findings.scope import DatasetStudy, study_record
+from pipeline.stats.rank import rank_agreement
+from pipeline.study.result import StudyResult
+
+FIELDS = ("retriever", "generator", "judge", "setup")
+
+
+def _leaders(analysis: dict) -> list[str]:
+    counts = {k: f["count"] for k, f in analysis["pairwise"].items()}
+    top = max(counts.values()) if counts else 0
+    return sorted(k for k, c in counts.items() if c == top)
+
+
+def _values(study: StudyResult, label: str, component: str) -> tuple[dict, bool]:
+    """The per-query values of the component a configuration pair differs in, and whether higher is harder."""
+    if component == "retriever":
+        return study.retriever(label).per_query, False
+    if component == "generator":
+        return study.generator(label).per_query, False
+    return study.judge(label).per_query, True  # judge or setup: disagreement, higher = harder
+
+
+def one_component_pairs(study: StudyResult) -> list[tuple[str, str, str]]:
+    """``(first label, second label, the component they differ in)`` for every two configurations of the
+    study that differ in exactly one of retriever, generator, judge and setup."""
+    out = []
+    for a, b in combinations(study.configurations, 2):
+        ca, cb = study.configurations[a].components.to_dict(), study.configurations[b].components.to_dict()
+        differ = [f for f in FIELDS if ca[f] != cb[f]]
+        if len(differ) == 1:
+            out.append((a, b, differ[0]))
+    return out
+
+
+def compare(study: StudyResult, first: str, second: str, component: str) -> dict:
+    """The measured figures of one pair of configurations (module docstring)."""
+    a, b = study.configurations[first].analysis, study.configurations[second].analysis
+    shares = {}
+    for key in a["pairwise"]:
+        sa = a["pairwise"][key]["count"] / a["n_queries"] if a["n_queries"] else None
+        sb = b["pairwise"][key]["count"] / b["n_queries"] if b["n_queries"] else None
+        shares[key] = {"first": sa, "second": sb, "change": None if sa is None or sb is None else sb - sa}
+    values_a, descending = _values(study, first, component)
+    values_b, _ = _values(study, second, component)
+    return {"first": first, "second": second, "differs_in": component,
+            "pair_shares": shares,
+            "all_three_change": (None if a["all_three"]["share"] is None or b["all_three"]["share"] is None
+                                 else b["all_three"]["share"] - a["all_three"]["share"]),
+            "largest_first": _leaders(a), "largest_second": _leaders(b),
+            "same_largest": _leaders(a) == _leaders(b),
+            "rank_agreement": rank_agreement(values_a, values_b, descending=descending)}
+
+
+def structure_stable(scoped: list[DatasetStudy]) -> Finding:
+    parts, rests = [], []
+    for entry in scoped:
+        if entry.study is None:
+            parts.append(Part(entry.dataset, {}, UNMEASURABLE, entry.why_none))
+            continue
+        study = entry.study
+        rests.append(study_record(study))
+        pairs = one_component_pairs(study)
+        if not pairs:
+            parts.append(Part(study.dataset, {}, UNMEASURABLE,
+                              f"study {study.id} has no two configurations that differ in one component "
+                              f"({len(study.configurations)} configuration(s))"))
+            continue
+        for first, second, component in pairs:
+            measured = compare(study, first, second, component)
+            scope = f"{study.dataset} · {component}: {first} → {second}"
+            small = study.configurations[first].small_model or study.configurations[second].small_model
+            lead = ["/".join(pair_name(k) for k in measured[side]) for side in ("largest_first", "largest_second")]
+            agreement = measured["rank_agreement"]
+            tau = "τ undefined" if agreement["kendall_tau"] is None else f"τ {agreement['kendall_tau']:.2f}"
+            rbo = "RBO —" if agreement["rbo"] is None else f"RBO {agreement['rbo']:.2f}"
+            text = f"largest {lead[0]} → {lead[1]}; {tau}, {rbo} over {agreement['n']} queries"
+            if small:
+                parts.append(Part(scope, measured, UNMEASURABLE, f"a sub-1B model in one configuration ({text})"))
+            else:
+                parts.append(Part(scope, measured, HOLDS if measured["same_largest"] else FAILS, text))
+    return finding("structure_stable", parts, rests_on=rests,
+                   definitions={"reading": paper_claims()["structure_stable"]["reading"],
+                                "pair share": "|A ∩ B| / N over the configuration's common universe",
+                                "kendall_tau": "Kendall τ-b of the two systems' per-query values (scipy.stats)",
+                                "rbo": "extrapolated rank-biased overlap, hardest first, p = 0.9 "
+                                       "(Webber et al. 2010; pipeline.stats.rank)"})
