@@ -130,7 +130,7 @@ def live_refresh(store, run_ids) -> int:
     """What the Training page's fragment computes on a refresh (gradient view selected)."""
     from ltr import views
 
-    views.jobs_frame(store, views.ltr_jobs())
+    views.jobs_frame(store, views.TRAINING.jobs(30))
     group = views.run_groups(store)[0]
     views.group_runs(store, group)
     points = 0

@@ -90,7 +90,8 @@ def live_jobs(list_jobs, draw, *, exclude_kind: str | None = None, every: float 
 
     from core import jobs
 
-    seen = frozenset(j.id for j in list_jobs() if j.active)  # what this page run draws around the panel
+    first = [list_jobs()]  # the page run's list: drawn by the fragment's first run, not listed again
+    seen = frozenset(j.id for j in first[0] if j.active)  # what this page run draws around the panel
 
     @st.fragment(run_every=every if seen else idle_every)
     def live_jobs_panel() -> None:
@@ -101,7 +102,7 @@ def live_jobs(list_jobs, draw, *, exclude_kind: str | None = None, every: float 
                 st.dataframe(others, hide_index=True, width="stretch",
                              column_config={"what": st.column_config.TextColumn(width="large"),
                                             "why": st.column_config.TextColumn(width="large")})
-        job_list = list_jobs()
+        job_list = first.pop() if first else list_jobs()  # a later refresh lists them anew
         jobs.keep_jobs_moving(job_list)
         draw(job_list)
         if frozenset(j.id for j in job_list if j.active) != seen:  # a job started or ended: the whole page

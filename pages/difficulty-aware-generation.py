@@ -24,7 +24,7 @@ with st.expander("Run a comparison (background job)", expanded=not pv.available(
     c[3].selectbox("Reasons", list(pv.REASON_SOURCES), format_func=pv.REASON_SOURCES.get, key="prefer_reasons")
     c[4].number_input(pv.forms.PREFERENCE_QUERIES.label, value=10, key="prefer_max")  # checked on Start
     st.checkbox("Let the judge judge its own answers (the result says so)", value=False, key="prefer_self_judging")
-    prefer_busy = any(j.active for j in pv.preference_jobs())
+    prefer_busy = any(j.active for j in pv.PREFERENCE.jobs())
 
     def queue_preference() -> None:  # a callback (the rerun that follows already sees the job); reads the widgets
         s = st.session_state
@@ -50,7 +50,7 @@ def preference_jobs_panel(job_list) -> None:
                      column_config={"progress": st.column_config.TextColumn(width="large")})
 
 
-live_jobs(pv.preference_jobs, preference_jobs_panel, exclude_kind=pv.JOB_KIND)
+live_jobs(pv.PREFERENCE.jobs, preference_jobs_panel, exclude_kind=pv.PREFERENCE.name)
 
 available = pv.available()
 if not available:

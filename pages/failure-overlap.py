@@ -41,7 +41,7 @@ with st.expander("Run the study (background job)"):
                                                  f"{view.UNIVERSE_HELP[view.DEFAULT_UNIVERSE]}")
     st.checkbox("Score H2G for answers cut at the token limit", value=False, key="run_include_truncated",
                 help="default: answers that ran out of tokens (finish reason length) are excluded from H2G and counted")
-    busy = any(j.active for j in view.study_jobs())
+    busy = any(j.active for j in view.STUDY.jobs())
 
     def queue() -> None:  # a callback (the rerun that follows already sees the job); reads the widgets' state
         s = st.session_state
@@ -80,11 +80,11 @@ def jobs_panel(job_list) -> None:
         st.text(line)
 
 
-live_jobs(view.study_jobs, jobs_panel, exclude_kind=view.JOB_KIND, every=REFRESH_SECONDS)
+live_jobs(view.STUDY.jobs, jobs_panel, exclude_kind=view.STUDY.name, every=REFRESH_SECONDS)
 
 datasets = view.study_datasets()
 if not datasets:
-    if any(j.active for j in view.study_jobs()):
+    if any(j.active for j in view.STUDY.jobs()):
         st.info("A study is running (see its progress above); its results appear here when it finishes.")
     else:
         st.info("No study yet: start one above, or run `python -m pipeline run --dataset dl19` in a shell.")

@@ -133,4 +133,4 @@ def typology_jobs_panel(job_list) -> None:
         st.dataframe(view.jobs_rows(job_list), hide_index=True, width="stretch")
 
 
-live_jobs(view.typology_jobs, typology_jobs_panel, exclude_kind=view.JOB_KIND)  # outside the expander: always seen
+live_jobs(view.TYPOLOGY.jobs, typology_jobs_panel, exclude_kind=view.TYPOLOGY.name)  # outside the expander: always seen

@@ -68,10 +68,10 @@ with st.expander("Compute a run here (background job, partial corpus)"):
                "listed above once the job has finished.")
     left, right = st.columns([1, 3])
     retriever = left.selectbox("Retriever", views.COMPUTABLE, help="dense = TAS-B when loadable, else MiniLM")
-    busy = any(j.active and j.meta.get("retriever") == retriever for j in views.retrieval_jobs(name))
+    busy = any(j.active and j.meta.get("retriever") == retriever for j in views.RETRIEVAL.jobs(dataset=name))
 
     def queue() -> None:  # a callback, so the rerun that follows already sees the job (and disables the button)
-        st.session_state["queued_retrieval"] = views.submit_retrieval(name, retriever, folder)
+        st.session_state["queued_retrieval"] = views.RETRIEVAL.submit(dataset=name, retriever=retriever, folder=folder)
 
     right.button("Compute", on_click=queue, disabled=busy or not data.passages,
                  help="already queued or running" if busy else None)
@@ -89,7 +89,7 @@ def retrieval_jobs_panel(job_list) -> None:
             st.code(job.log_tail or "(no output)", language=None)
 
 
-live_jobs(lambda: views.retrieval_jobs(name), retrieval_jobs_panel, exclude_kind=views.JOB_KIND,
+live_jobs(lambda: views.RETRIEVAL.jobs(dataset=name), retrieval_jobs_panel, exclude_kind=views.RETRIEVAL.name,
           every=REFRESH_SECONDS)
 
 if not loaded or not data.has_qrels:

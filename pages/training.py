@@ -17,7 +17,7 @@ FOLLOW_LATEST = "__latest__"
 st.title("Train a ranker")
 st.caption("Each fold trains in its own background job (`python -m ltr train`): closing this tab or "
            "restarting the dashboard does not stop it, and this page finds it again.")
-views.keep_jobs_moving()
+jobs.keep_jobs_moving()
 
 datasets = views.dataset_choices()
 with st.container(border=True):
@@ -65,8 +65,8 @@ with st.container(border=True):
 
 
 def jobs_section(store) -> None:
-    job_list = views.ltr_jobs()
-    others = jobs.resource_jobs(exclude_kind=views.JOB_KIND)
+    job_list = views.TRAINING.jobs(30)
+    others = jobs.resource_jobs(exclude_kind=views.TRAINING.name)
     if others:  # e.g. a retrieval started from the Hard-to-retrieve page holds the CPU slot
         st.caption("Other jobs holding or waiting for a resource")
         st.dataframe(others, hide_index=True, width="stretch",

@@ -113,7 +113,7 @@ def test_typology_page_follows_a_job_to_its_result_without_a_reload(dashboard, t
         page.get_by_text("No typology run yet").wait_for(timeout=60_000)
         code = TYPOLOGY_JOB.format(root=str(ROOT), gate=str(gate), scratch=str(tmp_path / "scratch"))
         job_id = jobs.submit([sys.executable, "-c", code], label="typology h2r on dl19 (test)",
-                             meta={"kind": view.JOB_KIND, "dataset": "dl19", "task": "h2r"})
+                             meta={"kind": view.TYPOLOGY.name, "dataset": "dl19", "task": "h2r"})
         # the page, never reloaded, shows the job as it runs ...
         _wait(lambda: jobs.get_job(job_id).status == "running", 60, "the job to start")
         page.wait_for_function(f"() => ({GRID_TEXT_JS})().includes('running')", timeout=30_000)

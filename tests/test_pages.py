@@ -243,7 +243,7 @@ def test_start_button_queues_one_job_per_fold_and_cancel_works(cache):
 def test_training_page_shows_failed_job_and_failed_run_errors(cache):
     ids = _seed(cache)
     job_id = jobs.submit([sys.executable, "-c", f"import sys; sys.exit({HOSTILE!r})"], label="broken run",
-                         meta={"kind": views.JOB_KIND, "run_ids": [ids["failed"]]}, start_worker=False)
+                         meta={"kind": views.TRAINING.name, "run_ids": [ids["failed"]]}, start_worker=False)
     # Drive the runner in-process (the worker loop's two steps) instead of a detached worker.
     executor = jobs.LocalProcessExecutor()
     jobs.start_queued(executor, limits={"cpu": 1})
@@ -461,7 +461,7 @@ def test_one_fold_one_panel_per_fold_and_remaining_time(cache):
         store.log_steps(rid, [(s, 0, {"loss": 1.0, "theta_d": 0.5 + 1e-3 * s}) for s in range(10)])
         for epoch in range(4):
             store.log_epoch(rid, epoch, {"ndcg@10": 0.5, "seconds": 3.0})
-    jobs.submit(["true"], label="fold 1", meta={"kind": views.JOB_KIND, "run_ids": [rid], "fold": 1},
+    jobs.submit(["true"], label="fold 1", meta={"kind": views.TRAINING.name, "run_ids": [rid], "fold": 1},
                 start_worker=False)
     from core.db import transaction
     from core.jobs.records import connect_jobs

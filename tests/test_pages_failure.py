@@ -17,6 +17,7 @@ from pipeline.views import hard_to_retrieve as views
 from pipeline.data.datasets import load_dataset
 from pipeline.retrieval.retrievers import get_run
 from pipeline.sets import overlap
+from pipeline.retrieval.jobs import RETRIEVAL, retrieve_command
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -186,14 +187,14 @@ def test_figures(tiny):
 
 
 def test_submit_retrieval_queues_the_cli(cache, tiny):
-    assert views.retrieve_command("dl19", "bm25", tiny) == [
+    assert retrieve_command("dl19", "bm25", tiny) == [
         sys.executable, "-m", "pipeline", "retrieve", "--dataset", "dl19", "--retriever", "bm25", "--data", str(tiny)]
     with pytest.raises(ValueError, match="computable"):
-        views.retrieve_command("dl19", "splade", tiny)
-    job_id = views.submit_retrieval("dl19", "bm25", tiny)
-    (job,) = views.retrieval_jobs("dl19")
+        retrieve_command("dl19", "splade", tiny)
+    job_id = RETRIEVAL.submit(dataset="dl19", retriever="bm25", folder=tiny)
+    (job,) = RETRIEVAL.jobs(dataset="dl19")
     assert job.id == job_id and job.status == "queued" and job.meta["retriever"] == "bm25"
-    assert views.retrieval_jobs("dl20") == []
+    assert RETRIEVAL.jobs(dataset="dl20") == []
     assert views.jobs_frame([job]).to_dict("records") == [
         {"job": job_id, "retriever": "bm25", "status": "queued",
          "message": "waiting: the cpu limit is 0 (no job starts there; raise it to run)"}]  # this fixture's limit
@@ -258,7 +259,7 @@ def test_page_tiny_folder_quantile_chart_and_job(cache, tiny, monkeypatch):
     at.button[0].click().run()
     assert not at.exception
     (job,) = jobs.list_jobs()
-    assert job.command == views.retrieve_command("dl19", "bm25", tiny) and job.status == "queued"
+    assert job.command == retrieve_command("dl19", "bm25", tiny) and job.status == "queued"
     assert at.dataframe[2].value["status"].tolist() == ["queued"]
     assert at.button[0].disabled
     jobs.cancel(job.id)  # the job ends: the jobs panel reruns the page, the button is enabled again

@@ -15,6 +15,7 @@ from core import jobs
 from pipeline.views import overlap as view
 from pipeline.sets.rule import SetSummary, hard_set
 from pipeline.judging.judgments import DEFAULT_CAP
+from pipeline.study.jobs import study_command, study_link
 from tests.failure_fixture import TOPICS, run_designed_study
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -146,7 +147,7 @@ def test_start_run_queues_exactly_the_chosen_judges(with_study):
     next(b for b in at.button if b.label == "Start").click().run()
     assert not at.exception
     (job,) = jobs.list_jobs()
-    assert job.command[1:4] == ["-m", "pipeline", "run"] and job.meta["kind"] == view.JOB_KIND
+    assert job.command[1:4] == ["-m", "pipeline", "run"] and job.meta["kind"] == view.STUDY.name
     judges = [job.command[i + 1] for i, c in enumerate(job.command) if c == "--judge"]
     assert judges == ["embedded"]  # no data folder here: nothing imported was added silently
     assert job.command[job.command.index("--max-queries") + 1] == "5"
@@ -178,14 +179,14 @@ def test_study_command_uses_the_data_folder_judgments(shared_dir):
     if not folder.is_dir():
         pytest.skip("no shared TREC DL folder")
     assert view.imported_judges("dl20", folder) == ["flan-t5-large", "llama-3.3-70b"]
-    command = view.study_command("dl20", folder, generator="embedded", imported_judges=["llama-3.3-70b"],
+    command = study_command("dl20", folder, generator="embedded", imported_judges=["llama-3.3-70b"],
                                  llm_judge="embedded", cap=3)
     judges = [command[i + 1] for i, c in enumerate(command) if c == "--judge"]
     assert judges == ["llama-3.3-70b", "embedded"]  # only what was chosen
-    command = view.study_command("dl20", folder, generator="embedded", llm_judge="embedded", cap=3)
+    command = study_command("dl20", folder, generator="embedded", llm_judge="embedded", cap=3)
     assert [command[i + 1] for i, c in enumerate(command) if c == "--judge"] == ["embedded"]
     with pytest.raises(ValueError, match="no judgments file for nope"):
-        view.study_command("dl20", folder, imported_judges=["nope"])
+        study_command("dl20", folder, imported_judges=["nope"])
 
 
 @pytest.fixture
@@ -235,7 +236,7 @@ def test_a_job_row_links_to_its_study_and_the_link_selects_it(two_studies):
     at.query_params["study"] = first["id"]
     at.run()
     assert not at.exception and at.selectbox(key="study-designed").value == first["id"]
-    assert view.study_link("designed", first["id"]) == f"/failure-overlap?dataset=designed&study={first['id']}"
+    assert study_link("designed", first["id"]) == f"/failure-overlap?dataset=designed&study={first['id']}"
 
 
 def test_venn_regions_are_clickable_traces(designed_study_file):

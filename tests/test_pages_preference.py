@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from pipeline.prompting import preference
 from pipeline.views import preference as pv
 from pipeline.llm.base import SMALL_MODEL
+from pipeline.prompting.jobs import prefer_command
 from tests.preference_helpers import HOSTILE, stored_result
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -144,7 +145,7 @@ def test_page_starts_a_comparison_job_like_the_other_pages(cache, monkeypatch):
         next(b for b in at.button if b.label == "Start").click().run()
         assert not at.exception
         (job,) = jobs.list_jobs()
-        assert job.command[1:4] == ["-m", "pipeline", "prefer"] and job.meta["kind"] == pv.JOB_KIND
+        assert job.command[1:4] == ["-m", "pipeline", "prefer"] and job.meta["kind"] == pv.PREFERENCE.name
         assert job.command[job.command.index("--judge") + 1] == "embedded"
         assert "--allow-self-judging" not in job.command
         assert job.command[job.command.index("--max-queries") + 1] == "10"
@@ -154,10 +155,10 @@ def test_page_starts_a_comparison_job_like_the_other_pages(cache, monkeypatch):
     finally:
         _stop_jobs_and_worker()
     with pytest.raises(ValueError, match="reasons must be one of"):
-        pv.prefer_command("dl19", None, reasons="nope")
+        prefer_command("dl19", None, reasons="nope")
     with pytest.raises(ValueError, match="would judge its own answers"):
-        pv.prefer_command("dl19", None, generator="embedded", judge="embedded")
-    allowed = pv.prefer_command("dl19", None, generator="embedded", judge="embedded", allow_self_judging=True)
+        prefer_command("dl19", None, generator="embedded", judge="embedded")
+    allowed = prefer_command("dl19", None, generator="embedded", judge="embedded", allow_self_judging=True)
     assert allowed[-1] == "--allow-self-judging"
     from pipeline.cli import build_parser  # the command parses with the CLI's own parser (option names agree)
     assert build_parser().parse_args(allowed[3:]).allow_self_judging
@@ -211,7 +212,7 @@ def test_a_running_comparison_row_shows_stage_n_of_m(cache, monkeypatch):
     monkeypatch.setenv(jobs.LIMITS_ENV, "cpu=0")  # the job stays queued
     try:
         job_id = pv.submit_preference("dl19", None, generator="auto", judge="embedded")
-        (job,) = pv.preference_jobs()
+        (job,) = pv.PREFERENCE.jobs()
         key = job.meta["progress"]
         assert job.id == job_id and job.command[job.command.index("--progress-key") + 1] == key
         writer = ProgressWriter(key, stages=4, interval=0)  # assigning reasons, baseline, aware, judging

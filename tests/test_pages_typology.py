@@ -109,7 +109,7 @@ def test_typology_page_queues_a_background_job(runs):
     at.checkbox[0].check()
     at.button[0].click().run()
     assert not at.exception
-    (job,) = view.typology_jobs()
+    (job,) = view.TYPOLOGY.jobs()
     assert job.command[2:-2] == ["pipeline", "typology", "--dataset", "dl19", "--task", "h2r", "--assigner", "auto",
                                  "--max-rounds", "6", "--max-queries", "4", "--typology", "study"]
     # the job writes a progress record under the key its meta names (the jobs table reads it)
@@ -416,7 +416,7 @@ def test_a_running_typology_job_row_shows_stage_n_of_m(cache):
 
     job_id = view.submit_typology("dl19", "h2r", max_rounds=6)
     try:
-        (job,) = view.typology_jobs()
+        (job,) = view.TYPOLOGY.jobs()
         key = job.meta["progress"]
         assert job.id == job_id and job.command[job.command.index("--progress-key") + 1] == key
         writer = ProgressWriter(key, stages=1 + 8, interval=0)  # hard set, reasons, up to 6 rounds, assignment

@@ -47,7 +47,7 @@ def test_the_form_has_the_max_rounds_field_and_queues_what_it_says(cache):  # no
     _rounds(at).set_value(3)
     next(b for b in at.button if b.label == "Start").click().run()
     assert not at.exception and not at.error
-    (job,) = view.typology_jobs()
+    (job,) = view.TYPOLOGY.jobs()
     assert job.command[job.command.index("--max-rounds") + 1] == "3"
     jobs.cancel(job.id)
 
@@ -59,9 +59,9 @@ def test_an_invalid_max_rounds_is_refused_and_nothing_is_queued(cache):  # noqa:
         next(b for b in at.button if b.label == "Start").click().run()
         assert not at.exception
         assert [e.value for e in at.error] == [f"Nothing was started. Max rounds: expected an integer >= 1, got {bad}."]
-        assert view.typology_jobs() == []
+        assert view.TYPOLOGY.jobs() == []
     # both bad fields named at once
     next(n for n in at.number_input if n.label == view.forms.TYPOLOGY_QUERIES.label).set_value(-5)
     next(b for b in at.button if b.label == "Start").click().run()
     assert "Max queries (0 = all): expected an integer >= 0 (0 = no limit), got -5; Max rounds" in at.error[0].value
-    assert view.typology_jobs() == []
+    assert view.TYPOLOGY.jobs() == []

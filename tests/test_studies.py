@@ -229,7 +229,7 @@ def test_a_failed_study_job_row_shows_the_error_line_not_the_exit_code(tmp_path,
                f"j={files['judge.txt']}", "--encoder", "minilm", "--timeout", "5", "--retries", "0",
                "--study-id", study_id]
     job_id = jobs.submit(command, label="failure study on designed",
-                         meta={"kind": overlap_view.JOB_KIND, "dataset": "qrels", "study_id": study_id,
+                         meta={"kind": overlap_view.STUDY.name, "dataset": "qrels", "study_id": study_id,
                                "progress": study_id})
     try:
         job = _wait_status(job_id, ("completed", "failed"), timeout=240)
@@ -256,7 +256,7 @@ def test_a_queued_typology_job_says_why_it_waits(tmp_path, monkeypatch):
     monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv(jobs.LIMITS_ENV, "cpu=0")
     job_id = jobs.submit([sys.executable, "-c", "pass"], label="typology h2r on dl19",
-                         meta={"kind": typology_view.JOB_KIND}, start_worker=False)
+                         meta={"kind": typology_view.TYPOLOGY.name}, start_worker=False)
     (row,) = typology_view.jobs_rows(jobs.list_jobs())
     assert row["job"] == job_id and row["status"] == "queued" and "the cpu limit is 0" in row["message"]
     jobs.cancel(job_id)

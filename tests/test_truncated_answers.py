@@ -11,6 +11,7 @@ import pytest
 from pipeline import cli
 from pipeline.llm import CachedClient, GenerationOptions, ResponseCache, ScriptedBackend
 from pipeline.llm.base import Completion
+from pipeline.study.jobs import study_command
 from tests.failure_fixture import write_collection
 from tests.loopback_llm import LoopbackLLMServer
 
@@ -148,8 +149,8 @@ def test_the_page_form_passes_the_truncation_choice_to_the_study():
     def value(command, option):
         return command[command.index(option) + 1]
 
-    assert value(view.study_command("dl19", None, llm_judge="embedded"), "--truncated-answers") == "exclude"
-    command = view.study_command("dl19", None, llm_judge="embedded", truncated_answers="include")
+    assert value(study_command("dl19", None, llm_judge="embedded"), "--truncated-answers") == "exclude"
+    command = study_command("dl19", None, llm_judge="embedded", truncated_answers="include")
     assert value(command, "--truncated-answers") == "include"
     assert cli.build_parser().parse_args(command[3:]).truncated_answers == "include"
 

@@ -51,6 +51,8 @@ Layout (one concern per module; this package re-exports the public names):
 
 - :mod:`core.jobs.records`: the jobs database, the :class:`Job` record and its log files;
 - :mod:`core.jobs.queue`: what pages call (submit, list, cancel, worker info, limits);
+- :mod:`core.jobs.kinds`: :class:`JobKind`, a kind of job (command, label, progress record, result link)
+  declared and registered where it is defined, and the registry of kinds;
 - :mod:`core.jobs.executors`: the :class:`Executor` protocol and :class:`LocalProcessExecutor`;
 - :mod:`core.jobs.hosts`: :class:`HostProcess`, a long-lived child running many requests (hosted jobs, grids);
 - :mod:`core.jobs.lock`: the single-worker lock and starting the detached worker;
@@ -59,18 +61,19 @@ Layout (one concern per module; this package re-exports the public names):
 """
 from core.jobs.hosts import HostProcess
 from core.jobs.executors import Executor, LocalProcessExecutor, make_executor, proc_start_time, visible_device
+from core.jobs.kinds import JobKind, kind_named, kind_of, register, registered_kinds
 from core.jobs.lock import ensure_worker
 from core.jobs.queue import (cancel, default_limit, failure_message, get_job, keep_jobs_moving, list_jobs,
                              resource_jobs, resource_limits,
-                             set_limit, submit, waiting_reasons, worker_info)
+                             set_limit, submit, waiting_for, waiting_reasons, worker_info)
 from core.jobs.records import (ACTIVE_STATUSES, DEFAULT_LIMIT, JOB_STATUSES, LIMITS_ENV, LOG_TAIL_CHARS, Job,
                                JobError, job_log_path, jobs_db_path, read_log_tail)
 from core.jobs.worker import (KILL_GRACE_SECONDS, WORKER_IDLE_EXIT_SECONDS, WORKER_POLL_SECONDS, reap, run_worker,
                               start_queued)
 
-__all__ = ["ACTIVE_STATUSES", "DEFAULT_LIMIT", "Executor", "HostProcess", "JOB_STATUSES", "Job", "JobError", "KILL_GRACE_SECONDS",
+__all__ = ["ACTIVE_STATUSES", "DEFAULT_LIMIT", "Executor", "HostProcess", "JOB_STATUSES", "Job", "JobError", "JobKind", "KILL_GRACE_SECONDS",
            "LIMITS_ENV", "LOG_TAIL_CHARS", "LocalProcessExecutor", "WORKER_IDLE_EXIT_SECONDS", "WORKER_POLL_SECONDS",
            "cancel", "default_limit", "ensure_worker", "failure_message", "get_job", "job_log_path", "jobs_db_path",
-           "keep_jobs_moving", "list_jobs", "make_executor", "proc_start_time", "reap", "read_log_tail",
-           "resource_jobs", "resource_limits", "run_worker", "set_limit", "start_queued", "submit", "visible_device", "waiting_reasons",
+           "keep_jobs_moving", "kind_named", "kind_of", "list_jobs", "make_executor", "proc_start_time", "reap", "read_log_tail", "register", "registered_kinds",
+           "resource_jobs", "resource_limits", "run_worker", "set_limit", "start_queued", "submit", "visible_device", "waiting_for", "waiting_reasons",
            "worker_info"]

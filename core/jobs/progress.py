@@ -162,3 +162,11 @@ def job_message(job, waiting: dict[int, str] | None = None, now: float | None = 
     if job.status == "failed":
         return failure_message(job.log_tail)
     return ""
+
+
+def job_messages(job_list, now: float | None = None) -> dict[int, str]:
+    """:func:`job_message` of each job (keyed by id), the waiting reasons read once."""
+    from core.jobs.queue import waiting_for
+
+    waiting = waiting_for(job_list)
+    return {j.id: job_message(j, waiting, now) for j in job_list}

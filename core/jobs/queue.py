@@ -51,14 +51,20 @@ def get_job(job_id: int) -> Job:
     return job_from_row(row)
 
 
-def list_jobs(*, status: str | Iterable[str] | None = None, limit: int | None = 200) -> list[Job]:
-    """Jobs, newest first, optionally only those with the given status(es)."""
-    sql, args = "SELECT * FROM jobs", []
+def list_jobs(*, status: str | Iterable[str] | None = None, meta: Mapping | None = None,
+              limit: int | None = 200) -> list[Job]:
+    """Jobs, newest first, optionally only those with the given status(es) and ``meta`` fields
+    (e.g. ``{"kind": "pipeline.retrieve", "dataset": "dl19"}``: a kind's jobs, however many newer
+    jobs of other kinds the store holds)."""
+    clauses, args = [], []
     if status is not None:
         statuses = [status] if isinstance(status, str) else list(status)
-        sql += f" WHERE status IN ({','.join('?' * len(statuses))})"
+        clauses.append(f"status IN ({','.join('?' * len(statuses))})")
         args += statuses
-    sql += " ORDER BY id DESC"
+    for key, value in (meta or {}).items():
+        clauses.append("json_extract(meta_json, ?) = ?")
+        args += ['$."' + str(key).replace('"', '') + '"', value]
+    sql = "SELECT * FROM jobs" + (" WHERE " + " AND ".join(clauses) if clauses else "") + " ORDER BY id DESC"
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
     conn = connect_jobs()
@@ -188,6 +194,11 @@ def waiting_reasons(now: float | None = None) -> dict[int, str]:
         else:
             out[job.id] = "starting"
     return out
+
+
+def waiting_for(job_list: Sequence[Job]) -> dict[int, str]:
+    """:func:`waiting_reasons`, read only when one of ``job_list`` is queued (a table's rows need it)."""
+    return waiting_reasons() if any(j.status == "queued" for j in job_list) else {}
 
 
 def resource_jobs(*, exclude_kind: str | None = None, now: float | None = None) -> list[dict]:

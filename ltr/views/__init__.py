@@ -21,8 +21,8 @@ One module per page or concern (this package re-exports the public names, so pag
 - :mod:`ltr.views.drift`: drift reference, per-run drift diagnostic, final θ against steps;
 - :mod:`ltr.views.significance`: the paired t-test table as the Results page shows and exports it.
 """
-from core.jobs import keep_jobs_moving
 from ltr.cutoffs import NDCG_CUTOFFS
+from ltr.jobs import TRAINING
 from ltr.views.charts import (CHART_MAX_POINTS, FOLD_COLOURS, FOLD_LAYOUTS, METRIC_TITLES, PARAMETER_VIEWS,
                               has_step_metric, no_parameters_message, step_figure, validation_figure)
 from ltr.views.home import (dataset_choices, dataset_overview, gpu_count, n_folds, store_summary,
@@ -36,14 +36,14 @@ from ltr.views.results import (completed_runs, configuration_choices, cost_effec
 from ltr.views.run_groups import RunGroup, group_runs, run_groups
 from ltr.views.significance import (has_tests, significance, significance_csv, significance_display,
                                     significance_latex, significance_legend)
-from ltr.views.training_jobs import (CONCURRENCY_RULE, JOB_KIND, TRAINING_FIELDS, TrainingRequest, active_job_count, executor_setting, jobs_frame,
-                                     ltr_jobs, submit_training)
+from ltr.views.training_jobs import (CONCURRENCY_RULE, TRAINING_FIELDS, TrainingRequest, active_job_count, executor_setting, jobs_frame,
+                                     submit_training)
 
-__all__ = ["CONCURRENCY_RULE", "TRAINING_FIELDS", "CHART_MAX_POINTS", "FOLD_COLOURS", "FOLD_LAYOUTS", "JOB_KIND", "METRIC_TITLES", "NDCG_CUTOFFS",
-           "PARAMETER_VIEWS", "RunGroup", "TrainingRequest", "active_job_count", "completed_runs",
+__all__ = ["CONCURRENCY_RULE", "TRAINING_FIELDS", "CHART_MAX_POINTS", "FOLD_COLOURS", "FOLD_LAYOUTS", "METRIC_TITLES", "NDCG_CUTOFFS",
+           "PARAMETER_VIEWS", "RunGroup", "TRAINING", "TrainingRequest", "active_job_count", "completed_runs",
            "cost_effectiveness", "cost_figure", "dataset_choices", "dataset_overview", "executor_setting", "failed_runs", "fold_detail",
-           "fold_table", "gpu_count", "group_runs", "has_step_metric", "has_tests", "jobs_frame", "keep_jobs_moving",
-           "ltr_jobs", "n_folds", "no_parameters_message", "open_store", "result_options", "results_version",
+           "fold_table", "gpu_count", "group_runs", "has_step_metric", "has_tests", "jobs_frame",
+           "n_folds", "no_parameters_message", "open_store", "result_options", "results_version",
            "run_groups", "session_store", "significance", "significance_csv", "significance_display",
            "significance_latex", "significance_legend", "step_figure", "store_summary", "study_slate_length",
            "submit_training", "training_device", "trec_dl_status", "unusable_datasets", "validation_figure",

@@ -1,9 +1,7 @@
 """Starting runs from the training form (one background job per fold) and the table of those jobs."""
 from __future__ import annotations
 
-import dataclasses
 import math
-import sys
 import time
 from dataclasses import dataclass
 from typing import Sequence
@@ -14,10 +12,10 @@ from core import jobs
 from core.fields import (NONNEGATIVE_INT, POSITIVE_FLOAT, POSITIVE_INT, SEED, ZERO_OR_POSITIVE_INT, Field,
                          NumberRule, check_fields)
 from core.ray_cluster import EXECUTORS, ray_settings
+from ltr.jobs import TRAINING
 from ltr.store import RunStore, run_is_live
 from ltr.views.home import gpu_count
 
-JOB_KIND = "ltr.train"
 # The training form's number fields: the labels the page shows, the rules ``python -m ltr train`` checks
 # its flags with (core.fields), checked by :func:`submit_training` before a job is queued.
 TRAINING_FIELDS = {
@@ -56,7 +54,7 @@ class TrainingRequest:
 
 
 def submit_training(request: TrainingRequest, *, n_gpus: int | None = None) -> list[int]:
-    """Queue one training job per fold (run by a trainer host, see below); returns the job ids.
+    """Queue one training job per fold (run by a trainer host, :mod:`ltr.jobs`); returns the job ids.
 
     With GPUs, folds are spread round-robin over them (resource ``cuda:i``; the job runner sets
     ``CUDA_VISIBLE_DEVICES`` so the trainer's automatic device picks that GPU); else all go to
@@ -66,8 +64,6 @@ def submit_training(request: TrainingRequest, *, n_gpus: int | None = None) -> l
     local driver that runs the fold as a Ray task (resource class ``ray``; Ray picks the node and
     the GPU, the run streams into this store, cancelling the job cancels the task).
     """
-    from ltr.train.host import host_command
-
     check_fields(*((field, request.slate_length or 0 if name == "slate_length" else getattr(request, name))
                    for name, field in TRAINING_FIELDS.items()))
     if not request.folds:
@@ -77,20 +73,9 @@ def submit_training(request: TrainingRequest, *, n_gpus: int | None = None) -> l
     n_gpus = gpu_count() if n_gpus is None else n_gpus
     job_ids = []
     for i, config in enumerate(request.configs()):
-        resource = f"cuda:{i % n_gpus}" if n_gpus else "cpu"
-        command = [sys.executable, "-m", "ltr", "train", *config.to_cli_args()]
-        label = f"{config.data} · fold {config.fold} · {config.loss} · {config.model}"
-        # Run by a trainer host (``python -m ltr worker``) that stays up between jobs: torch is
-        # imported and the fold read once; ``command`` is the same run as a process of its own.
-        meta = {"kind": JOB_KIND, "run_ids": [config.run_id], "data": config.data, "fold": config.fold,
-                "loss": config.loss, "model": config.model, "host": host_command(),
-                "host_request": {"config": dataclasses.asdict(config)}}
-        if request.executor == "ray":
-            # A driver process of its own (no host): it holds the Ray connection while the task runs.
-            resource, label = "ray", f"{label} · ray"
-            command += ["--executor", "ray"]
-            meta = {k: v for k, v in meta.items() if k not in ("host", "host_request")} | {"executor": "ray"}
-        job_ids.append(jobs.submit(command, label=label, resource=resource, meta=meta, start_worker=False))
+        resource = "ray" if request.executor == "ray" else f"cuda:{i % n_gpus}" if n_gpus else "cpu"
+        job_ids.append(TRAINING.submit(config=config, executor=request.executor, resource=resource,
+                                       start_worker=False))
     jobs.ensure_worker()
     return job_ids
 
@@ -125,7 +110,7 @@ def jobs_frame(store: RunStore, job_list: Sequence[jobs.Job]) -> pd.DataFrame:
                "message"]
     run_ids = [rid for j in job_list for rid in j.meta.get("run_ids", [])[:1]]
     runs = {r["run_id"]: r for r in store.list_runs(run_ids=run_ids).to_dict("records")} if run_ids else {}
-    waiting = jobs.waiting_reasons() if any(j.status == "queued" for j in job_list) else {}
+    waiting = jobs.waiting_for(job_list)
     epoch_seconds = _mean_epoch_seconds(store, [rid for rid, r in runs.items() if r["status"] == "running"])
     rows = []
     for job in job_list:
@@ -172,11 +157,6 @@ def _duration(seconds: float) -> str:
     seconds = int(round(seconds))
     return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min" if seconds >= 3600 else (
         f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s")
-
-
-def ltr_jobs(limit: int = 30) -> list[jobs.Job]:
-    """The most recent training jobs started from the dashboard (newest first)."""
-    return [j for j in jobs.list_jobs(limit=limit * 4) if j.meta.get("kind") == JOB_KIND][:limit]
 
 
 def _is_number(value) -> bool:

@@ -6,14 +6,13 @@ data folder's full-corpus runs, or a run *computed here* over the data folder's 
 corpus), and the hard-to-retrieve sets of :func:`pipeline.retrieval.h2r.h2r_report` with their intersection.
 
 The page never retrieves itself: BM25 / dense retrieval runs as a background job
-(``python -m pipeline retrieve``, :func:`submit_retrieval`) and its run appears through
+(``python -m pipeline retrieve``, the job kind :data:`pipeline.retrieval.jobs.RETRIEVAL`) and its run appears through
 :func:`run_sources` once the job has written it (run file and provenance ``.json``) to the cache.
 """
 from __future__ import annotations
 
 import html
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -22,16 +21,16 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core import jobs, paths
-from core.jobs import keep_jobs_moving  # noqa: F401  (the page calls views.keep_jobs_moving)
+from core.jobs.progress import job_messages
 from pipeline.data import datasets
 from pipeline.retrieval import retrievers
 from pipeline.data.datasets import TrecDlData
 from pipeline.sets.rule import DEFAULT_QUANTILE
 from pipeline.retrieval.h2r import h2r_report
+from pipeline.retrieval.jobs import RETRIEVAL  # noqa: F401  (the page's job kind: it submits and lists through it)
 from pipeline.retrieval.retrievers import COMPUTABLE, RetrieverRun  # noqa: F401  (the page offers views.COMPUTABLE)
 
 DATASET_NAMES: tuple[str, ...] = tuple(datasets.DATASETS)
-JOB_KIND = "pipeline.retrieve"
 MEASURE = "nDCG@10"
 CONFIG_HELP = ("Configure it in `irdash.toml` at the project root (`[data]` then `trec_dl = \"/path/to/trec_dl\"`) "
                "or with the environment variable `IRDASH_DATA_TREC_DL=/path/to/trec_dl`, then reload. "
@@ -278,33 +277,10 @@ def scatter_figure(report: dict, topics: dict[str, str], x: str, y: str) -> go.F
 
 
 # ---------------------------------------------------------------------------- background retrieval
-def retrieve_command(dataset: str, retriever: str, folder: str | Path) -> list[str]:
-    """The CLI run by the background job (``python -m pipeline retrieve``)."""
-    if retriever not in retrievers.COMPUTABLE:
-        raise ValueError(f"cannot compute retriever {retriever!r}; computable: {', '.join(retrievers.COMPUTABLE)}")
-    return [sys.executable, "-m", "pipeline", "retrieve", "--dataset", dataset, "--retriever", retriever,
-            "--data", str(folder)]
-
-
-def submit_retrieval(dataset: str, retriever: str, folder: str | Path) -> int:
-    """Queue a retrieval over ``folder``'s passages as a background job; returns the job id."""
-    return jobs.submit(retrieve_command(dataset, retriever, folder),
-                       label=f"retrieve {retriever} on {dataset} (partial corpus)",
-                       meta={"kind": JOB_KIND, "dataset": dataset, "retriever": retriever, "data": str(folder)})
-
-
-def retrieval_jobs(dataset: str, limit: int = 10) -> list[jobs.Job]:
-    """The most recent retrieval jobs for ``dataset`` (newest first)."""
-    return [j for j in jobs.list_jobs(limit=200)
-            if j.meta.get("kind") == JOB_KIND and j.meta.get("dataset") == dataset][:limit]
-
-
 def jobs_frame(job_list: Sequence[jobs.Job]) -> pd.DataFrame:
     """The page's retrieval jobs: a failed one's last line, a queued one's waiting reason, a running
     one's last progress line."""
-    from core.jobs.progress import job_message  # the wording of every failure page's jobs table
-
-    waiting = jobs.waiting_reasons() if any(j.status == "queued" for j in job_list) else {}
+    messages = job_messages(job_list)  # the wording of every failure page's jobs table
     rows = [{"job": j.id, "retriever": j.meta.get("retriever", ""), "status": j.status,
-             "message": job_message(j, waiting)} for j in job_list]
+             "message": messages[j.id]} for j in job_list]
     return pd.DataFrame(rows, columns=["job", "retriever", "status", "message"])

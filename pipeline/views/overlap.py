@@ -9,7 +9,6 @@ exercise the pipeline and are not findings.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Sequence
 
@@ -21,7 +20,8 @@ import uuid  # noqa: E402
 from core import jobs  # noqa: E402
 from core.jobs import progress as job_progress  # noqa: E402
 from pipeline.study import store as studies  # noqa: E402
-from pipeline.study.config import StudyConfig, folder_judgments  # noqa: E402
+from pipeline.study.config import folder_judgments  # noqa: E402
+from pipeline.study.jobs import STUDY  # noqa: E402
 from pipeline.generation.h2g import answer_cut_note, reference_note, truncation_note  # noqa: E402
 from pipeline.judging.benchmark import benchmark_line  # noqa: E402
 from pipeline.judging.judgments import DEFAULT_CAP  # noqa: E402
@@ -34,7 +34,6 @@ from pipeline.views.venn import (REGION_IDS, TASK_LABELS, VENN_ORDER, _venn3, em
                                  has_hard_queries, region_from_selection, region_label, venn_figure, venn_plotly,
                                  venn_png, venn_title)
 
-JOB_KIND = "pipeline.failure-study"
 PASSAGES_SHOWN = 10  # a query's relevant passages listed before "Show all" (some queries have 183)
 
 
@@ -255,27 +254,6 @@ def tie_warnings(study: StudyResult, label: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- background runs
-def study_command(dataset: str, folder: str | Path | None, *, generator: str = "auto",
-                  imported_judges: Sequence[str] = (), llm_judge: str = "", cap: int = DEFAULT_CAP,
-                  max_queries: int | None = None, study_id: str | None = None,
-                  partial_references: str = "exclude", universe: str = DEFAULT_UNIVERSE,
-                  truncated_answers: str = "exclude") -> list[str]:
-    """The CLI the background job runs: every step for ``dataset`` with exactly the judges chosen
-    (the data folder's ``imported_judges`` and, when given, the LLM judge ``llm_judge``)."""
-    judges = [*imported_judges, *([llm_judge.strip()] if llm_judge.strip() else [])]
-    if not judges:
-        raise ValueError("choose at least one judge: an imported one or an LLM judge")
-    available = folder_judgments(folder, dataset) if folder is not None else {}
-    unknown = [j for j in imported_judges if j not in available]
-    if unknown:
-        raise ValueError(f"no judgments file for {', '.join(unknown)} in the data folder (have: "
-                         f"{', '.join(available) or 'none'})")
-    config = StudyConfig(dataset=dataset, data_dir=folder, generators=[generator], judges=judges, cap=cap,
-                         max_queries=max_queries, partial_references=partial_references, universe=universe,
-                         truncated_answers=truncated_answers)
-    return [sys.executable, "-m", "pipeline", "run", *config.run_args(study_id)]
-
-
 def imported_judges(dataset: str, folder: str | Path | None) -> list[str]:
     """The data folder's judgment files for ``dataset`` (choices of the form's "Imported judges")."""
     return list(folder_judgments(folder, dataset)) if folder is not None else []
@@ -293,44 +271,27 @@ def submit_study(dataset: str, folder: str | Path | None, **options) -> int:
     options["max_queries"] = forms.query_limit(options.get("max_queries"))
 
     study_id = store.new_study_id({"dataset": dataset, **options, "nonce": uuid.uuid4().hex})
-    command = study_command(dataset, folder, study_id=study_id, **options)
-    return jobs.submit(command, label=f"failure study on {dataset}",
-                       meta={"kind": JOB_KIND, "dataset": dataset, "study_id": study_id, "progress": study_id})
-
-
-def study_jobs(limit: int = 10) -> list[jobs.Job]:
-    return [j for j in jobs.list_jobs(limit=200) if j.meta.get("kind") == JOB_KIND][:limit]
-
-
-def study_link(dataset: str, study_id: str) -> str:
-    """The page's own URL selecting that study (the jobs table's link column)."""
-    return f"/failure-overlap?dataset={dataset}&study={study_id}"
+    return STUDY.submit(dataset=dataset, folder=folder, study_id=study_id, **options)
 
 
 def jobs_frame(job_list: Sequence[jobs.Job], now: float | None = None) -> pd.DataFrame:
     """The study jobs: status, progress (stage n of m, items done of total, rate, remaining time, from
     the job's progress record), a queued job's reason for waiting, a failed job's last error line,
     readable times, and a link to the study a finished job wrote."""
-    waiting = jobs.waiting_reasons() if any(j.status == "queued" for j in job_list) else {}
-    rows = []
-    for j in job_list:
-        message = job_progress.job_message(j, waiting, now)
-        study_id = j.meta.get("study_id")
-        written = (j.status == "completed" and study_id
-                   and studies.study_path(j.meta.get("dataset", ""), study_id).is_file())
-        rows.append({"job": j.id, "dataset": j.meta.get("dataset", ""), "status": j.status,
-                     "started": studies.readable_time(studies.iso_time(j.started)) if j.started else "",
-                     "progress": message,
-                     "study": study_link(j.meta["dataset"], study_id) if written else ""})
+    messages = job_progress.job_messages(job_list, now)
+    rows = [{"job": j.id, "dataset": j.meta.get("dataset", ""), "status": j.status,
+             "started": studies.readable_time(studies.iso_time(j.started)) if j.started else "",
+             "progress": messages[j.id], "study": STUDY.result_link(j) or ""} for j in job_list]
     return pd.DataFrame(rows, columns=["job", "dataset", "status", "started", "progress", "study"])
 
 
 def job_lines(job_list: Sequence[jobs.Job], failed_shown: int = 1) -> list[tuple[jobs.Job, str]]:
     """``(job, its whole progress or error line)`` for the active jobs and the newest failed one(s),
     shown under the table in full (a table cell cuts long text)."""
-    waiting = jobs.waiting_reasons() if any(j.status == "queued" for j in job_list) else {}
     failed = [j for j in job_list if j.status == "failed"][:failed_shown]
-    return [(j, job_progress.job_message(j, waiting)) for j in job_list if j.active or j in failed]
+    shown = [j for j in job_list if j.active or j in failed]
+    messages = job_progress.job_messages(shown)
+    return [(j, messages[j.id]) for j in shown]
 
 
 def job_fraction(job: jobs.Job) -> float:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import html
 import json
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
@@ -23,6 +22,7 @@ from core import jobs
 from core.jobs import progress as job_progress
 from pipeline.views import forms
 from pipeline.prompting import pairwise, preference
+from pipeline.prompting.jobs import PREFERENCE, REASON_SOURCES  # noqa: F401  (the page's form offers REASON_SOURCES)
 from pipeline.prompting.difficulty import prompt_diff
 from pipeline.generation.h2g import cut_note
 from pipeline.llm.base import Provenance
@@ -35,9 +35,6 @@ ORDER_TITLES = {"ab": "baseline shown as A, difficulty-aware as B", "ba": "diffi
 WINNER_TITLES = {"aware": "difficulty-aware", "baseline": "baseline", "tie": "tie (said so)", None: "unparseable"}
 RUN_HELP = ("Start a run above, or run `python -m pipeline prefer --dataset dl19 --json` in a shell (add "
             "`--reasons FILE` to use hand-assigned reasons, `--max-queries N` to cap the run); its result appears here.")
-JOB_KIND = "pipeline.prefer"
-REASON_SOURCES = {"assign": "assigned here by the judge (H2R queries of BM25)",
-                  "typology": "the failure typology's runs of one model (the newest run's model)"}
 STUDY_NOTE = "the study's own generators and judge"
 RULES_NOTE = ("Preference rate = the pair rule (a win needs both orders; a position-inconsistent pair is a tie; one "
               "unit per query). Verdict rate = the verdict rule (each order's verdict counted on its own, ties in "
@@ -254,55 +251,18 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
 
 
 # ---------------------------------------------------------------------------- background runs
-def prefer_command(dataset: str, folder: str | Path | None, *, generator: str = "auto", judge: str = "auto",
-                   reasons: str = "assign", max_queries: int | None = None,
-                   allow_self_judging: bool = False, progress_key: str | None = None) -> list[str]:
-    """The CLI a preference job runs (``python -m pipeline prefer``), like the other failure pages' jobs.
-    The same spec for generator and judge is refused here unless ``allow_self_judging`` (the CLI checks the
-    resolved models too, and a result made that way says so)."""
-    if reasons not in REASON_SOURCES:
-        raise ValueError(f"reasons must be one of {', '.join(REASON_SOURCES)}, got {reasons!r}")
-    if not generator.strip() or not judge.strip():
-        raise ValueError("give a generator and a judge (LLM specs, e.g. auto or ollama:llama3.2:3b)")
-    command = [sys.executable, "-m", "pipeline", "prefer", "--dataset", dataset, "--generator", generator.strip(),
-               "--judge", judge.strip()]
-    if generator.strip() == judge.strip() and not allow_self_judging:
-        raise ValueError(f"the judge {judge.strip()!r} would judge its own answers: choose another judge, or allow "
-                         "self-judging (the result then says so)")
-    if allow_self_judging:
-        command.append("--allow-self-judging")
-    if reasons == "typology":
-        command += ["--reasons", "typology"]
-    if max_queries:
-        command += ["--max-queries", str(int(max_queries))]
-    if folder is not None:
-        command += ["--data", str(folder)]
-    if progress_key:
-        command += ["--progress-key", progress_key]
-    return command
-
-
 def submit_preference(dataset: str, folder: str | Path | None, **options) -> int:
     """Queue a comparison as a background job; it writes a progress record (stage n of m, answers or
     judge calls done) that :func:`jobs_frame` shows. A bad ``max_queries`` (0 or None = all) raises
     :class:`core.fields.FormError` naming the field; nothing is queued."""
     forms.check_fields((forms.PREFERENCE_QUERIES, options.get("max_queries") or 0))
     options["max_queries"] = forms.query_limit(options.get("max_queries"))
-    key = job_progress.new_key("prefer")
-    return jobs.submit(prefer_command(dataset, folder, progress_key=key, **options),
-                       label=f"difficulty-aware generation on {dataset}",
-                       meta={"kind": JOB_KIND, "dataset": dataset, "progress": key})
-
-
-def preference_jobs(limit: int = 10) -> list[jobs.Job]:
-    return [j for j in jobs.list_jobs(limit=200) if j.meta.get("kind") == JOB_KIND][:limit]
+    return PREFERENCE.submit(dataset=dataset, folder=folder, **options)
 
 
 def jobs_frame(job_list: Sequence[jobs.Job]) -> pd.DataFrame:
     """Status, a queued job's reason for waiting, a running job's last progress line, a failed job's error."""
-    waiting = jobs.waiting_reasons() if any(j.status == "queued" for j in job_list) else {}
-    rows = []
-    for j in job_list:
-        message = job_progress.job_message(j, waiting)
-        rows.append({"job": j.id, "dataset": j.meta.get("dataset", ""), "status": j.status, "progress": message})
+    messages = job_progress.job_messages(job_list)
+    rows = [{"job": j.id, "dataset": j.meta.get("dataset", ""), "status": j.status, "progress": messages[j.id]}
+            for j in job_list]
     return pd.DataFrame(rows, columns=["job", "dataset", "status", "progress"])

@@ -11,24 +11,21 @@ from __future__ import annotations
 
 import html
 import re
-import sys
 import time
 from typing import Iterable, Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
 
-from core import jobs
+from core.jobs.progress import job_messages
 from pipeline.views import forms
 from pipeline.annotation.store import UNREADABLE_STATUSES, Item
 from pipeline.llm.base import Provenance
 from pipeline.typology.categories import TASK_TITLES, UNKNOWN_CATEGORY
-from pipeline.typology.induction import InductionConfig
+from pipeline.typology.jobs import DEFAULT_MAX_ROUNDS, TYPOLOGY
 from pipeline.typology.store import TypologyStore
 from pipeline.typology.store import default_path as typology_path
 
-JOB_KIND = "typology"
-DEFAULT_MAX_ROUNDS = InductionConfig.max_rounds  # the Start form's default, as the command's
 DEFAULT_GENERATOR = "embedded"  # pipeline.study.typology_sources.HardSetConfig.generator
 # CommonMark's backslash-escapable characters: escaped, a Markdown-rendering label shows them literally
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>:$&^=\"'])")
@@ -206,48 +203,22 @@ def model_note(spec: str) -> str:
     return f"{lead}; an embedded model is slow on a CPU: cap the queries."
 
 
-def typology_command(dataset: str, task: str, *, llm: str = "auto", max_rounds: int = DEFAULT_MAX_ROUNDS,
-                     max_queries: int | None = None, typology: str | None = None,
-                     progress_key: str | None = None) -> list[str]:
-    command = [sys.executable, "-m", "pipeline", "typology", "--dataset", dataset, "--task", task, "--assigner", llm,
-               "--max-rounds", str(max_rounds)]
-    if max_queries:
-        command += ["--max-queries", str(max_queries)]
-    if typology:
-        command += ["--typology", typology]
-    if progress_key:
-        command += ["--progress-key", progress_key]
-    return command
-
-
 def submit_typology(dataset: str, task: str, **options) -> int:
     """Queue a typology run as a background job (it survives a closed tab); returns the job id. The
     job writes a progress record (stage n of m, queries done) that :func:`jobs_rows` shows. A bad
     ``max_queries`` (0 or None = all) or ``max_rounds`` (at least 1, as ``--max-rounds``) raises
     :class:`core.fields.FormError` naming every bad field; nothing is queued."""
-    from core.jobs.progress import new_key
-
     forms.check_fields((forms.TYPOLOGY_QUERIES, options.get("max_queries") or 0),
                        (forms.TYPOLOGY_ROUNDS, options.get("max_rounds", DEFAULT_MAX_ROUNDS)))
     options["max_queries"] = forms.query_limit(options.get("max_queries"))
-
-    key = new_key("typology")
-    return jobs.submit(typology_command(dataset, task, progress_key=key, **options),
-                       label=f"typology {task} on {dataset}",
-                       meta={"kind": JOB_KIND, "dataset": dataset, "task": task, "progress": key})
-
-
-def typology_jobs(limit: int = 10) -> list[jobs.Job]:
-    return [j for j in jobs.list_jobs(limit=200) if j.meta.get("kind") == JOB_KIND][:limit]
+    return TYPOLOGY.submit(dataset=dataset, task=task, **options)
 
 
 def jobs_rows(job_list) -> list[dict]:
     """The typology jobs table: a queued job's reason for waiting, a running job's last progress line,
-    a failed job's error (:func:`core.jobs.progress.job_message`, as on every failure page)."""
-    from core.jobs.progress import job_message
-
-    waiting = jobs.waiting_reasons() if any(j.status == "queued" for j in job_list) else {}
-    return [{"job": j.id, "what": j.label, "status": j.status, "message": job_message(j, waiting)} for j in job_list]
+    a failed job's error (:func:`core.jobs.progress.job_messages`, as on every failure page)."""
+    messages = job_messages(job_list)
+    return [{"job": j.id, "what": j.label, "status": j.status, "message": messages[j.id]} for j in job_list]
 
 
 # ---------------------------------------------------------------------------------- annotation
