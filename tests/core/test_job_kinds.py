@@ -65,7 +65,15 @@ def test_a_kind_lists_only_its_jobs_by_meta_fields_however_many_others_are_newer
     assert len(jobs.list_jobs(meta={"word": "a"}, limit=None)) == 207
 
 
-def test_registry_finds_a_kind_by_the_name_its_jobs_store(cache):
+@pytest.fixture
+def registry(monkeypatch):
+    """The registry as it was before the test (the kinds a test registers are forgotten after it)."""
+    from core.jobs import kinds
+
+    monkeypatch.setattr(kinds, "_KINDS", dict(kinds._KINDS))
+
+
+def test_registry_finds_a_kind_by_the_name_its_jobs_store(cache, registry):
     kind = jobs.register(JobKind(name="test.registered", label="registered", command=echo_command,
                                  title=lambda word, **_: word))
     assert jobs.register(kind) is kind  # the same definition again (a module reloaded): kept

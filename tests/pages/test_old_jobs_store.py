@@ -38,7 +38,8 @@ def old_store(tmp_path, monkeypatch):
 
 
 def test_every_old_job_lists_under_its_kind(old_store):
-    by_kind = {kind.name: [j.id for j in kind.jobs(limit=None)] for kind in jobs.registered_kinds()}
+    by_kind = {kind.name: [j.id for j in kind.jobs(limit=None)] for kind in jobs.registered_kinds()
+               if not kind.name.startswith("test.")}  # kinds other tests declare own no job here
     assert by_kind == {"pipeline.retrieve": [2, 1], "pipeline.failure-study": [3], "typology": [4],
                        "pipeline.prefer": [5], "ltr.train": [8, 7, 6]}
     assert [jobs.kind_of(j).label if jobs.kind_of(j) else None for j in jobs.list_jobs()] == [
