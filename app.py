@@ -27,6 +27,7 @@ navigation = st.navigation({
         st.Page("pages/failure-typology.py", title="Failure typology", icon=":material/category:"),
         st.Page("pages/annotate-reasons.py", title="Annotate reasons", icon=":material/rate_review:"),
         st.Page("pages/difficulty-aware-generation.py", title="Difficulty-aware generation", icon=":material/compare:"),
+        st.Page("pages/predicting-failure.py", title="Predicting failure", icon=":material/query_stats:"),
     ],
 })
 refuse_second_dashboard()  # one dashboard per store: a second one says where the first runs, and stops here

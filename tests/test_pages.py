@@ -139,7 +139,8 @@ def test_home_empty_store(cache):
     # the "Query failure" column links every failure page of app.py's section
     links = [link.proto.page for link in at.get("page_link")]
     assert [p for p in links if p not in ("training", "results")] == [
-        "hard-to-retrieve", "failure-overlap", "failure-typology", "annotate-reasons", "difficulty-aware-generation"]
+        "hard-to-retrieve", "failure-overlap", "failure-typology", "annotate-reasons", "difficulty-aware-generation",
+        "predicting-failure"]
 
 
 def test_home_counts_runs_and_finds_configured_data(cache, tmp_path, monkeypatch):

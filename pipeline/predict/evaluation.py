@@ -14,7 +14,8 @@ task's own queries, not only the three tasks' common universe):
   easier, -τ for one whose higher value is harder, such as disagreement), the heatmap's colour;
 - 95% percentile bootstrap intervals of τ, r and AUC over queries (``n_boot`` resamples, a seeded
   ``numpy.random.default_rng(seed)``, both recorded); the resampled statistics are computed at once
-  over the resample matrix (τ-b from pair signs, r from moments, AUC from average ranks), equal to
+  over the resample matrix (τ-b as quadratic forms of the resample counts, r from moments, AUC from
+  average ranks), equal to
   scipy's and scikit-learn's on the same sample (tests).
 
 Pooled over datasets, with the dataset as a stratum: the pooled τ, r and AUC are the n-weighted means
@@ -27,6 +28,7 @@ doubled back to two-sided).
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from dataclasses import asdict, dataclass, field
 from typing import Mapping, Sequence
 
@@ -38,7 +40,6 @@ from core.multiple_testing import holm_adjust
 N_BOOT = 1000
 SEED = 0
 CONFIDENCE = 0.95
-PAIR_BUDGET = 4_000_000  # query pairs held at once by the resampled τ-b (a few tens of MB)
 MIN_QUERIES = 5  # fewer shared queries: no row figures (n shown, reason given)
 POOLED = "pooled"
 AUC_NOTE = "AUC: hard-set membership, oriented so that a higher predictor value predicts an easier query " \
@@ -84,23 +85,30 @@ class Row:
 
 
 # ---- the statistics, over a matrix of resamples (one row each) ---------------------------------------
-def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """τ-b of each row pair of ``x``, ``y`` [B, n]: S / sqrt((n0 - n1)(n0 - n2)) from the pairs' signs
-    (S concordant minus discordant, n1 and n2 the pairs tied in x and in y); NaN when x or y is constant."""
-    x, y = np.atleast_2d(x), np.atleast_2d(y)
-    n = x.shape[1]
-    rows_i, rows_j = np.triu_indices(n, 1)
-    chunk = max(1, PAIR_BUDGET // max(len(rows_i), 1))  # resamples per block: memory stays bounded
-    out = np.empty(x.shape[0])
-    for start in range(0, x.shape[0], chunk):
-        xs, ys = x[start:start + chunk], y[start:start + chunk]
-        sx = np.sign(xs[:, rows_i] - xs[:, rows_j])
-        sy = np.sign(ys[:, rows_i] - ys[:, rows_j])
-        s = (sx * sy).sum(axis=1)
-        denominator = np.sqrt(np.count_nonzero(sx, axis=1).astype(float) * np.count_nonzero(sy, axis=1))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[start:start + chunk] = np.where(denominator > 0, s / denominator, np.nan)
-    return out
+def kendall_tau_b(x: np.ndarray, y: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
+    """τ-b = S / sqrt((n0 - n1)(n0 - n2)) (S concordant minus discordant pairs, n1 and n2 the pairs tied
+    in x and in y) of each resample ``x[idx[b]], y[idx[b]]`` (``idx`` [B, n]; None: the sample itself);
+    NaN when x or y is constant. A resample is its counts c_b (how often each query was drawn), so every
+    pair sum is a quadratic form: S_b = 1/2 c_b' (sign(x_i - x_j) sign(y_i - y_j)) c_b, and the untied
+    pairs of x 1/2 c_b' |sign(x_i - x_j)| c_b, all resamples at once with one matrix product each."""
+    n = len(x)
+    counts = np.ones((1, n)) if idx is None else _counts(idx, n)
+    sx, sy = np.sign(x[:, None] - x[None, :]), np.sign(y[:, None] - y[None, :])
+
+    def pair_sum(matrix):
+        return 0.5 * ((counts @ matrix) * counts).sum(axis=1)
+
+    s, untied_x, untied_y = pair_sum(sx * sy), pair_sum(np.abs(sx)), pair_sum(np.abs(sy))
+    denominator = np.sqrt(untied_x * untied_y)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, s / denominator, np.nan)
+
+
+def _counts(idx: np.ndarray, n: int) -> np.ndarray:
+    """[B, n]: how often each of the n queries is drawn in each resample."""
+    counts = np.zeros((idx.shape[0], n))
+    np.add.at(counts, (np.repeat(np.arange(idx.shape[0]), idx.shape[1]), idx.ravel()), 1.0)
+    return counts
 
 
 def pearson_r(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -131,6 +139,14 @@ def resample_indices(strata: Sequence, n_boot: int, rng: np.random.Generator) ->
     for value in dict.fromkeys(strata.tolist()):  # a loop over strata (datasets), not queries
         members = np.flatnonzero(strata == value)
         out[:, members] = members[rng.integers(0, len(members), size=(n_boot, len(members)))]
+    return out
+
+
+@lru_cache(maxsize=32)
+def plain_resamples(n: int, n_boot: int, seed: int) -> np.ndarray:
+    """The seeded plain bootstrap of n queries (the same draw for every row of that n: kept once)."""
+    out = resample_indices(np.zeros(n), n_boot, np.random.default_rng(seed))
+    out.setflags(write=False)
     return out
 
 
@@ -178,8 +194,8 @@ def evaluate_pair(predictor: Mapping[str, float], target: Target, *, name: str, 
         from sklearn.metrics import roc_auc_score
 
         row.auc = float(roc_auc_score(easy, x))
-    idx = resample_indices(np.zeros(len(qids)), n_boot, np.random.default_rng(seed))
-    row.intervals = {"kendall_tau": _interval(kendall_tau_b(x[idx], y[idx])),
+    idx = plain_resamples(len(qids), n_boot, seed)
+    row.intervals = {"kendall_tau": _interval(kendall_tau_b(x, y, idx)),
                      "pearson_r": _interval(pearson_r(x[idx], y[idx])),
                      "auc": _interval(easy_auc(x[idx], easy[idx])) if row.auc is not None else None}
     return row
@@ -228,7 +244,7 @@ def pooled_pair(per_dataset: list[tuple[Mapping[str, float], Target]], rows: lis
     for predictor, target in used:
         _, x, y, easy = paired(predictor, target)
         idx = resample_indices(np.zeros(len(x)), n_boot, rng)
-        draws["kendall_tau"].append(kendall_tau_b(x[idx], y[idx]))
+        draws["kendall_tau"].append(kendall_tau_b(x, y, idx))
         draws["pearson_r"].append(pearson_r(x[idx], y[idx]))
         draws["auc"].append(easy_auc(x[idx], easy[idx]))
     row.intervals = {key: _interval(np.average(np.vstack(samples), axis=0, weights=weights))

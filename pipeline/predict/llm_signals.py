@@ -37,8 +37,9 @@ class Absent:
 
 
 def mean_token_logprob(steps: list[dict[str, float]], tokens: list[str]) -> float | None:
-    """(1/n) sum_i log p(t_i | t_<i, prompt) over the answer's n generated tokens, each token's
-    log-probability read from its step's alternatives (None when no token's is among them)."""
+    """H2G's predictor: (1/n) sum_i log p(t_i | t_<i, prompt) over the answer's n generated tokens (natural
+    log, no length normalisation beyond the mean), each token's log-probability read from its step's
+    alternatives (None when no token's is among them); an LLM-confidence signal (Kadavath et al. 2022)."""
     found = [alternatives[token] for token, alternatives in zip(tokens, steps) if token in alternatives]
     return float(np.mean(found)) if found else None
 
@@ -93,7 +94,9 @@ def generator_logprob_predictor(arg: str, data, answers: Mapping[str, str] | Non
 
 
 def expected_grade_spread(expected: Mapping[str, Mapping[str, float]], min_pairs: int = 2) -> dict[str, float]:
-    """``{qid: population sd of the expected grades of its pairs}`` for queries with ``min_pairs`` or more."""
+    """H2J's predictor: sqrt((1/m) sum_j (e_j - mean e)^2), the population sd (ddof 0) of the judge's
+    expected grades e_j = sum_g g p(g) over a query's m labelled pairs (m >= ``min_pairs``), unnormalised;
+    the log-probability judge's expected grade follows Thomas et al. 2024 and UMBRELA (Upadhyay et al. 2024)."""
     return {qid: float(np.std(list(grades.values()), ddof=0)) for qid, grades in expected.items()
             if len(grades) >= min_pairs}
 
@@ -109,3 +112,7 @@ def judge_spread_predictor(judgments):
     values = expected_grade_spread(judgments.expected)
     return name, values, {"provenance": judgments.provenance, "n_queries": len(values),
                     "n_pairs": sum(map(len, judgments.expected.values()))}
+
+
+# the function whose docstring defines each family's predictor (shown with its values)
+DEFINITIONS = {"generation": mean_token_logprob, "judging": expected_grade_spread}

@@ -1,0 +1,51 @@
+"""Predicting failure: do query-performance predictors foresee which queries will be hard to retrieve,
+generate and judge? Reads the results ``python -m pipeline predict`` stored (the page computes nothing)."""
+import streamlit as st
+
+from pipeline.views import predicting_failure as view
+from pages import use_app_navigation
+
+use_app_navigation()
+
+st.title("Predicting failure")
+st.caption("Do the signals available before an answer is generated or judged (the query, the collection's "
+           "statistics, the retrieval scores) foresee which queries fail retrieval (H2R), generation (H2G) and "
+           "judgment (H2J)? Each predictor against each task's per-query values, over the queries that have both.")
+
+entries = view.results()
+if not entries:
+    st.info("No prediction stored yet. Compute one from the command line, e.g. `" + view.EXAMPLE_COMMAND + "`.")
+else:
+    entry = st.selectbox("Result", entries, format_func=view.result_label)
+    result = view.load(entry["id"])
+    st.text(view.provenance_line(result))
+    warning = view.partial_warning(result)
+    if warning:
+        st.warning(warning)
+    for line in view.absent_lines(result):
+        st.text("Not computed: " + line)
+    scope = st.radio("Scope", view.scopes(result), horizontal=True, format_func=str.upper,
+                     help="a dataset, or pooled over the datasets with the dataset as a stratum")
+    st.caption(view.HEATMAP_NOTE)
+    st.caption(view.AUC_CAPTION)
+    event = st.plotly_chart(view.heatmap(result, scope), key=f"heatmap-{entry['id']}-{scope}", on_select="rerun",
+                            selection_mode="points", config={"displayModeBar": False})
+    cell = view.cell_from_selection(event.selection if event else None)
+    if cell is None:
+        st.text("Click a cell to see the predictor against the target per query.")
+    else:
+        predictor, target = cell
+        st.subheader(f"{predictor} against {target}")
+        frame = view.cell_frame(result, scope, predictor, target)
+        st.plotly_chart(view.cell_scatter(frame, predictor, target), key=f"cell-{entry['id']}-{scope}")
+        st.dataframe(frame, hide_index=True)
+
+    st.subheader("Table")
+    table = view.table_frame(result, scope)
+    st.dataframe(table, hide_index=True)
+    full = view.table_frame(result)
+    left, right = st.columns(2)
+    left.download_button("Download CSV (every scope)", view.table_csv(full), file_name=f"predicting-failure-{entry['id']}.csv",
+                         mime="text/csv")
+    right.download_button("Download LaTeX (every scope)", view.table_latex(full, f"Predicting failure, {entry['id']}."),
+                          file_name=f"predicting-failure-{entry['id']}.tex", mime="text/x-tex")

@@ -1,0 +1,138 @@
+"""Every predictor and every target of one or more datasets, and the evaluation table: what ``python -m
+pipeline predict`` prints and the Predicting failure page shows (:func:`predict` -> :class:`Prediction`).
+
+Per dataset: the index statistics (:mod:`pipeline.predict.index_stats`) give the pre-retrieval
+predictors of its judged queries; each retriever's run gives the post-retrieval ones and its nDCG@10
+target; each judge and setup its disagreement target (and, with expected grades, the H2J predictor);
+each generator its BERTScore F1 target (and, with token log-probabilities, the H2G predictor).
+Predictors that cannot be computed are listed in ``absent`` with the reason. The JSON form
+(:meth:`Prediction.as_dict`): ``predictors`` ``{name: {qid: value}}`` (the datasets' queries together:
+TREC DL topic ids do not repeat across years), ``evaluation`` (rows of
+:class:`pipeline.predict.evaluation.Row`), ``targets``, ``predictor_info`` and ``provenance``.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from pipeline.predict import catalog, evaluation, llm_signals, targets
+from pipeline.predict.index_stats import open_index, resolve_index
+
+
+@dataclass
+class Prediction:
+    datasets: list[str]
+    predictors: dict[str, dict[str, catalog.PredictorValues]]  # dataset -> name -> values
+    targets: dict[str, list[evaluation.Target]]
+    rows: list[evaluation.Row]
+    provenance: dict
+    settings: dict
+    absent: list[llm_signals.Absent] = field(default_factory=list)
+    seconds: dict = field(default_factory=dict)
+
+    @property
+    def partial(self) -> bool:
+        return any(info["partial"] for info in self.provenance["index"].values())
+
+    def predictor_values(self) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for named in self.predictors.values():
+            for name, pv in named.items():
+                out.setdefault(name, {}).update(pv.values)
+        return out
+
+    def as_dict(self) -> dict:
+        info = {}
+        for dataset, named in self.predictors.items():
+            for name, pv in named.items():
+                entry = info.setdefault(name, {**pv.as_dict(), "n_queries": 0, "undefined": {}})
+                entry["n_queries"] += len(pv.values)
+                entry["undefined"][dataset] = pv.undefined
+        return {"datasets": self.datasets, "partial": self.partial, "settings": self.settings,
+                "predictors": self.predictor_values(), "predictor_info": info,
+                "absent": [a.as_dict() for a in self.absent],
+                "targets": {d: {t.name: {"task": t.task, "higher_is_easier": t.higher_is_easier, "values": dict(t.values),
+                                         "hard": sorted(t.hard), "provenance": t.provenance} for t in ts}
+                            for d, ts in self.targets.items()},
+                "evaluation": [r.as_dict() for r in self.rows], "provenance": self.provenance,
+                "seconds": self.seconds}
+
+
+def _check_disjoint(collections) -> None:
+    seen: dict[str, str] = {}
+    for data in collections:
+        for qid in data.queries():
+            if qid in seen:
+                raise ValueError(f"query {qid} is in both {seen[qid]} and {data.name}: predict them one at a time")
+            seen[qid] = data.name
+
+
+def _absent_or_add(result, named: dict, absent: list, family: str, partial: bool = False) -> str | None:
+    if isinstance(result, llm_signals.Absent):
+        absent.append(result)
+        return None
+    name, values, info = result
+    definition = llm_signals.DEFINITIONS[family]
+    named[name] = catalog.PredictorValues(name, name.split("[")[0], family, name.split("[", 1)[1].rstrip("]"),
+                                          values, [], partial, " ".join(definition.__doc__.split()))
+    return name
+
+
+def predict(collections, *, retrievers, generators=(), judges=(), setups=("binary",), k=catalog.DEFAULT_K,
+            wig_k=catalog.DEFAULT_WIG_K, quantile=0.25, index=None, n_boot=evaluation.N_BOOT,
+            seed=evaluation.SEED, cap=None, bertscore=None, llm_options=None, progress=False) -> Prediction:
+    """Predictors, targets and the evaluation table of ``collections`` (module docstring)."""
+    if not retrievers and not generators and not judges:
+        raise ValueError("name at least one --retriever, --generator or --judge: nothing to predict")
+    _check_disjoint(collections)
+    predictors, all_targets, absent = {}, {}, []
+    provenance = {"index": {}, "runs": {}, "judges": {}, "generators": {}, "models": []}
+    started = time.perf_counter()
+    for data in collections:
+        queries = data.queries()
+        named: dict[str, catalog.PredictorValues] = {}
+        stats = open_index(data, resolve_index(data.name, index))
+        provenance["index"][data.name] = stats.as_dict()
+        for pv in catalog.pre_retrieval_values(stats.term_matrix(queries), partial_corpus=stats.partial):
+            named[pv.name] = pv
+        dataset_targets = []
+        for arg in retrievers:
+            target, run = targets.retrieval_target(data, arg, quantile)
+            dataset_targets.append(target)
+            provenance["runs"].setdefault(data.name, []).append(run.as_dict())
+            for pv in catalog.post_retrieval_values(run.name, run.run, queries, k=k, wig_k=wig_k, only=set(queries)):
+                named[pv.name] = pv
+        for arg in judges:
+            for setup in setups:
+                target, judgments = targets.judge_target(data, arg, setup, quantile, cap=cap, llm_options=llm_options,
+                                                         progress=progress)
+                dataset_targets.append(target)
+                provenance["judges"].setdefault(data.name, []).append(
+                    {"judge": judgments.judge, "setup": setup, "source": judgments.source,
+                     "provenance": judgments.provenance})
+                if setup == setups[0]:  # the expected grades are the judge's, whatever the setup's cut
+                    _absent_or_add(llm_signals.judge_spread_predictor(judgments), named, absent, catalog.JUDGING)
+        for arg in generators:
+            target, generation = targets.generation_target(data, arg, quantile, bertscore=bertscore,
+                                                           llm_options=llm_options, progress=progress)
+            dataset_targets.append(target)
+            provenance["generators"].setdefault(data.name, []).append(target.provenance)
+            _absent_or_add(llm_signals.generator_logprob_predictor(arg, data, generation.answers,
+                                                                   llm_options=llm_options, progress=progress),
+                           named, absent, catalog.GENERATION)
+        predictors[data.name], all_targets[data.name] = named, dataset_targets
+    computed = time.perf_counter()
+    rows = evaluation.evaluate(predictors, all_targets, n_boot=n_boot, seed=seed)
+    provenance["bootstrap"] = {"n_boot": n_boot, "seed": seed, "confidence": evaluation.CONFIDENCE,
+                               "method": "percentile; pooled rows resample within each dataset"}
+    provenance["auc"] = evaluation.AUC_NOTE
+    provenance["models"] = sorted({m for d in provenance["judges"].values() for m in
+                                   [x["provenance"].get("label", x["judge"]) for x in d]}
+                                  | {m for d in provenance["generators"].values() for m in
+                                     [x["generator"].get("label", "") for x in d]} - {""})
+    settings = {"k": k, "wig_k": wig_k, "quantile": quantile, "setups": list(setups), "cap": cap,
+                "bertscore": bertscore or {}, "retrievers": list(retrievers), "generators": list(generators),
+                "judges": list(judges), "index": index}
+    seconds = {"predictors_and_targets": computed - started, "evaluation": time.perf_counter() - computed}
+    return Prediction([d.name for d in collections], predictors, all_targets, rows, provenance, settings, absent,
+                      seconds)

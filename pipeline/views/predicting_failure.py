@@ -1,0 +1,216 @@
+"""The Predicting failure page (``pages/predicting-failure.py``) without its widgets: stored predictions
+(:mod:`pipeline.predict.store`), the predictors × targets heatmap of τ (significance marked), the per-query
+scatter of one cell with the hard-set queries marked, the table as CSV and LaTeX, the provenance line.
+
+The heatmap's colour is ``tau_easier``: Kendall's τ-b signed so that positive means "a higher predictor
+value goes with an easier query" for every target (for disagreement, whose higher value is harder, it
+is -τ), the same orientation as the AUC. Each cell carries a transparent scatter point whose
+``customdata`` names it, so a click selects it (as the Venn diagram's regions do).
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from pipeline.predict import store
+from pipeline.predict.catalog import GENERATION, JUDGING, POST, PRE
+from pipeline.predict.evaluation import AUC_NOTE, POOLED
+
+FAMILY_ORDER = (PRE, POST, GENERATION, JUDGING)  # the heatmap's rows: pre-retrieval first
+ALPHA = 0.05
+SIGNIFICANT = "*"  # Holm-corrected p of τ below ALPHA
+HEATMAP_NOTE = ("colour: Kendall τ-b signed so that positive = a higher predictor value goes with an easier query "
+                "(for disagreement, −τ); * Holm-corrected p < 0.05 across the whole table")
+TABLE_COLUMNS = ("dataset", "predictor", "family", "target", "task", "n", "n_hard", "kendall_tau", "tau_ci",
+                 "kendall_p", "kendall_p_holm", "pearson_r", "r_ci", "pearson_p", "pearson_p_holm", "auc", "auc_ci",
+                 "partial", "note")
+
+
+def results() -> list[dict]:
+    return store.list_results()
+
+
+def result_label(entry: dict) -> str:
+    settings = entry.get("settings") or {}
+    parts = [", ".join(d.upper() for d in entry.get("datasets") or []),
+             "runs " + ", ".join(settings.get("retrievers") or []) if settings.get("retrievers") else "",
+             "judges " + ", ".join(settings.get("judges") or []) if settings.get("judges") else "",
+             "generators " + ", ".join(settings.get("generators") or []) if settings.get("generators") else "",
+             "partial index" if entry.get("partial") else "full-corpus index", entry.get("id", "")]
+    return " · ".join(p for p in parts if p)
+
+
+def load(result_id: str) -> dict:
+    return store.load(result_id)
+
+
+def scopes(result: dict) -> list[str]:
+    """The datasets of a result, then ``pooled`` when it has pooled rows."""
+    have = {row["dataset"] for row in result["evaluation"]}
+    return [d for d in result["datasets"] if d in have] + ([POOLED] if POOLED in have else [])
+
+
+def _interval_text(interval) -> str:
+    return "" if not interval else f"[{interval[0]:.2f}, {interval[1]:.2f}]"
+
+
+def table_frame(result: dict, scope: str | None = None) -> pd.DataFrame:
+    """The evaluation rows of ``scope`` (all scopes when None) as the page's and the downloads' table."""
+    rows = []
+    for row in result["evaluation"]:
+        if scope is not None and row["dataset"] != scope:
+            continue
+        ci = row.get("intervals") or {}
+        rows.append({**{k: row.get(k) for k in TABLE_COLUMNS if k in row}, "tau_ci": _interval_text(ci.get("kendall_tau")),
+                     "r_ci": _interval_text(ci.get("pearson_r")), "auc_ci": _interval_text(ci.get("auc"))})
+    return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+
+
+def table_csv(frame: pd.DataFrame) -> str:
+    return frame.to_csv(index=False)
+
+
+_TEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
+                "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
+
+
+def _tex(text) -> str:
+    """``text`` with LaTeX's special characters escaped (names hold ``_``, ``@`` and brackets)."""
+    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+def _fmt(value, digits=3) -> str:
+    return "--" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+
+
+def table_latex(frame: pd.DataFrame, caption: str = "") -> str:
+    """A booktabs table: predictor, target, n, τ [CI] (* Holm p < 0.05), r, AUC [CI]."""
+    lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{lllrrrr}", r"\toprule",
+             r"Scope & Predictor & Target & $n$ & $\tau$ [95\% CI] & $r$ & AUC [95\% CI] \\", r"\midrule"]
+    for row in frame.itertuples(index=False):
+        mark = r"$^{*}$" if row.kendall_p_holm is not None and not pd.isna(row.kendall_p_holm) \
+            and row.kendall_p_holm < ALPHA else ""
+        lines.append(" & ".join([_tex(row.dataset), _tex(row.predictor), _tex(row.target), str(row.n),
+                                 f"{_fmt(row.kendall_tau)}{mark} {row.tau_ci}".strip(), _fmt(row.pearson_r),
+                                 f"{_fmt(row.auc)} {row.auc_ci}".strip()]) + r" \\")
+    note = (r"$^{*}$ Holm-corrected $p < 0.05$ across the table. " + _tex(AUC_NOTE) + ".")
+    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_tex(caption)} {note}}}".replace("  ", " "),
+              r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def heatmap(result: dict, scope: str):
+    """Predictors × targets of τ (oriented, module docstring), ``*`` where Holm's p < 0.05; a transparent
+    point per cell carries ``[predictor, target]`` for the click."""
+    import plotly.graph_objects as go
+
+    rows = [r for r in result["evaluation"] if r["dataset"] == scope]
+    family = {r["predictor"]: r["family"] for r in rows}
+    predictors = sorted(dict.fromkeys(r["predictor"] for r in rows),
+                        key=lambda p: FAMILY_ORDER.index(family[p]) if family[p] in FAMILY_ORDER else len(FAMILY_ORDER))
+    target_names = list(dict.fromkeys(r["target"] for r in rows))
+    cell = {(r["predictor"], r["target"]): r for r in rows}
+    z, text, hover = [], [], []
+    for p in predictors:
+        z.append([]), text.append([]), hover.append([])
+        for t in target_names:
+            r = cell.get((p, t), {})
+            value = r.get("tau_easier")
+            z[-1].append(value)
+            significant = r.get("kendall_p_holm") is not None and r["kendall_p_holm"] < ALPHA
+            text[-1].append("" if value is None else f"{value:.2f}{SIGNIFICANT if significant else ''}")
+            ci = r.get("intervals") or {}
+            hover[-1].append(f"{p} vs {t}<br>n={r.get('n')} · τ={_fmt(r.get('kendall_tau'))} "
+                             f"{_interval_text(ci.get('kendall_tau'))} · p_holm={_fmt(r.get('kendall_p_holm'))}"
+                             f"<br>AUC={_fmt(r.get('auc'))} {_interval_text(ci.get('auc'))} (>0.5: higher predicts "
+                             f"easier){'<br>' + r['note'] if r.get('note') else ''}")
+    fig = go.Figure(go.Heatmap(z=z, x=target_names, y=predictors, text=text, texttemplate="%{text}",
+                               hovertext=hover, hoverinfo="text", zmin=-1, zmax=1, colorscale="RdBu",
+                               colorbar={"title": "τ (easier +)"}))
+    xs = [t for _ in predictors for t in target_names]
+    ys = [p for p in predictors for _ in target_names]
+    fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", marker={"size": 28, "opacity": 0.0, "symbol": "square"},
+                             customdata=[[p, t] for p, t in zip(ys, xs)], hoverinfo="skip", showlegend=False))
+    fig.update_layout(height=max(320, 26 * len(predictors) + 160), margin={"l": 10, "r": 10, "t": 40, "b": 10},
+                      title={"text": f"{scope.upper()}: τ of predictor vs target", "font": {"size": 14}},
+                      xaxis={"side": "top"}, yaxis={"autorange": "reversed"})
+    return fig
+
+
+def cell_from_selection(selection) -> tuple[str, str] | None:
+    """``(predictor, target)`` of the heatmap cell a click selected, or None."""
+    points = (selection or {}).get("points", []) if isinstance(selection, dict) else getattr(selection, "points", [])
+    for point in points or []:
+        data = point.get("customdata")
+        if isinstance(data, (list, tuple)) and len(data) == 2:
+            return str(data[0]), str(data[1])
+    return None
+
+
+def cell_frame(result: dict, scope: str, predictor: str, target: str) -> pd.DataFrame:
+    """Per query of the cell: dataset, qid, predictor value, target value, in the hard set."""
+    datasets = result["datasets"] if scope == POOLED else [scope]
+    values = result["predictors"].get(predictor, {})
+    rows = []
+    for dataset in datasets:
+        t = result["targets"].get(dataset, {}).get(target)
+        if t is None:
+            continue
+        hard = set(t["hard"])
+        rows += [{"dataset": dataset, "qid": q, "predictor": values[q], "target": v, "hard": q in hard}
+                 for q, v in t["values"].items() if q in values]
+    return pd.DataFrame(rows, columns=["dataset", "qid", "predictor", "target", "hard"])
+
+
+def cell_scatter(frame: pd.DataFrame, predictor: str, target: str):
+    """The predictor against the target per query, hard-set queries marked (red crosses)."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for hard, name, marker in ((False, "not in the hard set", {"color": "#4C78A8", "symbol": "circle", "size": 8}),
+                               (True, "in the task's hard set", {"color": "#E45756", "symbol": "x", "size": 10})):
+        part = frame[frame["hard"] == hard]
+        fig.add_trace(go.Scatter(x=part["predictor"], y=part["target"], mode="markers", name=name, marker=marker,
+                                 text=part["dataset"].str.upper() + " " + part["qid"].astype(str),
+                                 hovertemplate="%{text}<br>predictor %{x:.4g}<br>target %{y:.4g}<extra></extra>"))
+    fig.update_layout(xaxis_title=predictor, yaxis_title=target, height=420,
+                      margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend={"orientation": "h"})
+    return fig
+
+
+def provenance_line(result: dict) -> str:
+    """Index statistics (partial or not), runs, models, bootstrap: one line under the page's title."""
+    prov = result["provenance"]
+    index = "; ".join(f"{d.upper()}: {i['description']}" for d, i in prov.get("index", {}).items())
+    runs = "; ".join(f"{d.upper()}: " + ", ".join(f"{r['name']} ({r['provenance']})" for r in rs)
+                     for d, rs in prov.get("runs", {}).items())
+    boot = prov.get("bootstrap", {})
+    parts = [f"Index statistics — {index}" if index else "", f"Runs — {runs}" if runs else "",
+             "Models — " + ", ".join(prov.get("models") or []) if prov.get("models") else "",
+             f"Bootstrap — {boot.get('n_boot')} resamples, seed {boot.get('seed')}, "
+             f"{int(100 * boot.get('confidence', 0.95))}% percentile intervals" if boot else "",
+             f"result {result.get('id', '')}"]
+    return " · ".join(p for p in parts if p)
+
+
+def partial_warning(result: dict) -> str | None:
+    if not result.get("partial"):
+        return None
+    return ("Pre-retrieval predictors here are partial: their statistics come from the data folder's passages "
+            "(a partial corpus), not the full collection. Configure a full-corpus index ([qpp_index] in "
+            "irdash.toml, or --index) for the collection's statistics.")
+
+
+def absent_lines(result: dict) -> list[str]:
+    seen, out = set(), []
+    for a in result.get("absent", []):
+        if a["reason"] not in seen:
+            seen.add(a["reason"])
+            out.append(f"{a['name']}: {a['reason']}")
+    return out
+
+
+AUC_CAPTION = AUC_NOTE
+EXAMPLE_COMMAND = ("python -m pipeline predict --dataset dl19 --dataset dl20 --retriever bm25 --retriever tasb "
+                   "--judge llama-3.3-70b --judge flan-t5-large --setup binary")

@@ -1,0 +1,98 @@
+"""The Predicting failure page (AppTest) and pipeline.views.predicting_failure, on a stored result built
+from scripted predictor values and targets (the evaluation itself is real)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from pipeline.predict import catalog, evaluation, store
+from pipeline.predict.compute import Prediction
+from pipeline.predict.llm_signals import Absent
+from pipeline.views import predicting_failure as view
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "predicting-failure.py")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("IRDASH_CONFIG", str(tmp_path / "absent.toml"))
+    return tmp_path / "cache"
+
+
+def scripted_prediction() -> Prediction:
+    rng = np.random.default_rng(5)
+    predictors, targets, provenance = {}, {}, {"index": {}, "runs": {}, "models": ["imported:judge_x"]}
+    for dataset, n in (("dl19", 30), ("dl20", 36)):
+        qids = [f"{dataset[-2:]}{i:03d}" for i in range(n)]
+        easy = rng.normal(size=n)
+        ndcg = dict(zip(qids, 1 / (1 + np.exp(-easy))))
+        disagreement = dict(zip(qids, np.clip(0.3 - 0.1 * easy + rng.normal(0, 0.05, n), 0, 1)))
+        hard_r = {q for q in qids if ndcg[q] <= np.quantile(list(ndcg.values()), 0.25)}
+        hard_j = {q for q in qids if disagreement[q] >= np.quantile(list(disagreement.values()), 0.75)}
+        targets[dataset] = [evaluation.Target("nDCG@10[bm25]", "h2r", dataset, ndcg, True, frozenset(hard_r)),
+                            evaluation.Target("disagreement[judge_x (binary)]", "h2j", dataset, disagreement, False,
+                                              frozenset(hard_j))]
+        predictors[dataset] = {
+            "sd@100[bm25]": catalog.PredictorValues("sd@100[bm25]", "sd@100", catalog.POST, "bm25",
+                                                    dict(zip(qids, easy + rng.normal(0, 0.5, n)))),
+            "avg_idf": catalog.PredictorValues("avg_idf", "avg_idf", catalog.PRE, "", dict(zip(qids, rng.normal(size=n))),
+                                               partial=True)}
+        provenance["index"][dataset] = {"partial": True, "description": f"the data folder's passages ({dataset})"}
+        provenance["runs"][dataset] = [{"name": "bm25", "provenance": "imported full-corpus run (runs/run.bm25.txt)"}]
+    rows = evaluation.evaluate(predictors, targets, n_boot=100)
+    provenance["bootstrap"] = {"n_boot": 100, "seed": 0, "confidence": 0.95}
+    return Prediction(["dl19", "dl20"], predictors, targets, rows, provenance,
+                      {"retrievers": ["bm25"], "judges": ["judge_x"], "k": 100},
+                      [Absent("expected_grade_sd[judge_x]", "judge_x: imported judgments hold labels only")])
+
+
+def test_views_heatmap_cell_and_downloads(cache):
+    result_id, _ = store.save(scripted_prediction().as_dict())
+    result = view.load(result_id)
+    assert view.scopes(result) == ["dl19", "dl20", "pooled"]
+    fig = view.heatmap(result, "dl19")
+    heat, points = fig.data
+    assert list(heat.y) == ["avg_idf", "sd@100[bm25]"] and list(heat.x) == ["nDCG@10[bm25]",
+                                                                             "disagreement[judge_x (binary)]"]
+    row = next(r for r in result["evaluation"] if r["dataset"] == "dl19" and r["predictor"] == "sd@100[bm25]"
+               and r["target"].startswith("disagreement"))
+    assert heat.z[1][1] == pytest.approx(-row["kendall_tau"])  # oriented: disagreement's higher is harder
+    assert heat.z[1][1] > 0 and heat.text[1][1].endswith("*") == (row["kendall_p_holm"] < 0.05)
+    clicked = {"points": [{"customdata": list(points.customdata[3])}]}
+    assert view.cell_from_selection(clicked) == ("sd@100[bm25]", "disagreement[judge_x (binary)]")
+    frame = view.cell_frame(result, "pooled", "sd@100[bm25]", "disagreement[judge_x (binary)]")
+    n_hard = sum(len(result["targets"][d]["disagreement[judge_x (binary)]"]["hard"]) for d in ("dl19", "dl20"))
+    assert len(frame) == 66 and frame["hard"].sum() == n_hard > 0
+    scatter = view.cell_scatter(frame, "sd@100[bm25]", "disagreement[judge_x (binary)]")
+    assert [t.name for t in scatter.data] == ["not in the hard set", "in the task's hard set"]
+    table = view.table_frame(result)
+    assert len(table) == 12 and set(table["dataset"]) == {"dl19", "dl20", "pooled"}
+    assert view.table_csv(table).splitlines()[0].startswith("dataset,predictor,family,target")
+    latex = view.table_latex(table, "caption")
+    assert r"\toprule" in latex and r"\bottomrule" in latex and r"sd@100[bm25]".replace("_", r"\_") in latex
+    assert r"avg\_idf" in latex and "AUC > 0.5" in latex
+    assert "partial" in view.partial_warning(result)
+    assert "runs/run.bm25.txt" in view.provenance_line(result)
+
+
+def test_page_shows_heatmap_table_and_downloads(cache):
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception
+    assert any("No prediction stored yet" in i.value for i in at.info)
+    store.save(scripted_prediction().as_dict())
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("partial" in w.value for w in at.warning)
+    texts = " ".join(t.value for t in at.text)
+    assert "Not computed: expected_grade_sd[judge_x]" in texts and "Index statistics" in texts
+    assert any("AUC > 0.5" in c.value for c in at.caption)
+    assert len(at.dataframe) == 1 and len(at.dataframe[0].value) == 4  # dl19: 2 predictors x 2 targets
+    at.radio[0].set_value("pooled").run()
+    assert not at.exception and set(at.dataframe[0].value["dataset"]) == {"pooled"}
