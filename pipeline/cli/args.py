@@ -69,8 +69,10 @@ def progress_key_arg(p) -> None:
                         "for the dashboard's jobs table")
 
 
-def collection_args(p) -> None:
-    p.add_argument("--dataset", choices=list(DATASETS))
+def collection_args(p, *, many: bool = False) -> None:
+    """The collection: ``--dataset`` (repeatable with ``many``: ``args.dataset`` is then a list) or ``--qrels``."""
+    p.add_argument("--dataset", choices=list(DATASETS), action="append" if many else "store",
+                   help="repeatable: several datasets, evaluated each and pooled" if many else None)
     p.add_argument("--qrels", default=None, help="any TREC-style qrels file instead of --dataset")
     p.add_argument("--topics", default=None, help="qid<TAB>query file (with --qrels)")
     p.add_argument("--passages", default=None, help="pid<TAB>text file (with --qrels)")

@@ -1,0 +1,86 @@
+"""``predict``: query-performance predictors and how well they foresee each task's failure
+(:func:`pipeline.predict.compute.predict`); every result is stored for the Predicting failure page."""
+from __future__ import annotations
+
+from pipeline.cli.args import (GENERATOR_HELP, JUDGE_HELP, NONNEGATIVE_INT, POSITIVE_INT, bertscore_args, cap_arg,
+                               check_models, collection_args, llm_args, llm_options)
+from pipeline.cli.output import dump
+
+RETRIEVER_HELP = "NAME (the data folder's run, or computed), NAME@computed, or NAME=RUNFILE (an imported run)"
+
+
+def collections(args) -> list:
+    """The ``--dataset`` collections (several) or the one ``--qrels`` collection."""
+    from pipeline.study.config import load_collection
+
+    if args.qrels is not None or not args.dataset:
+        return [load_collection(args.dataset[0] if args.dataset else None, qrels=args.qrels, topics=args.topics,
+                                passages=args.passages, data_dir=args.data)]
+    named_files = [a for a in [*args.retriever, *args.generator, *args.judge] if "=" in a]
+    if len(args.dataset) > 1 and named_files:
+        raise ValueError(f"{named_files[0]!r} names a file of one dataset: give one --dataset with NAME=FILE")
+    return [load_collection(d, data_dir=args.data) for d in dict.fromkeys(args.dataset)]
+
+
+def _ci(interval) -> str:
+    return "" if not interval else f" [{interval[0]:+.2f}, {interval[1]:+.2f}]"
+
+
+def _num(value, fmt="+.3f") -> str:
+    return "  --  " if value is None else format(value, fmt)
+
+
+def cmd_predict(args) -> None:
+    check_models(args, [*args.generator, *args.judge])
+    from pipeline.predict import store
+    from pipeline.predict.compute import predict
+    from pipeline.predict.evaluation import AUC_NOTE
+
+    result = predict(collections(args), retrievers=args.retriever, generators=args.generator, judges=args.judge,
+                     setups=args.setup or ["binary"], k=args.k, wig_k=args.wig_k, quantile=args.quantile,
+                     index=args.index, n_boot=args.bootstrap, seed=args.bootstrap_seed, cap=args.cap,
+                     bertscore={"encoder": args.encoder, "aggregate": args.aggregate,
+                                "partial_references": args.partial_references, "truncated": args.truncated_answers},
+                     llm_options=llm_options(args), progress=not args.json)
+    document = result.as_dict()
+    result_id, path = store.save(document)
+    if args.json:
+        dump({"id": result_id, "path": str(path), **document})
+        return
+    for dataset, info in document["provenance"]["index"].items():
+        print(f"{dataset} index statistics: {info['description']}")
+    for absent in document["absent"]:
+        print(f"not computed: {absent['name']}: {absent['reason']}")
+    print(f"{AUC_NOTE}; τ and AUC with 95% bootstrap intervals ({args.bootstrap} resamples, seed "
+          f"{args.bootstrap_seed}); * Holm-corrected p < 0.05 across the table")
+    for row in result.rows:
+        mark = "*" if row.kendall_p_holm is not None and row.kendall_p_holm < 0.05 else " "
+        print(f"{row.dataset:6} {row.predictor:32} {row.target:40} n={row.n:<4} τ={_num(row.kendall_tau)}"
+              f"{_ci(row.intervals.get('kendall_tau'))}{mark} AUC={_num(row.auc, '.3f')}"
+              f"{_ci(row.intervals.get('auc'))}{'  ' + row.note if row.note and row.kendall_tau is None else ''}")
+    print(f"stored as {result_id} ({path}); the Predicting failure page shows it")
+
+
+def add_commands(command) -> None:
+    p = command("predict", "query-performance predictors (pre-retrieval, post-retrieval, LLM log-probabilities) "
+                           "against each task's per-query values: tau, r, AUC of the hard set, bootstrap intervals")
+    collection_args(p, many=True)
+    p.add_argument("--retriever", action="append", default=[], metavar="NAME[=RUNFILE]",
+                   help=RETRIEVER_HELP + "; repeatable: post-retrieval predictors and the nDCG@10 target")
+    p.add_argument("--generator", action="append", default=[], metavar="SPEC|NAME=FILE",
+                   help=GENERATOR_HELP + "; repeatable: the BERTScore F1 target (and, with log-probabilities, "
+                                         "the answer's mean token log-probability)")
+    p.add_argument("--judge", action="append", default=[], metavar="SPEC|NAME[=FILE]",
+                   help=JUDGE_HELP + "; repeatable: the disagreement target (and, with expected grades, their spread)")
+    p.add_argument("--setup", action="append", choices=["binary", "graded"], help="judging setups (default: binary)")
+    p.add_argument("--k", type=POSITIVE_INT, default=100, help="cut-off of sd@k, NQC@k, SMV@k and sigma_max@k")
+    p.add_argument("--wig-k", type=POSITIVE_INT, default=5, help="cut-off of WIG@k")
+    p.add_argument("--index", default=None, metavar="PATH|prebuilt:NAME",
+                   help="full-corpus Lucene index for the pre-retrieval statistics (default: [qpp_index] in "
+                        "irdash.toml, else the data folder's passages, marked partial)")
+    p.add_argument("--bootstrap", type=POSITIVE_INT, default=1000, help="bootstrap resamples for the intervals")
+    p.add_argument("--bootstrap-seed", type=NONNEGATIVE_INT, default=0, help="seed of the bootstrap")
+    bertscore_args(p)
+    cap_arg(p)
+    llm_args(p)
+    p.set_defaults(func=cmd_predict)
