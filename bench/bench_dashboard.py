@@ -103,7 +103,7 @@ def old_live_data(path: Path, run_ids, names, max_points: int) -> int:
     """The pre-change data path of one refresh: new connection + schema DDL, every row, numpy downsampling."""
     import sqlite3
 
-    from ltr.store import _TABLES
+    from ltr.store.schema import _TABLES
 
     conn = sqlite3.connect(path, isolation_level=None)
     conn.executescript(_TABLES)  # the DDL the old code ran on every open

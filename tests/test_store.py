@@ -14,6 +14,7 @@ import pytest
 
 from core.paths import PROJECT_ROOT
 from ltr import store as ltr_store
+from ltr.store.schema import STEP_SERIES_SELECT
 from ltr.store import RunBusy, RunConfigMismatch, RunStore, UnknownRun, proc_start_time, run_is_live
 
 CONFIG = {"data": "synthetic-mq2008", "fold": 1, "loss": "learndcg", "model": "mlp", "seed": 0, "lr": 0.001}
@@ -92,7 +93,7 @@ def test_live_series_reads_incrementally_and_matches_a_fresh_read(store, tmp_pat
     a fresh store would return (grid points plus the last row, at most max_points)."""
     store.register_run("r1", CONFIG)
     calls = []
-    store._conn.set_trace_callback(calls.append)
+    store.conn.set_trace_callback(calls.append)
     for end in (300, 1700, 1750, 5000):
         start = 0 if end == 300 else previous
         store.log_steps("r1", [(s, s // 100, {"loss": float(s)}) for s in range(start, end)])
@@ -120,7 +121,7 @@ def test_fail_delete_and_reap(store):
     store.start_run("dead", device="cpu", pid=finished.pid)  # a pid that no longer exists
     store.start_run("alive", device="cpu")  # this test process: alive
     store.start_run("silent", device="cpu")  # this process too, but its heartbeat is late (a loaded machine)
-    store._conn.execute("UPDATE runs SET heartbeat = heartbeat - 1000 WHERE run_id = 'silent'")
+    store.conn.execute("UPDATE runs SET heartbeat = heartbeat - 1000 WHERE run_id = 'silent'")
     assert run_is_live(store.get_run("alive")) and not run_is_live(store.get_run("dead"))
     assert run_is_live(store.get_run("silent"))  # alive and the same process: live, however late its heartbeat
     assert store.reap_stale_runs() == ["dead"]
@@ -206,11 +207,11 @@ def test_reaping_checks_the_same_process_not_the_heartbeat(store):
         store.register_run(rid, {**CONFIG, "seed": len(rid) + 100})
         store.start_run(rid, device="cpu")
     assert store.get_run("live-late")["pid_started"] == proc_start_time(os.getpid())
-    store._conn.execute("UPDATE runs SET heartbeat = heartbeat - 86400 WHERE run_id = 'live-late'")
+    store.conn.execute("UPDATE runs SET heartbeat = heartbeat - 86400 WHERE run_id = 'live-late'")
     # the pid exists (this process) but started at another time: another process got the trainer's pid
-    store._conn.execute("UPDATE runs SET pid_started = '1' WHERE run_id = 'reused'")
-    store._conn.execute("UPDATE runs SET host = 'elsewhere' WHERE run_id LIKE 'remote-%'")
-    store._conn.execute("UPDATE runs SET heartbeat = heartbeat - 1000 WHERE run_id = 'remote-silent'")
+    store.conn.execute("UPDATE runs SET pid_started = '1' WHERE run_id = 'reused'")
+    store.conn.execute("UPDATE runs SET host = 'elsewhere' WHERE run_id LIKE 'remote-%'")
+    store.conn.execute("UPDATE runs SET heartbeat = heartbeat - 1000 WHERE run_id = 'remote-silent'")
     assert sorted(store.reap_stale_runs()) == ["remote-silent", "reused"]
     assert store.get_run("live-late")["status"] == "running" and store.get_run("remote-recent")["status"] == "running"
     assert "no heartbeat from elsewhere" in store.get_run("remote-silent")["error"]
@@ -252,10 +253,10 @@ _SUMMARY_COLUMNS = ["run_id", "name", "n", "first_step", "last_step", "first_val
 def assert_summary_matches_rows(store: RunStore, run_id: str) -> None:
     """The write path's step_series rows equal the summaries aggregated from every step row."""
 
-    sql = ltr_store._STEP_SERIES_SELECT.format(where="run_id = ?")
+    sql = STEP_SERIES_SELECT.format(where="run_id = ?")
     order = ["run_id", "name", "n", "first_step", "first_value", "last_step", "last_value", "negative", "zero",
              "positive"]
-    expected = pd.DataFrame([dict(zip(order, r)) for r in store._conn.execute(sql, (run_id,))], columns=order)
+    expected = pd.DataFrame([dict(zip(order, r)) for r in store.conn.execute(sql, (run_id,))], columns=order)
     expected = expected[_SUMMARY_COLUMNS].sort_values("name", ignore_index=True)
     stored = store.step_summary([run_id], ["loss", "theta_d", "grad"])
     assert not stored.empty
@@ -317,7 +318,7 @@ def test_step_summary_is_never_stale_when_rows_bypass_the_write_path(store):
     re-logs the same last step with other values."""
     store.register_run("r", CONFIG)
     store.log_steps("r", [(s, 0, {"theta_d": 1.0 + s}) for s in range(10)])
-    conn = store._conn
+    conn = store.conn
     conn.executemany("INSERT INTO step_metrics VALUES ('r', 'theta_d', ?, 0, ?)", [(s, -1.0) for s in range(10, 15)])
     row = store.step_summary(["r"], ["theta_d"]).iloc[0]
     assert (row["n"], row["last_step"], row["last_value"], row["negative"], row["positive"]) == (15, 14, -1.0, 5, 10)
