@@ -6,8 +6,10 @@ from collections import Counter
 
 import pytest
 
-from pipeline.annotation.store import (CSV_COLUMNS, LEGACY_CSV_COLUMNS, AnnotationError, AnnotationStore, Item,
-                                       allocate, draw_sample, read_csv)
+from pipeline.annotation.csv_format import CSV_COLUMNS, LEGACY_CSV_COLUMNS, read_csv
+from pipeline.annotation.items import AnnotationError, Item
+from pipeline.annotation.sampling import allocate, draw_sample
+from pipeline.annotation.store import AnnotationStore
 from pipeline.annotation.validation import report
 
 CATS = [{"name": "Numbers", "description": "n"}, {"name": "Ambiguity", "description": "a"},

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.annotation.store import CSV_COLUMNS, LEGACY_CSV_COLUMNS
+from pipeline.annotation.csv_format import CSV_COLUMNS, LEGACY_CSV_COLUMNS
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,7 +9,8 @@ import sqlite3
 
 import pytest
 
-from pipeline.annotation.store import AnnotationStore, Item
+from pipeline.annotation.items import Item
+from pipeline.annotation.store import AnnotationStore
 from pipeline.annotation.validation import report
 from pipeline.typology.assignment import assign
 from pipeline.typology.categories import Category

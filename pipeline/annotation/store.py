@@ -32,145 +32,33 @@ Model of the data
 * **History**: every change (UI or import) is appended with its time, source and run; answers can be
   changed, nothing is overwritten without a trace. Notes and proposed new reasons are kept per item.
 
-CSV: header ``annotator,dataset,task,qid,category,llm_assigned,human_applicable,run_id,model,llm_answer``
-(:data:`CSV_COLUMNS`). Import also accepts the older seven-column header (:data:`LEGACY_CSV_COLUMNS`,
-without the run): such rows are attributed to the run the store knows for that query whose assignment
-matches the rows' ``llm_assigned`` exactly (:meth:`AnnotationStore.match_run`), else to run ``""``
-(unknown), and a query of them with no assigned reason gets ``llm_answer = unknown`` (an old export
-wrote an unreadable assignment as "no reason assigned", so it cannot count as a true negative).
-
-Stores created before the run was part of the key are migrated on open, in one transaction, with
-the same attribution rule (:func:`pipeline.annotation.migrations.migrate_run_key`); every answer and note is kept. Stores from before the
-``unknown_category`` answer (an assignment naming categories outside the typology, whose names an
-item keeps in ``unknown``) are brought up to date the same way (:func:`~pipeline.annotation.migrations.migrate_unknown_category`).
+CSV export and import: :mod:`pipeline.annotation.csv_format`; sampling: :mod:`pipeline.annotation.sampling`;
+the schema and the migrations that bring a store made by older code up to date on open, in one
+transaction, keeping every answer and note: :mod:`pipeline.annotation.schema`.
 """
 from __future__ import annotations
 
-import csv
-import hashlib
-import io
 import json
-import random
 import sqlite3
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable
 
 from core.db import SchemaStore, transaction
 from core.paths import cache_dir
+from pipeline.annotation.csv_format import CSV_COLUMNS, attribute_legacy_rows, csv_text, read_csv
+from pipeline.annotation.items import AnnotationError, Item, check_name
 from pipeline.annotation.migrations import match_run
+from pipeline.annotation.sampling import annotator_seed, draw_sample
 from pipeline.annotation.schema import SCHEMA
-from pipeline.typology.categories import TASKS, UNKNOWN_CATEGORY
 
-CSV_COLUMNS = ("annotator", "dataset", "task", "qid", "category", "llm_assigned", "human_applicable", "run_id",
-               "model", "llm_answer")
-LEGACY_CSV_COLUMNS = CSV_COLUMNS[:7]  # exports made before decisions were keyed by run
-LLM_ANSWERS = ("readable", "unreadable", "unknown", UNKNOWN_CATEGORY)
-UNREADABLE_STATUSES = ("unparseable", "failed")  # an assignment's status when its answer could not be read
 DEFAULT_SAMPLE = "default"
 DEFAULT_SIZE = 50
 SHARED = ""  # the annotator column of a sample shared by everyone
 
-class AnnotationError(ValueError):
-    """Bad annotation input (a CSV file names its line); nothing was stored."""
-
-
-@dataclass(frozen=True)
-class Item:
-    dataset: str
-    task: str
-    qid: str
-    run_id: str
-    model: str
-    query: str
-    context: str
-    categories: list  # [{"name", "description"}]
-    assigned: list  # [{"category", "justification"}]
-    status: str = "ok"  # the assignment's status: "ok", "unparseable" / "failed" (unreadable), "unknown",
-    # or "unknown_category" (the answer named categories outside the typology: ``unknown``)
-    raw: str = ""  # the model's assignment answer as given
-    generator: str = ""  # H2G: the model whose answers the reasons explain
-    unknown: tuple = ()  # the names outside the typology the model's answer gave
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        """Where the item sits in a queue (and in the page's URL)."""
-        return self.dataset, self.task, self.qid
-
-    @property
-    def decision_key(self) -> tuple[str, str, str, str]:
-        """What an answer judges: this query's assignment in this typology run."""
-        return self.run_id, self.dataset, self.task, self.qid
-
-    @property
-    def assigned_names(self) -> list[str]:
-        return [a["category"] for a in self.assigned]
-
-    @property
-    def unreadable(self) -> bool:
-        return self.status in UNREADABLE_STATUSES
-
-    @property
-    def llm_answer(self) -> str:
-        """The decisions' ``llm_answer``: readable, unreadable, unknown (a migrated item with no
-        assigned reason, whose status was not recorded) or unknown_category (the answer named
-        categories outside the typology: its "not assigned" is no true negative)."""
-        if self.unreadable:
-            return "unreadable"
-        return self.status if self.status in ("unknown", UNKNOWN_CATEGORY) else "readable"
-
 
 def default_path() -> Path:
     return cache_dir() / "annotations.sqlite"
-
-
-def allocate(counts: dict[str, int], size: int) -> dict[str, int]:
-    """Stratified allocation: proportional to ``counts``, largest remainder, at least one per
-    non-empty stratum when ``size`` allows, never more than a stratum holds."""
-    strata = {k: n for k, n in counts.items() if n > 0}
-    total = sum(strata.values())
-    size = min(size, total)
-    if not strata or size <= 0:
-        return {k: 0 for k in counts}
-    exact = {k: size * n / total for k, n in strata.items()}
-    out = {k: int(v) for k, v in exact.items()}
-    if size >= len(strata):
-        out = {k: max(v, 1) for k, v in out.items()}
-    by_remainder = sorted(strata, key=lambda k: (-(exact[k] - int(exact[k])), k))
-    while sum(out.values()) < size:
-        for k in by_remainder:
-            if sum(out.values()) < size and out[k] < strata[k]:
-                out[k] += 1
-    while sum(out.values()) > size:  # the "at least one" floor overshot: take from the largest
-        k = max(out, key=lambda s: (out[s] - exact[s], s))
-        out[k] -= 1
-    return {k: out.get(k, 0) for k in counts}
-
-
-def draw_sample(keys: Sequence[tuple[str, str, str]], size: int, seed: int) -> list[tuple[str, str, str]]:
-    """``size`` item keys (dataset, task, qid) stratified by task, in a seeded shuffled order."""
-    rng = random.Random(seed)
-    by_task: dict[str, list] = {}
-    for key in sorted(set(keys)):
-        by_task.setdefault(key[1], []).append(key)
-    quota = allocate({t: len(v) for t, v in by_task.items()}, size)
-    chosen = [k for t, pool in sorted(by_task.items()) for k in rng.sample(pool, quota[t])]
-    rng.shuffle(chosen)
-    return chosen
-
-
-def _annotator_seed(seed: int, annotator: str) -> int:
-    return int(hashlib.sha256(f"{seed}:{annotator}".encode()).hexdigest()[:8], 16)
-
-
-def _check_name(annotator: str) -> str:
-    name = " ".join(str(annotator).split())
-    if not name:
-        raise AnnotationError("the annotator name is empty")
-    if len(name) > 80 or "," in name:
-        raise AnnotationError("an annotator name has at most 80 characters and no comma")
-    return name
 
 
 def _item(row) -> Item:
@@ -221,7 +109,7 @@ class AnnotationStore(SchemaStore):
 
     def queue(self, annotator: str, sample: str = DEFAULT_SAMPLE) -> list[Item]:
         """The annotator's items in order (drawing their own list first for a per-annotator sample)."""
-        annotator = _check_name(annotator)
+        annotator = check_name(annotator)
         meta = self.conn.execute("SELECT * FROM samples WHERE sample = ?", (sample,)).fetchone()
         if meta is None:
             return []
@@ -233,7 +121,7 @@ class AnnotationStore(SchemaStore):
                                          (sample, owner)).fetchone():
                     keys = [(r["dataset"], r["task"], r["qid"]) for r in
                             self.conn.execute("SELECT dataset, task, qid FROM items WHERE sample = ?", (sample,))]
-                    self._write_queue(sample, owner, draw_sample(keys, meta["size"], _annotator_seed(meta["seed"], owner)))
+                    self._write_queue(sample, owner, draw_sample(keys, meta["size"], annotator_seed(meta["seed"], owner)))
         rows = self.conn.execute(
             "SELECT i.* FROM queue q JOIN items i ON i.sample = q.sample AND i.dataset = q.dataset "
             "AND i.task = q.task AND i.qid = q.qid WHERE q.sample = ? AND q.annotator = ? ORDER BY q.position",
@@ -290,7 +178,7 @@ class AnnotationStore(SchemaStore):
         does not replace an answer stored for the same category that was given later (outcome
         ``"superseded"``, nothing changed). Returns ``"stored"``, ``"superseded"`` or ``"duplicate"``.
         """
-        annotator = _check_name(annotator)
+        annotator = check_name(annotator)
         if category not in {c["name"] for c in item.categories}:
             raise AnnotationError(f"{category!r} is not a category of this item's typology")
         if applicable is None and category not in item.assigned_names:
@@ -322,7 +210,7 @@ class AnnotationStore(SchemaStore):
         """Record the item as seen with no (further) answer: its grid is written, so an item with no
         LLM-assigned reason completes with every untagged category at 0. An ``answer_id`` is
         applied once (as in :meth:`set_answer`); returns ``"stored"`` or ``"duplicate"``."""
-        annotator = _check_name(annotator)
+        annotator = check_name(annotator)
         with transaction(self.conn):
             if self._received(answer_id) is not None:
                 return "duplicate"
@@ -340,7 +228,7 @@ class AnnotationStore(SchemaStore):
 
     def set_note(self, annotator: str, item: Item, *, note: str | None = None, proposed: str | None = None) -> None:
         """A free-text note and/or a proposed reason that is not in the typology (plain text)."""
-        annotator = _check_name(annotator)
+        annotator = check_name(annotator)
         now = time.time()
         with transaction(self.conn):
             self.conn.execute("INSERT OR IGNORE INTO notes (annotator, run_id, dataset, task, qid, updated) "
@@ -399,11 +287,7 @@ class AnnotationStore(SchemaStore):
         return [{c: r[c] for c in CSV_COLUMNS} for r in rows]
 
     def export_csv(self, path: str | Path | None = None) -> str:
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(self.export_rows())
-        text = buffer.getvalue()
+        text = csv_text(self.export_rows())
         if path is not None:
             from core.atomic import atomic_write_text
             atomic_write_text(path, text)
@@ -421,7 +305,7 @@ class AnnotationStore(SchemaStore):
         source = f"import:{Path(path).name}"
         now = time.time()
         with transaction(self.conn):
-            _attribute_legacy_rows(self.conn, rows)
+            attribute_legacy_rows(self.conn, rows)
             for row in rows:
                 key = (row["run_id"], row["dataset"], row["task"], row["qid"])
                 self.conn.execute(
@@ -431,63 +315,3 @@ class AnnotationStore(SchemaStore):
                      row["human_applicable"], row["model"], now, source))
                 self._log(source, row["annotator"], key, f"category:{row['category']}", row["human_applicable"])
         return len(rows)
-
-
-def _attribute_legacy_rows(conn: sqlite3.Connection, rows: list[dict]) -> None:
-    """Fill run_id, model and llm_answer of rows read from a seven-column CSV (``run_id is None``)."""
-    grids: dict[tuple, dict[str, int]] = {}
-    for row in rows:
-        if row["run_id"] is None:
-            grids.setdefault((row["annotator"], row["dataset"], row["task"], row["qid"]), {})[row["category"]] = \
-                row["llm_assigned"]
-    found = {group: match_run(conn, *group[1:], grid) for group, grid in grids.items()}
-    for row in rows:
-        if row["run_id"] is None:
-            group = (row["annotator"], row["dataset"], row["task"], row["qid"])
-            match = found[group]
-            row["run_id"], row["model"] = (match["run_id"], match["model"]) if match else ("", "")
-            row["llm_answer"] = "readable" if any(grids[group].values()) else "unknown"
-
-
-def read_csv(path: str | Path, text: str | None = None) -> list[dict]:
-    """Validated rows of an annotation CSV (see the module docstring); AnnotationError otherwise.
-
-    Rows of a seven-column export have ``run_id``, ``model`` and ``llm_answer`` None (the store
-    attributes them on import)."""
-    path = Path(path)
-    if text is None:
-        try:
-            text = path.read_text(encoding="utf-8-sig")
-        except OSError as exc:
-            raise AnnotationError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    reader = csv.reader(io.StringIO(text))
-    header = next(reader, None)
-    header = tuple(h.strip() for h in header) if header is not None else None
-    if header not in (CSV_COLUMNS, LEGACY_CSV_COLUMNS):
-        raise AnnotationError(f"{path}:1: the header must be exactly {','.join(CSV_COLUMNS)} (or, from an export "
-                              f"made before runs were recorded, {','.join(LEGACY_CSV_COLUMNS)})")
-    rows, seen = [], {}
-    for line_no, fields in enumerate(reader, start=2):
-        if not fields or all(not f.strip() for f in fields):
-            continue
-        if len(fields) != len(header):
-            raise AnnotationError(f"{path}:{line_no}: expected {len(header)} fields, found {len(fields)}")
-        row = {"run_id": None, "model": None, "llm_answer": None, **dict(zip(header, (f.strip() for f in fields)))}
-        for column in ("annotator", "dataset", "qid", "category"):
-            if not row[column]:
-                raise AnnotationError(f"{path}:{line_no}: empty {column}")
-        if row["task"] not in TASKS:
-            raise AnnotationError(f"{path}:{line_no}: task must be one of {', '.join(TASKS)}, got {row['task']!r}")
-        for column in ("llm_assigned", "human_applicable"):
-            if row[column] not in ("0", "1"):
-                raise AnnotationError(f"{path}:{line_no}: {column} must be 0 or 1, got {row[column]!r}")
-            row[column] = int(row[column])
-        if header == CSV_COLUMNS and row["llm_answer"] not in LLM_ANSWERS:
-            raise AnnotationError(f"{path}:{line_no}: llm_answer must be one of {', '.join(LLM_ANSWERS)}, "
-                                  f"got {row['llm_answer']!r}")
-        key = (row["annotator"], row["run_id"] or "", *(row[c] for c in ("dataset", "task", "qid", "category")))
-        if key in seen:
-            raise AnnotationError(f"{path}:{line_no}: repeats the row of line {seen[key]} ({', '.join(key)})")
-        seen[key] = line_no
-        rows.append(row)
-    return rows

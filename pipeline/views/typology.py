@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 
 from core.jobs.progress import job_messages
 from pipeline.views import forms
-from pipeline.annotation.store import UNREADABLE_STATUSES, Item
+from pipeline.annotation.items import UNREADABLE_STATUSES, Item
 from pipeline.llm.base import Provenance
 from pipeline.typology.categories import TASK_TITLES, UNKNOWN_CATEGORY
 from pipeline.typology.jobs import DEFAULT_MAX_ROUNDS, TYPOLOGY
