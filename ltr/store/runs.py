@@ -23,6 +23,3 @@ class RunStore(RunWrites, RunReads, SchemaStore):
     def __init__(self, path: str | Path | None = None):
         super().__init__(Path(path) if path is not None else default_store_path())
         self._live = LiveSeries()
-
-    def __enter__(self) -> "RunStore":
-        return self
