@@ -33,6 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.atomic import atomic_write_text  # noqa: E402
+from core.export import git_state  # noqa: E402
 from pipeline.judging.benchmark import (agreement, card_pairs, judge_definition, model_card, result_path,  # noqa: E402
                                         stratified_sample, write_card)
 from pipeline.stats.agreement import kappa_text  # noqa: E402
@@ -100,21 +101,6 @@ def judge_model(key: str, data, pairs, *, cached_only: bool = False) -> tuple[di
             "load_average": [load_before, os.getloadavg()[0]],
             "n_failed": judged.n_failed, "scored_pairs": [list(p) for p in pairs],
             **agreement(pairs, nist, labels, expected=expected)}, per_pair
-
-
-def git_state() -> dict:
-    """The commit of the code that scored the card, and whether the tree had changes to tracked files."""
-    import subprocess
-
-    root = Path(__file__).resolve().parent.parent
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
-                                check=True).stdout.strip()
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                                    capture_output=True, text=True, check=True).stdout.strip())
-    except (OSError, subprocess.CalledProcessError):
-        return {"commit": None, "dirty": None}
-    return {"commit": commit, "dirty": dirty}
 
 
 def card_of(key: str, measured: dict, per_pair: dict, *, dataset: str, sample: dict, sample_pairs, nist,

@@ -50,7 +50,7 @@ def test_the_clickable_diagram_shows_every_label_inside_its_axes(sets):
     (x0, x1), (y0, y1) = fig.layout.xaxis.range, fig.layout.yaxis.range
     mfig, ax = plt.subplots(figsize=(5.5, 4.5))
     try:
-        view._venn3(analysis, ax)
+        view.draw_venn3(analysis, ax)
         mfig.canvas.draw()
         to_data = ax.transData.inverted()
         for text in ax.texts:

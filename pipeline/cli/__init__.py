@@ -22,6 +22,7 @@ Commands (``python -m pipeline COMMAND --help`` lists each one's options with th
     prefer       difficulty-aware vs baseline answers judged pairwise in both orders
     findings     the failure paper's claims checked on the stored studies: paper, measured, verdict
     predict      query-performance predictors against each task's failure (tau, r, AUC, intervals)
+    export       a stored study's figures (SVG/PDF/PNG), tables (CSV, booktabs LaTeX), manifest.json
     llm          the LLM servers and the response cache: models, check, failures, purge
 
 One name per concept, in every command:
@@ -58,13 +59,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pipeline.cli import (annotation, coverage, findings, generation, judging, llm, predict, prefer, retrieval,
-                          study, typology)
+from pipeline.cli import (annotation, coverage, export, findings, generation, judging, llm, predict, prefer,
+                          retrieval, study, typology)
 from pipeline.cli.args import HelpFormatter
 
 # the order of ``python -m pipeline --help``: a collection's steps, then the study, then what builds on it
 COMMAND_GROUPS = (retrieval, judging, generation, study, coverage, typology, annotation, prefer, findings, predict,
-                  llm)
+                  export, llm)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -30,7 +30,7 @@ from pipeline.sets.overlap import TASKS  # noqa: E402
 from pipeline.study.result import Components, StudyResult  # noqa: E402
 from pipeline.study.universe import DEFAULT_UNIVERSE, UNIVERSE_HELP, UNIVERSES, check_universe  # noqa: E402,F401
 from pipeline.views import forms  # noqa: E402
-from pipeline.views.venn import (REGION_IDS, TASK_LABELS, VENN_ORDER, _venn3, empty_sets, empty_sets_note,  # noqa: E402,F401
+from pipeline.views.venn import (REGION_IDS, TASK_LABELS, VENN_ORDER, draw_venn3, empty_sets, empty_sets_note,  # noqa: E402,F401
                                  has_hard_queries, region_from_selection, region_label, venn_figure, venn_plotly,
                                  venn_png, venn_title)
 

@@ -1,0 +1,157 @@
+"""Everything a paper needs from one stored study (``python -m pipeline export``, the pages' downloads).
+
+Per configuration: the Venn diagram (SVG/PDF/PNG, its title naming dataset, retriever, generator,
+judge and setup), the overlap table (Venn regions) and the pairwise table (CSV + booktabs LaTeX whose
+caption names the configuration), and one per-query CSV per hard set (``hard-h2r-<configuration>.csv``:
+exactly the set's queries with the three tasks' values). Per study: the stability table (every
+configuration's pairwise overlaps, as stored), the structure-stability measurements and the findings
+table (:mod:`pipeline.findings` on this study), the validation figures and preference rates the
+findings read (when the stores hold any; otherwise the manifest says why not). ``manifest.json``: what
+each file is, the study id, the models with digests, the commit and the date.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from core.export import Export, slug
+from pipeline.export.venn import VENN_ORDER, venn_figure
+from pipeline.findings.finding import Finding, pair_name
+from pipeline.findings.scope import study_record
+from pipeline.study.result import StudyResult
+
+TASK_VALUES = {"h2r": "ndcg@10", "h2g": "bertscore_f1", "h2j": "disagreement"}
+TASK_WORDS = {"h2r": "hard to retrieve", "h2g": "hard to generate", "h2j": "hard to judge"}
+
+
+def configuration_caption(study: StudyResult, label: str) -> str:
+    c = study.configurations[label].components
+    return (f"{study.dataset.upper()}, study {study.id}: retriever {c.retriever}, generator {c.generator}, "
+            f"judge {c.judge}, setup {c.setup}; quantile {study.quantile}, universe {study.universe_rule}")
+
+
+def venn_caption(study: StudyResult, label: str) -> list[str]:
+    c = study.configurations[label].components
+    return [f"{study.dataset.upper()} · retriever {c.retriever} · generator {c.generator}",
+            f"judge {c.judge} ({c.setup}) · q {study.quantile} · study {study.id}"]
+
+
+def regions_table(analysis: dict) -> pd.DataFrame:
+    n = analysis["n_queries"]
+    rows = [{"region": " ∩ ".join(t.upper() for t in name.split("&")) + ("" if "&" in name else " only"),
+             "queries": analysis["regions"][name]["count"],
+             "share_of_universe": analysis["regions"][name]["count"] / n if n else None} for name in VENN_ORDER]
+    rows.append({"region": "hard in all three", "queries": analysis["all_three"]["count"],
+                 "share_of_universe": analysis["all_three"]["share"]})
+    rows += [{"region": f"{task.upper()} exclusive (share of the set)", "queries": ex["count"],
+              "share_of_universe": ex["share"]} for task, ex in analysis["exclusive"].items()]
+    return pd.DataFrame(rows)
+
+
+def pairwise_table(analysis: dict) -> pd.DataFrame:
+    largest = analysis["largest_pairwise"]
+    return pd.DataFrame([{"pair": pair_name(key), "overlap": f["count"], "expected_if_independent":
+                          f["expected_if_independent"], "jaccard": f["jaccard"], "share_of_first": f["share_of_first"],
+                          "share_of_second": f["share_of_second"], "p_hypergeometric": f["p_value"],
+                          "largest": key == largest["pair"] or key in largest["tied_with"]}
+                         for key, f in analysis["pairwise"].items()])
+
+
+def hard_set_table(study: StudyResult, label: str, task: str) -> pd.DataFrame:
+    """The configuration's ``task`` set, hardest first, with each query's three values."""
+    config = study.configurations[label]
+    values = {"h2r": study.retriever(label).per_query, "h2g": study.generator(label).per_query,
+              "h2j": study.judge(label).per_query}
+    rows = []
+    for rank, qid in enumerate(config.hard_in_universe[task], start=1):
+        row = {"rank": rank, "qid": qid, "query": study.queries.get(qid, "")}
+        row.update({TASK_VALUES[t]: values[t].get(qid) for t in TASK_VALUES})
+        row.update({f"in_{t}": qid in config.hard_in_universe[t] for t in TASK_VALUES if t != task})
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["rank", "qid", "query", *TASK_VALUES.values(),
+                                       *(f"in_{t}" for t in TASK_VALUES if t != task)])
+
+
+def findings_table(found: list[Finding]) -> pd.DataFrame:
+    return pd.DataFrame([{"finding": f.name, "paper": f.paper, "verdict": f.verdict, "reason": f.reason}
+                         for f in found])
+
+
+def stability_measurements(found: dict[str, Finding]) -> pd.DataFrame:
+    rows = []
+    for part in found["structure_stable"].parts:
+        m = part.measured
+        if not m:
+            continue
+        row = {"differs_in": m["differs_in"], "first": m["first"], "second": m["second"]}
+        row.update({f"change {pair_name(k)}": s["change"] for k, s in m["pair_shares"].items()})
+        row.update(all_three_change=m["all_three_change"], same_largest=m["same_largest"],
+                   kendall_tau=m["rank_agreement"]["kendall_tau"], rbo=m["rank_agreement"]["rbo"],
+                   queries=m["rank_agreement"]["n"], verdict=part.verdict)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _measured_parts(finding: Finding, keys: tuple[str, ...]) -> pd.DataFrame:
+    return pd.DataFrame([{"scope": p.scope, **{k: p.measured.get(k) for k in keys}, "verdict": p.verdict}
+                         for p in finding.parts if p.measured and any(p.measured.get(k) is not None for k in keys[1:])])
+
+
+def export_study(dataset: str, study_id: str | None, out: str | Path, *, data_folder=None) -> Export:
+    """Write every file of the module docstring for ``study_id`` of ``dataset`` (None or ``latest``: the
+    newest) into ``out``; returns the :class:`core.export.Export` (its manifest written)."""
+    from pipeline.findings.registry import check_findings
+    from pipeline.findings.scope import newest_study
+
+    entry = newest_study(dataset, data_folder, None if study_id in (None, "latest") else study_id)
+    if entry.study is None:
+        raise ValueError(f"{dataset}: {entry.why_none} (see python -m pipeline studies --dataset {dataset})")
+    study = entry.study
+    record = study_record(study)
+    export = Export(out, {"what": "failure study export", "dataset": study.dataset, "study_id": study.id,
+                          "study_time": study.time, "data_folder": study.data_folder,
+                          "configurations": record["configurations"], "retrievers": record["retrievers"],
+                          "models": record["models"]})
+    for label, config in study.configurations.items():
+        stem, caption = slug(label), configuration_caption(study, label)
+        extra = {"configuration": label}
+        export.figure(venn_figure(config.analysis, study.universe_summary(label), venn_caption(study, label)),
+                      f"venn-{stem}", "Venn diagram of the three hard sets (area-proportional, matplotlib-venn)",
+                      " · ".join(venn_caption(study, label)), **extra)
+        export.table(regions_table(config.analysis), f"overlap-{stem}", "Venn regions, all-three and exclusive shares",
+                     f"Overlap of the hard sets. {caption}.", **extra)
+        export.table(pairwise_table(config.analysis), f"pairwise-{stem}",
+                     "pairwise overlaps: count, expected if independent, Jaccard, one-sided hypergeometric p",
+                     f"Pairwise overlap of the hard sets (p: one-sided hypergeometric, no correction). {caption}.", **extra)
+        for task in TASK_VALUES:
+            export.text(f"hard-{task}-{stem}.csv", f"the {task.upper()} set ({TASK_WORDS[task]}) with every query's "
+                        f"values", hard_set_table(study, label, task).to_csv(index=False), format="csv", **extra)
+    settings = f"{study.dataset.upper()}, study {study.id}: every configuration; quantile {study.quantile}"
+    export.table(pd.DataFrame(study.stability), "stability", "every configuration's pairwise overlaps (as stored)",
+                 f"Overlap structure across configurations. {settings}.")
+    found = {f.name: f for f in check_findings(study.dataset, study_id=study.id)}
+    export.table(findings_table(list(found.values())), "findings", "the paper's claims checked on this study",
+                 f"The failure paper's claims against this study. {settings}.")
+    stability = stability_measurements(found)
+    if stability.empty:
+        export.skip("structure-stability table", found["structure_stable"].reason)
+    else:
+        export.table(stability, "structure-stability", "configurations differing in one component: share changes, "
+                     "Kendall tau, RBO", f"Stability across systems (Kendall tau-b, RBO p = 0.9). {settings}.")
+    validation = _measured_parts(found["typology_agreement"], ("n_decisions", "accuracy", "precision", "recall",
+                                                                "exact_agreement"))
+    if validation.empty:
+        export.skip("validation figures", found["typology_agreement"].reason)
+    else:
+        export.table(validation, "validation", "annotation validation figures per model (accuracy = cell_accuracy)",
+                     "Validation of the LLM-assigned failure reasons against the annotators (union).")
+    rates = _measured_parts(found["difficulty_aware_preferred"], ("paper_rate", "rate", "ci_low", "ci_high", "decided"))
+    if rates.empty:
+        export.skip("preference rates", found["difficulty_aware_preferred"].reason)
+    else:
+        export.table(rates, "preference", "difficulty-aware preference rates with 95% Wilson intervals",
+                     "Preference for the difficulty-aware answer (pair rule, Wilson 95% interval) beside the paper's.")
+    export.skip("predictor heatmap", "no predictor heatmap in pipeline.predict on this commit")
+    export.write_manifest()
+    return export
