@@ -120,14 +120,13 @@ def _scorer(encoder: Encoder):
         return _SCORERS[encoder.key]
 
 
-class PairCache:
+class PairCache(db.SchemaStore):
     """(encoder, answer, passage) -> F1, in SQLite (``core.db``)."""
     SCHEMA = db.Schema("bertscore-pairs", (db.Migration.tables(
         1, "pair F1", "CREATE TABLE IF NOT EXISTS pair_f1 (key TEXT PRIMARY KEY, f1 REAL NOT NULL)", first_table="pair_f1"),))
 
     def __init__(self, path: str | Path | None = None):
-        self.path = Path(path) if path is not None else paths.cache_dir() / "bertscore.sqlite"
-        self.conn = db.open_store(self.path, self.SCHEMA)
+        super().__init__(path if path is not None else paths.cache_dir() / "bertscore.sqlite")
 
     @staticmethod
     def key(encoder: Encoder, answer: str, passage: str) -> str:

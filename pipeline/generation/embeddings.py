@@ -29,7 +29,7 @@ from core import db, paths
 BATCH = 64  # bert-score's default batch size, for encoding and for greedy matching
 
 
-class ReferenceEmbeddings:
+class ReferenceEmbeddings(db.SchemaStore):
     """(encoder identity, passage text) -> (token embeddings [n, d], token weights [n]), in SQLite."""
 
     SCHEMA = db.Schema("bertscore-references", (db.Migration.tables(
@@ -38,8 +38,7 @@ class ReferenceEmbeddings:
         first_table="reference_embedding"),))
 
     def __init__(self, path: str | Path | None = None):
-        self.path = Path(path) if path is not None else paths.cache_dir() / "bertscore_embeddings.sqlite"
-        self.conn = db.open_store(self.path, self.SCHEMA)
+        super().__init__(path if path is not None else paths.cache_dir() / "bertscore_embeddings.sqlite")
 
     @staticmethod
     def key(identity: str, text: str) -> str:
