@@ -74,43 +74,6 @@ def answer_outbox(data: dict, *, key: str):
     return result.get("outbox")
 
 
-def live_jobs(list_jobs, draw, *, exclude_kind: str | None = None, every: float = 3.0,
-              idle_every: float = 10.0) -> None:
-    """A page's jobs panel, kept live: ``draw(job_list)`` lays out the page's own jobs (``list_jobs()``)
-    in a fragment that reruns every ``every`` s while one of them is queued or running (every
-    ``idle_every`` s otherwise, so a job started from a shell shows up), starts the worker for waiting
-    jobs, and reruns the whole page when a job starts or ends, so what the page shows beside the panel
-    (the result a finished job wrote, a Start button disabled while one runs) follows without a reload.
-    With ``exclude_kind`` the jobs of other kinds that hold or wait for a resource are listed first.
-
-    Why: a panel drawn once (the Failure typology page's) read "queued" for as long as the tab stayed
-    open, and "No typology run yet" above it while the run had finished.
-    """
-    import streamlit as st
-
-    from core import jobs
-
-    first = [list_jobs()]  # the page run's list: drawn by the fragment's first run, not listed again
-    seen = frozenset(j.id for j in first[0] if j.active)  # what this page run draws around the panel
-
-    @st.fragment(run_every=every if seen else idle_every)
-    def live_jobs_panel() -> None:
-        if exclude_kind is not None:
-            others = jobs.resource_jobs(exclude_kind=exclude_kind)  # e.g. a training job holding the CPU slot
-            if others:
-                st.caption("Other jobs holding or waiting for a resource")
-                st.dataframe(others, hide_index=True, width="stretch",
-                             column_config={"what": st.column_config.TextColumn(width="large"),
-                                            "why": st.column_config.TextColumn(width="large")})
-        job_list = first.pop() if first else list_jobs()  # a later refresh lists them anew
-        jobs.keep_jobs_moving(job_list)
-        draw(job_list)
-        if frozenset(j.id for j in job_list if j.active) != seen:  # a job started or ended: the whole page
-            st.rerun()
-
-    live_jobs_panel()
-
-
 _refusal_printed: set = set()
 
 

@@ -2,7 +2,8 @@
 import streamlit as st
 
 from core import paths
-from pages import live_jobs, use_app_navigation
+from pages import use_app_navigation
+from pages.panels.jobs import jobs_panel
 from pipeline.views import preference as pv
 
 use_app_navigation()
@@ -44,13 +45,7 @@ with st.expander("Run a comparison (background job)", expanded=not pv.available(
         st.error(st.session_state.pop("queued_preference_error"))
 
 
-def preference_jobs_panel(job_list) -> None:
-    if job_list:
-        st.dataframe(pv.jobs_frame(job_list), hide_index=True, width="stretch",
-                     column_config={"progress": st.column_config.TextColumn(width="large")})
-
-
-live_jobs(pv.PREFERENCE.jobs, preference_jobs_panel, exclude_kind=pv.PREFERENCE.name)
+jobs_panel(pv.PREFERENCE, pv.jobs_frame, columns={"progress": st.column_config.TextColumn(width="large")})
 
 available = pv.available()
 if not available:

@@ -2,7 +2,8 @@
 import streamlit as st
 
 from core import paths
-from pages import live_jobs, use_app_navigation
+from pages import use_app_navigation
+from pages.panels.jobs import jobs_panel
 from pipeline.views import overlap as view
 
 use_app_navigation()
@@ -65,13 +66,7 @@ with st.expander("Run the study (background job)"):
         st.error(st.session_state.pop("queued_study_error"))
 
 
-def jobs_panel(job_list) -> None:
-    if not job_list:
-        return
-    st.dataframe(view.jobs_frame(job_list), hide_index=True, width="stretch",
-                 column_config={"status": st.column_config.TextColumn(width="medium"),
-                                "progress": st.column_config.TextColumn(width="large"),
-                                "study": st.column_config.LinkColumn(display_text=r"study=(.*)$")})
+def job_details(job_list) -> None:
     # the table's cells are narrow: the full progress and error lines below it, as text
     for job, line in view.job_lines(job_list):
         st.markdown(f"**Job #{job.id}** ({job.status})")
@@ -80,7 +75,10 @@ def jobs_panel(job_list) -> None:
         st.text(line)
 
 
-live_jobs(view.STUDY.jobs, jobs_panel, exclude_kind=view.STUDY.name, every=REFRESH_SECONDS)
+jobs_panel(view.STUDY, view.jobs_frame, details=job_details, every=REFRESH_SECONDS,
+           columns={"status": st.column_config.TextColumn(width="medium"),
+                    "progress": st.column_config.TextColumn(width="large"),
+                    "study": st.column_config.LinkColumn(display_text=r"study=(.*)$")})
 
 datasets = view.study_datasets()
 if not datasets:

@@ -2,7 +2,8 @@
 import streamlit as st
 
 from pipeline.views import typology as view
-from pages import live_jobs, use_app_navigation
+from pages import use_app_navigation
+from pages.panels.jobs import jobs_panel
 
 use_app_navigation()
 
@@ -128,9 +129,4 @@ with st.expander("Run a typology (background job)"):
         st.error(st.session_state.pop("queued_typology_error"))
 
 
-def typology_jobs_panel(job_list) -> None:
-    if job_list:
-        st.dataframe(view.jobs_rows(job_list), hide_index=True, width="stretch")
-
-
-live_jobs(view.TYPOLOGY.jobs, typology_jobs_panel, exclude_kind=view.TYPOLOGY.name)  # outside the expander: always seen
+jobs_panel(view.TYPOLOGY, view.jobs_rows)  # outside the expander: always seen

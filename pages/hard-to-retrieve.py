@@ -3,7 +3,8 @@ import streamlit as st
 
 from core.errors import DatasetError
 from pipeline.views import hard_to_retrieve as views
-from pages import live_jobs, use_app_navigation
+from pages import use_app_navigation
+from pages.panels.jobs import jobs_panel
 
 use_app_navigation()
 
@@ -79,18 +80,8 @@ with st.expander("Compute a run here (background job, partial corpus)"):
         st.success(f"Queued job #{st.session_state.pop('queued_retrieval')}.")
 
 
-def retrieval_jobs_panel(job_list) -> None:
-    if not job_list:
-        return
-    st.dataframe(views.jobs_frame(job_list), hide_index=True, width="stretch",
-                 column_config={"message": st.column_config.TextColumn(width="large")})
-    for job in [j for j in job_list if j.status == "failed"][:2]:
-        with st.expander(f"Job #{job.id} failed: {job.label}"):
-            st.code(job.log_tail or "(no output)", language=None)
-
-
-live_jobs(lambda: views.RETRIEVAL.jobs(dataset=name), retrieval_jobs_panel, exclude_kind=views.RETRIEVAL.name,
-          every=REFRESH_SECONDS)
+jobs_panel(views.RETRIEVAL, views.jobs_frame, where={"dataset": name}, failed_logs=2, every=REFRESH_SECONDS,
+           columns={"message": st.column_config.TextColumn(width="large")})
 
 if not loaded or not data.has_qrels:
     st.stop()

@@ -8,6 +8,7 @@ from ltr import views
 from ltr.losses import LOSS_NAMES
 from ltr.rankers import RANKER_NAMES
 from pages import use_app_navigation
+from pages.panels.jobs import jobs_panel
 
 use_app_navigation()
 
@@ -64,32 +65,9 @@ with st.container(border=True):
             st.success(f"Queued {len(job_ids)} job(s): " + ", ".join(f"#{j}" for j in job_ids))
 
 
-def jobs_section(store) -> None:
-    job_list = views.TRAINING.jobs(30)
-    others = jobs.resource_jobs(exclude_kind=views.TRAINING.name)
-    if others:  # e.g. a retrieval started from the Hard-to-retrieve page holds the CPU slot
-        st.caption("Other jobs holding or waiting for a resource")
-        st.dataframe(others, hide_index=True, width="stretch",
-                     column_config={"what": st.column_config.TextColumn(width="large"),
-                                    "why": st.column_config.TextColumn(width="large")})
-    if not job_list:
-        st.info("No training jobs yet: choose a data set and press **Start training**.")
-        return
-    frame = views.jobs_frame(store, job_list)
-    st.dataframe(frame.drop(columns=["run_id"]), hide_index=True, width="stretch",
-                 column_config={"progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0,
-                                                                             format="percent"),
-                                "message": st.column_config.TextColumn(width="large")})
-    active = [j for j in job_list if j.active]
-    if active:
-        cols = st.columns(min(len(active), 5))
-        for i, job in enumerate(active):  # short labels (never cut); the full label on hover
-            fold = f" · fold {job.meta['fold']}" if "fold" in job.meta else ""
-            cols[i % len(cols)].button(f"Cancel #{job.id}{fold}", key=f"cancel-{job.id}", help=job.label,
-                                       on_click=jobs.cancel, args=(job.id,))
-    for job in [j for j in job_list if j.status == "failed"][:3]:
-        with st.expander(f"Job #{job.id} failed: {job.label}"):
-            st.code(job.log_tail or "(no output)", language=None)
+def jobs_table(job_list):
+    with views.session_store(st.session_state) as store:
+        return views.jobs_frame(store, job_list).drop(columns=["run_id"])
 
 
 def concurrency_section() -> None:
@@ -159,13 +137,20 @@ def charts_section(store) -> None:
         st.plotly_chart(fig, key="vali_chart", width="stretch")
 
 
+st.subheader("Jobs")
+jobs_panel(views.TRAINING, jobs_table, limit=30, every=REFRESH_SECONDS, idle_every=REFRESH_SECONDS,
+           empty="No training jobs yet: choose a data set and press **Start training**.",
+           cancel=views.fold_tag, failed_logs=3,
+           columns={"progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0,
+                                                                format="percent"),
+                    "message": st.column_config.TextColumn(width="large")})
+
+
 @st.fragment(run_every=REFRESH_SECONDS)
 def live() -> None:
+    concurrency_section()
+    st.subheader("Live trajectories")
     with views.session_store(st.session_state) as store:
-        st.subheader("Jobs")
-        jobs_section(store)
-        concurrency_section()
-        st.subheader("Live trajectories")
         charts_section(store)
 
 

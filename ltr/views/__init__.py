@@ -36,13 +36,13 @@ from ltr.views.results import (completed_runs, configuration_choices, cost_effec
 from ltr.views.run_groups import RunGroup, group_runs, run_groups
 from ltr.views.significance import (has_tests, significance, significance_csv, significance_display,
                                     significance_latex, significance_legend)
-from ltr.views.training_jobs import (CONCURRENCY_RULE, TRAINING_FIELDS, TrainingRequest, active_job_count, executor_setting, jobs_frame,
+from ltr.views.training_jobs import (CONCURRENCY_RULE, TRAINING_FIELDS, TrainingRequest, active_job_count, executor_setting, fold_tag, jobs_frame,
                                      submit_training)
 
 __all__ = ["CONCURRENCY_RULE", "TRAINING_FIELDS", "CHART_MAX_POINTS", "FOLD_COLOURS", "FOLD_LAYOUTS", "METRIC_TITLES", "NDCG_CUTOFFS",
            "PARAMETER_VIEWS", "RunGroup", "TRAINING", "TrainingRequest", "active_job_count", "completed_runs",
            "cost_effectiveness", "cost_figure", "dataset_choices", "dataset_overview", "executor_setting", "failed_runs", "fold_detail",
-           "fold_table", "gpu_count", "group_runs", "has_step_metric", "has_tests", "jobs_frame",
+           "fold_tag", "fold_table", "gpu_count", "group_runs", "has_step_metric", "has_tests", "jobs_frame",
            "n_folds", "no_parameters_message", "open_store", "result_options", "results_version",
            "run_groups", "session_store", "significance", "significance_csv", "significance_display",
            "significance_latex", "significance_legend", "step_figure", "store_summary", "study_slate_length",

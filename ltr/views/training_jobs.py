@@ -145,6 +145,11 @@ def jobs_frame(store: RunStore, job_list: Sequence[jobs.Job]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+def fold_tag(job: jobs.Job) -> str:
+    """What a training job's Cancel button adds to its number: ``fold 2`` (its full label on hover)."""
+    return f"fold {job.meta['fold']}" if "fold" in job.meta else ""
+
+
 def _mean_epoch_seconds(store: RunStore, run_ids: Sequence[str]) -> dict[str, float]:
     """Mean wall seconds per finished epoch (training + validation) of each run that has one."""
     series = store.epoch_series(list(run_ids), ["seconds"]) if run_ids else None
