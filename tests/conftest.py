@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SHARED = PROJECT_ROOT.parent / "shared"
+from tests.support.paths import FIXTURES, SHARED
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -38,9 +37,6 @@ def shared_dir() -> Path:
     if not SHARED.is_dir():
         pytest.skip("../shared is absent (real data for tests lives beside the checkout)")
     return SHARED
-
-
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 @pytest.fixture(scope="session")

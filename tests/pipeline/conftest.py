@@ -1,14 +1,21 @@
-"""Fixtures of the pipeline tests: the planted DL19 study (``tests.pipeline.planted_study``), built once
-per session in a cache of its own and copied into each test's own cache, so a test's store holds exactly
-the studies it planted."""
+"""Fixtures the pipeline tests share: a loopback server speaking Ollama's and OpenAI's chat APIs, and the
+planted DL19 study (``tests.pipeline.planted_study``), built once per session in a cache of its own and
+copied into each test's own cache, so a test's store holds exactly the studies it planted."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+from tests.support.loopback_llm import LoopbackLLMServer
+from tests.support.paths import SHARED
+
+
+@pytest.fixture
+def server():
+    """A fresh :class:`~tests.support.loopback_llm.LoopbackLLMServer` per test (its request log starts empty)."""
+    with LoopbackLLMServer() as running:
+        yield running
 
 
 @pytest.fixture(scope="session")

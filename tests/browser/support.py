@@ -1,0 +1,86 @@
+"""What the real-browser tests share: Debian's chromium driven by Playwright (Playwright never downloads a
+browser here) against a real ``streamlit run app.py`` on a free localhost port. The ``dashboard`` fixture
+that starts one is in ``tests/browser/conftest.py``."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+from tests.support.paths import ARTIFACTS, ROOT  # noqa: F401  (ARTIFACTS: the browser tests' screenshots)
+from tests.support.waiting import wait_until
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+# The browser tests poll a store or a server four times a second: faster polling only competes with the
+# streamlit server for the machine's few cores.
+POLL_S = 0.25
+
+
+def wait(predicate, timeout: float, what: str):
+    """:func:`tests.support.waiting.wait_until` at the browser tests' polling rate."""
+    return wait_until(predicate, timeout, what, poll=POLL_S)
+
+
+def launch_browser(pw):
+    """Headless Debian chromium through Playwright's ``pw`` (a ``sync_playwright()`` context)."""
+    return pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_streamlit(port: int, log_path: Path) -> subprocess.Popen:
+    """``streamlit run app.py`` on 127.0.0.1:``port`` with this process's environment, its output
+    appended to ``log_path``; returns once the server answers its health check."""
+    with open(log_path, "ab") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless",
+             "true", "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
+             "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, env=dict(os.environ), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def healthy():
+        if server.poll() is not None:
+            raise AssertionError(f"streamlit exited: {log_path.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as resp:
+                return resp.status == 200
+        except OSError:
+            return False
+
+    try:
+        wait(healthy, 60, "the streamlit server")
+    except BaseException:
+        stop_streamlit(server)
+        raise
+    return server
+
+
+def stop_streamlit(server: subprocess.Popen) -> None:
+    if server.poll() is None:
+        os.killpg(server.pid, signal.SIGTERM)
+    server.wait(timeout=20)
+
+
+class DashboardURL(str):
+    """The dashboard's URL; :meth:`restart` kills its server (as a crash or ``kill PID`` would) and
+    starts a new one on the same port, while open pages stay open and reconnect."""
+
+    def __new__(cls, port: int, log_path: Path):
+        url = super().__new__(cls, f"http://127.0.0.1:{port}")
+        url.port, url.log_path, url.server = port, log_path, start_streamlit(port, log_path)
+        return url
+
+    def restart(self) -> None:
+        os.killpg(self.server.pid, signal.SIGKILL)
+        self.server.wait(timeout=20)
+        self.server = start_streamlit(self.port, self.log_path)

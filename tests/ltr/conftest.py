@@ -1,0 +1,34 @@
+"""Fixtures of the ltr tests: one torch thread, a tiny synthetic data set."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tests.ltr.support import TINY_QUERIES
+
+
+@pytest.fixture
+def one_thread(monkeypatch):
+    """Tiny batches train fastest on one thread, and the suite may share 2 cores with other work:
+    torch's default of one OpenMP thread per core then oversubscribes (10x slower epochs). A module
+    whose tests all train says ``pytestmark = pytest.mark.usefixtures("one_thread")``."""
+    from core.threads import TORCH_THREADS_ENV, forget_torch_choice
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # subprocesses
+    monkeypatch.setenv(TORCH_THREADS_ENV, "1")  # what train_run applies (core.threads), here and in subprocesses
+    forget_torch_choice()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    forget_torch_choice()
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session")
+def tiny_data(tmp_path_factory) -> str:
+    """A small synthetic MQ2008-shaped data set (folder of FoldK/), written by the data layer."""
+    from ltr.data.synthetic import write_synthetic
+
+    out = tmp_path_factory.mktemp("tiny") / "mq2008-like"
+    write_synthetic("synthetic-mq2008", out, seed=3, n_queries=3 * TINY_QUERIES)
+    return str(out)
