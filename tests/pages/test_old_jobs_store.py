@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import sqlite3
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -20,8 +19,9 @@ from ltr import views as ltr_views
 from ltr.store import RunStore
 from pipeline.study import store as studies
 from pipeline.views import hard_to_retrieve, overlap, preference, typology
+from tests.support.paths import FIXTURES
 
-DUMP = Path(__file__).resolve().parent.parent / "fixtures" / "jobs_store_before_kinds.sql"
+DUMP = FIXTURES / "jobs_store_before_kinds.sql"
 OLD_PYTHON = "/work/main/.venv/bin/python"  # the interpreter the old code ran under
 STUDY_ID = "20261203T103350Z-e40adce3-df3d"
 CPU_ZERO = "waiting: the cpu limit is 0 (no job starts there; raise it to run)"

@@ -71,7 +71,7 @@ def test_all_datasets_name_the_missing_studies(planted_cache, capsys):
 def _designed_study(folder, judge_flips):
     from pipeline.study.config import load_collection
     from pipeline.study.run import run_study
-    from tests.failure_fixture import QIDS, write_collection
+    from tests.support.failure_fixture import QIDS, write_collection
 
     files = write_collection(folder)
     judge = []

@@ -3,7 +3,7 @@ hard set, exclusions and provenance, read alike from a live run and from a study
 before the interface existed.
 
 ``tests/fixtures/study_before_task_interface.json`` was stored by ``run_study`` at commit 20028e0 (the
-last before the interface) over the designed collection of ``tests.failure_fixture`` with two gaps
+last before the interface) over the designed collection of ``tests.support.failure_fixture`` with two gaps
 made for this fixture: the answers lack q3 (H2G does not score it) and the second judge's file lacks
 q5's pairs (H2J does not score it for that judge). :func:`gapped_collection` writes the same files again.
 """
@@ -21,15 +21,10 @@ from pipeline.study.result import StudyResult
 from pipeline.study.task import EASIER, HARDER, PerQueryValues, StepContext
 from pipeline.study.tasks.h2r import RetrievalTask
 from pipeline.study.universe import common_universe
-from tests.failure_fixture import write_collection
+from tests.support.failure_fixture import write_collection
+from tests.support.paths import FIXTURES
 
-FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "study_before_task_interface.json"
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path / "cache"
+FIXTURE = FIXTURES / "study_before_task_interface.json"
 
 
 @pytest.fixture
