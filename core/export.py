@@ -63,7 +63,8 @@ def latex_escape(text: str) -> str:
                           ("^", r"\textasciicircum{}")):
         out = out.replace(char, escaped) if char != "\\" else out.replace(char, "\0")
     return out.replace("\0", r"\textbackslash{}").replace("∩", r"$\cap$").replace("→", r"$\to$").replace(
-        "τ", r"$\tau$").replace("θ", r"$\theta$").replace("·", r"$\cdot$")
+        "τ", r"$\tau$").replace("θ", r"$\theta$").replace("·", r"$\cdot$").replace("†", r"$^\dagger$").replace(
+        "‡", r"$^\ddagger$")
 
 
 def booktabs(frame, caption: str, label: str = "", digits: int = 4) -> str:

@@ -1,22 +1,7 @@
-"""Drift or learning? What the Training and Results pages show beside LearnDCG's θ trajectories.
-
-Adam moves a parameter by about its learning rate per step when the gradient keeps one sign and a
-steady size (m̂/√v̂ -> ±1). So ``θ₀ + loss_lr × steps`` (the *drift reference*) is where a θ that only
-ever drifts ends up. It is not a hard bound: when the gradient's size grows step after step, as
-standard LearnDCG's does (|L| grows with ln b_d), m̂/√v̂ exceeds 1 and θ overshoots the reference
-(measured: 1.4x after 250 steps at loss_lr 0.01). The per-run diagnostic puts numbers on it:
-
-- ``one_sign``: the share of logged steps with a non-zero θ gradient whose sign is the majority sign
-  (1.0: the gradient never changed sign), beside the shares of negative / zero / positive gradients;
-- ``of_reference``: (final θ - θ₀) / (loss_lr × steps), how much of the maximal drift was used
-  (about ±1 or beyond: drift; near 0: the parameter settled or went back and forth).
-
-Across folds, final θ_d against the number of steps (:func:`theta_vs_steps`): a slope near ±loss_lr
-says "the value is set by the step count", a slope near 0 with fold-to-fold spread says the folds
-really differ.
-
-Everything is aggregated in SQL (:meth:`ltr.store.RunStore.step_summary`): no series is fetched.
-"""
+"""Drift or learning? What the Training and Results pages show beside LearnDCG's θ trajectories: the drift
+reference line θ₀ + loss_lr × step (:func:`add_drift_reference`), final θ against the steps trained
+(:func:`theta_vs_steps`, :func:`fitted_slopes`, :func:`theta_steps_figure`), and the per-run drift
+diagnostic (:mod:`ltr.drift`, which says what drift means and how it is measured)."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -25,48 +10,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ltr.drift import THETAS, drift_diagnostic  # noqa: F401  (the page helpers' names)
 from ltr.store import RunStore
 from ltr.views.charts import panel_axes
 
-THETAS = ("theta_d", "theta_g", "theta_alpha")
 DRIFT_COLOUR = "#444444"
-
-
-def _loss_lr(store: RunStore, run_ids: Sequence[str]) -> dict[str, float]:
-    runs = store.list_runs(run_ids=list(run_ids), with_config=True)
-    return {r: float(c.get("loss_lr") or c.get("lr") or np.nan) for r, c in zip(runs["run_id"], runs["config"])}
-
-
-def drift_diagnostic(store: RunStore, run_ids: Sequence[str]) -> pd.DataFrame:
-    """One row per run and learnable θ: fold, θ, steps, θ₀, final θ, loss_lr, drift reference,
-    ``of_reference``, gradient sign shares and ``one_sign`` (see the module docstring)."""
-    cols = ["fold", "parameter", "steps", "theta_0", "theta_final", "loss_lr", "drift_reference", "of_reference",
-            "grad_negative", "grad_zero", "grad_positive", "one_sign", "run_id"]
-    summary = store.step_summary(list(run_ids), [*THETAS, *(f"grad_{t}" for t in THETAS)])
-    if summary.empty:
-        return pd.DataFrame(columns=cols)
-    fold_of = store.run_folds(list(run_ids))
-    lr_of = _loss_lr(store, run_ids)
-    by_key = {(r["run_id"], r["name"]): r for r in summary.to_dict("records")}
-    rows = []
-    for (run_id, name), value in sorted(by_key.items()):
-        if name not in THETAS:
-            continue
-        grad = by_key.get((run_id, f"grad_{name}"))
-        steps = int(value["last_step"]) + 1
-        lr = lr_of.get(run_id, np.nan)
-        row = {"fold": fold_of.get(run_id), "parameter": name, "steps": steps, "theta_0": value["first_value"],
-               "theta_final": value["last_value"], "loss_lr": lr,
-               "drift_reference": value["first_value"] + lr * steps,
-               "of_reference": (value["last_value"] - value["first_value"]) / (lr * steps) if lr > 0 else np.nan,
-               "run_id": run_id}
-        if grad is not None and grad["n"]:
-            n, nonzero = grad["n"], grad["negative"] + grad["positive"]
-            row.update(grad_negative=grad["negative"] / n, grad_zero=grad["zero"] / n,
-                       grad_positive=grad["positive"] / n,
-                       one_sign=max(grad["negative"], grad["positive"]) / nonzero if nonzero else np.nan)
-        rows.append(row)
-    return pd.DataFrame(rows, columns=cols).sort_values(["parameter", "fold"], ignore_index=True)
 
 
 def add_drift_reference(fig: go.Figure, store: RunStore, run_ids: Sequence[str], names: Sequence[str], *,

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
+from ltr.cost import completed_runs, cost_effectiveness, in_configuration as runs_in_configuration  # noqa: F401  (the page helpers' names)
 from ltr.names import LOSS_NAMES
 from ltr.store import RunStore, latest_per_loss_and_fold
 
@@ -16,19 +17,6 @@ def result_options(store: RunStore) -> pd.DataFrame:
     return runs.groupby(["data", "model"]).size().rename("runs").reset_index()
 
 
-def completed_runs(store: RunStore, data: str, model: str) -> pd.DataFrame:
-    """Completed runs of a data set and ranker with ``minutes`` = (training loop + NeuralLoss
-    pre-training) / 60, ``cpu_minutes`` = the training loop's CPU time / 60, and their ``configuration``
-    and ``variant`` labels (:func:`ltr.report.completed_runs`)."""
-    from ltr.report import completed_runs as labelled_runs
-
-    runs = labelled_runs(store, data, model)
-    runs["minutes"] = (runs["train_seconds"].astype(float).fillna(0.0)
-                       + runs["pretrain_seconds"].astype(float).fillna(0.0)) / 60.0
-    runs["cpu_minutes"] = runs["cpu_seconds"].astype(float) / 60.0
-    return runs
-
-
 def configuration_choices(runs: pd.DataFrame) -> pd.DataFrame:
     """The configurations of ``runs`` (label, runs, losses with their folds), the default first."""
     from ltr.report import configurations
@@ -36,40 +24,10 @@ def configuration_choices(runs: pd.DataFrame) -> pd.DataFrame:
     return configurations(runs)
 
 
-def runs_in_configuration(runs: pd.DataFrame, configuration: str) -> pd.DataFrame:
-    """The runs of one configuration, one per (loss variant, fold); ``loss`` holds the variant label
-    (``learndcg(loss_lr=0.01)``), so every table and figure below groups by variant and never mixes
-    runs trained under different settings."""
-    from ltr.report import select_configuration
-
-    chosen, _label, _others = select_configuration(runs, configuration)
-    return chosen.assign(loss_name=chosen["loss"], loss=chosen["variant"])
-
-
 def missing_folds(runs: pd.DataFrame) -> dict[str, list[int]]:
     """``{loss: folds it lacks that another loss of the selection has}`` (empty when complete)."""
     every = set(runs["fold"])
     return {loss: sorted(every - set(g["fold"])) for loss, g in runs.groupby("loss") if set(g["fold"]) != every}
-
-
-def cost_effectiveness(runs: pd.DataFrame, k: int = 10) -> pd.DataFrame:
-    """Per loss: mean, standard deviation, min and max over folds of test NDCG@k and of training minutes.
-
-    One row per loss in the study's order; the standard deviation is the sample one (0 for one fold).
-    """
-    column = f"test_ndcg{k}"
-    if runs.empty:
-        return pd.DataFrame(columns=["loss", "folds", "ndcg_mean", "ndcg_std", "ndcg_min", "ndcg_max", "minutes_mean",
-                                     "minutes_std", "minutes_min", "minutes_max"])
-    latest = latest_per_loss_and_fold(runs)
-    agg = latest.groupby("loss").agg(folds=("fold", "nunique"), ndcg_mean=(column, "mean"),
-                                     ndcg_std=(column, "std"), ndcg_min=(column, "min"), ndcg_max=(column, "max"),
-                                     minutes_mean=("minutes", "mean"), minutes_std=("minutes", "std"),
-                                     minutes_min=("minutes", "min"), minutes_max=("minutes", "max"),
-                                     ).fillna({"ndcg_std": 0.0, "minutes_std": 0.0})
-    order = {name: i for i, name in enumerate(LOSS_NAMES)}
-    return agg.reset_index().sort_values("loss", key=lambda s: s.map(lambda n: order.get(n, len(order))),
-                                         ignore_index=True)
 
 
 # One colour and marker per loss, in the study's order (LearnDCG: the black star).

@@ -1,0 +1,73 @@
+"""A checked claim of either study: what the paper says, what was measured here, the verdict and what it
+rests on (``pipeline.findings`` for the failure paper, ``ltr.findings`` for LearnDCG).
+
+Verdicts (:data:`VERDICTS`): ``holds``, ``does not hold``, ``not measurable here`` (always with the
+reason: no study for that dataset, a sub-1B model, too few queries for the test). Parts combine by
+:func:`combine`: one part that does not hold makes the whole not hold, whatever else holds (a verdict
+is never softened); otherwise one part that cannot be measured makes the whole not measurable.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+HOLDS, FAILS, UNMEASURABLE = "holds", "does not hold", "not measurable here"
+VERDICTS = (HOLDS, FAILS, UNMEASURABLE)
+
+
+@dataclass
+class Part:
+    """One measured unit of a finding (a configuration, a dataset, a model): its figures and verdict."""
+    scope: str  # "dl19 · bm25 | planted | llama-3.3-70b | binary", "dl19", a model label
+    measured: dict
+    verdict: str
+    reason: str = ""
+
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"unknown verdict {self.verdict!r}")
+
+    def to_dict(self) -> dict:
+        return {"scope": self.scope, "measured": self.measured, "verdict": self.verdict, "reason": self.reason}
+
+
+@dataclass
+class Finding:
+    name: str
+    claim: str
+    paper: str
+    verdict: str
+    reason: str
+    parts: list[Part] = field(default_factory=list)
+    measured: dict = field(default_factory=dict)  # the figures the verdict reads (headline)
+    rests_on: list[dict] = field(default_factory=list)  # studies / runs / results with models and digests
+    definitions: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "claim": self.claim, "paper": self.paper, "verdict": self.verdict,
+                "reason": self.reason, "measured": self.measured, "parts": [p.to_dict() for p in self.parts],
+                "rests_on": self.rests_on, "definitions": self.definitions}
+
+
+def combine(parts: list[Part]) -> tuple[str, str]:
+    """The whole's verdict and reason from its parts (module docstring)."""
+    if not parts:
+        return UNMEASURABLE, "nothing to measure"
+    failing = [p for p in parts if p.verdict == FAILS]
+    if failing:
+        return FAILS, "; ".join(f"{p.scope}: {p.reason}" for p in failing)
+    missing = [p for p in parts if p.verdict == UNMEASURABLE]
+    if missing:
+        return UNMEASURABLE, "; ".join(f"{p.scope}: {p.reason}" for p in missing)
+    return HOLDS, f"holds in all {len(parts)} of {len(parts)}"
+
+
+def from_claim(name: str, claim: dict, parts: list[Part], *, measured: dict | None = None,
+               rests_on: list[dict] | None = None, paper: str | None = None, definitions: dict | None = None) -> Finding:
+    """A :class:`Finding` of claim ``name`` (``claim``: its ``claim`` text and ``paper`` figure) over ``parts``."""
+    verdict, reason = combine(parts)
+    return Finding(name, claim["claim"], paper if paper is not None else claim["paper"], verdict, reason, parts,
+                   measured or {}, rests_on or [], definitions or {})
+
+
+def percent(share: float | None) -> str:
+    return "—" if share is None else f"{100 * share:.1f}%"

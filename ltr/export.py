@@ -1,0 +1,161 @@
+"""Publication files of one LearnDCG comparison (``python -m ltr export --data D --model M --experiment E``).
+
+For the configuration the significance table compares (:func:`ltr.report.select_configuration`):
+
+- ``ndcg-vs-time``: test NDCG@10 against training minutes, every fold a small point, the mean over folds a
+  large marker with bars from the lowest to the highest fold (the Results page's scatter, drawn with
+  matplotlib so SVG keeps its text);
+- ``theta-d-trajectories``: LearnDCG's θ_d against the training step, one line per fold, with the drift
+  reference θ₀ + loss_lr × step (:mod:`ltr.drift`);
+- ``theta-d-final``: final θ_d against the steps trained, one point per fold;
+- tables (CSV + booktabs LaTeX): ``significance`` (means, differences, p and Holm p; the caption names data,
+  ranker, epochs, learning rate, seed, folds, test and correction), ``cost`` (the scatter's numbers),
+  ``theta-d-drift`` (the drift diagnostic), ``findings`` (:mod:`ltr.findings`);
+- ``manifest.json``: what each file is, the experiment, the run ids, the ranker and losses, commit and date.
+
+Every figure's title names data, ranker, losses and the configuration (epochs, learning rate, seed...).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from core.export import Export
+from ltr.store import RunStore
+
+K = 10
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def configuration_caption(table: pd.DataFrame, runs: pd.DataFrame) -> str:
+    """``synthetic-mq2008 / mlp; losses approxndcg, learndcg; epochs=2 · lr=0.001 · ... · seed=0; folds 1, 2``."""
+    folds = ", ".join(str(int(f)) for f in sorted(set(runs["fold"])))
+    return (f"{table['data'].iloc[0]} / {table['model'].iloc[0]}; losses {', '.join(sorted(set(runs['loss'])))}; "
+            f"{table.attrs.get('configuration', '?')}; folds {folds}")
+
+
+def scatter_figure(cost: pd.DataFrame, runs: pd.DataFrame, title: str):
+    from ltr.store import latest_per_loss_and_fold
+
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    latest = latest_per_loss_and_fold(runs)
+    for row in cost.to_dict("records"):
+        folds = latest[latest["loss"] == row["loss"]]
+        points = ax.scatter(folds["minutes"], folds[f"test_ndcg{K}"], s=18, alpha=0.45)
+        ax.errorbar([row["minutes_mean"]], [row["ndcg_mean"]],
+                    xerr=[[row["minutes_mean"] - row["minutes_min"]], [row["minutes_max"] - row["minutes_mean"]]],
+                    yerr=[[row["ndcg_mean"] - row["ndcg_min"]], [row["ndcg_max"] - row["ndcg_mean"]]],
+                    fmt="*" if row["loss"] == "learndcg" else "o", markersize=12 if row["loss"] == "learndcg" else 8,
+                    color=points.get_facecolor()[0][:3], label=f"{row['loss']} ({row['folds']} folds)", capsize=2)
+    ax.set_xlabel("training time per fold (minutes: training loop + NeuralLoss pre-training)")
+    ax.set_ylabel(f"test NDCG@{K}")
+    ax.set_xlim(left=0)
+    ax.set_title(title, fontsize=9, wrap=True)
+    ax.legend(fontsize=8, title="loss (mean, bars: fold min-max)")
+    fig.tight_layout()
+    return fig
+
+
+def theta_trajectories_figure(store: RunStore, runs: pd.DataFrame, diagnostic: pd.DataFrame, title: str):
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    series = store.step_series(list(runs["run_id"]), ["theta_d"], max_points=500)
+    fold_of = dict(zip(runs["run_id"], runs["fold"]))
+    for run_id, group in series.groupby("run_id"):
+        ax.plot(group["step"], group["value"], label=f"fold {int(fold_of[run_id])}", linewidth=1.4)
+    theta = diagnostic[diagnostic["parameter"] == "theta_d"]
+    for i, row in enumerate(theta.drop_duplicates(["theta_0", "loss_lr", "steps"]).to_dict("records")):
+        ax.plot([0, row["steps"] - 1], [row["theta_0"], row["theta_0"] + row["loss_lr"] * (row["steps"] - 1)],
+                linestyle="--", color="#444444", linewidth=1,
+                label=f"drift reference θ₀ + {row['loss_lr']:g}·step" if i == 0 else None)
+    ax.set_xlabel("training step")
+    ax.set_ylabel("θ_d (LearnDCG)")
+    ax.set_title(title, fontsize=9, wrap=True)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def theta_final_figure(diagnostic: pd.DataFrame, title: str):
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    theta = diagnostic[diagnostic["parameter"] == "theta_d"]
+    ax.scatter(theta["steps"], theta["theta_final"])
+    for row in theta.to_dict("records"):
+        ax.annotate(f"fold {int(row['fold'])}", (row["steps"], row["theta_final"]), fontsize=8,
+                    textcoords="offset points", xytext=(4, 4))
+    ax.set_xlabel("training steps")
+    ax.set_ylabel("final θ_d")
+    ax.set_title(title, fontsize=9, wrap=True)
+    fig.tight_layout()
+    return fig
+
+
+def significance_for_latex(table: pd.DataFrame) -> pd.DataFrame:
+    from ltr.report import display_table
+
+    shown = display_table(table)
+    for column in [c for c in table.columns if c.startswith("p_holm@") or c.startswith("p@")]:
+        shown[column] = table[column].to_numpy()
+    return shown
+
+
+def export_comparison(store: RunStore, data: str, model: str, experiment: str, out: str | Path) -> Export:
+    """Write the module docstring's files for ``data``/``model`` in ``experiment`` into ``out``."""
+    from ltr.cost import completed_runs, cost_effectiveness, in_configuration
+    from ltr.drift import drift_diagnostic
+    from ltr.findings import TEST, check_findings
+    from ltr.report import significance_table
+
+    table = significance_table(store, data, model, experiment=experiment, holm=True)
+    runs = in_configuration(completed_runs(store, data, model, experiment), table.attrs.get("configuration"))
+    caption = configuration_caption(table, runs)
+    export = Export(out, {"what": "LearnDCG comparison export", "experiment": experiment, "data": data,
+                          "model": model, "configuration": table.attrs.get("configuration"),
+                          "losses": sorted(set(runs["loss"])), "folds": sorted(int(f) for f in set(runs["fold"])),
+                          "run_ids": sorted(runs["run_id"]), "test": TEST,
+                          "models": [{"role": "ranker", "name": model},
+                                     *({"role": "loss", "name": loss} for loss in sorted(set(runs["loss"])))]})
+    cost = cost_effectiveness(runs, K)
+    export.figure(scatter_figure(cost, runs, f"{data} · {model}: test NDCG@{K} vs training time\n{caption}"),
+                  "ndcg-vs-time", f"test NDCG@{K} against training minutes per loss (folds and mean)", caption)
+    export.table(cost, "cost", "the scatter's numbers: NDCG@10 and minutes per loss over folds",
+                 f"Test NDCG@{K} and training minutes per loss (mean, sd, min, max over folds). {caption}.")
+    learndcg = runs[runs["loss_name"] == "learndcg"]
+    diagnostic = drift_diagnostic(store, list(learndcg["run_id"])) if not learndcg.empty else pd.DataFrame()
+    if diagnostic.empty or "theta_d" not in set(diagnostic["parameter"]):
+        export.skip("θ_d figures", "no LearnDCG run with a recorded θ_d in this configuration")
+    else:
+        export.figure(theta_trajectories_figure(store, learndcg, diagnostic,
+                                                f"{data} · {model}: LearnDCG θ_d per fold\n{caption}"),
+                      "theta-d-trajectories", "LearnDCG's θ_d against the step, one line per fold, drift reference",
+                      caption)
+        export.figure(theta_final_figure(diagnostic, f"{data} · {model}: final θ_d against steps\n{caption}"),
+                      "theta-d-final", "final θ_d against the steps trained, one point per fold", caption)
+        export.table(diagnostic, "theta-d-drift", "the drift diagnostic of LearnDCG's θ per fold",
+                     f"Drift diagnostic of LearnDCG's parameters (of_reference: share of pure drift used). {caption}.")
+    export.text("significance.csv", "the significance table: means, differences, p and Holm p, flags",
+                table.to_csv(index=False), format="csv")
+    from core.export import booktabs
+
+    export.text("significance.tex", "the significance table as booktabs LaTeX",
+                booktabs(significance_for_latex(table), f"Test NDCG@k, mean over folds; {caption}. "
+                         f"Test: {TEST}; dagger: LearnDCG significantly better than this loss.",
+                         label="tab:significance"), format="latex")
+    found = check_findings(store, experiment)
+    export.table(pd.DataFrame([{"finding": f.name, "paper": f.paper, "verdict": f.verdict, "reason": f.reason}
+                               for f in found["findings"].values()]),
+                 "findings", "the LearnDCG paper's claims checked on this experiment",
+                 f"The LearnDCG paper's claims against experiment {experiment}.")
+    export.write_manifest()
+    return export

@@ -1,0 +1,105 @@
+"""Issue 29, the LearnDCG side: ``ltr findings`` and ``ltr export`` on a tiny real training (LearnDCG and
+ApproxNDCG, two folds of a small synthetic MQ2008-shaped set, two epochs each): the findings read the
+significance table's Holm p-values and the drift diagnostic; the export writes the NDCG-vs-time scatter
+and the θ_d trajectories as SVG (text kept as text) and PDF, and a booktabs table whose caption carries
+the training configuration."""
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from core.findings import FAILS, HOLDS, UNMEASURABLE
+
+EXPERIMENT = "paper-tiny"
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    import torch
+
+    from ltr.data.synthetic import write_synthetic
+    from ltr.train import RunConfig
+    from ltr.train.inprocess import train_runs
+
+    folder = tmp_path_factory.mktemp("tiny") / "mq2008-like"
+    write_synthetic("synthetic-mq2008", folder, seed=3, n_queries=90)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        configs = [RunConfig(data=str(folder), fold=fold, loss=loss, model="mlp", epochs=2, batch_size=16, seed=0,
+                             patience=0, experiment=EXPERIMENT, device="cpu")
+                   for fold in (1, 2) for loss in ("learndcg", "approxndcg")]
+        store_path = tmp_path_factory.mktemp("store") / "runs.sqlite"
+        outcomes = train_runs(configs, store_path)
+    finally:
+        torch.set_num_threads(threads)
+    assert all(o.status == "completed" for o in outcomes), outcomes
+    return str(folder), store_path
+
+
+def test_ltr_findings_read_the_report_and_the_drift_diagnostic(trained):
+    from ltr.drift import drift_diagnostic
+    from ltr.findings import TEST, check_findings
+    from ltr.report import significance_table
+    from ltr.store import RunStore
+
+    data, store_path = trained
+    with RunStore(store_path) as store:
+        result = check_findings(store, EXPERIMENT)
+        table = significance_table(store, data, "mlp", experiment=EXPERIMENT, holm=True).set_index("loss")
+        runs = store.list_runs(experiment=EXPERIMENT, loss="learndcg")
+        diag = drift_diagnostic(store, list(runs["run_id"]))
+    highest = result["findings"]["learndcg_highest"]
+    assert "Holm" in TEST and highest.definitions["test"] == TEST and len(highest.parts) == 4
+    for part in highest.parts:
+        k = part.measured["k"]
+        assert part.measured["p_holm"]["approxndcg"] == pytest.approx(table.loc["approxndcg", f"p_holm@{k}"])
+        wins = (table.loc["learndcg", f"ndcg@{k}"] > table.loc["approxndcg", f"ndcg@{k}"]
+                and bool(table.loc["approxndcg", f"better@{k}"]))
+        assert part.verdict == (HOLDS if wins else FAILS)
+    assert highest.verdict == (HOLDS if all(p.verdict == HOLDS for p in highest.parts) else FAILS)
+    theta = result["findings"]["theta_d_fold_specific"].parts[0]
+    finals = diag[diag["parameter"] == "theta_d"]["theta_final"]
+    assert theta.measured["range"] == pytest.approx(finals.max() - finals.min())
+    assert set(theta.measured["per_fold"]) == {1, 2} and theta.verdict in (HOLDS, FAILS)
+    neural = result["findings"]["neuralloss_vs_learndcg"]
+    assert neural.verdict == UNMEASURABLE and "neuralloss not trained" in neural.reason
+    (ranking,) = result["cost_ranking"].values()
+    assert [r["loss"] for r in ranking] and sorted(r["minutes_mean"] for r in ranking) == [r["minutes_mean"] for r in ranking]
+    assert highest.rests_on[0]["run_ids"] == sorted(runs["run_id"].tolist() + store_ids(store_path, "approxndcg"))
+
+
+def store_ids(store_path, loss):
+    from ltr.store import RunStore
+
+    with RunStore(store_path) as store:
+        return store.list_runs(experiment=EXPERIMENT, loss=loss)["run_id"].tolist()
+
+
+def test_ltr_export_writes_scatter_and_theta_as_svg_and_pdf_and_a_captioned_table(trained, tmp_path):
+    from ltr.export import export_comparison
+    from ltr.store import RunStore
+
+    data, store_path = trained
+    out = tmp_path / "paper"
+    with RunStore(store_path) as store:
+        export = export_comparison(store, data, "mlp", EXPERIMENT, out)
+    names = {p.name for p in out.iterdir()}
+    for stem in ("ndcg-vs-time", "theta-d-trajectories"):
+        assert {f"{stem}.svg", f"{stem}.pdf", f"{stem}.png"} <= names
+        svg = ET.parse(out / f"{stem}.svg")
+        texts = " ".join("".join(t.itertext()) for t in svg.iter("{http://www.w3.org/2000/svg}text"))
+        assert "mlp" in texts and "epochs=2" in texts and "seed=0" in texts and "folds 1, 2" in texts
+        pdf = (out / f"{stem}.pdf").read_bytes()
+        assert pdf.startswith(b"%PDF-") and len(re.findall(rb"/Type\s*/Page\b", pdf)) == 1
+    assert "fold 1" in "".join(ET.parse(out / "theta-d-trajectories.svg").getroot().itertext())
+    tex = (out / "significance.tex").read_text()
+    assert r"\toprule" in tex and r"\bottomrule" in tex
+    caption = re.search(r"\\caption\{(.*)\}", tex).group(1)
+    for part in ("mlp", "epochs=2", "lr=0.001", "seed=0", "folds 1, 2", "paired t-test", "Holm"):
+        assert part in caption, part
+    manifest = export.manifest()
+    assert manifest["experiment"] == EXPERIMENT and len(manifest["run_ids"]) == 4
+    assert {f["file"] for f in manifest["files"]} == names - {"manifest.json"}
