@@ -1,9 +1,12 @@
 """``python -m pipeline``: the failure study's command line (every analysis scriptable, ``--json``).
 
 The top of ``pipeline``'s dependency order: it may import any ``pipeline`` module, and nothing in
-``pipeline`` imports it. This module assembles the parser; ``args`` holds the options several
-commands share, ``output`` the printing helpers, and each other module one group of commands, which
-parses its arguments, calls the library and prints.
+``pipeline`` imports it. Each module declares its commands (``COMMANDS``, of
+:class:`core.cli.Command`: its arguments and its run, which calls the library and prints); this module
+finds them and is the :class:`core.cli.CommandLine` over them, so a new command is a new module.
+``args`` holds the options several commands share, ``output`` the line naming a resolved model. Exit
+status, flag types and ``--json`` follow :mod:`core.cli` (0 ok, 1 failed while running, 2 bad usage
+or input, 130 cancelled).
 
 Commands (``python -m pipeline COMMAND --help`` lists each one's options with their defaults)::
 
@@ -52,44 +55,32 @@ LLM SPEC grammar:
 
 Environment: OLLAMA_HOST (default http://127.0.0.1:11434), OPENAI_API_KEY, IRDASH_CACHE_DIR.
 Results are labelled by the model a spec resolved to (backend:model [digest]), never by the spec.
-Errors print one line on stderr and exit with status 1 (2 for a bad option).
+Errors print one line on stderr: exit status 2 for bad input (a flag, a file, a refused
+combination), 1 for a failure while running (a server, a model, a step).
 """
 from __future__ import annotations
 
-import argparse
-import sys
-
-from pipeline.cli import (annotation, coverage, export, findings, generation, judging, llm, predict, prefer,
-                          retrieval, study, typology)
+from core import cli
 from pipeline.cli.args import HelpFormatter
 
-# the order of ``python -m pipeline --help``: a collection's steps, then the study, then what builds on it
-COMMAND_GROUPS = (retrieval, judging, generation, study, coverage, typology, annotation, prefer, findings, predict,
-                  export, llm)
+# the order of ``python -m pipeline --help``: a collection's steps, then the study, then what builds on it;
+# a command module not named here follows, by name
+HELP_ORDER = ("retrieval", "judging", "generation", "study", "coverage", "typology", "annotation", "prefer",
+              "findings", "predict", "export", "llm")
+
+# bad input (TrecFormatError, DatasetError, StudyError, ... are ValueErrors) exits 2; a failure while
+# running (RetrievalError, JavaError, LLMError, EncoderError are RuntimeErrors; a file that cannot be read) 1
+COMMAND_LINE = cli.CommandLine(
+    "python -m pipeline", "The query-failure study's command line (every analysis scriptable, --json); "
+                          "COMMAND --help lists its options.",
+    cli.discover_commands(__name__, HELP_ORDER), formatter_class=HelpFormatter,
+    epilog=__doc__[__doc__.index("One name per concept"):],
+    input_errors=lambda: (ValueError,), failures=lambda: (RuntimeError, OSError))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m pipeline", formatter_class=HelpFormatter,
-                                     description="The query-failure study's command line (every analysis "
-                                                 "scriptable, --json); COMMAND --help lists its options.",
-                                     epilog=__doc__[__doc__.index("One name per concept"):])
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    def command(name, help_text):
-        return sub.add_parser(name, help=help_text, description=help_text, formatter_class=HelpFormatter)
-
-    for group in COMMAND_GROUPS:
-        group.add_commands(command)
-    return parser
+def build_parser():
+    return COMMAND_LINE.build_parser()
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        args.func(args)
-    except (ValueError, RuntimeError, OSError) as exc:
-        # TrecFormatError/DatasetError are ValueErrors, RetrievalError/JavaError RuntimeErrors
-        message = " ".join(str(exc).split()) or type(exc).__name__
-        print(f"error: {message}", file=sys.stderr)
-        return 1
-    return 0
+    return COMMAND_LINE.main(argv)

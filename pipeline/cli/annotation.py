@@ -3,37 +3,43 @@ from __future__ import annotations
 
 import sys
 
-from pipeline.cli.args import NONNEGATIVE_INT, POSITIVE_INT
-from pipeline.cli.output import dump
+from core import cli
 
 
 def cmd_annotations(args) -> None:
     from pipeline.annotation.store import AnnotationStore
     from pipeline.annotation.validation import report
 
+    done = {}  # --json without --report: what was sampled, imported and exported
     with AnnotationStore() as store:
         if args.create_sample:
-            from pipeline.views.typology import sample_items
+            from pipeline.annotation.typology_items import sample_items
             from pipeline.typology.store import TypologyStore
 
             with TypologyStore() as typology:
                 items = sample_items(typology, args.run)
             keys = store.create_sample(items, name=args.sample, size=args.size, seed=args.seed,
                                        per_annotator=args.per_annotator)
+            done["sample"] = {"name": args.sample, "n_sampled": len(keys), "n_items": len(items)}
             print(f"sample {args.sample!r}: {len(keys)} of {len(items)} items", file=sys.stderr)
         if args.import_csv:
             n = store.import_csv(args.import_csv)
+            done["imported"] = {"file": str(args.import_csv), "n_rows": n}
             print(f"imported {n} rows from {args.import_csv}", file=sys.stderr)
         if args.export_csv:
             store.export_csv(args.export_csv)
-            print(f"exported {len(store.export_rows())} rows to {args.export_csv}", file=sys.stderr)
+            n = len(store.export_rows())
+            done["exported"] = {"file": str(args.export_csv), "n_rows": n}
+            print(f"exported {n} rows to {args.export_csv}", file=sys.stderr)
         if args.report:
             figures = report(store.export_rows())
             if args.json:
-                dump(figures)
+                cli.print_json(figures)
             else:
                 for line in _report_lines(figures):
                     print(line)
+        elif args.json:
+            cli.print_json(done)
 
 
 def _fmt(value) -> str:
@@ -64,17 +70,23 @@ def _report_lines(figures: dict):
         yield f"  {name}: {text}"
 
 
-def add_commands(command) -> None:
-    p = command("annotations", "human validation of LLM-assigned reasons: CSV and figures")
-    p.add_argument("--import", dest="import_csv", metavar="FILE.csv", help="merge annotation rows from a CSV")
+def _annotations_arguments(p) -> None:
+    p.add_argument("--import", dest="import_csv", type=cli.existing_file, metavar="FILE.csv",
+                   help="merge annotation rows from a CSV")
     p.add_argument("--export", dest="export_csv", metavar="FILE.csv", help="write the complete annotations")
     p.add_argument("--report", action="store_true", help="accuracy, precision, recall and kappa with counts")
     p.add_argument("--create-sample", action="store_true", help="draw an annotation sample from typology runs")
     p.add_argument("--run", action="append", default=[], metavar="RUN_ID",
                    help="typology run(s) to sample from (default: the latest finished run per dataset and task)")
     p.add_argument("--sample", default="default", help="sample name")
-    p.add_argument("--size", type=POSITIVE_INT, default=50, help="items in the sample")
-    p.add_argument("--seed", type=NONNEGATIVE_INT, default=0, help="the sample's draw")
+    p.add_argument("--size", type=cli.positive_int, default=50, help="items in the sample")
+    p.add_argument("--seed", type=cli.nonnegative_int, default=0, help="the sample's draw")
     p.add_argument("--per-annotator", action="store_true", help="each annotator gets their own draw")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_annotations)
+    cli.json_arg(p, help="print the --report figures as one JSON document (without --report: what was sampled, "
+                         "imported and exported)")
+
+
+COMMANDS = (
+    cli.Command("annotations", "human validation of LLM-assigned reasons: CSV and figures",
+                _annotations_arguments, cmd_annotations),
+)

@@ -5,29 +5,14 @@ from __future__ import annotations
 
 import argparse
 
-from core import fields
-from core.fields import NumberRule
+from core import cli
 from pipeline.data.datasets import DATASETS
 from pipeline.judging.judgments import DEFAULT_CAP  # LLM judge: judged pairs per query at most
 
 DEFAULT_TIMEOUT_S = 300.0
 
 
-# ---- option values checked by argparse (the error names the option) ---------------------------------
-def number(kind, low=None, high=None, *, low_open=False, high_open=False, what=""):
-    """An argparse type for a number within bounds (:class:`core.fields.NumberRule`, whose rules the
-    dashboard's forms check too)."""
-    return NumberRule(kind, low, high, low_open, high_open, what).argparse_type()
-
-
-# the rules of core.fields, as argparse types (the forms check the same rules)
-POSITIVE_INT = fields.POSITIVE_INT.argparse_type()
-NONNEGATIVE_INT = fields.NONNEGATIVE_INT.argparse_type()
-POSITIVE_FLOAT = fields.POSITIVE_FLOAT.argparse_type()
-NONNEGATIVE_FLOAT = fields.NONNEGATIVE_FLOAT.argparse_type()
-QUANTILE = fields.QUANTILE.argparse_type()
-
-
+# ---- option values checked by argparse (the error names the option); number types: core.cli -------
 def PROGRESS_KEY(text: str) -> str:
     """A progress record's key (:mod:`core.jobs.progress`), checked before any work starts."""
     from core.jobs.progress import KEY
@@ -39,7 +24,7 @@ def PROGRESS_KEY(text: str) -> str:
 
 def _cap(text: str):
     """``--cap N`` (judged pairs per query) or ``none`` (every pair)."""
-    return None if text.strip().lower() == "none" else POSITIVE_INT(text)
+    return None if text.strip().lower() == "none" else cli.positive_int(text)
 
 
 _cap.__name__ = "cap"
@@ -73,13 +58,14 @@ def collection_args(p, *, many: bool = False) -> None:
     """The collection: ``--dataset`` (repeatable with ``many``: ``args.dataset`` is then a list) or ``--qrels``."""
     p.add_argument("--dataset", choices=list(DATASETS), action="append" if many else "store",
                    help="repeatable: several datasets, evaluated each and pooled" if many else None)
-    p.add_argument("--qrels", default=None, help="any TREC-style qrels file instead of --dataset")
-    p.add_argument("--topics", default=None, help="qid<TAB>query file (with --qrels)")
-    p.add_argument("--passages", default=None, help="pid<TAB>text file (with --qrels)")
+    p.add_argument("--qrels", type=cli.existing_file, default=None,
+                   help="any TREC-style qrels file instead of --dataset")
+    p.add_argument("--topics", type=cli.existing_file, default=None, help="qid<TAB>query file (with --qrels)")
+    p.add_argument("--passages", type=cli.existing_file, default=None, help="pid<TAB>text file (with --qrels)")
     p.add_argument("--data", default=None, help="TREC DL data folder (default: configured trec_dl folder)")
-    p.add_argument("--quantile", type=QUANTILE, default=0.25,
+    p.add_argument("--quantile", type=cli.quantile, default=0.25,
                    help="hard sets: the bottom q (H2R, H2G) or top q (H2J) of the queries")
-    p.add_argument("--json", action="store_true")
+    cli.json_arg(p)
 
 
 def cap_arg(p) -> None:
@@ -113,22 +99,22 @@ def llm_args(p) -> None:
     g = p.add_argument_group("LLM calls", "how every LLM of this command is called; decoding options left "
                                           f"unset keep each step's own (answers: {GENERATION_OPTIONS.max_tokens} "
                                           "tokens, greedy)")
-    g.add_argument("--temperature", type=NONNEGATIVE_FLOAT, default=None, help="sampling temperature (0: greedy)")
-    g.add_argument("--seed", type=NONNEGATIVE_INT, default=None, help="decoding seed (typology: also its shuffle)")
-    g.add_argument("--max-tokens", type=POSITIVE_INT, default=None, help="tokens per reply at most")
-    g.add_argument("--num-ctx", type=POSITIVE_INT, default=None, help="context window (Ollama num_ctx)")
+    g.add_argument("--temperature", type=cli.nonnegative_float, default=None, help="sampling temperature (0: greedy)")
+    g.add_argument("--seed", type=cli.nonnegative_int, default=None, help="decoding seed (typology: also its shuffle)")
+    g.add_argument("--max-tokens", type=cli.positive_int, default=None, help="tokens per reply at most")
+    g.add_argument("--num-ctx", type=cli.positive_int, default=None, help="context window (Ollama num_ctx)")
     g.add_argument("--think", action=argparse.BooleanOptionalAction, default=None,
                    help="let reasoning models reason before answering (default: off; reasoning is "
                         "stripped from answers either way)")
     g.add_argument("--keep-alive", default=None, metavar="DURATION",
                    help="Ollama keeps the model loaded this long after a request (e.g. 5m, 1h, -1)")
-    g.add_argument("--concurrency", type=POSITIVE_INT, default=None,
+    g.add_argument("--concurrency", type=cli.positive_int, default=None,
                    help="requests in flight (default: 1 for Ollama and the embedded model, 4 for OpenAI-"
                         "compatible servers; set Ollama's to its OLLAMA_NUM_PARALLEL)")
-    g.add_argument("--timeout", type=POSITIVE_FLOAT, default=DEFAULT_TIMEOUT_S,
+    g.add_argument("--timeout", type=cli.positive_float, default=DEFAULT_TIMEOUT_S,
                    help="seconds one request may take (waiting for a free slot does not count); a request "
                         "past it stops the step")
-    g.add_argument("--retries", type=NONNEGATIVE_INT, default=2, help="extra attempts after a server error")
+    g.add_argument("--retries", type=cli.nonnegative_int, default=2, help="extra attempts after a server error")
     g.add_argument("--executor", choices=["local", "ray"], default="local",
                    help="ray: fan the LLM calls out over Ray tasks, every call through the response cache")
     g.add_argument("--address", default=None,

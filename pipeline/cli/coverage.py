@@ -1,7 +1,7 @@
 """``coverage``: each dataset's judged queries and how many judged / relevant passages have text."""
 from __future__ import annotations
 
-from pipeline.cli.output import dump
+from core import cli
 from pipeline.data.datasets import DATASETS
 
 
@@ -18,12 +18,15 @@ def cmd_coverage(args) -> None:
         if not args.json:
             print(f"{name}: {data.coverage.summary()}" + (f" [{data.qrels_note}]" if data.qrels_note else ""))
     if args.json:
-        dump(out)
+        cli.print_json(out)
 
 
-def add_commands(command) -> None:
-    p = command("coverage", "judged queries and passage-text coverage")
+def _coverage_arguments(p) -> None:
     p.add_argument("--dataset", default="all", choices=[*DATASETS, "all"])
     p.add_argument("--data", default=None, help="TREC DL data folder (default: configured trec_dl folder)")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_coverage)
+    cli.json_arg(p)
+
+
+COMMANDS = (
+    cli.Command("coverage", "judged queries and passage-text coverage", _coverage_arguments, cmd_coverage),
+)

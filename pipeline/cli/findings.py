@@ -3,7 +3,7 @@ results (``pipeline.findings``): each with the paper's figure, the measured figu
 what it rests on."""
 from __future__ import annotations
 
-from pipeline.cli.output import dump
+from core import cli
 
 
 def cmd_findings(args) -> None:
@@ -14,17 +14,19 @@ def cmd_findings(args) -> None:
         raise ValueError("--study ID needs --dataset (a study id belongs to one dataset)")
     found = check_findings(args.dataset, args.data, study_id=study_id, annotations=args.annotations)
     if args.json:
-        dump(findings_report(found, args.dataset))
+        cli.print_json(findings_report(found, args.dataset))
         return
     for line in text_lines(found):
         print(line)
 
 
-def add_commands(command) -> None:
-    p = command("findings", "the failure paper's claims checked on the stored studies (verdict per claim)")
+def _arguments(p) -> None:
     p.add_argument("--dataset", default="all", help="dl19..dl22, another stored dataset, or all")
     p.add_argument("--data", default=None, help="only studies computed from this data folder")
     p.add_argument("--study", default=None, metavar="ID|latest", help="this study of --dataset (default: newest)")
     p.add_argument("--annotations", default=None, help="annotation store (default: the cache's annotations.sqlite)")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_findings)
+    cli.json_arg(p)
+
+
+COMMANDS = (cli.Command("findings", "the failure paper's claims checked on the stored studies (verdict per claim)",
+                        _arguments, cmd_findings),)

@@ -1,9 +1,10 @@
 """``h2g``: the hard-to-generate sets of one or more generators (BERTScore F1 of zero-shot answers)."""
 from __future__ import annotations
 
+from core import cli
 from pipeline.cli.args import (GENERATOR_HELP, bertscore_args, check_models, collection, collection_args, llm_args,
                                llm_options)
-from pipeline.cli.output import dump, print_resolution
+from pipeline.cli.output import print_resolution
 from pipeline.sets.rule import SetSummary
 
 
@@ -17,7 +18,7 @@ def cmd_h2g(args) -> None:
                    partial_references=args.partial_references, llm_options=llm_options(args),
                    progress=not args.json, truncated_answers=args.truncated_answers)
     if args.json:
-        dump(out)
+        cli.print_json(out)
         return
     for name, r in out["generators"].items():
         prov, rule = r["provenance"], SetSummary.from_dict(r["h2g_set"])
@@ -32,11 +33,14 @@ def cmd_h2g(args) -> None:
             print(f"  warning: ties decide membership: {rule.warning}")
 
 
-def add_commands(command) -> None:
-    p = command("h2g", "hard-to-generate sets: BERTScore F1 of zero-shot answers per query")
+def _h2g_arguments(p) -> None:
     collection_args(p)
-    p.add_argument("--generator", required=True, action="append", metavar="SPEC|NAME=FILE",
+    p.add_argument("--generator", required=True, action="append", type=cli.named_file, metavar="SPEC|NAME=FILE",
                    help="repeatable; " + GENERATOR_HELP)
     bertscore_args(p)
     llm_args(p)
-    p.set_defaults(func=cmd_h2g)
+
+
+COMMANDS = (
+    cli.Command("h2g", "hard-to-generate sets: BERTScore F1 of zero-shot answers per query", _h2g_arguments, cmd_h2g),
+)

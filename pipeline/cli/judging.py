@@ -1,8 +1,9 @@
 """``h2j``: one judge's hard-to-judge sets (judge/NIST disagreement per query, binary and graded)."""
 from __future__ import annotations
 
+from core import cli
 from pipeline.cli.args import JUDGE_HELP, cap_arg, check_models, collection, collection_args, llm_args, llm_options
-from pipeline.cli.output import dump, print_resolution
+from pipeline.cli.output import print_resolution
 from pipeline.sets.rule import SetSummary
 
 
@@ -15,7 +16,7 @@ def cmd_h2j(args) -> None:
     out = h2j_sets(data, args.judge, setups, quantile=args.quantile, cap=args.cap, llm_options=llm_options(args),
                    progress=not args.json)
     if args.json:
-        dump(out)
+        cli.print_json(out)
         return
     for setup in setups:
         r = out[setup]
@@ -28,11 +29,15 @@ def cmd_h2j(args) -> None:
             print(f"  warning: ties decide membership: {rule.warning}")
 
 
-def add_commands(command) -> None:
-    p = command("h2j", "hard-to-judge sets: judge/NIST disagreement per query (binary and graded)")
+def _h2j_arguments(p) -> None:
     collection_args(p)
-    p.add_argument("--judge", required=True, metavar="SPEC|NAME[=FILE]", help=JUDGE_HELP)
+    p.add_argument("--judge", required=True, type=cli.named_file, metavar="SPEC|NAME[=FILE]", help=JUDGE_HELP)
     p.add_argument("--setup", action="append", choices=["binary", "graded"], help="repeatable (default: both)")
     cap_arg(p)
     llm_args(p)
-    p.set_defaults(func=cmd_h2j)
+
+
+COMMANDS = (
+    cli.Command("h2j", "hard-to-judge sets: judge/NIST disagreement per query (binary and graded)",
+                _h2j_arguments, cmd_h2j),
+)

@@ -1,14 +1,6 @@
-"""How every subcommand prints: ``--json`` documents and the line under a result that names the
-model an ``auto`` spec resolved to."""
+"""The line under a result that names the model an ``auto`` spec resolved to (``--json`` documents
+are printed by :func:`core.cli.print_json`)."""
 from __future__ import annotations
-
-import json
-import sys
-
-
-def dump(obj) -> None:
-    json.dump(obj, sys.stdout, indent=1)
-    sys.stdout.write("\n")
 
 
 def resolution_lines(role: str, provenance: dict):

@@ -2,9 +2,9 @@
 (:func:`pipeline.predict.compute.predict`); every result is stored for the Predicting failure page."""
 from __future__ import annotations
 
-from pipeline.cli.args import (GENERATOR_HELP, JUDGE_HELP, NONNEGATIVE_INT, POSITIVE_INT, bertscore_args, cap_arg,
-                               check_models, collection_args, llm_args, llm_options)
-from pipeline.cli.output import dump
+from core import cli
+from pipeline.cli.args import (GENERATOR_HELP, JUDGE_HELP, bertscore_args, cap_arg, check_models, collection_args,
+                               llm_args, llm_options)
 
 RETRIEVER_HELP = "NAME (the data folder's run, or computed), NAME@computed, or NAME=RUNFILE (an imported run)"
 
@@ -45,7 +45,7 @@ def cmd_predict(args) -> None:
     document = result.as_dict()
     result_id, path = store.save(document)
     if args.json:
-        dump({"id": result_id, "path": str(path), **document})
+        cli.print_json({"id": result_id, "path": str(path), **document})
         return
     for dataset, info in document["provenance"]["index"].items():
         print(f"{dataset} index statistics: {info['description']}")
@@ -61,26 +61,30 @@ def cmd_predict(args) -> None:
     print(f"stored as {result_id} ({path}); the Predicting failure page shows it")
 
 
-def add_commands(command) -> None:
-    p = command("predict", "query-performance predictors (pre-retrieval, post-retrieval, LLM log-probabilities) "
-                           "against each task's per-query values: tau, r, AUC of the hard set, bootstrap intervals")
+def _arguments(p) -> None:
     collection_args(p, many=True)
-    p.add_argument("--retriever", action="append", default=[], metavar="NAME[=RUNFILE]",
+    p.add_argument("--retriever", action="append", default=[], type=cli.named_file, metavar="NAME[=RUNFILE]",
                    help=RETRIEVER_HELP + "; repeatable: post-retrieval predictors and the nDCG@10 target")
-    p.add_argument("--generator", action="append", default=[], metavar="SPEC|NAME=FILE",
+    p.add_argument("--generator", action="append", default=[], type=cli.named_file, metavar="SPEC|NAME=FILE",
                    help=GENERATOR_HELP + "; repeatable: the BERTScore F1 target (and, with log-probabilities, "
                                          "the answer's mean token log-probability)")
-    p.add_argument("--judge", action="append", default=[], metavar="SPEC|NAME[=FILE]",
+    p.add_argument("--judge", action="append", default=[], type=cli.named_file, metavar="SPEC|NAME[=FILE]",
                    help=JUDGE_HELP + "; repeatable: the disagreement target (and, with expected grades, their spread)")
     p.add_argument("--setup", action="append", choices=["binary", "graded"], help="judging setups (default: binary)")
-    p.add_argument("--k", type=POSITIVE_INT, default=100, help="cut-off of sd@k, NQC@k, SMV@k and sigma_max@k")
-    p.add_argument("--wig-k", type=POSITIVE_INT, default=5, help="cut-off of WIG@k")
+    p.add_argument("--k", type=cli.positive_int, default=100, help="cut-off of sd@k, NQC@k, SMV@k and sigma_max@k")
+    p.add_argument("--wig-k", type=cli.positive_int, default=5, help="cut-off of WIG@k")
     p.add_argument("--index", default=None, metavar="PATH|prebuilt:NAME",
                    help="full-corpus Lucene index for the pre-retrieval statistics (default: [qpp_index] in "
                         "irdash.toml, else the data folder's passages, marked partial)")
-    p.add_argument("--bootstrap", type=POSITIVE_INT, default=1000, help="bootstrap resamples for the intervals")
-    p.add_argument("--bootstrap-seed", type=NONNEGATIVE_INT, default=0, help="seed of the bootstrap")
+    p.add_argument("--bootstrap", type=cli.positive_int, default=1000, help="bootstrap resamples for the intervals")
+    p.add_argument("--bootstrap-seed", type=cli.nonnegative_int, default=0, help="seed of the bootstrap")
     bertscore_args(p)
     cap_arg(p)
     llm_args(p)
-    p.set_defaults(func=cmd_predict)
+
+
+COMMANDS = (
+    cli.Command("predict", "query-performance predictors (pre-retrieval, post-retrieval, LLM log-probabilities) "
+                           "against each task's per-query values: tau, r, AUC of the hard set, bootstrap intervals",
+                _arguments, cmd_predict),
+)

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from pipeline.prompting import difficulty  # light: its shipped data files are the command's defaults
-from pipeline.cli.args import POSITIVE_INT, QUANTILE, llm_args, llm_options, number, progress_key_arg
-from pipeline.cli.output import dump
+from core import cli
+from pipeline.cli.args import llm_args, llm_options, progress_key_arg
 from pipeline.data.datasets import DATASETS
 from pipeline.typology.categories import STUDY_FILE
 
@@ -65,7 +65,7 @@ def cmd_prefer(args) -> None:
            "config": result["config"], "excluded": {k: len(v) for k, v in result["excluded"].items()},
            "study_rate": preference.STUDY_RATES.get(data.name), **result["summary"]}
     if args.json:
-        dump(out)
+        cli.print_json(out)
         return
     print(f"{data.name}: judge {out['judge']}; generators {out['generators']}")
     for role, line in out["resolution"].items():
@@ -90,8 +90,7 @@ def cmd_prefer(args) -> None:
     print(f"stored: {path}")
 
 
-def add_commands(command) -> None:
-    p = command("prefer", "difficulty-aware vs baseline generation, judged pairwise in both orders")
+def _prefer_arguments(p) -> None:
     p.add_argument("--dataset", required=True, choices=list(DATASETS))
     p.add_argument("--data", default=None, help="TREC DL data folder (default: configured trec_dl folder)")
     p.add_argument("--reasons", default=None, metavar="typology|FILE",
@@ -102,16 +101,17 @@ def add_commands(command) -> None:
     p.add_argument("--reasons-model", default=None, metavar="LABEL",
                    help="with --reasons typology: use the runs of this model (a run's model label, e.g. "
                         "ollama:qwen3:8b); default: the model of the dataset's newest finished run")
-    p.add_argument("--typology", default=str(STUDY_FILE), metavar="FILE",
+    p.add_argument("--typology", type=cli.existing_file, default=str(STUDY_FILE), metavar="FILE",
                    help="typology JSON (default: the study's ten categories)")
-    p.add_argument("--templates", default=str(difficulty.DEFAULT_TEMPLATES), metavar="FILE",
+    p.add_argument("--templates", type=cli.existing_file, default=str(difficulty.DEFAULT_TEMPLATES), metavar="FILE",
                    help="difficulty sentence templates JSON (default: the shipped ones)")
     p.add_argument("--all-reasons", action="store_true", help="one sentence per assigned reason (default: first)")
     p.add_argument("--task", action="append", choices=["h2r", "h2g", "h2j"], help="only these tasks (repeatable)")
     p.add_argument("--generator", default="auto", metavar="SPEC",
                    help="the model that writes the baseline and difficulty-aware answers (an LLM spec)")
-    p.add_argument("--baseline-answers", default=None, metavar="FILE.jsonl", help='imported {"qid", "text"} answers')
-    p.add_argument("--aware-answers", default=None, metavar="FILE.jsonl",
+    p.add_argument("--baseline-answers", type=cli.existing_file, default=None, metavar="FILE.jsonl",
+                   help='imported {"qid", "text"} answers')
+    p.add_argument("--aware-answers", type=cli.existing_file, default=None, metavar="FILE.jsonl",
                    help='imported {"qid", "text"} difficulty-aware answers')
     p.add_argument("--judge", default="auto", metavar="SPEC", help="the pairwise judge (an LLM spec)")
     p.add_argument("--allow-self-judging", action="store_true",
@@ -119,12 +119,18 @@ def add_commands(command) -> None:
     p.add_argument("--assigner", default=None, metavar="SPEC",
                    help="the model that assigns failure reasons (default: the judge)")
     p.add_argument("--retriever", default="bm25", help="H2R retriever when assigning reasons here")
-    p.add_argument("--quantile", type=QUANTILE, default=0.25, help="H2R: the bottom q of the queries")
-    p.add_argument("--max-queries", type=POSITIVE_INT, default=None, help="first N judgeable queries (recorded)")
-    p.add_argument("--max-passages", type=POSITIVE_INT, default=3, help="highly relevant passages shown to the judge")
-    p.add_argument("--passage-chars", type=number(int, 50, what="an integer >= 50"), default=600,
+    p.add_argument("--quantile", type=cli.quantile, default=0.25, help="H2R: the bottom q of the queries")
+    p.add_argument("--max-queries", type=cli.positive_int, default=None, help="first N judgeable queries (recorded)")
+    p.add_argument("--max-passages", type=cli.positive_int, default=3,
+                   help="highly relevant passages shown to the judge")
+    p.add_argument("--passage-chars", type=cli.number(int, 50, what="an integer >= 50"), default=600,
                    help="each passage truncated to this many characters")
     progress_key_arg(p)
-    p.add_argument("--json", action="store_true")
+    cli.json_arg(p)
     llm_args(p)
-    p.set_defaults(func=cmd_prefer)
+
+
+COMMANDS = (
+    cli.Command("prefer", "difficulty-aware vs baseline generation, judged pairwise in both orders",
+                _prefer_arguments, cmd_prefer),
+)

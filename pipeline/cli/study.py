@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import sys
 
-from pipeline.cli.args import (GENERATOR_HELP, JUDGE_HELP, POSITIVE_INT, bertscore_args, cap_arg, check_models,
-                               collection_args, llm_args, universe_arg)
+from core import cli
+from pipeline.cli.args import (GENERATOR_HELP, JUDGE_HELP, bertscore_args, cap_arg, check_models, collection_args,
+                               llm_args, universe_arg)
 from pipeline.cli.config import study_config
-from pipeline.cli.output import dump, print_resolution, resolution_lines
+from pipeline.cli.output import print_resolution, resolution_lines
 from pipeline.sets.rule import SetSummary
 from pipeline.study.universe import UniverseSummary
 
@@ -21,7 +22,7 @@ def cmd_overlap(args) -> None:
                           setups=[args.setup])
     result = failure_sets(config, progress=not args.json)
     if args.json:
-        dump(result.as_dict())
+        cli.print_json(result.as_dict())
         return
     for line in _overlap_lines(result):
         print(line)
@@ -74,7 +75,7 @@ def cmd_run(args) -> None:
         from core.atomic import atomic_write_text
         atomic_write_text(args.out, json.dumps(study.to_dict(), ensure_ascii=False, indent=1))
     if args.json:
-        dump(study.to_dict())
+        cli.print_json(study.to_dict())
         return
     for name, g in study.generators.items():
         from pipeline.generation.h2g import truncation_note
@@ -111,10 +112,10 @@ def cmd_studies(args) -> None:
         print(f"deleted study {args.delete} ({path})", file=sys.stderr)
     listed = studies.list_studies(args.dataset, args.data)
     if args.json:
-        dump({"dataset": args.dataset, "studies": [{**{k: s[k] for k in ("id", "configuration", "time", "finished",
-                                                                          "n_configurations", "path", "components")},
-                                                     "settings": studies.settings_line(s),
-                                                     "description": studies.describe(s)} for s in listed]})
+        fields = ("id", "configuration", "time", "finished", "n_configurations", "path", "components")
+        cli.print_json({"dataset": args.dataset, "studies": [{**{k: s[k] for k in fields},
+                                                              "settings": studies.settings_line(s),
+                                                              "description": studies.describe(s)} for s in listed]})
         return
     if not listed:
         print(f"{args.dataset}: no stored study")
@@ -122,30 +123,29 @@ def cmd_studies(args) -> None:
         print(studies.describe(s))
 
 
-def add_commands(command) -> None:
-    p = command("overlap", "the three failure sets of one configuration and their overlap")
+def _overlap_arguments(p) -> None:
     collection_args(p)
-    p.add_argument("--retriever", required=True, metavar="NAME[=RUNFILE]")
-    p.add_argument("--generator", required=True, metavar="SPEC|NAME=FILE", help=GENERATOR_HELP)
-    p.add_argument("--judge", required=True, metavar="SPEC|NAME[=FILE]", help=JUDGE_HELP)
+    p.add_argument("--retriever", required=True, type=cli.named_file, metavar="NAME[=RUNFILE]")
+    p.add_argument("--generator", required=True, type=cli.named_file, metavar="SPEC|NAME=FILE", help=GENERATOR_HELP)
+    p.add_argument("--judge", required=True, type=cli.named_file, metavar="SPEC|NAME[=FILE]", help=JUDGE_HELP)
     p.add_argument("--setup", required=True, choices=["binary", "graded"])
     universe_arg(p)
     cap_arg(p)
     bertscore_args(p)
     llm_args(p)
-    p.set_defaults(func=cmd_overlap)
 
-    p = command("run", "every failure-study step and every configuration's overlap (resumable)")
+
+def _run_arguments(p) -> None:
     collection_args(p)
-    p.add_argument("--retriever", action="append", metavar="NAME[=RUNFILE]",
+    p.add_argument("--retriever", action="append", type=cli.named_file, metavar="NAME[=RUNFILE]",
                    help="repeatable (default: the data folder's imported runs)")
-    p.add_argument("--generator", action="append", metavar="SPEC|NAME=FILE",
+    p.add_argument("--generator", action="append", type=cli.named_file, metavar="SPEC|NAME=FILE",
                    help="repeatable; " + GENERATOR_HELP + " (default: auto)")
-    p.add_argument("--judge", action="append", metavar="SPEC|NAME[=FILE]",
+    p.add_argument("--judge", action="append", type=cli.named_file, metavar="SPEC|NAME[=FILE]",
                    help="repeatable; " + JUDGE_HELP + " (default: the data folder's judgment files and auto)")
     p.add_argument("--setup", action="append", choices=["binary", "graded"], help="repeatable (default: both)")
     p.add_argument("--out", default=None, help="also write the study JSON here")
-    p.add_argument("--max-queries", type=POSITIVE_INT, default=None,
+    p.add_argument("--max-queries", type=cli.positive_int, default=None,
                    help="only the first N judged queries in topic order (recorded with the study)")
     p.add_argument("--study-id", default=None, help="store the study under this id (the dashboard's jobs pass "
                                                     "one, so that their row links to it); default: a new id")
@@ -153,12 +153,21 @@ def add_commands(command) -> None:
     cap_arg(p)
     bertscore_args(p)
     llm_args(p)
-    p.set_defaults(func=cmd_run)
 
-    p = command("studies", "the stored failure studies of a dataset (newest first); delete one")
+
+def _studies_arguments(p) -> None:
     p.add_argument("--dataset", required=True, help="dl19..dl22, or a --qrels collection's name")
     p.add_argument("--data", default=None, help="only the studies computed from this data folder")
     p.add_argument("--delete", default=None, metavar="ID", help="delete this study for good")
     p.add_argument("--json", action="store_true",
                    help='{"dataset", "studies": [{"id", "configuration", "time", ...}]}')
-    p.set_defaults(func=cmd_studies)
+
+
+COMMANDS = (
+    cli.Command("overlap", "the three failure sets of one configuration and their overlap",
+                _overlap_arguments, cmd_overlap),
+    cli.Command("run", "every failure-study step and every configuration's overlap (resumable)",
+                _run_arguments, cmd_run),
+    cli.Command("studies", "the stored failure studies of a dataset (newest first); delete one",
+                _studies_arguments, cmd_studies),
+)

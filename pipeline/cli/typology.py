@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import sys
 
-from pipeline.cli.args import (POSITIVE_INT, bertscore_args, cap_arg, collection_args, llm_args, llm_options,
+from core import cli
+from pipeline.cli.args import (bertscore_args, cap_arg, collection_args, llm_args, llm_options,
                                progress_key_arg, universe_arg)
-from pipeline.cli.output import dump, print_resolution
+from pipeline.cli.output import print_resolution
 
 
 def cmd_typology(args) -> None:
@@ -48,7 +49,7 @@ def cmd_typology(args) -> None:
                                   on_round=on_round, progress=tracker)
         bar.close()
     if args.json:
-        dump(result)
+        cli.print_json(result)
         return
     print(f"{result['run_id']}: {result['typology']} -- {result['model']['label']}")
     print_resolution("assigner", result["model"])
@@ -67,27 +68,33 @@ def cmd_typology(args) -> None:
               + "; ".join(f"{c['name']!r} ({c['n_queries']})" for c in result["unknown_categories"]))
 
 
-def add_commands(command) -> None:
-    p = command("typology", "LLM-induced failure typology of one task's hard queries")
+def _typology_arguments(p) -> None:
     collection_args(p)
     p.add_argument("--task", required=True, choices=["h2r", "h2g", "h2j"])
     p.add_argument("--assigner", default="auto", metavar="SPEC",
                    help="the model that induces the typology and assigns reasons (an LLM spec)")
-    p.add_argument("--retriever", default="bm25", metavar="NAME[=RUNFILE]", help="the configuration's retriever")
-    p.add_argument("--generator", default="embedded", metavar="SPEC|NAME=FILE",
+    p.add_argument("--retriever", default="bm25", type=cli.named_file, metavar="NAME[=RUNFILE]",
+                   help="the configuration's retriever")
+    p.add_argument("--generator", default="embedded", type=cli.named_file, metavar="SPEC|NAME=FILE",
                    help="the configuration's generator (whose answers define H2G)")
-    p.add_argument("--judge", default="llama-3.3-70b", metavar="SPEC|NAME[=FILE]", help="the configuration's judge")
+    p.add_argument("--judge", default="llama-3.3-70b", type=cli.named_file, metavar="SPEC|NAME[=FILE]",
+                   help="the configuration's judge")
     p.add_argument("--setup", default="binary", choices=["binary", "graded"], help="the configuration's judging setup")
     p.add_argument("--typology", default=None, metavar="study|FILE.json",
                    help="import this typology instead of inducing one ('study': the study's ten categories)")
-    p.add_argument("--max-rounds", type=POSITIVE_INT, default=6)
-    p.add_argument("--batch-size", type=POSITIVE_INT, default=8, help="reasons shown per refinement round")
-    p.add_argument("--max-categories", type=POSITIVE_INT, default=8)
-    p.add_argument("--max-queries", type=POSITIVE_INT, default=None, help="keep the N hardest queries (recorded)")
+    p.add_argument("--max-rounds", type=cli.positive_int, default=6)
+    p.add_argument("--batch-size", type=cli.positive_int, default=8, help="reasons shown per refinement round")
+    p.add_argument("--max-categories", type=cli.positive_int, default=8)
+    p.add_argument("--max-queries", type=cli.positive_int, default=None, help="keep the N hardest queries (recorded)")
     p.add_argument("--force", action="store_true", help="recompute a finished run (the cache still answers)")
     progress_key_arg(p)
     cap_arg(p)
     bertscore_args(p)
     universe_arg(p)
     llm_args(p)
-    p.set_defaults(func=cmd_typology)
+
+
+COMMANDS = (
+    cli.Command("typology", "LLM-induced failure typology of one task's hard queries",
+                _typology_arguments, cmd_typology),
+)

@@ -1,6 +1,6 @@
-"""Data and charts for the "Failure typology" page (pages only lay out widgets), and the annotation
-sample drawn from its runs (:func:`sample_items`; the "Annotate reasons" page's own state and tables
-are :mod:`pipeline.views.annotate`).
+"""Data and charts for the "Failure typology" page (pages only lay out widgets); the annotation sample
+drawn from its runs is library code (:mod:`pipeline.annotation.typology_items`, reached here by the
+"Annotate reasons" page, whose own state and tables are :mod:`pipeline.views.annotate`).
 
 Reads the typology store; the only writes are a job submitted to the queue. Text from models and
 passages goes into DataFrames and ``st.text`` as plain strings (never HTML or Markdown); where a
@@ -19,14 +19,16 @@ import plotly.graph_objects as go
 
 from core.jobs.progress import job_messages
 from pipeline.views import forms
-from pipeline.annotation.items import UNREADABLE_STATUSES, Item
+from pipeline.annotation.items import UNREADABLE_STATUSES
+# the annotation sample of typology runs is library code (the CLI draws it too); the page reaches it here
+from pipeline.annotation.typology_items import (generator_of, is_default_generator, latest_done_runs,  # noqa: F401
+                                                sample_items)
 from pipeline.llm.base import Provenance
 from pipeline.typology.categories import TASK_TITLES, UNKNOWN_CATEGORY
 from pipeline.typology.jobs import DEFAULT_MAX_ROUNDS, TYPOLOGY
 from pipeline.typology.store import TypologyStore
 from pipeline.typology.store import default_path as typology_path
 
-DEFAULT_GENERATOR = "embedded"  # pipeline.study.typology_sources.HardSetConfig.generator
 # CommonMark's backslash-escapable characters: escaped, a Markdown-rendering label shows them literally
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>:$&^=\"'])")
 
@@ -65,22 +67,6 @@ def run_label(run: dict) -> str:
     model = run["provenance"].get("label", "")
     cap = " · capped to {n_used} of {n_hard} queries".format(**run["hard_set"]) if run["hard_set"].get("capped") else ""
     return f"{run['dataset'].upper()} · {run['task'].upper()} · {run['typology_label']} · {model}{cap} · {run['status']}"
-
-
-def generator_of(hard_set: dict) -> tuple[str, bool]:
-    """``(the generator whose answers an H2G typology explains, whether it is the embedded default)``
-    from a run's hard-set description (the resolved model when recorded, so ``auto`` that fell back to
-    the embedded model is flagged too); ``("", False)`` when the run does not record one."""
-    spec = hard_set.get("generator") or ""
-    resolved = hard_set.get("generator_model") or {}
-    label = resolved.get("label") or (hard_set.get("configuration") or {}).get("generator") or spec
-    return label, (spec == DEFAULT_GENERATOR or resolved.get("backend") == DEFAULT_GENERATOR
-                   or is_default_generator(label))
-
-
-def is_default_generator(label: str) -> bool:
-    """Whether a generator label names the embedded default (``embedded`` or ``embedded:MODEL``)."""
-    return label == DEFAULT_GENERATOR or label.startswith(f"{DEFAULT_GENERATOR}:")
 
 
 def generator_note(task: str, generator: str, is_default: bool) -> tuple[str, str | None]:
@@ -219,35 +205,3 @@ def jobs_rows(job_list) -> list[dict]:
     a failed job's error (:func:`core.jobs.progress.job_messages`, as on every failure page)."""
     messages = job_messages(job_list)
     return [{"job": j.id, "what": j.label, "status": j.status, "message": messages[j.id]} for j in job_list]
-
-
-# ---------------------------------------------------------------------------------- annotation
-def latest_done_runs(store: TypologyStore) -> list[str]:
-    """The newest finished run per (dataset, task)."""
-    chosen = {}
-    for run in store.list_runs(status="done"):  # newest first
-        chosen.setdefault((run["dataset"], run["task"]), run["run_id"])
-    return list(chosen.values())
-
-
-def sample_items(store: TypologyStore, run_ids: Sequence[str] = ()) -> list[Item]:
-    """Annotation items (snapshots) from typology runs (default: :func:`latest_done_runs`)."""
-    run_ids = list(run_ids) or latest_done_runs(store)
-    items, seen = [], set()
-    for run_id in run_ids:
-        run = store.get_run(run_id)
-        if run is None:
-            raise ValueError(f"no typology run {run_id!r}")
-        if run["status"] != "done":
-            raise ValueError(f"typology run {run_id} is {run['status']}, not done")
-        cats = [c.as_dict() for c in run["categories"]]
-        generator = generator_of(run["hard_set"])[0] if run["task"] == "h2g" else ""
-        for q in store.queries(run_id):
-            key = (run["dataset"], run["task"], q["qid"])
-            if key in seen:
-                raise ValueError(f"two runs cover {' '.join(key)}: pick one run per dataset and task")
-            seen.add(key)
-            items.append(Item(run["dataset"], run["task"], q["qid"], run_id, run["provenance"].get("label", ""),
-                              q["query"], q["context"], cats, q["assigned"], status=q["status"] or "failed",
-                              raw=q["raw"] or "", generator=generator, unknown=tuple(q["unknown_categories"])))
-    return items

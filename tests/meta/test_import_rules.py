@@ -8,6 +8,7 @@ import is still a dependency, only a later one.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -203,3 +204,34 @@ def test_the_checker_sees_function_level_relative_and_from_package_imports(tmp_p
     edges = graph(tmp_path)
     assert edges["pipeline.a.x"] == {"pipeline.a.y"} and edges["pipeline.a.y"] == {"pipeline.a.x"}
     assert circles(edges) == [["pipeline.a.x", "pipeline.a.y"]]
+
+
+def cli_modules(root: Path = ROOT) -> list[Path]:
+    """The modules of both command lines (``ltr/cli.py`` or the ``ltr/cli/`` package, ``pipeline/cli/``)."""
+    return sorted([*(root / "ltr").glob("cli.py"), *(root / "ltr" / "cli").rglob("*.py"),
+                   *(root / "pipeline" / "cli").rglob("*.py")])
+
+
+def views_imports(path: Path, root: Path = ROOT) -> list[str]:
+    """The ``ltr.views`` / ``pipeline.views`` modules (or names of them) that ``path`` imports."""
+    return [f"{line}: {module}" + (f" ({', '.join(names)})" if names else "")
+            for line, module, names in imported_names(path, root)
+            if re.match(r"(ltr|pipeline)\.views(\.|$)", module)
+            or (module in ("ltr", "pipeline") and "views" in names)]
+
+
+def test_no_cli_module_imports_a_view():
+    """A page helper is not a CLI's dependency: what both need lives in the library
+    (``pipeline.annotation.typology_items.sample_items``, once in ``pipeline.views.typology``)."""
+    modules = cli_modules()
+    assert any(p.parent.name == "cli" and p.name == "annotation.py" for p in modules)
+    wrong = [f"{p.relative_to(ROOT)}:{hit}" for p in modules for hit in views_imports(p)]
+    assert not wrong, f"CLI modules importing views: {wrong}"
+
+
+def test_the_view_import_checker_sees_function_level_and_package_imports(tmp_path):
+    (tmp_path / "pipeline" / "cli").mkdir(parents=True)
+    sample = tmp_path / "pipeline" / "cli" / "x.py"
+    sample.write_text("def f():\n    from pipeline.views.typology import sample_items\n"
+                      "from pipeline import views\nfrom pipeline.study import run\n")
+    assert sorted(views_imports(sample, tmp_path)) == ["2: pipeline.views.typology (sample_items)", "3: pipeline (views)"]

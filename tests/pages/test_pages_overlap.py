@@ -94,7 +94,7 @@ def test_page_warns_about_a_135m_configuration(with_study):
 def cli_default_cap() -> int:
     from pipeline.cli import build_parser
 
-    return build_parser().parse_args(["h2j", "--qrels", "x", "--judge", "j"]).cap
+    return build_parser().parse_args(["h2j", "--qrels", __file__, "--judge", "j"]).cap  # --qrels: an existing file
 
 
 def test_page_reports_set_sizes_and_warns_when_ties_decide(with_study):

@@ -37,13 +37,13 @@ def test_errors_are_one_line_and_nonzero(trec, tmp_path):
     bad = tmp_path / "bad.run"
     bad.write_text("19335 Q0 p1 1 1.5 t\n19335 Q0 p2 2 oops t\n")
     out = cli("eval-run", "--qrels", trec / "qrels.dl19-passage.txt", "--run", bad, "--json")
-    assert out.returncode == 1 and out.stdout == ""
+    assert out.returncode == 2 and out.stdout == ""  # bad input (core.cli)
     assert out.stderr.strip() == f"error: {bad}:2: score 'oops' is not a number"
     foreign = cli("h2r", "--dataset", "dl19", "--data", trec, "--retriever", f"bm25={trec / 'runs/run.bm25.dl20.txt'}")
-    assert foreign.returncode == 1 and "another dataset" in foreign.stderr
+    assert foreign.returncode == 2 and "another dataset" in foreign.stderr
     assert len(foreign.stderr.strip().splitlines()) == 1
     no_qrels = cli("h2r", "--dataset", "dl22", "--data", trec, "--retriever", "bm25", "--json")
-    assert no_qrels.returncode == 1 and "dl22: no qrels available" in no_qrels.stderr
+    assert no_qrels.returncode == 2 and "dl22: no qrels available" in no_qrels.stderr
     assert len(no_qrels.stderr.strip().splitlines()) == 1
 
 

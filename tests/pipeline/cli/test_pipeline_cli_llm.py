@@ -139,7 +139,7 @@ def test_llm_failures_answers_and_purge(tmp_path, capsys, server):
     assert [(f["model"], f["step"]) for f in failures] == [("empty", "generation")]
     assert "empty reply" in failures[0]["error"]
     code, _, err = _run(capsys, ["llm", "purge", "--cache-file", str(path)])
-    assert code == 1 and "give --model and/or --step" in err
+    assert code == 2 and "give --model and/or --step" in err  # bad usage
     code, out, _ = _run(capsys, ["llm", "purge", "--model", "llama3.2:3b", "--cache-file", str(path)])
     assert code == 0 and out.strip() == "purged 3 cached answers"
     assert cache.stats()["answers"] == 1
@@ -157,7 +157,7 @@ def test_prefer_refuses_self_judging_unless_allowed(tmp_path, capsys, server, mo
                                for a in assignments()[:2]))
     argv = ["prefer", "--dataset", "dl19", "--data", str(folder), "--reasons", str(reasons), "--json"]
     code, _, err = _run(capsys, argv)
-    assert code == 1 and "the judge and the generator are the same model (ollama:llama3.2:3b" in err
+    assert code == 2 and "the judge and the generator are the same model (ollama:llama3.2:3b" in err
     assert "--allow-self-judging" in err
     code, out, err = _run(capsys, [*argv, "--allow-self-judging"])
     assert code == 0, err

@@ -43,7 +43,7 @@ def test_annotations_import_export_report(tmp_path):
 def test_annotations_bad_csv_is_one_line_error(tmp_path):
     (tmp_path / "bad.csv").write_text(_csv([("ann", "dl19", "h2r", "q1", "X", 1, 2, "r", "m", "readable")]))
     done = pipeline_cli("annotations", "--import", str(tmp_path / "bad.csv"), env_cache=tmp_path / "cache")
-    assert done.returncode == 1
+    assert done.returncode == 2  # bad input (core.cli)
     assert done.stderr.strip().startswith("error:") and "bad.csv:2: human_applicable must be 0 or 1" in done.stderr
 
 

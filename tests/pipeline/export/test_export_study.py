@@ -67,7 +67,7 @@ def test_pipeline_export_of_the_planted_study(planted_cache, tmp_path, capsys):
 
 def test_export_errors_name_the_problem(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
-    assert cli.main(["export", "--dataset", "dl21", "--out", str(tmp_path / "x")]) == 1
+    assert cli.main(["export", "--dataset", "dl21", "--out", str(tmp_path / "x")]) == 2  # bad input (core.cli)
     assert "no study for dl21" in capsys.readouterr().err and not (tmp_path / "x").exists()
-    assert cli.main(["export", "--dataset", "dl19", "--study", "nonsense", "--out", str(tmp_path / "x")]) == 1
+    assert cli.main(["export", "--dataset", "dl19", "--study", "nonsense", "--out", str(tmp_path / "x")]) == 2
     assert "is not a study id" in capsys.readouterr().err

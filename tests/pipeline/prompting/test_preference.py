@@ -284,9 +284,9 @@ def test_cli_prefer_with_imported_answers_and_reasons(tmp_path, monkeypatch, cap
     assert "  all: 4 queries (4 pairs): 1 win / 1 tie / 1 loss" in text
     assert "verdict rule: 4 of 7 verdicts prefer the difficulty-aware answer (57.1%)" in text  # q1 2, q2 1, q4 1
     assert "its counting rule is not stated" in text
-    # bad input: one line naming file and line, exit status 1, nothing stored
+    # bad input: one line naming file and line, exit status 2, nothing stored
     reasons.write_text('{"qid": "q1", "task": "h2r", "categories": ["nope"]}\n')
-    assert main(argv) == 1
+    assert main(argv) == 2
     assert f"{reasons}:1: category 'nope'" in capsys.readouterr().err
     assert len(preference.list_results("dl19")) == 1
 
@@ -423,7 +423,7 @@ def test_cli_prefer_progress_key_writes_the_record_and_a_failure_ends_it(tmp_pat
     assert (record["status"], record["stage_index"], record["stages"], record["done"], record["total"]) == (
         "completed", 3, 3, 8, 8)
     reasons.write_text('{"qid": "q1", "task": "h2r", "categories": ["nope"]}\n')
-    assert main(argv) == 1
+    assert main(argv) == 2  # bad input (core.cli)
     record = job_progress.read_progress("prefer-cli")
     assert record["status"] == "failed" and f"{reasons}:1: category 'nope'" in record["error"]
     assert job_progress.describe(record).startswith(f"failed: {reasons}:1: category 'nope'")  # no "stage 0 of 3"

@@ -57,9 +57,9 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     files = write_collection(tmp_path / "c")
     bad = tmp_path / "bad.txt"
     bad.write_text("q1 0 r1 7\n")
-    assert cli.main(["h2j", "--qrels", str(files["qrels.txt"]), "--judge", f"j={bad}"]) == 1
+    assert cli.main(["h2j", "--qrels", str(files["qrels.txt"]), "--judge", f"j={bad}"]) == 2  # bad input (core.cli)
     assert "bad.txt:1: grade 7 is outside 0-3" in capsys.readouterr().err
-    assert cli.main(["h2g", "--qrels", str(files["qrels.txt"]), "--generator", "embedded"]) == 1
+    assert cli.main(["h2g", "--qrels", str(files["qrels.txt"]), "--generator", "embedded"]) == 2
     assert "needs --topics" in capsys.readouterr().err  # an LLM step without query texts
 
 

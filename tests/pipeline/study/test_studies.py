@@ -46,7 +46,7 @@ def test_two_runs_are_two_studies_listed_newest_first(cache, tmp_path, capsys):
     # delete is explicit: one study goes, the other stays
     _cli_json(capsys, ["studies", "--dataset", "designed", "--delete", first["id"], "--json"])
     assert [s["id"] for s in studies.list_studies("designed")] == [second["id"]]
-    assert cli.main(["studies", "--dataset", "designed", "--delete", first["id"]]) == 1
+    assert cli.main(["studies", "--dataset", "designed", "--delete", first["id"]]) == 2  # bad input (core.cli)
     assert f"no study {first['id']}" in capsys.readouterr().err
 
 
