@@ -29,6 +29,9 @@ navigation = st.navigation({
         st.Page("pages/difficulty-aware-generation.py", title="Difficulty-aware generation", icon=":material/compare:"),
         st.Page("pages/predicting-failure.py", title="Predicting failure", icon=":material/query_stats:"),
     ],
+    "Paper": [
+        st.Page("pages/findings.py", title="Findings", icon=":material/fact_check:"),
+    ],
 })
 refuse_second_dashboard()  # one dashboard per store: a second one says where the first runs, and stops here
 navigation.run()

@@ -147,3 +147,25 @@ class Export:
         path = self.folder / "manifest.json"
         atomic_write_text(path, json.dumps(manifest, indent=1, ensure_ascii=False, default=str) + "\n")
         return path
+
+
+def zip_folder(folder: str | Path) -> bytes:
+    """Every file of ``folder`` (an export) in one ZIP archive, by its name (what the pages' export
+    buttons download)."""
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(Path(folder).iterdir()):
+            if path.is_file():
+                archive.write(path, path.name)
+    return buffer.getvalue()
+
+
+def in_temporary_folder(write) -> bytes:
+    """``write(folder)`` into a fresh temporary folder, then that folder as ZIP bytes (removed after)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="irdash-export-") as folder:
+        write(Path(folder))
+        return zip_folder(folder)

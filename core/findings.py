@@ -71,3 +71,14 @@ def from_claim(name: str, claim: dict, parts: list[Part], *, measured: dict | No
 
 def percent(share: float | None) -> str:
     return "—" if share is None else f"{100 * share:.1f}%"
+
+
+def summary_rows(found) -> list[dict]:
+    """One row per finding: name, verdict, the paper's figure, the reason (the Findings page's table, the
+    export's findings table)."""
+    return [{"finding": f.name, "verdict": f.verdict, "paper": f.paper, "reason": f.reason} for f in found]
+
+
+def part_rows(finding: Finding) -> list[dict]:
+    """One row per measured part of a finding: scope, verdict, reason."""
+    return [{"scope": p.scope, "verdict": p.verdict, "reason": p.reason} for p in finding.parts]

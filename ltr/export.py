@@ -153,8 +153,9 @@ def export_comparison(store: RunStore, data: str, model: str, experiment: str, o
                          f"Test: {TEST}; dagger: LearnDCG significantly better than this loss.",
                          label="tab:significance"), format="latex")
     found = check_findings(store, experiment)
-    export.table(pd.DataFrame([{"finding": f.name, "paper": f.paper, "verdict": f.verdict, "reason": f.reason}
-                               for f in found["findings"].values()]),
+    from core.findings import summary_rows
+
+    export.table(pd.DataFrame(summary_rows(found["findings"].values())),
                  "findings", "the LearnDCG paper's claims checked on this experiment",
                  f"The LearnDCG paper's claims against experiment {experiment}.")
     export.write_manifest()

@@ -74,8 +74,9 @@ def hard_set_table(study: StudyResult, label: str, task: str) -> pd.DataFrame:
 
 
 def findings_table(found: list[Finding]) -> pd.DataFrame:
-    return pd.DataFrame([{"finding": f.name, "paper": f.paper, "verdict": f.verdict, "reason": f.reason}
-                         for f in found])
+    from core.findings import summary_rows
+
+    return pd.DataFrame(summary_rows(found))
 
 
 def stability_measurements(found: dict[str, Finding]) -> pd.DataFrame:

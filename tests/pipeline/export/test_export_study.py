@@ -53,7 +53,7 @@ def test_pipeline_export_of_the_planted_study(planted_cache, tmp_path, capsys):
     assert "retriever bm25, generator planted, judge llama-3.3-70b, setup binary" in tex
     assert r"H2R $\cap$ H2G & 11 &" in tex
     findings_tex = (out / "findings.tex").read_text()
-    assert r"h2r\_h2j\_largest & H2R $\cap$ H2J largest & does not hold" in findings_tex
+    assert r"h2r\_h2j\_largest & does not hold & H2R $\cap$ H2J largest" in findings_tex
     # the per-query CSV of H2R holds exactly the H2R set, with its values
     with open(out / f"hard-h2r-{LABEL}.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))

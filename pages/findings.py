@@ -1,0 +1,87 @@
+"""Findings: what the evidence says about the two papers' claims, and the files a paper can use."""
+from functools import partial
+
+import streamlit as st
+
+from ltr import views as ltr_views
+from ltr.views import findings as ltr_findings
+from pages import use_app_navigation
+from pipeline.views import findings as view
+
+use_app_navigation()
+
+def show(found, parts_frame) -> None:
+    """Each finding: its verdict, the paper's figure and the reason (text from the stores stays text), and
+    its measured parts (``parts_frame``: the section's view helper)."""
+    for finding in found:
+        with st.expander(f"{finding.name}: {finding.verdict}",
+                         expanded=finding.verdict != "not measurable here"):
+            st.text(f"claim: {finding.claim}\npaper: {finding.paper}\nreason: {finding.reason}")
+            parts = parts_frame(finding)
+            if not parts.empty:
+                st.dataframe(parts, hide_index=True, width="stretch")
+
+
+st.title("Findings")
+st.caption("Each claim of the two papers checked on what the stores hold: the paper's figure, the measured figures, "
+           "a verdict (holds / does not hold / not measurable here, with the reason) and what it rests on. "
+           "A verdict is never softened: one configuration against a claim makes it not hold.")
+
+st.header("Query failure (pipeline findings)")
+dataset = st.selectbox("Dataset", view.dataset_choices(), key="findings_dataset",
+                       help="all: every TREC DL year (those without a study read 'not measurable here')")
+found = view.check(dataset)
+st.dataframe(view.summary_frame(found), hide_index=True, width="stretch")
+show(found, view.parts_frame)
+c = st.columns(3)
+c[0].download_button("Download findings (CSV)", partial(view.findings_csv, found),
+                     file_name=f"findings-{dataset}.csv", mime="text/csv")
+c[1].download_button("Download findings (LaTeX)", partial(view.findings_latex, found, dataset),
+                     file_name=f"findings-{dataset}.tex", mime="text/x-tex")
+c[2].download_button("Download findings (JSON)", partial(view.findings_json, found, dataset),
+                     file_name=f"findings-{dataset}.json", mime="application/json")
+
+st.subheader("Export a study")
+export_dataset = dataset if dataset != "all" else st.selectbox(
+    "Study dataset", [d for d in view.dataset_choices() if d != "all"], key="export_dataset")
+studies = view.study_choices(export_dataset)
+if studies:
+    study_id = st.selectbox("Study (newest first)", studies, key="export_study")
+    st.download_button("Download the study's figures and tables (ZIP)", partial(view.export_zip, export_dataset,
+                                                                                 study_id),
+                       file_name=f"export-{export_dataset}-{study_id}.zip", mime="application/zip",
+                       help="what python -m pipeline export writes: Venn diagrams (SVG, PDF, PNG), overlap, "
+                            "pairwise, stability and findings tables (CSV, LaTeX), the hard sets' per-query "
+                            "CSVs and manifest.json")
+else:
+    st.info(f"No stored study for {export_dataset}: run one on the Failure overlap page.")
+
+st.header("LearnDCG (ltr findings)")
+with ltr_views.session_store(st.session_state) as store:
+    experiments = ltr_findings.experiments(store)
+    if not experiments:
+        st.info("No experiment with completed runs in the run store (python -m ltr grid --config ...).")
+    else:
+        experiment = st.selectbox("Experiment", experiments, key="ltr_experiment")
+        result = ltr_findings.check(store, experiment)
+        st.caption(f"Test: {result['test']}")
+        st.dataframe(ltr_findings.summary_frame(result), hide_index=True, width="stretch")
+        show(result["findings"].values(), ltr_findings.parts_frame)
+        st.subheader("Cost ranking behind the NDCG-vs-time scatter")
+        st.dataframe(ltr_findings.cost_frame(result), hide_index=True, width="stretch")
+        c = st.columns(3)
+        c[0].download_button("Download LearnDCG findings (CSV)", partial(ltr_findings.findings_csv, result),
+                             file_name=f"ltr-findings-{experiment}.csv", mime="text/csv")
+        c[1].download_button("Download LearnDCG findings (LaTeX)", partial(ltr_findings.findings_latex, result),
+                             file_name=f"ltr-findings-{experiment}.tex", mime="text/x-tex")
+        c[2].download_button("Download LearnDCG findings (JSON)", partial(ltr_findings.findings_json, result),
+                             file_name=f"ltr-findings-{experiment}.json", mime="application/json")
+        pairs = ltr_findings.comparisons(store, experiment)
+        data, model = st.selectbox("Comparison to export", pairs, format_func=lambda p: f"{p[0]} / {p[1]}",
+                                   key="ltr_export_pair")
+        st.download_button("Download the comparison's figures and tables (ZIP)",
+                           partial(ltr_findings.export_zip, str(store.path), data, model, experiment),
+                           file_name=f"ltr-export-{experiment}.zip", mime="application/zip",
+                           help="what python -m ltr export writes: the NDCG-vs-time scatter and θ_d per fold "
+                                "(SVG, PDF, PNG), significance, cost, drift and findings tables (CSV, LaTeX), "
+                                "manifest.json")

@@ -1,0 +1,45 @@
+"""The Findings page under AppTest: both sections, with a stored run-store experiment (LearnDCG clearly
+above ApproxNDCG on every query) and no study: the LearnDCG claims read from the store, the failure claims
+"not measurable here" with their reasons, and store text (a configuration label) shown as text."""
+from __future__ import annotations
+
+import numpy as np
+
+from ltr.store import RunStore
+from tests.pages.support import app_page
+
+DATA, MODEL, EXPERIMENT = "synthetic-mq2008", "mlp", "tiny-grid"
+
+
+def _seed(cache) -> None:
+    rng = np.random.default_rng(0)
+    with RunStore(cache / "runs.sqlite") as store:
+        for fold in (1, 2, 3):
+            base = rng.uniform(0.2, 0.7, 40)
+            for loss, values in (("learndcg", base + 0.1), ("approxndcg", base)):
+                run_id = f"{loss}-{fold}"
+                store.register_run(run_id, {"data": DATA, "fold": fold, "loss": loss, "model": MODEL, "seed": 0,
+                                            "epochs": 2, "lr": 0.001, "experiment": EXPERIMENT},
+                                   experiment=EXPERIMENT)
+                store.start_run(run_id, device="cpu")
+                per_query = {f"ndcg@{k}": {f"{fold}_{i}": float(v) for i, v in enumerate(values)} for k in (1, 3, 5, 10)}
+                store.finish_run(run_id, test_means={m: float(np.mean(list(pq.values()))) for m, pq in per_query.items()},
+                                 per_query=per_query, train_seconds=2.0 if loss == "learndcg" else 1.0)
+
+
+def test_findings_page_both_sections(cache):
+    _seed(cache)
+    at = app_page("findings")
+    texts = "\n".join(t.value for t in at.text)
+    assert "reason: dl19: no study for dl19" in texts  # the failure section, nothing stored
+    assert at.selectbox(key="ltr_experiment").value == EXPERIMENT
+    frames = [df.value for df in at.dataframe]
+    ltr_summary = next(f for f in frames if "learndcg_highest" in set(f.get("finding", [])))
+    verdicts = dict(zip(ltr_summary["finding"], ltr_summary["verdict"]))
+    assert verdicts["learndcg_highest"] == "holds" and verdicts["neuralloss_vs_learndcg"] == "not measurable here"
+    cost = next(f for f in frames if "minutes_mean" in f.columns)
+    assert list(cost["loss"]) == ["approxndcg", "learndcg"]  # cheapest first
+    labels = {b.label for b in at.get("download_button")}
+    assert {"Download findings (CSV)", "Download LearnDCG findings (LaTeX)",
+            "Download the comparison's figures and tables (ZIP)"} <= labels
+    assert not at.markdown or all("<" not in m.value for m in at.markdown)
