@@ -1,9 +1,11 @@
 """Predicting failure: do query-performance predictors foresee which queries will be hard to retrieve,
-generate and judge? Reads the results ``python -m pipeline predict`` stored (the page computes nothing)."""
+generate and judge? Shows the results ``python -m pipeline predict`` stored; the page computes nothing
+itself, its background jobs run that command."""
 import streamlit as st
 
 from pipeline.views import predicting_failure as view
 from pages import use_app_navigation
+from pages.panels.jobs import jobs_panel
 
 use_app_navigation()
 
@@ -11,6 +13,30 @@ st.title("Predicting failure")
 st.caption("Do the signals available before an answer is generated or judged (the query, the collection's "
            "statistics, the retrieval scores) foresee which queries fail retrieval (H2R), generation (H2G) and "
            "judgment (H2J)? Each predictor against each task's per-query values, over the queries that have both.")
+
+folder = view.data_folder()
+components = view.folder_components(folder)
+with st.expander("Compute a prediction (background job)", expanded=not view.results()):
+    if not components:
+        st.info("No TREC DL data folder with runs or judgments is configured ([data] trec_dl in irdash.toml).")
+    else:
+        datasets = st.multiselect("Datasets", list(components), default=list(components)[:1], format_func=str.upper)
+        runs, judges = view.shared_components(components, datasets)
+        left, middle, right = st.columns(3)
+        chosen_runs = left.multiselect("Runs (the data folder's, of every dataset chosen)", runs, default=runs)
+        chosen_judges = middle.multiselect("Judges (the data folder's, of every dataset chosen)", judges, default=judges)
+        setups = right.multiselect("Judging setups", view.SETUPS, default=["binary"])
+        busy = any(j.active for j in view.PREDICTION.jobs())
+
+        def queue() -> None:  # a callback: the rerun that follows already sees the job
+            st.session_state["queued_prediction"] = view.PREDICTION.submit(
+                datasets=datasets, retrievers=chosen_runs, judges=chosen_judges, setups=setups, folder=str(folder))
+
+        st.button("Compute", on_click=queue, disabled=busy or not datasets or not (chosen_runs or chosen_judges)
+                  or not setups, help="a prediction job is already queued or running" if busy else None)
+        if "queued_prediction" in st.session_state:
+            st.success(f"Queued job #{st.session_state.pop('queued_prediction')}.")
+jobs_panel(view.PREDICTION, view.jobs_frame, failed_logs=2, columns={"message": st.column_config.TextColumn(width="large")})
 
 entries = view.results()
 if not entries:

@@ -13,8 +13,10 @@ import math
 
 import pandas as pd
 
+from core.jobs.progress import job_messages
 from pipeline.predict import store
 from pipeline.predict.catalog import GENERATION, JUDGING, POST, PRE
+from pipeline.predict.jobs import PREDICTION, SETUPS  # noqa: F401  (the page's job kind and its choices)
 from pipeline.predict.evaluation import AUC_NOTE, POOLED
 
 FAMILY_ORDER = (PRE, POST, GENERATION, JUDGING)  # the heatmap's rows: pre-retrieval first
@@ -209,6 +211,52 @@ def absent_lines(result: dict) -> list[str]:
             seen.add(a["reason"])
             out.append(f"{a['name']}: {a['reason']}")
     return out
+
+
+def data_folder():
+    """The configured TREC DL folder (None without one): where the page's jobs find runs and judgments."""
+    from pipeline.data.datasets import resolve_data_folder
+
+    try:
+        return resolve_data_folder()
+    except ValueError:
+        return None
+
+
+def folder_components(folder) -> dict[str, dict[str, list[str]]]:
+    """``{dataset: {"runs": [...], "judges": [...]}}`` from the folder's ``runs/`` and ``judgments/`` file
+    names (nothing is read), for the page's form."""
+    from pathlib import Path
+
+    from pipeline.data.datasets import DATASETS
+
+    out = {}
+    if folder is None:
+        return out
+    for dataset in DATASETS:
+        runs = sorted(p.name[len("run."):-len(f".{dataset}.txt")]
+                      for p in (Path(folder) / "runs").glob(f"run.*.{dataset}.txt"))
+        judges = sorted(p.name[len("judgments."):-len(f".{dataset}.txt")]
+                        for p in (Path(folder) / "judgments").glob(f"judgments.*.{dataset}.txt"))
+        if runs or judges:
+            out[dataset] = {"runs": runs, "judges": judges}
+    return out
+
+
+def shared_components(components: dict, datasets) -> tuple[list[str], list[str]]:
+    """The runs and judges every one of ``datasets`` has (a name missing from one would be computed or refused)."""
+    if not datasets:
+        return [], []
+    runs = set.intersection(*(set(components[d]["runs"]) for d in datasets))
+    judges = set.intersection(*(set(components[d]["judges"]) for d in datasets))
+    return sorted(runs), sorted(judges)
+
+
+def jobs_frame(job_list) -> pd.DataFrame:
+    """The page's prediction jobs: what each computes, its status and its progress or error line."""
+    messages = job_messages(job_list)
+    rows = [{"job": j.id, "what": j.label, "status": j.status, "message": messages[j.id]} for j in job_list]
+    return pd.DataFrame(rows, columns=["job", "what", "status", "message"])
 
 
 AUC_CAPTION = AUC_NOTE

@@ -96,3 +96,33 @@ def test_page_shows_heatmap_table_and_downloads(cache):
     assert len(at.dataframe) == 1 and len(at.dataframe[0].value) == 4  # dl19: 2 predictors x 2 targets
     at.radio[0].set_value("pooled").run()
     assert not at.exception and set(at.dataframe[0].value["dataset"]) == {"pooled"}
+
+
+SHARED = ROOT.parent / "shared" / "data" / "trec_dl"
+
+
+@pytest.mark.skipif(not (SHARED / "runs").is_dir(), reason="no shared TREC DL data")
+def test_page_queues_a_prediction_job_of_the_folders_runs_and_judges(cache, monkeypatch):
+    from core import jobs
+
+    monkeypatch.setenv("IRDASH_DATA_TREC_DL", str(SHARED))
+    monkeypatch.setattr(jobs, "ensure_worker", lambda: None)  # nothing starts: the queue is only read
+    monkeypatch.setattr(jobs.queue, "ensure_worker", lambda: None)
+    assert view.shared_components(view.folder_components(SHARED), ["dl19", "dl21"]) == (["bm25"], [])
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    datasets = next(m for m in at.multiselect if m.label == "Datasets")
+    datasets.set_value(["dl19", "dl20"]).run()
+    setups = next(m for m in at.multiselect if m.label == "Judging setups")
+    setups.set_value(["binary", "graded"]).run()
+    next(b for b in at.button if b.label == "Compute").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    (job,) = view.PREDICTION.jobs()
+    assert job.meta["datasets"] == ["dl19", "dl20"] and job.meta["retrievers"] == ["bm25", "tasb"]
+    assert job.meta["judges"] == ["flan-t5-large", "llama-3.3-70b"]
+    assert "predict on dl19+dl20" in job.label and "binary/graded" in job.label
+    argv = job.command[job.command.index("predict") + 1:]
+    assert argv == ["--dataset", "dl19", "--dataset", "dl20", "--retriever", "bm25", "--retriever", "tasb",
+                    "--judge", "flan-t5-large", "--judge", "llama-3.3-70b", "--setup", "binary", "--setup", "graded",
+                    "--data", str(SHARED)]
