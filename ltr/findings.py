@@ -150,7 +150,7 @@ def check_findings(store: RunStore, experiment: str) -> dict:
 
     pairs = experiment_pairs(store, experiment)
     if not pairs:
-        raise ValueError(f"no completed runs in experiment {experiment!r} (see python -m ltr runs)")
+        raise ReportError(f"no completed runs in experiment {experiment!r} (see python -m ltr runs)")
     highest, theta, neural, rests, costs = [], [], [], [], {}
     for data, model in pairs:
         scope = f"{data} / {model}"

@@ -5,6 +5,7 @@ and the θ_d trajectories as SVG (text kept as text) and PDF, and a booktabs tab
 the training configuration."""
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 
@@ -39,13 +40,21 @@ def trained(tmp_path_factory):
     return str(folder), store_path
 
 
-def test_ltr_findings_read_the_report_and_the_drift_diagnostic(trained):
+def _cli_json(capsys, argv):
+    from ltr import cli
+
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    return json.loads(capsys.readouterr().out)
+
+
+def test_ltr_findings_read_the_report_and_the_drift_diagnostic(trained, capsys):
     from ltr.drift import drift_diagnostic
     from ltr.findings import TEST, check_findings
     from ltr.report import significance_table
     from ltr.store import RunStore
 
     data, store_path = trained
+    printed = _cli_json(capsys, ["findings", "--experiment", EXPERIMENT, "--store", str(store_path), "--json"])
     with RunStore(store_path) as store:
         result = check_findings(store, EXPERIMENT)
         table = significance_table(store, data, "mlp", experiment=EXPERIMENT, holm=True).set_index("loss")
@@ -68,6 +77,8 @@ def test_ltr_findings_read_the_report_and_the_drift_diagnostic(trained):
     assert neural.verdict == UNMEASURABLE and "neuralloss not trained" in neural.reason
     (ranking,) = result["cost_ranking"].values()
     assert [r["loss"] for r in ranking] and sorted(r["minutes_mean"] for r in ranking) == [r["minutes_mean"] for r in ranking]
+    assert printed["findings"]["learndcg_highest"] == highest.to_dict() and printed["test"] == TEST
+    assert printed["cost_ranking"] == result["cost_ranking"]
     assert highest.rests_on[0]["run_ids"] == sorted(runs["run_id"].tolist() + store_ids(store_path, "approxndcg"))
 
 
@@ -78,14 +89,11 @@ def store_ids(store_path, loss):
         return store.list_runs(experiment=EXPERIMENT, loss=loss)["run_id"].tolist()
 
 
-def test_ltr_export_writes_scatter_and_theta_as_svg_and_pdf_and_a_captioned_table(trained, tmp_path):
-    from ltr.export import export_comparison
-    from ltr.store import RunStore
-
+def test_ltr_export_writes_scatter_and_theta_as_svg_and_pdf_and_a_captioned_table(trained, tmp_path, capsys):
     data, store_path = trained
     out = tmp_path / "paper"
-    with RunStore(store_path) as store:
-        export = export_comparison(store, data, "mlp", EXPERIMENT, out)
+    manifest = _cli_json(capsys, ["export", "--data", data, "--model", "mlp", "--experiment", EXPERIMENT,
+                                  "--out", str(out), "--store", str(store_path), "--json"])
     names = {p.name for p in out.iterdir()}
     for stem in ("ndcg-vs-time", "theta-d-trajectories"):
         assert {f"{stem}.svg", f"{stem}.pdf", f"{stem}.png"} <= names
@@ -100,6 +108,13 @@ def test_ltr_export_writes_scatter_and_theta_as_svg_and_pdf_and_a_captioned_tabl
     caption = re.search(r"\\caption\{(.*)\}", tex).group(1)
     for part in ("mlp", "epochs=2", "lr=0.001", "seed=0", "folds 1, 2", "paired t-test", "Holm"):
         assert part in caption, part
-    manifest = export.manifest()
+    assert manifest == json.loads((out / "manifest.json").read_text()) | {"created": manifest["created"]}
     assert manifest["experiment"] == EXPERIMENT and len(manifest["run_ids"]) == 4
     assert {f["file"] for f in manifest["files"]} == names - {"manifest.json"}
+
+
+def test_ltr_findings_of_an_unknown_experiment_is_bad_input(trained, capsys):
+    from ltr import cli
+
+    assert cli.main(["findings", "--experiment", "nope", "--store", str(trained[1])]) == cli.EXIT_BAD_INPUT
+    assert "no completed runs in experiment 'nope'" in capsys.readouterr().err
