@@ -6,7 +6,7 @@ saves (issue 26; plain script: prints numbers and the ratio).
 In a fresh temporary cache (no pair scores, no reference embeddings): two answer sets imported as
 ``NAME=FILE.jsonl`` (no LLM needed) -- the text of each query's first and of its second BM25 passage
 (``runs/run.bm25.<dataset>.txt`` of the data folder) -- are scored one after the other through
-``pipeline.study.run.h2g_sets``, as two ``h2g`` commands would. The encoder is loaded before the
+``pipeline.study.tasks.h2g.h2g_sets``, as two ``h2g`` commands would. The encoder is loaded before the
 clock starts, so both figures are scoring alone. Wall and CPU seconds of each, the ratio
 second/first, the torch threads and the load average are printed: on a shared machine wall seconds
 are noisy, CPU seconds less so.
@@ -54,8 +54,8 @@ def main(argv=None) -> int:
 
     from pipeline.generation.bertscore import _scorer, resolve_encoder
     from pipeline.llm.cpu import step_threads
-    from pipeline.study.config import load_collection
-    from pipeline.study.run import h2g_sets
+    from pipeline.study.config import StudyConfig, load_collection
+    from pipeline.study.tasks.h2g import h2g_sets
 
     data = load_collection(args.dataset, data_dir=args.data)
     generators = answer_files(data, Path(args.data), work)
@@ -64,7 +64,7 @@ def main(argv=None) -> int:
     for spec in generators:
         load = os.getloadavg()[0]
         wall, cpu = time.perf_counter(), time.process_time()
-        out = h2g_sets(data, [spec], encoder=args.encoder, progress=False)
+        out = h2g_sets(StudyConfig.of(data, generators=[spec], encoder=args.encoder), progress=False)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         (result,) = out["generators"].values()
         n_pairs = sum(len(data.relevant_passages(q)) for q in result["per_query"])

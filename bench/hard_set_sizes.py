@@ -86,7 +86,7 @@ def main() -> None:
                     values, _ = disagreement(capped(full, data, cap), qrels, data.queries())
                     rows.append(row(name, "h2j", judge, setup, cap, values, top=True))
         if args.generator:
-            from pipeline.study.run import generation_for
+            from pipeline.study.tasks.h2g import generation_for
             from pipeline.generation.h2g import generation_values
 
             # both choices below are scored: the partial-reference queries are answered too

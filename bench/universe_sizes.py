@@ -4,7 +4,7 @@
 
 No LLM runs. Per dataset, each task's own scored queries, through the study's own functions:
 
-- H2R: every imported full-corpus run of the folder (``pipeline.study.run.retrieval_values``: judged
+- H2R: every imported full-corpus run of the folder (``pipeline.study.tasks.h2r.retrieval_values``: judged
   queries missing from a run score 0, so a run scores every judged query);
 - H2G: the queries ``pipeline.generation.h2g.generation_values`` scores, with partial references
   excluded (default) and included. The answers are placeholders (each query's own text, imported as
@@ -36,7 +36,7 @@ from pipeline.generation.h2g import generation_values  # noqa: E402
 from pipeline.judging.h2j import judgment_values  # noqa: E402
 from pipeline.judging.judgments import sample_pairs  # noqa: E402
 from pipeline.study.config import folder_judgments  # noqa: E402
-from pipeline.study.run import judgments_for  # noqa: E402
+from pipeline.study.tasks.h2j import judgments_for  # noqa: E402
 from pipeline.study.tasks.h2r import retrieval_values  # noqa: E402
 from pipeline.study.universe import common_universe, draw_sets  # noqa: E402
 

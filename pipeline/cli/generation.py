@@ -2,21 +2,20 @@
 from __future__ import annotations
 
 from core import cli
-from pipeline.cli.args import (GENERATOR_HELP, bertscore_args, check_models, collection, collection_args, llm_args,
-                               llm_options)
+from pipeline.cli.args import GENERATOR_HELP, bertscore_args, check_models, collection_args, llm_args
+from pipeline.cli.config import study_config
 from pipeline.cli.output import print_resolution
 from pipeline.sets.rule import SetSummary
 
 
 def cmd_h2g(args) -> None:
     check_models(args, args.generator)
-    from pipeline.study.run import h2g_sets
+    from pipeline.study.tasks.h2g import h2g_sets
     from pipeline.generation.h2g import reference_note, truncation_note
 
-    data = collection(args)
-    out = h2g_sets(data, args.generator, quantile=args.quantile, encoder=args.encoder, aggregate=args.aggregate,
-                   partial_references=args.partial_references, llm_options=llm_options(args),
-                   progress=not args.json, truncated_answers=args.truncated_answers)
+    config = study_config(args, generators=args.generator)
+    data = config.data()
+    out = h2g_sets(config, progress=not args.json)
     if args.json:
         cli.print_json(out)
         return

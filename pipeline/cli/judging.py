@@ -2,19 +2,20 @@
 from __future__ import annotations
 
 from core import cli
-from pipeline.cli.args import JUDGE_HELP, cap_arg, check_models, collection, collection_args, llm_args, llm_options
+from pipeline.cli.args import JUDGE_HELP, cap_arg, check_models, collection_args, llm_args
+from pipeline.cli.config import study_config
 from pipeline.cli.output import print_resolution
 from pipeline.sets.rule import SetSummary
 
 
 def cmd_h2j(args) -> None:
     check_models(args, [args.judge])
-    from pipeline.study.run import h2j_sets
+    from pipeline.study.tasks.h2j import h2j_sets
 
-    data = collection(args)
     setups = args.setup or ["binary", "graded"]
-    out = h2j_sets(data, args.judge, setups, quantile=args.quantile, cap=args.cap, llm_options=llm_options(args),
-                   progress=not args.json)
+    config = study_config(args, judges=[args.judge], setups=setups)
+    data = config.data()
+    out = h2j_sets(config, progress=not args.json)
     if args.json:
         cli.print_json(out)
         return

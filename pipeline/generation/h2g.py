@@ -13,7 +13,7 @@ its low score would partly measure the limit: such answers are left out and coun
 
 Only what H2G can score is generated: :func:`unscorable_queries` names the judged queries it never
 scores under the chosen option (no grade-2/3 passage with text; with ``"exclude"`` also the partial
-ones), and the answer step (``pipeline.study.run.generation_for``) skips them and records them in
+ones), and the answer step (``pipeline.study.tasks.h2g.generation_for``) skips them and records them in
 ``Generation.not_generated``; :func:`generation_values` counts them (imported answers are read whole).
 """
 from __future__ import annotations

@@ -65,6 +65,23 @@ def first_queries(data, n: int | None):
     return replace(data, qrels={qid: qrels[qid] for qid in keep}, _fingerprint=None)
 
 
+def require_query_texts(data) -> dict[str, str]:
+    """The collection's judged queries with their texts; an LLM step refuses a collection without them."""
+    queries = data.queries()
+    missing = [qid for qid, text in queries.items() if not text.strip()]
+    if missing:
+        raise ValueError(f"{data.name}: {len(missing)} queries have no text (e.g. {missing[0]}); "
+                         f"an LLM step needs --topics")
+    return queries
+
+
+def study_dir(data) -> Path:
+    """The collection's folder of the study cache (its generated answers, its stored studies)."""
+    from core import paths
+
+    return paths.cache_subdir("failure", slug(data.name))
+
+
 def folder_judgments(folder, dataset: str) -> dict[str, Path]:
     """``{judge: path}`` for a data folder's ``judgments/judgments.<judge>.<dataset>.txt`` files."""
     if folder is None or not (Path(folder) / "judgments").is_dir():

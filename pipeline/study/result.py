@@ -188,7 +188,7 @@ class StudyResult:
     """One stored study: what it was asked to do, the components' values and sets, and every
     configuration's sets and overlap. JSON: the study file (:mod:`pipeline.study.store`)."""
     id: str
-    configuration: dict  # pipeline.study.run.study_configuration: what the run was asked (hashed into the id)
+    configuration: dict  # pipeline.study.config.StudyConfig.stored(): what the run was asked (hashed into the id)
     time: str  # ISO 8601 UTC: started
     finished: str
     dataset: str

@@ -1,7 +1,11 @@
-"""The failure study's steps for one collection: retrieval (H2R), generation (H2G) and judgment (H2J)
-values per query, their hard sets, and every configuration's overlap (``run_study``).
+"""The failure study for one collection: the tasks of :data:`STUDY_TASKS` (retrieval H2R, generation
+H2G, judgment H2J: :mod:`pipeline.study.tasks`, each a :class:`pipeline.study.task.FailureTask`) run on one
+:class:`pipeline.study.config.StudyConfig`, their hard sets, and every configuration's overlap
+(``run_study``; one configuration: ``failure_sets``). The study knows no task's internals: it stores each
+system's record in the task's section of the study file, keys systems by identity
+(:mod:`pipeline.study.components`) and crosses the three tasks' systems into configurations.
 
-Components are named on the command line as ``NAME[=FILE]``:
+Components are named on the command line as ``NAME[=FILE]`` (each task's module says what its forms mean):
 
 - retriever: ``NAME=RUNFILE`` imports a run; ``NAME`` alone is the data folder's
   ``runs/run.NAME.<dataset>.txt``, else computed here (``pipeline.retrieval.retrievers.get_run``);
@@ -37,156 +41,25 @@ uses them); each component also records its own set over every query it scores
 """
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from core import paths
-from core.atomic import atomic_write_text
-from pipeline.judging.judgments import DEFAULT_CAP
-from pipeline.sets.rule import DEFAULT_QUANTILE, HardSet, SetSummary, hard_set
+from pipeline.llm.base import Provenance
+from pipeline.sets.rule import SetSummary
 from pipeline.sets.overlap import TASKS, overlap_analysis, stability_table
-from pipeline.study.result import (Components, ConfigurationResult, GeneratorResult, JudgeResult, StudyResult)
-from pipeline.study.components import component_keys, identity, identity_digest, parse_component
-from pipeline.study.config import StudyConfig, folder_judgments, slug
+from pipeline.study.components import component_keys
+from pipeline.study.config import StudyConfig
 from pipeline.study.conventions import CONVENTIONS
-from pipeline.study.task import StepContext
+from pipeline.study.result import Components, ConfigurationResult, StudyResult
+from pipeline.study.task import FailureTask, PerQueryValues, StepContext, TaskResult
+from pipeline.study.tasks.h2g import GenerationTask
+from pipeline.study.tasks.h2j import JudgmentTask
 from pipeline.study.tasks.h2r import RetrievalTask
 from pipeline.study.universe import DEFAULT_UNIVERSE, UniverseSummary, draw_sets
-from pipeline.generation.h2g import generation_values, reference_note, truncation_note
-from pipeline.judging.h2j import judgment_values
 
-
-def _require_query_texts(data) -> dict[str, str]:
-    queries = data.queries()
-    missing = [qid for qid, text in queries.items() if not text.strip()]
-    if missing:
-        raise ValueError(f"{data.name}: {len(missing)} queries have no text (e.g. {missing[0]}); "
-                         f"an LLM step needs --topics")
-    return queries
-
-
-def study_dir(data) -> Path:
-    return paths.cache_subdir("failure", slug(data.name))
-
-
-class StudyStepError(RuntimeError):
-    """A study step that produced nothing to go on with (e.g. a generator that answered no query):
-    the run stops there and stores no result."""
-
-
-def _last_error(failed: dict[str, str]) -> str:
-    return " ".join(str(list(failed.values())[-1]).split()) if failed else "(none recorded)"
-
-
-# ---- the three tasks' per-query values ------------------------------------------------------------
-def answer_queries(data, partial_references: str = "exclude") -> tuple[dict[str, str], dict[str, str]]:
-    """``(queries to answer, {qid: why not})``: the judged queries H2G can score under
-    ``partial_references``, and the others (:func:`pipeline.generation.h2g.unscorable_queries`)."""
-    from pipeline.generation.h2g import unscorable_queries
-
-    skipped = unscorable_queries(data, partial_references)
-    return {q: text for q, text in data.queries().items() if q not in skipped}, skipped
-
-
-def generation_for(data, arg: str, *, llm_options: dict | None = None, progress: bool = True, on_progress=None,
-                   partial_references: str = "exclude"):
-    """The answers of generator ``arg`` (imported, or generated and stored under cache/failure/);
-    an LLM generator that answered no query raises (:mod:`pipeline.generation.answers`), so the study stops there.
-    An LLM is asked only for the queries H2G can score under ``partial_references`` (:func:`answer_queries`;
-    the others are recorded in ``not_generated``); an answers file is read whole."""
-    from pipeline.generation.answers import Generation, generate_answers, import_answers
-    from pipeline.llm import make_client
-
-    name, file = parse_component(arg, "--generator")
-    if file is not None:
-        return import_answers(name, file, known_qids=data.topics)
-    _require_query_texts(data)
-    queries, skipped = answer_queries(data, partial_references)
-    client = make_client(name, **{"step": "generation", **(llm_options or {})})
-    # a generator that answers nothing raises (pipeline.generation.answers): the step, and the study, stop here
-    gen = generate_answers(client, queries, on_progress=on_progress,
-                           progress=f"{data.name} answers ({client.provenance.label})" if progress else None)
-    gen.not_generated = skipped
-    # named by the full identity too: the same model from two hosts must not overwrite one file
-    path = study_dir(data) / "generations" / f"{slug(gen.name)}-{identity_digest(identity(gen.provenance))}.json"
-    atomic_write_text(path, json.dumps(gen.as_dict(), ensure_ascii=False, indent=1))
-    return Generation.from_dict(gen.as_dict())
-
-
-def judgments_for(data, arg: str, setup: str, *, cap: int | None, llm_options: dict | None = None,
-                  progress: bool = True, on_progress=None, on_total=None):
-    """The judgments of judge ``arg`` (imported, or made by an LLM); :class:`StudyStepError` when an
-    LLM judge labelled no pair."""
-    from pipeline.judging.judgments import import_judgments, llm_judgments
-    from pipeline.llm import make_client
-
-    name, file = parse_component(arg, "--judge")
-    if file is None:
-        file = folder_judgments(data.folder, data.name).get(name)
-    if file is not None:
-        return import_judgments(name, file, setup, known_qids=data.topics)
-    _require_query_texts(data)
-    client = make_client(name, **{"step": f"judgments:{setup}", **(llm_options or {})})
-    judgments = llm_judgments(client, data, setup, cap=cap, on_progress=on_progress, on_total=on_total,
-                              progress=f"{data.name} {setup} judgments ({client.provenance.label})" if progress
-                              else None)
-    if judgments.failed and not judgments.labels and not judgments.unparseable:
-        failed = {f"{q} {p}": e for q, per in judgments.failed.items() for p, e in per.items()}
-        raise StudyStepError(f"{data.name}: judge {client.provenance.label} ({setup}) answered none of "
-                             f"{len(failed)} pairs; last error: {_last_error(failed)}")
-    return judgments
-
-
-# ---- sets and configurations ----------------------------------------------------------------------
-def task_hard_set(values: dict[str, float], task: str, quantile: float, universe=None) -> HardSet:
-    """``task``'s hard set through the one rule of :func:`pipeline.sets.rule.hard_set` (H2J: the top)."""
-    scope = {q: v for q, v in values.items() if universe is None or q in universe}
-    return hard_set(scope, quantile, task, top=task == "h2j")
-
-
-def h2j_sets(data, judge: str, setups=("binary", "graded"), *, quantile: float = DEFAULT_QUANTILE,
-             cap: int | None = DEFAULT_CAP, llm_options: dict | None = None, progress: bool = True) -> dict:
-    """One judge's H2J over ``data`` per judging setup: ``{"dataset", "quantile", SETUP: {"judge",
-    "per_query", "h2j", "h2j_set", ...}}`` (the judge's disagreement per query and its hard set over
-    every query it judged; the ``h2j`` command)."""
-    out = {"dataset": data.name, "quantile": quantile}
-    for setup in setups:
-        judgments = judgments_for(data, judge, setup, cap=cap, llm_options=llm_options, progress=progress)
-        values, info = judgment_values(data, judgments)
-        hard = task_hard_set(values, "h2j", quantile)
-        out[setup] = {"judge": judgments.judge, "per_query": values, "h2j": list(hard.qids),
-                      "h2j_set": SetSummary.of(hard).to_dict(), **info}
-    return out
-
-
-def h2g_sets(data, generators, *, quantile: float = DEFAULT_QUANTILE, encoder: str = "auto",
-             aggregate: str = "max", partial_references: str = "exclude", llm_options: dict | None = None,
-             progress: bool = True, truncated_answers: str = "exclude") -> dict:
-    """Each generator's H2G over ``data``: ``{"dataset", "quantile", "generators": {NAME: {"provenance",
-    "per_query", "h2g", "h2g_set", ...}}}`` (BERTScore per query and the hard set over every query
-    scored; the ``h2g`` command)."""
-    out = {"dataset": data.name, "quantile": quantile, "generators": {}}
-    for arg in generators:
-        gen = generation_for(data, arg, llm_options=llm_options, progress=progress,
-                             partial_references=partial_references)
-        values, info = generation_values(data, gen, encoder, aggregate, partial_references, truncated_answers)
-        hard = task_hard_set(values, "h2g", quantile)
-        out["generators"][gen.name] = {"provenance": gen.provenance, "per_query": values, "h2g": list(hard.qids),
-                                       "h2g_set": SetSummary.of(hard).to_dict(), **info,
-                                       "finish_reasons": gen.finish_reasons}
-    return out
-
-
-def hard_over_all_queries(values: dict[str, float], task: str, quantile: float) -> tuple[list[str], SetSummary | None]:
-    """A component's set over every query it scores, and how the rule drew it (``([], None)`` without
-    any): what a component's result records beside its values (``pipeline.study.result``; the study's
-    figures use each configuration's sets over its universe instead)."""
-    if not values:
-        return [], None
-    hard = task_hard_set(values, task, quantile)
-    return list(hard.qids), SetSummary.of(hard)
+# the study's tasks, in the order they run and their sets are named (pipeline.sets.overlap.TASKS)
+STUDY_TASKS: tuple[FailureTask, ...] = (RetrievalTask(), GenerationTask(), JudgmentTask())
+TASKS_BY_NAME = {task.name: task for task in STUDY_TASKS}
 
 
 @dataclass
@@ -249,11 +122,9 @@ def run_study(config, *, log=print, study_id: str | None = None, progress_key: s
     configuration = config.stored()
     started = time.time()
     study_id = studies.check_study_id(study_id) if study_id else studies.new_study_id(configuration, started)
-    stages = (RetrievalTask().stages(config) + 2 * len(config.generators) + len(config.judges) * len(config.setups)
-              + 1)
-    tracker = ProgressWriter(progress_key, stages)
+    tracker = ProgressWriter(progress_key, sum(task.stages(config) for task in STUDY_TASKS) + 1)
     try:
-        study = _run_steps(config, StepContext(log, tracker, progress))
+        study = _run_tasks(config, StepContext(log, tracker, progress))
     except BaseException as exc:
         tracker.finish(error=" ".join(str(exc).split()) or type(exc).__name__)
         raise
@@ -265,73 +136,78 @@ def run_study(config, *, log=print, study_id: str | None = None, progress_key: s
     return study
 
 
-def _run_steps(config: StudyConfig, context: StepContext) -> dict:
+def keyed_values(result: TaskResult, log) -> dict[tuple[str, str | None], PerQueryValues]:
+    """``{(key, setup): values}`` of one task's systems, keyed by their full identity where they have
+    one (:func:`pipeline.study.components.component_keys`: two systems sharing a name are both kept);
+    the same key twice keeps the later values in the first one's place."""
+    keys = [v.system for v in result] if all(v.identity is None for v in result) else \
+        component_keys([(v.system, v.identity or {}) for v in result])
+    out, told = {}, set()
+    for key, values in zip(keys, result):
+        if key != values.system and (values.system, key) not in told:
+            told.add((values.system, key))
+            log(f"[{result.dataset}] {result.role} {values.system} is kept as {key!r}: another one has the same name")
+        out[(key, values.setup)] = values
+    return out
+
+
+def _run_tasks(config: StudyConfig, context: StepContext) -> dict:
     """The study's fields after ``id``, ``configuration``, ``time`` and ``finished`` (:class:`StudyResult`)."""
-    data, quantile, log, tracker, progress = config.data(), config.quantile, context.log, context.tracker, \
-        context.progress
-    llm_options, partial_references, cap = config.llm_options, config.partial_references, config.cap
+    data = config.data()
     qrels = data.require_qrels()
     study: dict = {"dataset": data.name, "source": data.source, "coverage": data.coverage.as_dict(),
-                   "quantile": quantile, "conventions": CONVENTIONS, "cap": cap,
-                   "partial_references": partial_references, "universe": config.universe,
+                   "quantile": config.quantile, "conventions": CONVENTIONS, "cap": config.cap,
+                   "partial_references": config.partial_references, "universe": config.universe,
                    "data_folder": str(data.folder) if data.folder is not None else None,
                    "queries": data.queries(),
                    # the texts the page shows beside an answer (grade 2-3 passages that have text), with grades
                    "relevant_passages": {qid: data.relevant_passages(qid) for qid in data.queries()},
                    "relevant_grades": {qid: {pid: qrels[qid][pid] for pid in data.relevant_passages(qid)}
                                        for qid in data.queries()},
-                   "retrievers": {}, "generators": {}, "judges": {}, "configurations": {}}
-    for entry in RetrievalTask().run(config, context):
-        study["retrievers"][entry.system] = entry.record
-    generated = []  # (name, identity, result): keyed below by identity (pipeline.study.components)
-    for arg in config.generators:
-        tracker.stage(f"answers of {arg}", len(answer_queries(data, partial_references)[0]), "answer")
-        gen = generation_for(data, arg, llm_options=llm_options, progress=progress, on_progress=tracker.advance,
-                             partial_references=partial_references)
-        tracker.stage(f"BERTScore of {gen.name}")
-        values, info = generation_values(data, gen, config.encoder, config.aggregate, partial_references,
-                                         config.truncated_answers)
-        generated.append((gen.name, identity(gen.provenance, gen.source), GeneratorResult(
-            gen.provenance, gen.prompt, gen.options, gen.source, gen.failed, info, values, gen.answers,
-            *hard_over_all_queries(values, "h2g", quantile), finish_reasons=gen.finish_reasons)))
-        log(f"[{data.name}] generator {gen.name}: {len(values)} queries scored ({info['encoder']}); "
-            + reference_note(info) + "; " + truncation_note(info))
-    judged = []  # (name, identity, {setup: result})
-    for arg in config.judges:
-        per_setup = {}
-        for setup in config.setups:
-            tracker.stage(f"{setup} judgments of {arg}", 0, "pair")
-            judgments = judgments_for(data, arg, setup, cap=cap, llm_options=llm_options, progress=progress,
-                                      on_progress=tracker.advance, on_total=tracker.set_total)
-            values, info = judgment_values(data, judgments)
-            per_setup[setup] = JudgeResult(info, values, judgments.labels, judgments.unparseable,
-                                           *hard_over_all_queries(values, "h2j", quantile))
-            log(f"[{data.name}] judge {judgments.judge} ({setup}): {len(values)} queries, "
-                f"{info['n_unparseable']} unparseable")
-        judged.append((judgments.judge, identity(judgments.provenance, judgments.source), per_setup))
-    for kind, done in (("generators", generated), ("judges", judged)):
-        for key, (name, _, result) in zip(component_keys([(name, ident) for name, ident, _ in done]), done):
-            if key != name:
-                log(f"[{data.name}] {kind[:-1]} {name} is kept as {key!r}: another one has the same name")
-            study[kind][key] = result
-    tracker.stage("overlap of every configuration")
-    for r, retriever in study["retrievers"].items():
-        for g, generator in study["generators"].items():
-            for j, per_setup in study["judges"].items():
-                for setup, judge in per_setup.items():
-                    components = Components(r, g, j, setup)
-                    models = {"generator": generator.model, "judge": judge.model}
-                    small = [what for what, model in models.items() if model.small]
-                    result = combine(data.name, components.to_dict(), {
-                        "h2r": retriever.per_query, "h2g": generator.per_query, "h2j": judge.per_query}, {}, quantile,
-                        universe=config.universe, n_judged=len(data.queries()))
-                    study["configurations"][components.label] = ConfigurationResult(
-                        components, result.sets, {t: SetSummary.from_dict(s) for t, s in result.set_info.items()},
-                        result.analysis, small,
-                        f"{' and '.join(small)} from {models[small[0]].not_a_finding}" if small else "",
-                        UniverseSummary.from_dict(result.universe_info))
+                   **{task.section: {} for task in STUDY_TASKS}, "configurations": {}}
+    results = [task.run(config, context) for task in STUDY_TASKS]  # every step before any key is logged
+    keyed = {}
+    for task, result in zip(STUDY_TASKS, results):
+        keyed[task.name] = keyed_values(result, context.log)
+        for (key, setup), values in keyed[task.name].items():
+            section = study[task.section]
+            if setup is None:
+                section[key] = values.record
+            else:
+                section.setdefault(key, {})[setup] = values.record
+    context.tracker.stage("overlap of every configuration")
+    for (r, _), retrieved in keyed["h2r"].items():
+        for (g, _), generated in keyed["h2g"].items():
+            for (j, setup), judged in keyed["h2j"].items():
+                components = Components(r, g, j, setup)
+                chosen = {"h2r": retrieved, "h2g": generated, "h2j": judged}
+                result = combine(data.name, components.to_dict(), {t: v.values for t, v in chosen.items()}, {},
+                                 config.quantile, universe=config.universe, n_judged=len(data.queries()))
+                study["configurations"][components.label] = configuration_result(components, chosen, result)
     study["stability"] = stability_table({k: v.analysis for k, v in study["configurations"].items()})
     return study
+
+
+def configuration_result(components: Components, chosen: dict[str, PerQueryValues],
+                         result: FailureSets) -> ConfigurationResult:
+    """One configuration as the study stores it, with the note of a small model among its systems
+    (its figures exercise the pipeline; they are not a finding)."""
+    models = {TASKS_BY_NAME[t].role: Provenance.from_dict(v.model) for t, v in chosen.items() if v.model is not None}
+    small = [role for role, model in models.items() if model.small]
+    return ConfigurationResult(components, result.sets,
+                               {t: SetSummary.from_dict(s) for t, s in result.set_info.items()}, result.analysis,
+                               small, f"{' and '.join(small)} from {models[small[0]].not_a_finding}" if small else "",
+                               UniverseSummary.from_dict(result.universe_info))
+
+
+def task_hard_set(values: dict[str, float], task: str, quantile: float):
+    """``task``'s hard set over every query in ``values``, at the end its direction says is hard."""
+    return TASKS_BY_NAME[task].hard_set(values, quantile)
+
+
+def read_tasks(study: StudyResult) -> dict[str, TaskResult]:
+    """Every task's values as a stored study holds them (any version the store opens), by task name."""
+    return {task.name: task.read_study(study) for task in STUDY_TASKS}
 
 
 def failure_sets(config: StudyConfig, *, progress: bool = False) -> FailureSets:
@@ -341,21 +217,11 @@ def failure_sets(config: StudyConfig, *, progress: bool = False) -> FailureSets:
         if len(getattr(config, section)) != 1:
             raise ValueError(f"one configuration has one of each component; got {section} "
                              f"{list(getattr(config, section))}")
-    data = config.data()
     context = StepContext(progress=progress)
-    (retrieved,) = RetrievalTask().run(config, context)
-    (generator,), (judge,), (setup,) = config.generators, config.judges, config.setups
-    gen = generation_for(data, generator, llm_options=config.llm_options, progress=progress,
-                         partial_references=config.partial_references)
-    gvalues, ginfo = generation_values(data, gen, config.encoder, config.aggregate, config.partial_references,
-                                       config.truncated_answers)
-    judgments = judgments_for(data, judge, setup, cap=config.cap, llm_options=config.llm_options, progress=progress)
-    jvalues, jinfo = judgment_values(data, judgments)
-    names = {"retriever": retrieved.system, "generator": gen.name, "judge": judgments.judge, "setup": setup}
-    return combine(data.name, names, {"h2r": retrieved.values, "h2g": gvalues, "h2j": jvalues}, gen.answers,
-                   config.quantile,
-                   {"retriever": retrieved.provenance, "generator": {"provenance": gen.provenance, "bertscore": ginfo,
-                                                                   "prompt": gen.prompt, "options": gen.options,
-                                                                   "finish_reasons": gen.finish_reasons},
-                    "judge": jinfo, "conventions": CONVENTIONS}, universe=config.universe,
-                   n_judged=len(data.queries()))
+    chosen = {task.name: task.run(config, context).values[0] for task in STUDY_TASKS}
+    names = {TASKS_BY_NAME[t].role: v.system for t, v in chosen.items()}
+    data = config.data()
+    return combine(data.name, {**names, "setup": chosen["h2j"].setup}, {t: v.values for t, v in chosen.items()},
+                   chosen["h2g"].record.answers, config.quantile,
+                   {**{TASKS_BY_NAME[t].role: v.provenance for t, v in chosen.items()}, "conventions": CONVENTIONS},
+                   universe=config.universe, n_judged=len(data.queries()))

@@ -28,7 +28,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, ClassVar, Iterable, Iterator, Mapping, Sequence
 
-from pipeline.sets.rule import HardSet, hard_set
+from pipeline.sets.rule import HardSet, SetSummary, hard_set
 
 if TYPE_CHECKING:
     from pipeline.study.config import StudyConfig
@@ -73,7 +73,8 @@ class PerQueryValues:
     def hard_set(self, quantile: float, within: Iterable[str] | None = None) -> HardSet:
         """The task's hard set under the study's one rule (:func:`pipeline.sets.rule.hard_set`), at
         the end ``higher_is`` says is hard; ``within``: only those queries (a common universe)."""
-        scope = self.values if within is None else {q: v for q, v in self.values.items() if q in set(within)}
+        inside = None if within is None else set(within)
+        scope = self.values if inside is None else {q: v for q, v in self.values.items() if q in inside}
         return hard_set(scope, quantile, self.task, top=self.hard_is_top)
 
 
@@ -109,18 +110,15 @@ def _silent(message: str) -> None:
     return None
 
 
-class _NoProgress:
-    """The progress tracker of a run no page watches (a :class:`core.jobs.progress.ProgressWriter`
-    without a key writes nothing either; this one is needed before any is built)."""
+class StudyStepError(RuntimeError):
+    """A task's step that produced nothing to go on with (e.g. an LLM judge that labelled no pair):
+    the run stops there and stores no result."""
 
-    def stage(self, name: str, total: int = 0, unit: str = "item") -> None:
-        return None
 
-    def advance(self, n: int = 1) -> None:
-        return None
+def _no_progress():
+    from core.jobs.progress import ProgressWriter
 
-    def set_total(self, total: int) -> None:
-        return None
+    return ProgressWriter(None)  # a writer without a key writes nothing
 
 
 @dataclass
@@ -129,15 +127,20 @@ class StepContext:
     job's progress record (``tracker``: a :class:`core.jobs.progress.ProgressWriter`) and whether
     LLM steps draw console progress bars."""
     log: Callable[[str], None] = _silent
-    tracker: object = field(default_factory=_NoProgress)
+    tracker: object = field(default_factory=_no_progress)
     progress: bool = False
 
 
 class FailureTask(ABC):
     """A failure task: one :meth:`run` from a study configuration to its per-query values.
 
-    Subclasses set the class attributes and implement :meth:`run` and :meth:`values_of`; the rest are
-    defaults a task overrides only when it differs (e.g. H2G has two progress stages per system).
+    A task declares what it is in its class statement (``class RetrievalTask(FailureTask, name="h2r",
+    role="retriever", section="retrievers", measure="nDCG@10", higher_is=EASIER)``; ``convention``
+    defaults to the study's :data:`pipeline.study.conventions.CONVENTIONS` entry of its name) and
+    implements :meth:`records` (each system's record, computed) and :meth:`values_of` (a record's values);
+    :meth:`run` and :meth:`read_study` put the two together, for a live run and a stored study alike.
+    The other methods are defaults a task overrides only where it differs (H2G has two progress stages
+    per system; H2J's records are nested by setup).
     """
     name: ClassVar[str]  # "h2r": the task's key in every set, figure and convention
     role: ClassVar[str]  # "retriever": what one system is (a configuration's field)
@@ -146,15 +149,39 @@ class FailureTask(ABC):
     higher_is: ClassVar[str]
     convention: ClassVar[str]  # how a value is measured and which end is hard (stored with every study)
 
-    @abstractmethod
+    def __init_subclass__(cls, *, name: str | None = None, role: str | None = None, section: str | None = None,
+                          measure: str | None = None, higher_is: str | None = None, convention: str | None = None,
+                          **kwargs):
+        super().__init_subclass__(**kwargs)
+        from pipeline.study.conventions import CONVENTIONS
+
+        declared = {"name": name, "role": role, "section": section, "measure": measure, "higher_is": higher_is,
+                    "convention": convention if convention is not None or name is None else CONVENTIONS.get(name, "")}
+        for attribute, value in declared.items():
+            if value is not None:
+                setattr(cls, attribute, value)
+        if higher_is is not None and higher_is not in DIRECTIONS:
+            raise ValueError(f"{cls.__name__}: higher_is must be one of {DIRECTIONS}, got {higher_is!r}")
+
     def run(self, config: StudyConfig, context: StepContext | None = None) -> TaskResult:
         """Every system of ``config`` that this task runs (:meth:`components`), on ``config.data()``."""
+        context = context or StepContext()
+        data = config.data()
+        judged = list(data.queries())
+        return self.result(data.name, config.quantile, [self.values_of(data.name, system, record, judged, setup)
+                                                        for system, setup, record in self.records(config, data,
+                                                                                                  context)])
+
+    @abstractmethod
+    def records(self, config: StudyConfig, data, context: StepContext) -> Iterator[tuple[str, str | None, object]]:
+        """``(system, setup, record)`` for each system of ``config`` as it is computed on ``data``
+        (``config.data()``): the record is what the study file keeps of it."""
 
     @abstractmethod
     def values_of(self, dataset: str, system: str, record, judged: Sequence[str],
                   setup: str | None = None) -> PerQueryValues:
-        """The values of one system from its stored form ``record`` (what :meth:`run` stores and
-        :meth:`read_study` reads); ``judged``: the dataset's judged queries (for ``excluded``)."""
+        """The values of one system from its record (what :meth:`records` computes and
+        :meth:`stored_records` reads back); ``judged``: the dataset's judged queries (for ``excluded``)."""
 
     def components(self, config: StudyConfig) -> Sequence[str]:
         """The systems this task runs, as the configuration names them (``NAME[=FILE]``)."""
@@ -168,10 +195,26 @@ class FailureTask(ABC):
         """The set over every query in ``values``, at the end :attr:`higher_is` says is hard."""
         return hard_set(values, quantile, self.name, top=self.higher_is == HARDER)
 
+    def hard_over_all_queries(self, values: Mapping[str, float],
+                              quantile: float) -> tuple[list[str], SetSummary | None]:
+        """A system's set over every query it scores and how the rule drew it (``([], None)`` without any
+        value): what its stored record keeps beside its values (the study's figures use each
+        configuration's sets over its universe)."""
+        if not values:
+            return [], None
+        hard = self.hard_set(values, quantile)
+        return list(hard.qids), SetSummary.of(hard)
+
+    def per_query_values(self, dataset: str, system: str, values: dict[str, float], excluded: dict[str, str],
+                         provenance: dict, **extra) -> PerQueryValues:
+        """:class:`PerQueryValues` of this task (its name, measure, direction and convention)."""
+        return PerQueryValues(self.name, dataset, system, self.measure, self.higher_is, values, excluded,
+                              self.convention, provenance, **extra)
+
     def result(self, dataset: str, quantile: float, values: list[PerQueryValues]) -> TaskResult:
         return TaskResult(self.name, self.role, dataset, quantile, self.convention, values)
 
-    def stored_records(self, study: StudyResult) -> list[tuple[str, str | None, object]]:
+    def stored_records(self, study: StudyResult) -> Iterable[tuple[str, str | None, object]]:
         """``(system, setup, record)`` of this task's section of a stored study (setups nested for
         tasks that have them, like H2J's ``judges``)."""
         return [(name, None, record) for name, record in getattr(study, self.section).items()]

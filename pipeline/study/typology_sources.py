@@ -89,7 +89,7 @@ def _retrieval(data, config: HardSetConfig, llm_options) -> TaskValues:
 
 def _generation(data, config: HardSetConfig, llm_options) -> TaskValues:
     from pipeline.generation.h2g import answer_cut_note, generation_values
-    from pipeline.study.run import generation_for
+    from pipeline.study.tasks.h2g import generation_for
 
     gen = generation_for(data, config.generator, llm_options=llm_options, progress=True,
                          partial_references=config.partial_references)
@@ -104,7 +104,7 @@ def _generation(data, config: HardSetConfig, llm_options) -> TaskValues:
 
 def _judgment(data, config: HardSetConfig, llm_options) -> TaskValues:
     from pipeline.judging.h2j import disagrees, judgment_values
-    from pipeline.study.run import judgments_for
+    from pipeline.study.tasks.h2j import judgments_for
 
     judgments = judgments_for(data, config.judge, config.setup, cap=config.cap, llm_options=llm_options,
                               progress=True)

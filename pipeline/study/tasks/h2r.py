@@ -7,12 +7,12 @@ A retriever is ``NAME=RUNFILE`` (an imported run), or ``NAME``: the data folder'
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from pipeline.study.components import parse_component
-from pipeline.study.conventions import CONVENTIONS, MEASURE
+from pipeline.study.conventions import MEASURE
 from pipeline.study.result import RetrieverResult
-from pipeline.study.task import EASIER, FailureTask, PerQueryValues, StepContext, TaskResult, not_scored
+from pipeline.study.task import EASIER, FailureTask, PerQueryValues, StepContext, not_scored
 from pipeline.sets.rule import SetSummary
 
 
@@ -34,32 +34,21 @@ def retrieval_values(data, arg: str) -> tuple[str, dict[str, float], dict]:
     return run.name, values, run.as_dict()
 
 
-class RetrievalTask(FailureTask):
+class RetrievalTask(FailureTask, name="h2r", role="retriever", section="retrievers", measure=MEASURE,
+                    higher_is=EASIER):
     """H2R (module docstring); the study file's ``retrievers`` hold each :class:`RetrieverResult`."""
-    name = "h2r"
-    role = "retriever"
-    section = "retrievers"
-    measure = MEASURE
-    higher_is = EASIER
-    convention = CONVENTIONS["h2r"]
 
-    def run(self, config, context: StepContext | None = None) -> TaskResult:
-        context = context or StepContext()
-        data = config.data()
-        judged = list(data.queries())
-        out = []
+    def records(self, config, data, context: StepContext) -> Iterator[tuple[str, None, RetrieverResult]]:
         for arg in self.components(config):
             context.tracker.stage(f"retriever {arg}")
             name, values, info = retrieval_values(data, arg)
             hard = self.hard_set(values, config.quantile)
-            record = RetrieverResult(info, values, list(hard.qids), SetSummary.of(hard))
-            out.append(self.values_of(data.name, name, record, judged))
             context.log(f"[{data.name}] retriever {name}: {len(values)} queries")
-        return self.result(data.name, config.quantile, out)
+            yield name, None, RetrieverResult(info, values, list(hard.qids), SetSummary.of(hard))
 
     def values_of(self, dataset: str, system: str, record: RetrieverResult, judged: Sequence[str],
                   setup: str | None = None) -> PerQueryValues:
-        return PerQueryValues(self.name, dataset, system, self.measure, self.higher_is, record.per_query,
-                              not_scored(judged, record.per_query, {}, f"no {self.measure} value"),
-                              self.convention, record.info, record=record)
+        return self.per_query_values(dataset, system, record.per_query,
+                                     not_scored(judged, record.per_query, {}, f"no {self.measure} value"), record.info,
+                                     record=record)
 

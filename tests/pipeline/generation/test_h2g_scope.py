@@ -112,7 +112,7 @@ def test_imported_answers_are_scored_as_before(tmp_path):
 def test_answers_asked_on_the_shared_data(shared_dir, dataset, judged, exclude, include):
     """The README's figures: answers asked per year under each choice (before: one per judged query)."""
     from pipeline.data.datasets import load_dataset
-    from pipeline.study.run import answer_queries
+    from pipeline.study.tasks.h2g import answer_queries
 
     data = load_dataset(dataset, shared_dir / "data" / "trec_dl")
     asked, skipped = answer_queries(data, "exclude")

@@ -180,7 +180,7 @@ def test_aggregate_mean_is_the_mean_of_the_pair_scores(tmp_path, capsys):
 
 def test_imported_judgments_cover_every_pair_whatever_the_llm_cap(tmp_path, study):
     from pipeline.study.config import load_collection
-    from pipeline.study.run import judgments_for
+    from pipeline.study.tasks.h2j import judgments_for
     from pipeline.judging.judgments import DEFAULT_CAP
 
     files = write_collection(tmp_path / "c")

@@ -155,7 +155,7 @@ def test_an_llm_judge_that_labels_nothing_stops_the_study(cache, tmp_path):
     """An LLM judge whose every call fails without the server being unreachable (the loopback server's
     ``empty`` model: every reply empty, each recorded as a failed call) stops the run at that step:
     before, the study went on with an empty H2J set."""
-    from pipeline.study.run import StudyStepError
+    from pipeline.study.task import StudyStepError
     from tests.support.loopback_llm import LoopbackLLMServer
 
     files = write_collection(tmp_path / "c")

@@ -19,6 +19,7 @@ from pipeline.study import store as studies
 from pipeline.study.config import StudyConfig, load_collection
 from pipeline.study.result import StudyResult
 from pipeline.study.task import EASIER, HARDER, PerQueryValues, StepContext
+from pipeline.study.run import STUDY_TASKS, combine, read_tasks, run_study
 from pipeline.study.tasks.h2r import RetrievalTask
 from pipeline.study.universe import common_universe
 from tests.support.failure_fixture import write_collection
@@ -116,3 +117,74 @@ def test_the_page_form_and_the_cli_build_one_configuration(tmp_path):
         StudyConfig(dataset="dl19", universe="everything")
     with pytest.raises(TypeError, match="sequence of names"):
         StudyConfig(dataset="dl19", judges="embedded")
+
+
+def test_an_old_study_reads_as_every_task_with_exclusions_and_provenance(old_study):
+    tasks = read_tasks(old_study)
+    assert [t.task for t in tasks.values()] == ["h2r", "h2g", "h2j"] == [t.name for t in STUDY_TASKS]
+    (h2g,) = tasks["h2g"]
+    assert (h2g.system, h2g.measure, h2g.higher_is) == ("answers-without-q3", "BERTScore F1", EASIER)
+    assert h2g.excluded == {"q3": "no answer"} and set(h2g.values) == set(old_study.queries) - {"q3"}
+    assert h2g.provenance["bertscore"]["encoder"] == "minilm" and h2g.model["backend"] == "imported"
+    assert h2g.identity["source"].endswith("answers-without-q3.jsonl")
+    h2j = tasks["h2j"]
+    assert [v.label for v in h2j] == ["designed-judge (binary)", "designed-judge (graded)",
+                                      "judge-without-q5 (binary)", "judge-without-q5 (graded)"]
+    assert all(v.higher_is == HARDER and v.hard_is_top for v in h2j)
+    assert h2j.get("designed-judge", "binary").excluded == {}
+    assert h2j.get("judge-without-q5", "graded").excluded == {"q5": "no pair labelled by both NIST and the judge"}
+    assert list(h2j.get("designed-judge", "graded").hard_set(0.25).qids) == ["q1", "q8"]
+    for values in (h2g, *h2j):  # each system's own set, as the old study recorded it
+        assert list(values.hard_set(0.25).qids) == values.record.hard_all_queries
+
+
+def test_the_old_study_configurations_are_recomposed_from_the_task_values(old_study):
+    """Every stored configuration's sets, rule summaries, universe and figures come back from the three
+    tasks' values through the study's composition (the same sets and figures the page shows)."""
+    tasks = read_tasks(old_study)
+    assert len(old_study.configurations) == 4
+    for label, stored in old_study.configurations.items():
+        c = stored.components
+        chosen = {"h2r": tasks["h2r"].get(c.retriever), "h2g": tasks["h2g"].get(c.generator),
+                  "h2j": tasks["h2j"].get(c.judge, c.setup)}
+        again = combine(old_study.dataset, c.to_dict(), {t: v.values for t, v in chosen.items()}, {},
+                        old_study.quantile, universe=old_study.universe_rule, n_judged=len(old_study.queries))
+        assert again.sets == stored.hard_in_universe
+        assert again.analysis == stored.analysis
+        assert again.set_info == {t: s.to_dict() for t, s in stored.hard_in_universe_rule.items()}
+        assert again.universe_info == stored.universe.to_dict()
+    assert old_study.configurations["designed-run | answers-without-q3 | judge-without-q5 | binary"] \
+        .universe.n_common == 6  # q3 (no answer) and q5 (no judged pair) outside
+
+
+def test_a_live_study_stores_what_the_old_code_stored(old_study, cache, tmp_path):
+    """The whole study through the new composition equals, field by field, the study the old code stored
+    for the same files (paths, times and the machine's load aside)."""
+    files = gapped_collection(tmp_path / "c")
+    logged = []
+    study = run_study(fixture_config(files), progress=False, log=logged.append)
+    old = json.loads(FIXTURE.read_text())
+    new = json.loads(json.dumps(study.to_dict()).replace(str(tmp_path / "c"), "/tmp/tasks_old/designed"))
+    for key in ("id", "time", "finished"):
+        old.pop(key), new.pop(key)
+    for study_json in (old, new):  # the encoder's CPU threads and load: the machine at run time
+        study_json["generators"]["answers-without-q3"]["bertscore"].pop("threads")
+    assert new == old
+    assert logged[:2] == ["[designed] retriever designed-run: 8 queries",
+                          "[designed] generator answers-without-q3: 7 queries scored (minilm); "
+                          + logged[1].split("(minilm); ", 1)[1]]
+    assert len(logged) == 7 and logged[-1].startswith(f"[designed] study {study.id} stored: ")
+
+
+def test_overlap_scores_with_the_aggregate_it_is_given(cache, tmp_path, capsys):
+    """``overlap --aggregate mean`` was parsed and dropped (the command passed every BERTScore option but
+    that one): its configuration now carries it, like ``run``'s and ``h2g``'s."""
+    from pipeline import cli
+
+    files = write_collection(tmp_path / "c")
+    assert cli.main(["overlap", "--qrels", str(files["qrels.txt"]), "--topics", str(files["topics.tsv"]),
+                     "--passages", str(files["passages.tsv"]), "--json", "--encoder", "minilm", "--aggregate", "mean",
+                     "--retriever", f"r={files['run.txt']}", "--generator", f"g={files['answers.jsonl']}",
+                     "--judge", f"j={files['judge.txt']}", "--setup", "binary"]) == 0, capsys.readouterr().err
+    out = json.loads(capsys.readouterr().out)
+    assert out["provenance"]["generator"]["bertscore"]["aggregate"] == "mean"
