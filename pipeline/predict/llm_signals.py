@@ -77,9 +77,9 @@ def generator_logprob_predictor(arg: str, data, answers: Mapping[str, str] | Non
     ``(name, values, info)``, or :class:`Absent` for imported answers or a backend without
     log-probabilities. ``answers``: the answers H2G scored (only their queries are asked)."""
     from pipeline.llm import make_client
-    from pipeline.retrieval.retrievers import parse_named_arg
+    from pipeline.study.components import parse_component
 
-    spec, file = parse_named_arg(arg, "--generator")
+    spec, file = parse_component(arg, "--generator")
     if file is not None:
         return Absent(f"mean_logprob[{spec}]", f"{spec}: imported answers carry no token log-probabilities")
     client = make_client(spec, **{"step": "generation", **(llm_options or {})})

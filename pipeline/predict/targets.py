@@ -33,7 +33,7 @@ def retrieval_target(data, arg: str, quantile: float):
 def judge_target(data, arg: str, setup: str, quantile: float, *, cap=None, llm_options=None, progress=False):
     """``(Target disagreement[JUDGE (SETUP)], Judgments)`` of judge ``arg`` (cached LLM calls, or a file)."""
     from pipeline.judging.h2j import judgment_values
-    from pipeline.study.run import judgments_for
+    from pipeline.study.tasks.h2j import judgments_for
 
     judgments = judgments_for(data, arg, setup, cap=cap, llm_options=llm_options, progress=progress)
     per_query, info = judgment_values(data, judgments)
@@ -48,7 +48,7 @@ def generation_target(data, arg: str, quantile: float, *, bertscore: dict | None
     """``(Target BERTScore F1[GENERATOR], Generation)`` of generator ``arg`` (stored answers are reused);
     ``bertscore``: ``generation_values``' encoder, aggregate, partial_references and truncated."""
     from pipeline.generation.h2g import generation_values
-    from pipeline.study.run import generation_for
+    from pipeline.study.tasks.h2g import generation_for
 
     bertscore = bertscore or {}
     generation = generation_for(data, arg, llm_options=llm_options, progress=progress,
