@@ -1,7 +1,7 @@
 """The study's loss names in study order, and those that learn loss parameters, importable without torch
 (tables and pages sort and label by them; the Results page never imports torch).
 
-``ltr.losses`` builds its registry in this order (``tests/test_losses.py`` checks they agree).
+``ltr.losses`` builds its registry in this order (``tests/ltr/losses/test_losses.py`` checks they agree).
 """
 LOSS_NAMES: tuple[str, ...] = ("ranknet", "listnet", "listmle", "rmse", "lambdarank", "lambdaloss", "approxndcg",
                                "neuralndcg", "neuralloss", "learndcg", "learndcg_fixed", "learndcg_meta")

@@ -257,7 +257,7 @@ def paired_t_test(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
 
     The tail comes from ``scipy.special.stdtr`` (Student's t CDF, what ttest_rel's distribution
     evaluates) rather than scipy.stats itself: importing scipy.stats takes about a second, 60% of
-    the Results page's first render. ``tests/test_report.py`` checks both values against ttest_rel.
+    the Results page's first render. ``tests/ltr/test_report.py`` checks both values against ttest_rel.
     Differences all equal and non-zero give t = ±inf and p = 0, as ttest_rel does.
     """
     d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)

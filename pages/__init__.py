@@ -1,7 +1,7 @@
 """The dashboard's pages: thin Streamlit scripts that only lay out widgets (data and charts come from
 ``ltr.views`` and ``pipeline.views``). ``app.py`` lists them in ``st.navigation``.
 
-Rule for a page (checked by ``tests/test_pages.py::test_page_files_follow_the_layout_rule``):
+Rule for a page (checked by ``tests/pages/test_pages.py::test_page_files_follow_the_layout_rule``):
 
 1. the file is ``pages/<url-path>.py``: its name without ``.py`` is its URL (``pages/training.py`` is
    ``/training``, ``pages/hard-to-retrieve.py`` is ``/hard-to-retrieve``);

@@ -1,7 +1,7 @@
 """The query-failure study over TREC DL 2019-2022 (``python -m pipeline``).
 
 Stage packages, in the order a reader meets them; a package imports only packages above it (plus
-``core``, the standard library and third-party libraries), checked by ``tests/test_import_rules.py``:
+``core``, the standard library and third-party libraries), checked by ``tests/meta/test_import_rules.py``:
 
 1. ``stats``: statistics of the pipeline's own (the one Cohen's kappa), importing no stage
 2. ``data``: TREC DL files, the dataset registry, loading, coverage

@@ -11,7 +11,7 @@ b_g = b_d = 2, alpha = 1 (theta = ln(e - 1)) it is ApproxNDCG(alpha=1), value an
 The ideal DCG is a modelling choice (``normalisation``):
 
 - ``"standard"`` (default): IDCG with the standard 2^y - 1 and log2(1 + r). What the parameters then
-  do, in closed form (tests in ``tests/test_losses.py``):
+  do, in closed form (tests in ``tests/ltr/losses/test_losses.py``):
 
   * DCG = ln(b_d) * S with S = sum_i g(y_i) / ln(1 + pi(i)) independent of b_d, so
     dL/dtheta_d = L * sigmoid(theta_d) / (b_d ln b_d). On a batch with at least one relevant document

@@ -22,7 +22,7 @@ Pre-training (what the surrogate has seen decides what it can score):
 - a fraction ``adversarial`` of each batch are lists whose scores were pushed up the *current*
   surrogate by ``adversarial_steps`` signed-gradient steps, labelled with their true NDCG: the
   surrogate is taught not to reward what is not NDCG, so a ranker optimising it raises the true
-  NDCG (``tests/test_neuralloss.py`` checks this on free scores);
+  NDCG (``tests/ltr/losses/test_neuralloss.py`` checks this on free scores);
 - MSE to the exact NDCG (``ltr.metrics``), Adam with a one-cycle schedule over ``max_steps``; the
   held-out MAE (2048 fresh lists) is checked every ``eval_every`` steps and pre-training stops when it
   has not improved by 2 % for ``patience`` checks (converged), keeping the best weights. The meta

@@ -10,7 +10,7 @@ What stays isolated per run:
 
 - **seed**: :func:`ltr.train.prepare.prepare_run` seeds torch before building the ranker and the
   batches draw from ``numpy.random.default_rng([seed, epoch])``, so a run gives the same result
-  here as in a fresh process (``tests/test_inprocess.py`` checks it);
+  here as in a fresh process (``tests/ltr/train/test_inprocess.py`` checks it);
 - **store rows**: each run registers, logs and finishes its own rows (:func:`train_run`);
 - **failure**: a run that raises is marked ``failed`` in the store and the next run starts;
 - **cancel**: a per-run :class:`threading.Event` stops only that run (marked ``cancelled``).

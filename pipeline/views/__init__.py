@@ -3,5 +3,5 @@ never ``streamlit`` itself: ``hard_to_retrieve``, ``overlap``, ``typology``, ``a
 page's state) and ``preference``.
 
 May import ``pipeline.study`` and every stage package, ``core`` and third-party libraries; only
-``pages/`` and ``app.py`` import it (never a CLI module: ``tests/test_import_rules.py``).
+``pages/`` and ``app.py`` import it (never a CLI module: ``tests/meta/test_import_rules.py``).
 """

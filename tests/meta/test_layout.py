@@ -95,3 +95,23 @@ def test_the_import_check_tells_a_test_module_import_from_a_helper_import(source
 def test_the_layout_check_names_what_is_wrong(relative, wrong):
     why = misplaced(TESTS / relative)
     assert (why is None) if wrong is None else (wrong in why), why
+
+
+# a test module named in the docs, the code's docstrings or the tests' own text, as ``tests/<path>.py``
+NAMED_TEST_PATH = re.compile(r"\btests/(?:[\w-]+/)*[\w-]+\.py\b")
+NAMING_FILES = ("README.md", "docs/*.md", "core/**/*.py", "ltr/**/*.py", "pipeline/**/*.py", "pages/**/*.py",
+                "tests/**/*.py", "tests/**/*.md", "bench/**/*.py")
+
+
+def test_every_test_path_named_in_docs_and_code_exists():
+    """A moved or renamed test module leaves no reader looking for a file that is not there."""
+    stale = {}
+    for pattern in NAMING_FILES:
+        for path in ROOT.glob(pattern):
+            if path.name == "make_old_stores.py" or path == Path(__file__):  # 20028e0's layout; examples
+                continue
+            named = {m.group(0) for m in NAMED_TEST_PATH.finditer(path.read_text())}
+            missing = sorted(n for n in named if not (ROOT / n).is_file())
+            if missing:
+                stale[str(path.relative_to(ROOT))] = missing
+    assert not stale, stale

@@ -23,7 +23,7 @@ A card holds (version :data:`CARD_VERSION`):
 - ``measured``: date, commit (and whether the tree had changes), threads, load average, seconds per
   judgment.
 
-A test (``tests/test_model_cards.py``) recomputes every card's figures from its per-pair labels and
+A test (``tests/pipeline/llm/test_model_cards.py``) recomputes every card's figures from its per-pair labels and
 the NIST qrels and checks they equal the card's.
 """
 from __future__ import annotations
