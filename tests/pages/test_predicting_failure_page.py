@@ -2,8 +2,6 @@
 from scripted predictor values and targets (the evaluation itself is real)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -12,16 +10,9 @@ from pipeline.predict import catalog, evaluation, store
 from pipeline.predict.compute import Prediction
 from pipeline.predict.llm_signals import Absent
 from pipeline.views import predicting_failure as view
+from tests.support.paths import PAGES, ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "predicting-failure.py")
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("IRDASH_CONFIG", str(tmp_path / "absent.toml"))
-    return tmp_path / "cache"
+PAGE = str(PAGES / "predicting-failure.py")
 
 
 def scripted_prediction() -> Prediction:
