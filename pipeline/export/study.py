@@ -99,6 +99,26 @@ def _measured_parts(finding: Finding, keys: tuple[str, ...]) -> pd.DataFrame:
                          for p in finding.parts if p.measured and any(p.measured.get(k) is not None for k in keys[1:])])
 
 
+def _predictor_heatmap(export: Export, dataset: str) -> None:
+    """The newest stored prediction of ``dataset``: its heatmap and table (or why there is none)."""
+    from pipeline.export import predictors
+
+    prediction = predictors.newest_prediction(dataset)
+    if prediction is None:
+        export.skip("predictor heatmap", f"no stored prediction covers {dataset} (python -m pipeline predict)")
+        return
+    table = predictors.evaluation_table(prediction, dataset)
+    if table.empty:
+        export.skip("predictor heatmap", f"prediction {prediction.get('id')} has no rows for {dataset}")
+        return
+    caption = predictors.caption(prediction, dataset)
+    extra = {"prediction_id": prediction.get("id")}
+    export.figure(predictors.heatmap_figure(table, caption), "predictor-heatmap",
+                  "predictors x targets: Kendall tau oriented easier-positive, * Holm p < 0.05", caption, **extra)
+    export.table(table, "predictors", "each predictor against each target: tau, Holm p, r, AUC",
+                 f"Query-performance predictors against failure. {caption}.", **extra)
+
+
 def export_study(dataset: str, study_id: str | None, out: str | Path, *, data_folder=None) -> Export:
     """Write every file of the module docstring for ``study_id`` of ``dataset`` (None or ``latest``: the
     newest) into ``out``; returns the :class:`core.export.Export` (its manifest written)."""
@@ -153,6 +173,6 @@ def export_study(dataset: str, study_id: str | None, out: str | Path, *, data_fo
     else:
         export.table(rates, "preference", "difficulty-aware preference rates with 95% Wilson intervals",
                      "Preference for the difficulty-aware answer (pair rule, Wilson 95% interval) beside the paper's.")
-    export.skip("predictor heatmap", "no predictor heatmap in pipeline.predict on this commit")
+    _predictor_heatmap(export, study.dataset)
     export.write_manifest()
     return export

@@ -22,6 +22,11 @@ def _pdf_title(pdf: bytes) -> str:
 
 def test_pipeline_export_of_the_planted_study(planted_cache, tmp_path, capsys):
     study, reference = planted_cache["study"], planted_cache["reference"]
+    # a stored prediction over the same folder (its predictors against BM25's nDCG@10 and the judge's
+    # disagreement): the export draws its heatmap
+    assert cli.main(["predict", "--dataset", "dl19", "--data", str(planted_cache["data"]), "--retriever", "bm25",
+                     "--judge", "llama-3.3-70b", "--setup", "binary", "--bootstrap", "50", "--json"]) == 0
+    prediction = json.loads(capsys.readouterr().out)
     out = tmp_path / "paper"
     assert cli.main(["export", "--dataset", "dl19", "--study", "latest", "--out", str(out), "--json"]) == 0, \
         capsys.readouterr().err
@@ -33,7 +38,13 @@ def test_pipeline_export_of_the_planted_study(planted_cache, tmp_path, capsys):
     listed = {f["file"] for f in manifest["files"]}
     assert listed == {p.name for p in out.iterdir()} - {"manifest.json"}
     assert all(f["what"] for f in manifest["files"])
-    assert {x["what"] for x in manifest["not_written"]} >= {"predictor heatmap", "validation figures"}
+    assert {x["what"] for x in manifest["not_written"]} >= {"validation figures", "preference rates"}
+    heatmap = ET.parse(out / "predictor-heatmap.svg")
+    heat_text = " ".join("".join(t.itertext()) for t in heatmap.iter("{http://www.w3.org/2000/svg}text"))
+    assert "query_length" in heat_text and "nDCG@10[bm25]" in heat_text and prediction["id"] in heat_text
+    assert (out / "predictor-heatmap.pdf").read_bytes().startswith(b"%PDF-")
+    with open(out / "predictors.csv", newline="") as fh:
+        assert len(list(csv.DictReader(fh))) == sum(r["dataset"] == "dl19" for r in prediction["evaluation"])
 
     # SVG: text kept as text (<text> elements), naming the retriever and the judge
     svg = ET.parse(out / f"venn-{LABEL}.svg")
