@@ -1,0 +1,82 @@
+"""Issue 29: ``typology_agreement`` and ``difficulty_aware_preferred`` on stored figures, each verdict reached
+(holds, does not hold, not measurable here) and its figures equal to a count made here by hand.
+
+Annotation rows are the CSV export's (what ``AnnotationStore.export_rows`` returns); preference results
+are files of the stored layout (``cache/preference/<dataset>/<id>.json``) whose pairs carry their
+outcomes, recomputed by ``preference.summarise`` as the page does."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pipeline.findings.agreement import typology_agreement
+from pipeline.findings.finding import FAILS, HOLDS, UNMEASURABLE
+from pipeline.findings.preference import difficulty_aware_preferred
+from pipeline.prompting.pairwise import wilson_interval
+
+CATEGORIES = ("Ambiguity", "Numbers", "Jargon")
+
+
+def _rows(model: str, n_queries: int, correct: int) -> list[dict]:
+    """Per query the LLM assigned one category (the first); the annotator accepts it on the first
+    ``correct`` queries and adds nothing."""
+    rows = []
+    for i in range(n_queries):
+        for c, category in enumerate(CATEGORIES):
+            assigned = int(c == 0)
+            rows.append({"annotator": "ann", "dataset": "dl19", "task": "h2r", "qid": f"q{i}", "category": category,
+                         "llm_assigned": assigned, "human_applicable": int(assigned and i < correct),
+                         "run_id": f"run-{model}", "model": model, "llm_answer": "readable"})
+    return rows
+
+
+def test_typology_agreement_per_model():
+    good, poor, small = "ollama:qwen3:8b [0123456789ab]", "ollama:llama3.2:3b [ba9876543210]", \
+        "embedded:smollm2 [feedfeedfeed] (sub-1B model: not a finding)"
+    found = typology_agreement(_rows(good, 12, 10) + _rows(poor, 12, 6) + _rows(small, 12, 12), "store.sqlite")
+    parts = {p.scope: p for p in found.parts}
+    # by hand: 12 queries x 3 cells; TP = correct, FP = 12 - correct, FN = 0, TN = 24
+    assert parts[good].measured["precision"] == pytest.approx(10 / 12)
+    assert parts[good].measured["accuracy"] == pytest.approx((10 + 24) / 36) and parts[good].verdict == HOLDS
+    assert parts[poor].measured["precision"] == pytest.approx(6 / 12) and parts[poor].verdict == FAILS
+    assert "below the paper: precision" in parts[poor].reason
+    assert parts[small].verdict == UNMEASURABLE and "sub-1B model" in parts[small].reason
+    assert found.verdict == FAILS  # one model below the paper: never softened by the others
+    assert {r["model"] for r in found.rests_on} == {good, poor, small}
+    # too few assigned reasons to read a share from
+    few = typology_agreement(_rows(good, 5, 5), "store.sqlite")
+    assert few.verdict == UNMEASURABLE and "too few assigned reasons (5" in few.reason
+
+
+def _preference_result(cache, dataset: str, outcomes: list[str]) -> None:
+    provenance = {"backend": "ollama", "model": "qwen3:8b", "digest": "0123456789abcdef", "small": False}
+    pairs = [{"qid": f"q{i}", "task": "h2r", "outcome": o, "inconsistent": False, "categories_used": ["Numbers"],
+              "verdicts": {"ab": {"winner": {"win": "aware", "loss": "baseline"}.get(o, "tie")},
+                           "ba": {"winner": {"win": "aware", "loss": "baseline"}.get(o, "tie")}}}
+             for i, o in enumerate(outcomes)]
+    result = {"version": 1, "dataset": dataset, "id": f"{dataset}-000000000000", "judge": provenance,
+              "generators": {"baseline": provenance, "aware": provenance}, "pairs": pairs, "rule": "pair rule"}
+    folder = cache / "preference" / dataset
+    folder.mkdir(parents=True)
+    (folder / f"{result['id']}.json").write_text(json.dumps(result))
+
+
+def test_difficulty_aware_preferred_per_dataset(tmp_path, monkeypatch):
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path))
+    _preference_result(tmp_path, "dl19", ["win"] * 16 + ["tie"] * 2 + ["loss"] * 2)
+    _preference_result(tmp_path, "dl20", ["win"] * 6 + ["loss"] * 6)
+    _preference_result(tmp_path, "dl21", ["win"] * 5)
+    found = difficulty_aware_preferred("all")
+    parts = {p.scope: p for p in found.parts}
+    low, high = wilson_interval(16, 20)
+    assert parts["dl19"].measured["rate"] == pytest.approx(0.8) and parts["dl19"].verdict == HOLDS
+    assert (parts["dl19"].measured["ci_low"], parts["dl19"].measured["ci_high"]) == pytest.approx((low, high))
+    assert parts["dl19"].measured["paper_rate"] == pytest.approx(0.6456)
+    assert parts["dl19"].measured["paper_inside_interval"] == (low <= 0.6456 <= high)
+    assert parts["dl20"].verdict == FAILS and "interval reaches 50%" in parts["dl20"].reason
+    assert parts["dl21"].verdict == UNMEASURABLE and "too few queries for the test: 5 decided" in parts["dl21"].reason
+    assert parts["dl22"].verdict == UNMEASURABLE and parts["dl22"].reason == "no preference result for dl22"
+    assert found.verdict == FAILS
+    assert {r["dataset"] for r in found.rests_on} == {"dl19", "dl20", "dl21"}
+    assert all(m["digest"] == "0123456789abcdef" for r in found.rests_on for m in r["models"])
