@@ -108,6 +108,22 @@ def test_commands_are_found_as_modules(tmp_path, monkeypatch):
     assert [c.name for c in cli.discover_commands("fakecli", order=("zeta", "beta"))] == ["zeta", "beta", "alpha"]
 
 
+@pytest.mark.parametrize("package", ["ltr.cli", "pipeline.cli"])
+def test_every_command_module_declares_its_commands(package):
+    """A module with a ``cmd_*`` function but no ``COMMANDS`` (say, one written to an older registration
+    shape) would be skipped by ``discover_commands`` without a word: its command would be missing."""
+    import importlib
+    import pkgutil
+
+    root = importlib.import_module(package)
+    silent = []
+    for info in pkgutil.iter_modules(root.__path__):
+        module = importlib.import_module(f"{package}.{info.name}")
+        if any(name.startswith("cmd_") for name in vars(module)) and not getattr(module, "COMMANDS", ()):
+            silent.append(module.__name__)
+    assert not silent, f"command modules without COMMANDS (their commands are not registered): {silent}"
+
+
 def _subcommands(parser):
     """``(path, subparser)`` of every leaf command (``llm check`` is a leaf of ``llm``)."""
     for action in parser._actions:
