@@ -56,7 +56,7 @@ def _arguments(r) -> None:
     r.add_argument("--model", nargs="+", default=None, help="rankers (default: every ranker with runs)")
     r.add_argument("--store", default=None)
     r.add_argument("--experiment", default=None)
-    r.add_argument("--seed", type=int, default=None)
+    r.add_argument("--seed", type=cli.seed, default=None)
     r.add_argument("--candidate", default="learndcg", help="the loss tested against every other (default learndcg)")
     r.add_argument("--alpha", type=cli.probability, default=0.05, help="significance level of the t-tests")
     r.add_argument("--holm", action="store_true", help="Holm-correct p-values across baselines")

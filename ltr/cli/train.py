@@ -88,7 +88,7 @@ def _report(args, run_id: str, summary: dict) -> None:
 
 def _arguments(t: argparse.ArgumentParser) -> None:
     t.add_argument("--data", required=True, help="data set name (synthetic-mq2008, mq2008, ...) or a folder of FoldK/")
-    t.add_argument("--fold", required=True, type=int)
+    t.add_argument("--fold", required=True, type=cli.positive_int)
     t.add_argument("--loss", required=True)
     t.add_argument("--model", required=True)
     t.add_argument("--seed", type=cli.seed, default=argparse.SUPPRESS)

@@ -179,3 +179,20 @@ def test_readme_commands_still_parse(argv, capsys):
 
 def test_the_readme_lists_commands_of_both_clis():
     assert {argv[0] for argv in readme_commands()} == {"ltr", "pipeline"} and len(readme_commands()) >= 10
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["train", "--data", "d", "--fold", "0", "--loss", "l", "--model", "m"], "argument --fold: expected an integer >= 1"),
+    (["grid", "--folds", "1", "-2"], "argument --folds: expected an integer >= 1, got -2"),
+    (["grid", "--seeds", "-1"], "argument --seeds: expected an integer from 0 to 2147483647, got -1"),
+    (["report", "--data", "d", "--alpha", "2"], "argument --alpha: expected a number between 0 and 1, got 2"),
+    (["grid", "--config", "/no/such.toml"], "argument --config: no such file: /no/such.toml"),
+], ids=lambda x: x if isinstance(x, str) else " ".join(x[:2]))
+def test_ltr_flags_use_the_convention_types(argv, message, capsys):
+    """Fold numbers, seeds, the t-test level and the grid file were plain ints, floats and strings
+    (a fold 0 or a negative seed got as far as the data or the run config)."""
+    from ltr.cli import main
+
+    with pytest.raises(SystemExit) as usage:
+        main(argv)
+    assert usage.value.code == 2 and message in capsys.readouterr().err
