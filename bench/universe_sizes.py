@@ -36,6 +36,7 @@ from pipeline.generation.h2g import generation_values  # noqa: E402
 from pipeline.judging.h2j import judgment_values  # noqa: E402
 from pipeline.judging.judgments import sample_pairs  # noqa: E402
 from pipeline.study.config import folder_judgments  # noqa: E402
+from pipeline.study.run import HARDEST_AT_TOP  # noqa: E402
 from pipeline.study.tasks.h2j import judgments_for  # noqa: E402
 from pipeline.study.tasks.h2r import retrieval_values  # noqa: E402
 from pipeline.study.universe import common_universe, draw_sets  # noqa: E402
@@ -80,7 +81,7 @@ def measure(dataset: str, data_dir, scratch: Path) -> dict:
                        "n_h2r": len(rvalues), "n_h2g": len(gvalues), "n_h2j": len(jvalues), "n_common": len(common)}
                 if common:
                     for rule in ("per-task", "common"):
-                        _, hard, sets, _ = draw_sets(values, QUANTILE, rule, judged)
+                        _, hard, sets, _ = draw_sets(values, QUANTILE, rule, judged, top=HARDEST_AT_TOP)
                         row[f"h2r_{rule}"] = {"n_hard": len(hard["h2r"].qids), "of": hard["h2r"].n_queries,
                                               "in_common": len(sets["h2r"])}
                 rows.append(row)

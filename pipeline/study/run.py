@@ -51,7 +51,7 @@ from pipeline.study.components import component_keys
 from pipeline.study.config import StudyConfig
 from pipeline.study.conventions import CONVENTIONS
 from pipeline.study.result import Components, ConfigurationResult, StudyResult
-from pipeline.study.task import FailureTask, PerQueryValues, StepContext, TaskResult
+from pipeline.study.task import HARDER, FailureTask, PerQueryValues, StepContext, TaskResult
 from pipeline.study.tasks.h2g import GenerationTask
 from pipeline.study.tasks.h2j import JudgmentTask
 from pipeline.study.tasks.h2r import RetrievalTask
@@ -60,6 +60,7 @@ from pipeline.study.universe import DEFAULT_UNIVERSE, UniverseSummary, draw_sets
 # the study's tasks, in the order they run and their sets are named (pipeline.sets.overlap.TASKS)
 STUDY_TASKS: tuple[FailureTask, ...] = (RetrievalTask(), GenerationTask(), JudgmentTask())
 TASKS_BY_NAME = {task.name: task for task in STUDY_TASKS}
+HARDEST_AT_TOP = frozenset(task.name for task in STUDY_TASKS if task.higher_is == HARDER)  # H2J
 
 
 @dataclass
@@ -89,7 +90,8 @@ def combine(dataset: str, configuration: dict, values: dict[str, dict[str, float
             n_judged: int = 0) -> FailureSets:
     """The three sets under the ``universe`` rule (:func:`pipeline.study.universe.draw_sets`) and their
     overlap analysis over the common universe; ``n_judged``: the judged queries (for the size warning)."""
-    common, hard, sets, summary = draw_sets({task: values[task] for task in TASKS}, quantile, universe, n_judged)
+    common, hard, sets, summary = draw_sets({task: values[task] for task in TASKS}, quantile, universe, n_judged,
+                                            top=HARDEST_AT_TOP)
     if len(common) < 4:
         raise ValueError(f"{dataset}: only {len(common)} queries are scored by all three tasks")
     return FailureSets(dataset, {**configuration, "quantile": quantile, "universe": universe}, sets,

@@ -24,7 +24,7 @@ are in no Venn region) and a warning when the common universe holds under half o
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Mapping
+from typing import Collection, Mapping
 
 from pipeline.sets.rule import HardSet, hard_set
 
@@ -107,19 +107,21 @@ def common_universe(values: Mapping[str, Mapping[str, float]]) -> list[str]:
 
 
 def draw_sets(values: Mapping[str, Mapping[str, float]], quantile: float, rule: str = DEFAULT_UNIVERSE,
-              n_judged: int = 0) -> tuple[list[str], dict[str, HardSet], dict[str, list[str]], UniverseSummary]:
+              n_judged: int = 0, *, top: Collection[str] = ()
+              ) -> tuple[list[str], dict[str, HardSet], dict[str, list[str]], UniverseSummary]:
     """``(common universe, each task's HardSet, each task's set within the universe, summary)`` for the
     per-task values ``{"h2r": {qid: v}, "h2g": ..., "h2j": ...}`` under ``rule`` (module docstring).
     The HardSet is what the rule drew (its N is the task's own n under ``per-task``, the universe's under
     ``common``); the sets within the universe, hardest first, are what every overlap figure counts.
-    H2J's hardest is the highest disagreement."""
+    ``top``: the tasks whose hardest queries have the highest values (the study's: H2J's disagreement,
+    as each task's ``higher_is`` says; the others' hardest are the lowest)."""
     check_universe(rule)
     universe = common_universe(values)
     inside = set(universe)
     hard = {}
     for task, per_query in values.items():
         scope = per_query if rule == "per-task" else {q: v for q, v in per_query.items() if q in inside}
-        hard[task] = hard_set(scope, quantile, task, top=task == "h2j") if scope else None
+        hard[task] = hard_set(scope, quantile, task, top=task in top) if scope else None
     sets = {task: [q for q in h.qids if q in inside] if h else [] for task, h in hard.items()}
     summary = UniverseSummary(rule, len(universe), n_judged, {t: len(v) for t, v in values.items()},
                               {t: (len(h.qids) - len(sets[t])) if h else 0 for t, h in hard.items()})
