@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 from pipeline import cli
+from tests.pipeline.stored_figures import annotation_rows, write_annotation_csv, write_preference_result
 
 LABEL = "bm25_planted_llama-3.3-70b_binary"
 
@@ -27,6 +30,12 @@ def test_pipeline_export_of_the_planted_study(planted_cache, tmp_path, capsys):
     assert cli.main(["predict", "--dataset", "dl19", "--data", str(planted_cache["data"]), "--retriever", "bm25",
                      "--judge", "llama-3.3-70b", "--setup", "binary", "--bootstrap", "50", "--json"]) == 0
     prediction = json.loads(capsys.readouterr().out)
+    # annotations imported through the CLI and a stored preference result: their tables are exported too
+    model = "ollama:qwen3:8b [0123456789ab]"
+    csv_file = write_annotation_csv(annotation_rows(model, 12, 10), tmp_path / "annotations.csv")
+    assert cli.main(["annotations", "--import", str(csv_file)]) == 0, capsys.readouterr().err
+    write_preference_result(Path(os.environ["IRDASH_CACHE_DIR"]), "dl19", ["win"] * 16 + ["loss"] * 4)
+    capsys.readouterr()
     out = tmp_path / "paper"
     assert cli.main(["export", "--dataset", "dl19", "--study", "latest", "--out", str(out), "--json"]) == 0, \
         capsys.readouterr().err
@@ -38,7 +47,15 @@ def test_pipeline_export_of_the_planted_study(planted_cache, tmp_path, capsys):
     listed = {f["file"] for f in manifest["files"]}
     assert listed == {p.name for p in out.iterdir()} - {"manifest.json"}
     assert all(f["what"] for f in manifest["files"])
-    assert {x["what"] for x in manifest["not_written"]} >= {"validation figures", "preference rates"}
+    assert manifest["not_written"] == []  # every table had its data: validation, preference, stability, heatmap
+    assert "structure-stability.tex" in listed and "stability.tex" in listed
+    with open(out / "validation.csv", newline="") as fh:
+        (validation,) = list(csv.DictReader(fh))
+    assert validation["scope"] == model and float(validation["precision"]) == 10 / 12
+    assert r"\toprule" in (out / "validation.tex").read_text()
+    with open(out / "preference.csv", newline="") as fh:
+        (rate,) = list(csv.DictReader(fh))
+    assert rate["scope"] == "dl19" and float(rate["rate"]) == 0.8 and float(rate["paper_rate"]) == 0.6456
     heatmap = ET.parse(out / "predictor-heatmap.svg")
     heat_text = " ".join("".join(t.itertext()) for t in heatmap.iter("{http://www.w3.org/2000/svg}text"))
     assert "query_length" in heat_text and "nDCG@10[bm25]" in heat_text and prediction["id"] in heat_text

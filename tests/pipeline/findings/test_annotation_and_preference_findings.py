@@ -6,35 +6,18 @@ are files of the stored layout (``cache/preference/<dataset>/<id>.json``) whose 
 outcomes, recomputed by ``preference.summarise`` as the page does."""
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from pipeline.findings.agreement import typology_agreement
 from pipeline.findings.finding import FAILS, HOLDS, UNMEASURABLE
 from pipeline.findings.preference import difficulty_aware_preferred
 from pipeline.prompting.pairwise import wilson_interval
-
-CATEGORIES = ("Ambiguity", "Numbers", "Jargon")
-
-
-def _rows(model: str, n_queries: int, correct: int) -> list[dict]:
-    """Per query the LLM assigned one category (the first); the annotator accepts it on the first
-    ``correct`` queries and adds nothing."""
-    rows = []
-    for i in range(n_queries):
-        for c, category in enumerate(CATEGORIES):
-            assigned = int(c == 0)
-            rows.append({"annotator": "ann", "dataset": "dl19", "task": "h2r", "qid": f"q{i}", "category": category,
-                         "llm_assigned": assigned, "human_applicable": int(assigned and i < correct),
-                         "run_id": f"run-{model}", "model": model, "llm_answer": "readable"})
-    return rows
-
+from tests.pipeline.stored_figures import annotation_rows, write_preference_result
 
 def test_typology_agreement_per_model():
     good, poor, small = "ollama:qwen3:8b [0123456789ab]", "ollama:llama3.2:3b [ba9876543210]", \
         "embedded:smollm2 [feedfeedfeed] (sub-1B model: not a finding)"
-    found = typology_agreement(_rows(good, 12, 10) + _rows(poor, 12, 6) + _rows(small, 12, 12), "store.sqlite")
+    found = typology_agreement(annotation_rows(good, 12, 10) + annotation_rows(poor, 12, 6) + annotation_rows(small, 12, 12), "store.sqlite")
     parts = {p.scope: p for p in found.parts}
     # by hand: 12 queries x 3 cells; TP = correct, FP = 12 - correct, FN = 0, TN = 24
     assert parts[good].measured["precision"] == pytest.approx(10 / 12)
@@ -45,28 +28,15 @@ def test_typology_agreement_per_model():
     assert found.verdict == FAILS  # one model below the paper: never softened by the others
     assert {r["model"] for r in found.rests_on} == {good, poor, small}
     # too few assigned reasons to read a share from
-    few = typology_agreement(_rows(good, 5, 5), "store.sqlite")
+    few = typology_agreement(annotation_rows(good, 5, 5), "store.sqlite")
     assert few.verdict == UNMEASURABLE and "too few assigned reasons (5" in few.reason
-
-
-def _preference_result(cache, dataset: str, outcomes: list[str]) -> None:
-    provenance = {"backend": "ollama", "model": "qwen3:8b", "digest": "0123456789abcdef", "small": False}
-    pairs = [{"qid": f"q{i}", "task": "h2r", "outcome": o, "inconsistent": False, "categories_used": ["Numbers"],
-              "verdicts": {"ab": {"winner": {"win": "aware", "loss": "baseline"}.get(o, "tie")},
-                           "ba": {"winner": {"win": "aware", "loss": "baseline"}.get(o, "tie")}}}
-             for i, o in enumerate(outcomes)]
-    result = {"version": 1, "dataset": dataset, "id": f"{dataset}-000000000000", "judge": provenance,
-              "generators": {"baseline": provenance, "aware": provenance}, "pairs": pairs, "rule": "pair rule"}
-    folder = cache / "preference" / dataset
-    folder.mkdir(parents=True)
-    (folder / f"{result['id']}.json").write_text(json.dumps(result))
 
 
 def test_difficulty_aware_preferred_per_dataset(tmp_path, monkeypatch):
     monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path))
-    _preference_result(tmp_path, "dl19", ["win"] * 16 + ["tie"] * 2 + ["loss"] * 2)
-    _preference_result(tmp_path, "dl20", ["win"] * 6 + ["loss"] * 6)
-    _preference_result(tmp_path, "dl21", ["win"] * 5)
+    write_preference_result(tmp_path, "dl19", ["win"] * 16 + ["tie"] * 2 + ["loss"] * 2)
+    write_preference_result(tmp_path, "dl20", ["win"] * 6 + ["loss"] * 6)
+    write_preference_result(tmp_path, "dl21", ["win"] * 5)
     found = difficulty_aware_preferred("all")
     parts = {p.scope: p for p in found.parts}
     low, high = wilson_interval(16, 20)
