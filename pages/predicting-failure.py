@@ -45,9 +45,9 @@ else:
     entry = st.selectbox("Result", entries, format_func=view.result_label)
     result = view.load(entry["id"])
     st.text(view.provenance_line(result))
-    warning = view.partial_warning(result)
-    if warning:
-        st.warning(warning)
+    for warning in (view.partial_warning(result), view.small_model_warning(result)):
+        if warning:
+            st.warning(warning)
     for line in view.absent_lines(result):
         st.text("Not computed: " + line)
     scope = st.radio("Scope", view.scopes(result), horizontal=True, format_func=str.upper,

@@ -50,7 +50,7 @@ class Prediction:
                 entry["undefined"][dataset] = pv.undefined
         return {"datasets": self.datasets, "partial": self.partial, "settings": self.settings,
                 "predictors": self.predictor_values(), "predictor_info": info,
-                "absent": [a.as_dict() for a in self.absent],
+                "absent": [a.as_dict() for a in dict.fromkeys(self.absent)],  # one entry per component
                 "targets": {d: {t.name: {"task": t.task, "higher_is_easier": t.higher_is_easier, "values": dict(t.values),
                                          "hard": sorted(t.hard), "provenance": t.provenance} for t in ts}
                             for d, ts in self.targets.items()},
@@ -67,15 +67,16 @@ def _check_disjoint(collections) -> None:
             seen[qid] = data.name
 
 
-def _absent_or_add(result, named: dict, absent: list, family: str, partial: bool = False) -> str | None:
+def _absent_or_add(result, named: dict, absent: list, family: str, recorded: dict, partial: bool = False) -> None:
+    """Add an LLM signal's values to ``named`` (its model and counts to ``recorded``), or its reason to ``absent``."""
     if isinstance(result, llm_signals.Absent):
         absent.append(result)
-        return None
+        return
     name, values, info = result
+    recorded[name] = info
     definition = llm_signals.DEFINITIONS[family]
     named[name] = catalog.PredictorValues(name, name.split("[")[0], family, name.split("[", 1)[1].rstrip("]"),
                                           values, [], partial, " ".join(definition.__doc__.split()))
-    return name
 
 
 def predict(collections, *, retrievers, generators=(), judges=(), setups=("binary",), k=catalog.DEFAULT_K,
@@ -86,7 +87,7 @@ def predict(collections, *, retrievers, generators=(), judges=(), setups=("binar
         raise ValueError("name at least one --retriever, --generator or --judge: nothing to predict")
     _check_disjoint(collections)
     predictors, all_targets, absent = {}, {}, []
-    provenance = {"index": {}, "runs": {}, "judges": {}, "generators": {}, "models": []}
+    provenance = {"index": {}, "runs": {}, "judges": {}, "generators": {}, "llm_signals": {}, "models": []}
     started = time.perf_counter()
     for data in collections:
         queries = data.queries()
@@ -111,7 +112,8 @@ def predict(collections, *, retrievers, generators=(), judges=(), setups=("binar
                     {"judge": judgments.judge, "setup": setup, "source": judgments.source,
                      "provenance": judgments.provenance})
                 if setup == setups[0]:  # the expected grades are the judge's, whatever the setup's cut
-                    _absent_or_add(llm_signals.judge_spread_predictor(judgments), named, absent, catalog.JUDGING)
+                    _absent_or_add(llm_signals.judge_spread_predictor(judgments), named, absent, catalog.JUDGING,
+                                   provenance["llm_signals"].setdefault(data.name, {}))
         for arg in generators:
             target, generation = targets.generation_target(data, arg, quantile, bertscore=bertscore,
                                                            llm_options=llm_options, progress=progress)
@@ -119,7 +121,7 @@ def predict(collections, *, retrievers, generators=(), judges=(), setups=("binar
             provenance["generators"].setdefault(data.name, []).append(target.provenance)
             _absent_or_add(llm_signals.generator_logprob_predictor(arg, data, generation.answers,
                                                                    llm_options=llm_options, progress=progress),
-                           named, absent, catalog.GENERATION)
+                           named, absent, catalog.GENERATION, provenance["llm_signals"].setdefault(data.name, {}))
         predictors[data.name], all_targets[data.name] = named, dataset_targets
     computed = time.perf_counter()
     rows = evaluation.evaluate(predictors, all_targets, n_boot=n_boot, seed=seed)

@@ -204,6 +204,19 @@ def partial_warning(result: dict) -> str | None:
             "irdash.toml, or --index) for the collection's statistics.")
 
 
+def small_model_warning(result: dict) -> str | None:
+    """One line when a generator or judge behind a target or predictor is a sub-1B model."""
+    prov = result["provenance"]
+    small = sorted({g["generator"].get("label", "") for d in prov.get("generators", {}).values() for g in d
+                    if g.get("generator", {}).get("small")}
+                   | {j["provenance"].get("label", j["judge"]) for d in prov.get("judges", {}).values() for j in d
+                      if j.get("provenance", {}).get("small")})
+    if not small:
+        return None
+    return (f"{', '.join(small)}: a sub-1B model. Its targets and log-probability predictor exercise the pipeline; "
+            "they are not the study's finding.")
+
+
 def absent_lines(result: dict) -> list[str]:
     seen, out = set(), []
     for a in result.get("absent", []):

@@ -117,3 +117,11 @@ def test_page_queues_a_prediction_job_of_the_folders_runs_and_judges(cache, monk
     assert argv == ["--dataset", "dl19", "--dataset", "dl20", "--retriever", "bm25", "--retriever", "tasb",
                     "--judge", "flan-t5-large", "--judge", "llama-3.3-70b", "--setup", "binary", "--setup", "graded",
                     "--data", str(SHARED)]
+
+
+def test_a_sub_1b_generator_is_said_not_to_be_a_finding():
+    result = {"provenance": {"generators": {"dl19": [{"generator": {"label": "embedded:SmolLM2 (sub-1B)", "small": True}}]},
+                             "judges": {"dl19": [{"judge": "llama", "provenance": {"label": "imported:llama"}}]}}}
+    assert "embedded:SmolLM2 (sub-1B): a sub-1B model" in view.small_model_warning(result)
+    result["provenance"]["generators"]["dl19"][0]["generator"]["small"] = False
+    assert view.small_model_warning(result) is None
