@@ -10,15 +10,16 @@ carries everything a reader of the values needs and nothing of how the task is c
   the judged queries it did not score;
 - ``higher_is``: :data:`EASIER` (nDCG@10, BERTScore F1: the hard set is the bottom quantile) or
   :data:`HARDER` (disagreement: the top quantile); :meth:`PerQueryValues.hard_set` applies the
-  study's one rule (:func:`pipeline.sets.rule.hard_set`) at the right end;
+  study's one rule (:func:`pipeline.sets.rule.hard_set`) at the right end, with the quantile and the
+  rule's words in :attr:`TaskResult.quantile` and :attr:`TaskResult.rule`;
 - ``measure`` and ``convention``: what a value is and how it was measured (``CONVENTIONS`` of
   :mod:`pipeline.study.conventions`), and ``provenance``: the run, model (with its digest) or judgments file
   that produced the values, as the study stores it; ``model``: the LLM's provenance record when one did.
 
 A task also reads its values back from a stored study (:meth:`FailureTask.read_study`), through the
-same conversion (:meth:`FailureTask.values_of`) as a live run, so a study stored by any earlier
+same conversion (:meth:`FailureTask.values_of`) of each system's record as a live run, so a study stored by any earlier
 version yields the same values and sets. The study (:func:`pipeline.study.run.run_study`) composes
-the tasks of :data:`pipeline.study.tasks.STUDY_TASKS` without knowing any of them: it stores each
+the tasks of :data:`pipeline.study.run.STUDY_TASKS` without knowing any of them: it stores each
 system's ``record`` in the task's ``section`` of the study file, names systems apart by ``identity``
 (:mod:`pipeline.study.components`) and crosses the tasks' systems into configurations.
 """
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, ClassVar, Iterable, Iterator, Mapping, Sequence
 
 from pipeline.sets.rule import HardSet, SetSummary, hard_set
+from pipeline.study.conventions import CONVENTIONS
 
 if TYPE_CHECKING:
     from pipeline.study.config import StudyConfig
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
 EASIER = "easier"  # a higher value means an easier query: the hard set is the bottom quantile
 HARDER = "harder"  # a higher value means a harder query: the hard set is the top quantile
 DIRECTIONS = (EASIER, HARDER)
+QUANTILE_RULE = CONVENTIONS["quantile"]
 
 
 @dataclass
@@ -87,6 +90,7 @@ class TaskResult:
     quantile: float  # the study's hard-set quantile (the bottom or top q, by each value's direction)
     convention: str
     values: list[PerQueryValues] = field(default_factory=list)
+    rule: str = QUANTILE_RULE  # how the quantile becomes a set (target size, tie blocks): pipeline.sets.rule
 
     def __iter__(self) -> Iterator[PerQueryValues]:
         return iter(self.values)
@@ -153,8 +157,6 @@ class FailureTask(ABC):
                           measure: str | None = None, higher_is: str | None = None, convention: str | None = None,
                           **kwargs):
         super().__init_subclass__(**kwargs)
-        from pipeline.study.conventions import CONVENTIONS
-
         declared = {"name": name, "role": role, "section": section, "measure": measure, "higher_is": higher_is,
                     "convention": convention if convention is not None or name is None else CONVENTIONS.get(name, "")}
         for attribute, value in declared.items():

@@ -63,6 +63,7 @@ def fixture_config(files: dict[str, Path], **changes) -> StudyConfig:
 def test_an_old_study_reads_as_h2r_values_with_their_direction_and_sets(old_study):
     h2r = RetrievalTask().read_study(old_study)
     assert (h2r.task, h2r.role, h2r.dataset, h2r.quantile) == ("h2r", "retriever", "designed", 0.25)
+    assert h2r.rule == old_study.conventions["quantile"]  # the rule the old study states
     (values,) = h2r
     assert isinstance(values, PerQueryValues) and values.system == "designed-run"
     assert values.measure == "nDCG@10" and values.higher_is == EASIER and not values.hard_is_top
