@@ -115,7 +115,7 @@ def export_comparison(store: RunStore, data: str, model: str, experiment: str, o
     from ltr.cost import completed_runs, cost_effectiveness, in_configuration
     from ltr.drift import drift_diagnostic
     from ltr.findings import TEST, check_findings
-    from ltr.report import significance_table
+    from ltr.report import significance_table, table_caption
 
     table = significance_table(store, data, model, experiment=experiment, holm=True)
     runs = in_configuration(completed_runs(store, data, model, experiment), table.attrs.get("configuration"))
@@ -149,9 +149,9 @@ def export_comparison(store: RunStore, data: str, model: str, experiment: str, o
     from core.export import booktabs
 
     export.text("significance.tex", "the significance table as booktabs LaTeX",
-                booktabs(significance_for_latex(table), f"Test NDCG@k, mean over folds; {caption}. "
-                         f"Test: {TEST}; dagger: LearnDCG significantly better than this loss.",
-                         label="tab:significance"), format="latex")
+                booktabs(significance_for_latex(table), f"{table_caption(table)}. Runs: {caption}. Dagger: LearnDCG "
+                         f"significantly better than this loss (double dagger: worse).", label="tab:significance"),
+                format="latex")
     found = check_findings(store, experiment)
     from core.findings import summary_rows
 

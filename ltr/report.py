@@ -345,9 +345,27 @@ def to_csv(table: pd.DataFrame, path: str | Path) -> None:
     atomic_write_text(path, table.to_csv(index=False))
 
 
+def test_description(table: pd.DataFrame) -> str:
+    """The test and correction behind the table's marks, in words (captions, the findings)."""
+    holm = "Holm-corrected across the baselines at each k" if table.attrs.get("holm") else "no multiple-comparison correction"
+    return (f"two-sided paired t-test of {table.attrs.get('candidate', CANDIDATE)} against each loss over the pooled "
+            f"test queries of all folds, {holm}, alpha = {table.attrs.get('alpha', ALPHA)}")
+
+
+def table_caption(table: pd.DataFrame) -> str:
+    """``data / ranker: test NDCG@k, mean over N folds; <configuration: epochs, lr, batch, slate, patience,
+    seed>; test: <test and correction>``: what a reader of the exported table needs to know."""
+    folds = int(table["folds"].max()) if "folds" in table and len(table) else 0
+    return (f"{table['data'].iloc[0]} / {table['model'].iloc[0]}: test NDCG@k, mean over {folds} folds; "
+            f"{table.attrs.get('configuration', '?')}; test: {test_description(table)}")
+
+
 def to_latex(tables: Sequence[pd.DataFrame] | pd.DataFrame, path: str | Path | None = None,
              ks: Sequence[int] = NDCG_CUTOFFS) -> str:
-    """A booktabs LaTeX table per (data, model), best mean per column in bold; written when ``path``."""
+    """A booktabs LaTeX table per (data, model), best mean per column in bold, the caption naming data, ranker,
+    configuration (epochs, learning rate, seed, ...), folds, test and correction; written when ``path``."""
+    from core.export import latex_escape
+
     if isinstance(tables, pd.DataFrame):
         tables = [tables]
     parts = []
@@ -359,7 +377,7 @@ def to_latex(tables: Sequence[pd.DataFrame] | pd.DataFrame, path: str | Path | N
             col = f"NDCG@{k}"
             shown[col] = [rf"\textbf{{{s}}}" if v == best else s for s, v in zip(shown[col], table[f"ndcg@{k}"])]
             shown[col] = shown[col].str.replace(BETTER_MARK, r"$^\dagger$").str.replace(WORSE_MARK, r"$^\ddagger$")
-        caption = f"{table['data'].iloc[0]} / {table['model'].iloc[0]}".replace("_", r"\_")
+        caption = latex_escape(table_caption(table))
         latex = shown.drop(columns="folds").style.hide(axis="index").to_latex(
             hrules=True, caption=caption, column_format="l" + "r" * len(ks), position="t")
         parts.append(latex)

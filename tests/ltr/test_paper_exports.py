@@ -113,6 +113,23 @@ def test_ltr_export_writes_scatter_and_theta_as_svg_and_pdf_and_a_captioned_tabl
     assert {f["file"] for f in manifest["files"]} == names - {"manifest.json"}
 
 
+def test_ltr_report_latex_caption_carries_the_configuration_and_the_test(trained):
+    """``ltr report --latex`` and the Results page's LaTeX download (``ltr.report.to_latex``) name data,
+    ranker, epochs, learning rate, seed, folds, test and correction in the caption (issue 29)."""
+    from ltr.report import significance_table, to_latex
+    from ltr.store import RunStore
+
+    data, store_path = trained
+    with RunStore(store_path) as store:
+        plain = to_latex(significance_table(store, data, "mlp", experiment=EXPERIMENT))
+        holm = to_latex(significance_table(store, data, "mlp", experiment=EXPERIMENT, holm=True))
+    caption = re.search(r"\\caption\{(.*)\}", plain).group(1)
+    for part in ("mlp", "mean over 2 folds", "epochs=2", "lr=0.001", "seed=0", "paired t-test",
+                 "no multiple-comparison correction", "alpha = 0.05"):
+        assert part in caption, part
+    assert "Holm-corrected across the baselines" in holm
+
+
 def test_ltr_findings_of_an_unknown_experiment_is_bad_input(trained, capsys):
     from ltr import cli
 
