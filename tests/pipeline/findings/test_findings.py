@@ -89,6 +89,16 @@ def test_all_datasets_name_the_missing_studies(planted_cache, capsys):
     assert parts["dl20"]["verdict"] == UNMEASURABLE and parts["dl20"]["reason"] == "no study for dl20"
     # dl19 holds or fails on its own; the others cannot make a failure soft
     assert found["h2r_h2j_largest"]["verdict"] == FAILS
+    # --data: only studies computed from that folder (the planted study's folder, or none)
+    mine = _findings(capsys, "--dataset", "dl19", "--data", str(planted_cache["data"]))
+    assert mine["h2r_h2j_largest"]["rests_on"][0]["id"] == planted_cache["study"]["id"]
+    other = _findings(capsys, "--dataset", "dl19", "--data", "/nonexistent")
+    assert other["h2r_h2j_largest"]["reason"] == "dl19: no study for dl19 computed from /nonexistent"
+    # the text output: one line per finding with its verdict, then its parts
+    assert cli.main(["findings", "--dataset", "dl19"]) == 0
+    text = capsys.readouterr().out
+    assert "h2r_h2j_largest: does not hold — " in text and "  paper: H2R ∩ H2J largest" in text
+    assert "  [does not hold] dl19 · bm25 | planted | llama-3.3-70b | binary: H2R ∩ H2G the largest" in text
 
 
 def _designed_study(folder, judge_flips):
