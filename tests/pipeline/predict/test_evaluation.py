@@ -26,7 +26,9 @@ def test_vectorised_statistics_equal_scipy_and_sklearn_on_resamples():
     x, y = sample()
     easy = y > np.quantile(y, 0.25)
     idx = ev.resample_indices(np.zeros(len(x)), 30, np.random.default_rng(3))  # resamples hold duplicates
-    taus, rs, aucs = ev.kendall_tau_b(x, y, idx), ev.pearson_r(x[idx], y[idx]), ev.easy_auc(x[idx], easy[idx])
+    counts = ev.resample_counts(idx, len(x))
+    assert (counts.sum(axis=1) == len(x)).all() and counts[0, idx[0, 0]] == (idx[0] == idx[0, 0]).sum()
+    taus, rs, aucs = ev.kendall_tau_b(x, y, counts), ev.pearson_r(x, y, counts), ev.easy_auc(x, easy, counts)
     for b, rows in enumerate(idx):
         assert taus[b] == pytest.approx(stats.kendalltau(x[rows], y[rows], variant="b").statistic, abs=1e-12)
         assert rs[b] == pytest.approx(stats.pearsonr(x[rows], y[rows]).statistic, abs=1e-12)
