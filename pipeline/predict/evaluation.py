@@ -81,7 +81,7 @@ class Row:
     note: str = ""
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "p_holm": self.kendall_p_holm}  # p_holm: the table's headline (τ's Holm p)
 
 
 # ---- the statistics over resamples, each resample as its counts ------------------------------------

@@ -116,6 +116,17 @@ def test_term_statistics_come_from_the_lucene_index(tiny_index):
     assert pre.avg_ictf(terms)[0] == pytest.approx((math.log2(5 / 2) + math.log2(5 / 1)) / 2)
 
 
+def test_a_configured_full_corpus_index_is_used_and_not_partial(tiny_index, monkeypatch):
+    from pipeline.predict.index_stats import open_index, resolve_index
+
+    monkeypatch.setenv("IRDASH_QPP_INDEX_MSMARCO_V1", str(tiny_index))
+    choice = resolve_index("dl20")
+    assert (choice.kind, choice.partial, choice.origin) == ("local", False, "env IRDASH_QPP_INDEX_MSMARCO_V1")
+    assert resolve_index("dl21").partial  # MS MARCO v2's index is not configured
+    stats = open_index(None, choice)
+    assert not stats.as_dict()["partial"] and "full-corpus index" in stats.describe()
+
+
 def test_an_index_folder_that_is_not_one_is_refused(tmp_path):
     from pipeline.predict.index_stats import resolve_index
 
