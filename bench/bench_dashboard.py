@@ -128,28 +128,28 @@ def serialise(fig) -> str:
 
 def live_refresh(store, run_ids) -> int:
     """What the Training page's fragment computes on a refresh (gradient view selected)."""
-    from ltr import views
+    from ltr.views import charts, drift, reader, run_groups, training
 
-    views.jobs_frame(store, views.TRAINING.jobs(30))
-    group = views.run_groups(store)[0]
-    views.group_runs(store, group)
+    training.jobs_frame(store, training.TRAINING.jobs(30))
+    group = run_groups.run_groups(store)[0]
+    run_groups.group_runs(store, group)
     points = 0
-    if views.has_step_metric(store, group.run_ids, "theta_d"):  # as pages/training.py draws the parameter chart
-        layout = views.FOLD_LAYOUTS["one panel per fold"]  # the page's default layout, its largest figure
-        names = views.PARAMETER_VIEWS["θ gradients"]  # the view with the most series (3 x 5 folds)
-        fig, points = views.step_figure(store, group.run_ids, names, title="", **layout)
-        diagnostic = views.drift_diagnostic(store, group.run_ids)
-        views.add_drift_reference(fig, store, group.run_ids, names, diagnostic=diagnostic, **layout)
+    if charts.has_step_metric(store, group.run_ids, "theta_d"):  # as pages/training.py draws the parameter chart
+        layout = charts.FOLD_LAYOUTS["one panel per fold"]  # the page's default layout, its largest figure
+        names = charts.PARAMETER_VIEWS["θ gradients"]  # the view with the most series (3 x 5 folds)
+        fig, points = charts.step_figure(store, group.run_ids, names, title="", **layout)
+        diagnostic = drift.drift_diagnostic(store, group.run_ids)
+        drift.add_drift_reference(fig, store, group.run_ids, names, diagnostic=diagnostic, **layout)
         serialise(fig)
-    fig, n = views.step_figure(store, group.run_ids, ("loss",), title="")
+    fig, n = charts.step_figure(store, group.run_ids, ("loss",), title="")
     serialise(fig)
-    fig, m = views.validation_figure(store, group.run_ids, "ndcg@10")
+    fig, m = charts.validation_figure(store, group.run_ids, "ndcg@10")
     serialise(fig)
     return points + n + m
 
 
 def bench_live(tmp: Path, steps: int, repeats: int) -> None:
-    from ltr import views
+    from ltr.views import charts, drift, reader, run_groups, training
     from ltr.store import RunStore
 
     path = tmp / "live" / "runs.sqlite"
@@ -158,7 +158,7 @@ def bench_live(tmp: Path, steps: int, repeats: int) -> None:
     run_ids = seed_live_store(path, steps)
     print(f"live store: {LIVE_FOLDS} folds x {steps:,} steps x {len(LIVE_NAMES)} series "
           f"({LIVE_FOLDS * steps * len(LIVE_NAMES):,} rows) seeded in {time.perf_counter() - start:.1f} s")
-    drawn = views.PARAMETER_VIEWS["θ gradients"] + ("loss",)  # the series live_refresh draws
+    drawn = charts.PARAMETER_VIEWS["θ gradients"] + ("loss",)  # the series live_refresh draws
     state: dict = {}
     new_t, old_t, step = [], [], steps
     with RunStore(path) as writer:
@@ -168,10 +168,10 @@ def bench_live(tmp: Path, steps: int, repeats: int) -> None:
                                           for j in range(20)])
             step += 20
             t0 = time.perf_counter()
-            with views.session_store(state, path) as store:
+            with reader.session_store(state, path) as store:
                 live_refresh(store, run_ids)
             t1 = time.perf_counter()
-            old_live_data(path, run_ids, drawn, views.CHART_MAX_POINTS)
+            old_live_data(path, run_ids, drawn, charts.CHART_MAX_POINTS)
             t2 = time.perf_counter()
             if i:  # the first refresh of a session reads every series once (cold)
                 new_t.append(t1 - t0)

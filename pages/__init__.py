@@ -61,7 +61,7 @@ _PENDING_CSS = (".pending { background: rgba(255, 189, 69, 0.2); color: inherit;
 def answer_outbox(data: dict, *, key: str):
     """Draw the answer keys' outbox (``pages/answer_outbox.js``: Y / N answer the highlighted reason, each
     answer kept in the browser, shown pending, and sent until the server has stored it) with ``data``
-    (``pipeline.views.annotate.outbox_data``); returns what the browser sent: ``{"answers": [...],
+    (``pipeline.views.annotate_reasons.outbox_data``); returns what the browser sent: ``{"answers": [...],
     "attempt": n}``, or None before the first answer."""
     import json
 

@@ -4,7 +4,7 @@ import streamlit as st
 from core import paths
 from pages import use_app_navigation
 from pages.panels.jobs import jobs_panel
-from pipeline.views import preference as pv
+from pipeline.views import difficulty_aware_generation as view
 
 use_app_navigation()
 
@@ -14,7 +14,7 @@ st.caption("Each hard query is answered twice: with the zero-shot prompt (baseli
            "query, the highly relevant passages and both answers, in both orders; a pair whose two verdicts "
            "disagree is a tie.")
 
-with st.expander("Run a comparison (background job)", expanded=not pv.available()):
+with st.expander("Run a comparison (background job)", expanded=not view.available()):
     folder = paths.data_folder("trec_dl")
     c = st.columns([1, 2, 2, 2, 1, 1])
     c[0].selectbox("Dataset", ["dl19", "dl20", "dl21", "dl22"], key="prefer_dataset")
@@ -22,15 +22,15 @@ with st.expander("Run a comparison (background job)", expanded=not pv.available(
                     help="auto, embedded, ollama[:MODEL[@HOST]], openai:MODEL@URL")
     c[2].text_input("Pairwise judge (LLM spec)", "auto", key="prefer_judge",
                     help="a model other than the generator; the same one only with the box below ticked")
-    c[3].selectbox("Reasons", list(pv.REASON_SOURCES), format_func=pv.REASON_SOURCES.get, key="prefer_reasons")
-    c[4].number_input(pv.forms.PREFERENCE_QUERIES.label, value=10, key="prefer_max")  # checked on Start
+    c[3].selectbox("Reasons", list(view.REASON_SOURCES), format_func=view.REASON_SOURCES.get, key="prefer_reasons")
+    c[4].number_input(view.forms.PREFERENCE_QUERIES.label, value=10, key="prefer_max")  # checked on Start
     st.checkbox("Let the judge judge its own answers (the result says so)", value=False, key="prefer_self_judging")
-    prefer_busy = any(j.active for j in pv.PREFERENCE.jobs())
+    prefer_busy = any(j.active for j in view.PREFERENCE.jobs())
 
     def queue_preference() -> None:  # a callback (the rerun that follows already sees the job); reads the widgets
         s = st.session_state
         try:
-            s["queued_preference"] = pv.submit_preference(
+            s["queued_preference"] = view.submit_preference(
                 s["prefer_dataset"], folder, generator=s["prefer_generator"], judge=s["prefer_judge"],
                 reasons=s["prefer_reasons"], max_queries=s["prefer_max"],
                 allow_self_judging=bool(s.get("prefer_self_judging")))
@@ -45,20 +45,20 @@ with st.expander("Run a comparison (background job)", expanded=not pv.available(
         st.error(st.session_state.pop("queued_preference_error"))
 
 
-jobs_panel(pv.PREFERENCE, pv.jobs_frame, columns={"progress": st.column_config.TextColumn(width="large")})
+jobs_panel(view.PREFERENCE, view.jobs_frame, columns={"progress": st.column_config.TextColumn(width="large")})
 
-available = pv.available()
+available = view.available()
 if not available:
-    st.info("No preference result yet. " + pv.RUN_HELP)
+    st.info("No preference result yet. " + view.RUN_HELP)
     st.subheader("The study's figures")
-    st.dataframe(pv.study_frame(), hide_index=True,
+    st.dataframe(view.study_frame(), hide_index=True,
                  column_config={"study rate": st.column_config.NumberColumn(format="percent")})
     st.stop()
 
 
 @st.cache_data(max_entries=16, show_spinner="Reading results…")
 def load(path: str, mtime: float) -> dict:
-    return pv.load(path)
+    return view.load(path)
 
 
 def result_for(dataset: str, index: int = 0) -> dict:
@@ -68,7 +68,7 @@ def result_for(dataset: str, index: int = 0) -> dict:
 
 # ---------------------------------------------------------------------------- summary
 st.subheader("Preference rates next to the study's")
-by_configuration = pv.configurations({name: [(p, result_for(name, i)) for i, p in enumerate(paths)]
+by_configuration = view.configurations({name: [(p, result_for(name, i)) for i, p in enumerate(paths)]
                                       for name, paths in available.items()})
 chosen = st.selectbox("Configuration", list(by_configuration), key="summary_configuration",
                       help="results are compared across datasets only within one configuration (judge, generators, "
@@ -76,18 +76,18 @@ chosen = st.selectbox("Configuration", list(by_configuration), key="summary_conf
 latest = by_configuration[chosen]
 by = st.radio("Rows", ["overall", "task", "category"], horizontal=True, key="summary_by",
               help="per dataset, or per dataset and task / category")
-table = pv.summary_frame(latest, by)
-st.plotly_chart(pv.summary_figure(pv.summary_frame(latest)), key="preference_summary")
+table = view.summary_frame(latest, by)
+st.plotly_chart(view.summary_figure(view.summary_frame(latest)), key="preference_summary")
 percent = st.column_config.NumberColumn(format="percent")
 st.dataframe(table, hide_index=True,
              column_config={c: percent for c in ("preference rate", "CI low", "CI high", "verdict rate",
                                                  "inconsistent share", "study rate")}
              | {"sign test p": st.column_config.NumberColumn(format="%.3g")})
-st.download_button("Download CSV", pv.csv_bytes(table), file_name=f"preference-{by}.csv", mime="text/csv")
-study = pv.study_frame()
+st.download_button("Download CSV", view.csv_bytes(table), file_name=f"preference-{by}.csv", mime="text/csv")
+study = view.study_frame()
 st.caption(f"Study: {', '.join(f'{d} {r:.2%}' for d, r in zip(study['dataset'], study['study rate']))} "
-           f"({pv.STUDY_NOTE}). {pv.RULES_NOTE}")
-st.caption(pv.RULES_IN_FULL)
+           f"({view.STUDY_NOTE}). {view.RULES_NOTE}")
+st.caption(view.RULES_IN_FULL)
 
 # ---------------------------------------------------------------------------- one pair
 st.subheader("Side by side")
@@ -95,48 +95,48 @@ left, middle, right = st.columns([1, 2, 2])
 dataset = left.selectbox("Dataset", list(available), format_func=str.upper, key="pref_dataset")
 paths = available[dataset]
 index = middle.selectbox("Result", range(len(paths)), key="pref_result",
-                         format_func=lambda i: pv.result_label(paths[i], result_for(dataset, i)))
+                         format_func=lambda i: view.result_label(paths[i], result_for(dataset, i)))
 result = result_for(dataset, index)
-group = right.selectbox("Task or category", pv.group_options(result), key="pref_group")
-warning = pv.small_model_warning(result)
+group = right.selectbox("Task or category", view.group_options(result), key="pref_group")
+warning = view.small_model_warning(result)
 if warning:
     st.warning(warning)
-outcome_filter = st.radio("Show", pv.OUTCOME_FILTERS, horizontal=True, key="pref_filter")
-pairs = pv.select_pairs(result, group, outcome_filter)
+outcome_filter = st.radio("Show", view.OUTCOME_FILTERS, horizontal=True, key="pref_filter")
+pairs = view.select_pairs(result, group, outcome_filter)
 if not pairs:
     st.info("No pair matches these filters.")
     st.stop()
-by_key = {pv.pair_key(p): p for p in pairs}
+by_key = {view.pair_key(p): p for p in pairs}
 keys = list(by_key)
 if st.session_state.get("pref_pair") not in by_key:
     st.session_state["pref_pair"] = keys[0]
 
 
 def step(offset: int) -> None:
-    st.session_state["pref_pair"] = pv.neighbour(keys, st.session_state["pref_pair"], offset)
+    st.session_state["pref_pair"] = view.neighbour(keys, st.session_state["pref_pair"], offset)
 
 
 back, choice, forward = st.columns([1, 8, 1], vertical_alignment="bottom")
 back.button("Previous", on_click=step, args=(-1,), use_container_width=True)
-choice.selectbox(f"Query ({len(keys)} pairs)", keys, key="pref_pair", format_func=lambda k: pv.pair_label(by_key[k]))
+choice.selectbox(f"Query ({len(keys)} pairs)", keys, key="pref_pair", format_func=lambda k: view.pair_label(by_key[k]))
 forward.button("Next", on_click=step, args=(1,), use_container_width=True)
 pair = by_key[st.session_state["pref_pair"]]
 
-st.markdown(f"**Outcome:** {pv.outcome_line(pair)}")
-st.dataframe(pv.pair_details_frame(pair, result), hide_index=True)  # reasons may be LLM-written: text cells
+st.markdown(f"**Outcome:** {view.outcome_line(pair)}")
+st.dataframe(view.pair_details_frame(pair, result), hide_index=True)  # reasons may be LLM-written: text cells
 st.code(pair["query"], language=None, wrap_lines=True)
 st.markdown("**Difficulty sentence**")
 st.code(pair["difficulty"], language=None, wrap_lines=True)
 columns = st.columns(2)
 for column, side in zip(columns, ("baseline", "aware")):
     with column:
-        st.markdown(f"**{pv.SIDE_TITLES[side]}**")
+        st.markdown(f"**{view.SIDE_TITLES[side]}**")
         st.caption(f"Generator: {result['generators'][side]['label']}")
-        st.code(pv.answer_text(pair, side), language=None, wrap_lines=True)
+        st.code(view.answer_text(pair, side), language=None, wrap_lines=True)
 with st.expander("What changed in the prompt (+ added, - removed)", expanded=True):
-    st.code(pv.prompt_change(pair), language="diff", wrap_lines=True)
+    st.code(view.prompt_change(pair), language="diff", wrap_lines=True)
 st.markdown("**Verdicts in both orders**")
-st.dataframe(pv.verdict_frame(pair), hide_index=True)
+st.dataframe(view.verdict_frame(pair), hide_index=True)
 st.markdown(f"**Highly relevant passages shown to the judge** ({len(pair['passages'])}, capped at "
             f"{result['config']['max_passages']}, truncated at {result['config']['passage_chars']} characters)")
-st.dataframe(pv.passages_frame(pair), hide_index=True, column_config={"text": st.column_config.TextColumn(width="large")})
+st.dataframe(view.passages_frame(pair), hide_index=True, column_config={"text": st.column_config.TextColumn(width="large")})

@@ -4,7 +4,7 @@ import streamlit as st
 from core import paths
 from pages import use_app_navigation
 from pages.panels.jobs import jobs_panel
-from pipeline.views import overlap as view
+from pipeline.views import failure_overlap as view
 
 use_app_navigation()
 

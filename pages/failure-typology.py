@@ -1,7 +1,7 @@
 """Failure typology: the reasons an LLM gives for why hard queries fail, per task, and how they were induced."""
 import streamlit as st
 
-from pipeline.views import typology as view
+from pipeline.views import failure_typology as view
 from pages import use_app_navigation
 from pages.panels.jobs import jobs_panel
 

@@ -3,7 +3,7 @@ from functools import partial
 
 import streamlit as st
 
-from ltr import views as ltr_views
+from ltr.views import reader
 from ltr.views import findings as ltr_findings
 from pages import use_app_navigation
 from pipeline.views import findings as view
@@ -57,7 +57,7 @@ else:
     st.info(f"No stored study for {export_dataset}: run one on the Failure overlap page.")
 
 st.header("LearnDCG (ltr findings)")
-with ltr_views.session_store(st.session_state) as store:
+with reader.session_store(st.session_state) as store:
     experiments = ltr_findings.experiments(store)
     if not experiments:
         st.info("No experiment with completed runs in the run store (python -m ltr grid --config ...).")

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from core.errors import DatasetError
-from pipeline.views import hard_to_retrieve as views
+from pipeline.views import hard_to_retrieve as view
 from pages import use_app_navigation
 from pages.panels.jobs import jobs_panel
 
@@ -16,30 +16,30 @@ st.caption("Queries whose NDCG@10 falls in the bottom quantile of a retriever's 
            "generate (answers generated per query), hard to judge (LLM judges against NIST), the Venn overlap "
            "of the three sets, and a typology of the queries that fail.")
 
-folder, problem = views.data_folder_status()
+folder, problem = view.data_folder_status()
 if folder is None:
     st.warning(problem)
-    st.info(views.CONFIG_HELP)
+    st.info(view.CONFIG_HELP)
     st.stop()
 
 
 @st.cache_resource(max_entries=4, show_spinner="Loading topics, qrels and passages…")
 def dataset(name: str, folder: str):
-    return views.load(name, folder)  # shared, never copied: it holds the passage texts
+    return view.load(name, folder)  # shared, never copied: it holds the passage texts
 
 
 @st.cache_resource(max_entries=8, show_spinner="Reading run files…")
 def runs(name: str, folder: str, sources: tuple):
-    return views.load_runs(dataset(name, folder), sources)
+    return view.load_runs(dataset(name, folder), sources)
 
 
 @st.cache_data(max_entries=32, show_spinner="Scoring runs (ir_measures)…")
 def report(name: str, folder: str, sources: tuple, selected: tuple, quantile: float):
     loaded, _ = runs(name, folder, sources)
-    return views.h2r(dataset(name, folder), [r for r in loaded if r.name in selected], quantile)
+    return view.h2r(dataset(name, folder), [r for r in loaded if r.name in selected], quantile)
 
 
-name = st.selectbox("Dataset", views.DATASET_NAMES, format_func=str.upper)
+name = st.selectbox("Dataset", view.DATASET_NAMES, format_func=str.upper)
 st.caption(f"Data folder: `{folder}`")
 try:
     data = dataset(name, str(folder))
@@ -48,19 +48,19 @@ except (DatasetError, OSError, ValueError) as exc:
     st.stop()
 
 st.subheader("Coverage")
-st.dataframe(views.coverage_frame(data), hide_index=True,
+st.dataframe(view.coverage_frame(data), hide_index=True,
              column_config={"share": st.column_config.ProgressColumn("share", min_value=0.0, max_value=1.0,
                                                                      format="percent")})
-for line in views.coverage_warnings(data):
+for line in view.coverage_warnings(data):
     st.warning(line)
 
 st.subheader("Retrievers")
-sources = tuple(views.run_sources(data))
+sources = tuple(view.run_sources(data))
 loaded, problems = runs(name, str(folder), sources)
 for line in problems:
     st.error(line)
 if loaded:
-    st.dataframe(views.retriever_frame(data, loaded), hide_index=True)
+    st.dataframe(view.retriever_frame(data, loaded), hide_index=True)
 else:
     st.info("No run for this dataset yet: neither the data folder's runs/ nor the cache holds one.")
 
@@ -68,11 +68,11 @@ with st.expander("Compute a run here (background job, partial corpus)"):
     st.caption(f"Runs `python -m pipeline retrieve` over this folder's {len(data.passages):,} passages. The run is "
                "listed above once the job has finished.")
     left, right = st.columns([1, 3])
-    retriever = left.selectbox("Retriever", views.COMPUTABLE, help="dense = TAS-B when loadable, else MiniLM")
-    busy = any(j.active and j.meta.get("retriever") == retriever for j in views.RETRIEVAL.jobs(dataset=name))
+    retriever = left.selectbox("Retriever", view.COMPUTABLE, help="dense = TAS-B when loadable, else MiniLM")
+    busy = any(j.active and j.meta.get("retriever") == retriever for j in view.RETRIEVAL.jobs(dataset=name))
 
     def queue() -> None:  # a callback, so the rerun that follows already sees the job (and disables the button)
-        st.session_state["queued_retrieval"] = views.RETRIEVAL.submit(dataset=name, retriever=retriever, folder=folder)
+        st.session_state["queued_retrieval"] = view.RETRIEVAL.submit(dataset=name, retriever=retriever, folder=folder)
 
     right.button("Compute", on_click=queue, disabled=busy or not data.passages,
                  help="already queued or running" if busy else None)
@@ -80,7 +80,7 @@ with st.expander("Compute a run here (background job, partial corpus)"):
         st.success(f"Queued job #{st.session_state.pop('queued_retrieval')}.")
 
 
-jobs_panel(views.RETRIEVAL, views.jobs_frame, where={"dataset": name}, failed_logs=2, every=REFRESH_SECONDS,
+jobs_panel(view.RETRIEVAL, view.jobs_frame, where={"dataset": name}, failed_logs=2, every=REFRESH_SECONDS,
            columns={"message": st.column_config.TextColumn(width="large")})
 
 if not loaded or not data.has_qrels:
@@ -89,7 +89,7 @@ if not loaded or not data.has_qrels:
 st.subheader("Hard-to-retrieve queries")
 left, right = st.columns([3, 1])
 names = [r.name for r in loaded]
-selected = left.multiselect("Retrievers", names, default=views.default_selection(loaded),
+selected = left.multiselect("Retrievers", names, default=view.default_selection(loaded),
                             help="Full-corpus (imported) runs are selected by default; runs computed here search a "
                                  "partial corpus and are compared with them only when you add them.")
 quantile = right.slider("Quantile", min_value=0.05, max_value=0.5, value=0.25, step=0.05,
@@ -98,31 +98,31 @@ if not selected:
     st.info("Choose at least one retriever.")
     st.stop()
 result = report(name, str(folder), sources, tuple(selected), round(float(quantile), 4))
-mixed = views.mixed_corpus_warning([r for r in loaded if r.name in selected])
+mixed = view.mixed_corpus_warning([r for r in loaded if r.name in selected])
 if mixed:
     st.warning(mixed)
 
-st.dataframe(views.summary_frame(result), hide_index=True,
+st.dataframe(view.summary_frame(result), hide_index=True,
              column_config={c: st.column_config.NumberColumn(format="%.4f")
                             for c in ("mean NDCG@10", "threshold", "H2R mean NDCG@10")}
              | {"share": st.column_config.NumberColumn(format="percent")})
-for warning in views.tie_warnings(result):
+for warning in view.tie_warnings(result):
     st.warning(warning)
 if len(selected) > 1:
-    label = views.intersection_label(result)
+    label = view.intersection_label(result)
     st.metric(label.capitalize(), f"{len(result['intersection'])} queries")
     st.caption(f"{label}: " + (", ".join(result["intersection"]) or "none"))
 
-st.dataframe(views.per_query_frame(data, result), hide_index=True,
+st.dataframe(view.per_query_frame(data, result), hide_index=True,
              column_config={c: st.column_config.NumberColumn(format="%.4f")
                             for c in (f"NDCG@10 · {n}" for n in selected)})
 
-st.plotly_chart(views.sorted_figure(result, data.topics), key="h2r_sorted")
+st.plotly_chart(view.sorted_figure(result, data.topics), key="h2r_sorted")
 if len(selected) > 1:
     cx, cy = st.columns(2)
     x = cx.selectbox("x axis", selected, index=0)
     y = cy.selectbox("y axis", selected, index=1)
     if x != y:
-        st.plotly_chart(views.scatter_figure(result, data.topics, x, y), key="h2r_scatter")
+        st.plotly_chart(view.scatter_figure(result, data.topics, x, y), key="h2r_scatter")
 st.caption(f"Rule: {result['rule']}. Every retriever is scored over the same {len(data.judged_qids)} judged "
            "queries; a query missing from a run scores 0 (trec_eval -c).")

@@ -1,7 +1,8 @@
 """Home: what the two studies are, which data is available, where training runs, what the store holds."""
 import streamlit as st
 
-from ltr import views
+from ltr.views import home as view
+from ltr.views import reader
 from pages import navigation_section, use_app_navigation
 
 use_app_navigation()
@@ -32,19 +33,19 @@ with right:
 st.divider()
 device_col, runs_col, jobs_col = st.columns(3)
 device_slot = device_col.empty()  # filled last: the first torch import takes seconds
-with views.session_store(st.session_state) as store:
-    summary = views.store_summary(store)
+with reader.session_store(st.session_state) as store:
+    summary = view.store_summary(store)
 runs_col.metric("Runs in the store", summary["total"])
 runs_col.caption(" · ".join(f"{summary[s]} {s}" for s in ("completed", "running", "failed", "cancelled", "pending")))
-active = views.active_job_count()
+active = view.active_job_count()
 jobs_col.metric("Background jobs queued or running", active)
 
 st.subheader("Data sets")
-st.dataframe(views.dataset_overview(), hide_index=True, width="stretch")
-folder, status = views.trec_dl_status()
+st.dataframe(view.dataset_overview(), hide_index=True, width="stretch")
+folder, status = view.trec_dl_status()
 st.markdown(f"**TREC DL folder** (query-failure study): {status}")
 if folder:
     st.code(folder, language=None)
 st.caption("Real data folders are configured with IRDASH_DATA_<NAME> or the [data] table of irdash.toml "
            "(see core/paths.py). The synthetic presets need nothing: they are generated on first use.")
-device_slot.metric("Training device", views.training_device())
+device_slot.metric("Training device", view.training_device())

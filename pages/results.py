@@ -3,26 +3,27 @@ from functools import partial
 
 import streamlit as st
 
-from ltr import views
+from ltr.views import results as view
+from ltr.views import drift, reader, significance
 from pages import use_app_navigation
 
 use_app_navigation()
 
 
 @st.cache_data(max_entries=64, show_spinner="Running the paired t-tests...")
-def significance(store_path: str, data: str, model: str, holm: bool, configuration: str, exclude: bool,
+def significance_report(store_path: str, data: str, model: str, holm: bool, configuration: str, exclude: bool,
                  version: tuple):
     """Cached per store state (``version``): the t-tests over every pooled query take a while."""
-    with views.open_store(store_path) as store:
-        return views.significance(store, data, model, holm=holm, configuration=configuration,
+    with reader.open_store(store_path) as store:
+        return significance.significance(store, data, model, holm=holm, configuration=configuration,
                                   exclude_no_relevant=exclude)
 
 
 st.title("Compare losses")
 
-with views.session_store(st.session_state) as store:
-    options = views.result_options(store)
-    failed = views.failed_runs(store)
+with reader.session_store(st.session_state) as store:
+    options = view.result_options(store)
+    failed = view.failed_runs(store)
     if options.empty:
         st.info("No completed runs yet. Train some on the **Training** page, or run a grid with "
                 "`python -m ltr grid`.")
@@ -30,23 +31,23 @@ with views.session_store(st.session_state) as store:
         c_data, c_model, c_k = st.columns(3)
         data = c_data.selectbox("Dataset", sorted(options["data"].unique()))
         model = c_model.selectbox("Ranker", sorted(options.loc[options["data"] == data, "model"]))
-        k = c_k.selectbox("Metric", views.NDCG_CUTOFFS, index=views.NDCG_CUTOFFS.index(10), format_func=lambda v: f"NDCG@{v}")
-        every_run = views.completed_runs(store, data, model)
-        choices = views.configuration_choices(every_run)
+        k = c_k.selectbox("Metric", view.NDCG_CUTOFFS, index=view.NDCG_CUTOFFS.index(10), format_func=lambda v: f"NDCG@{v}")
+        every_run = view.completed_runs(store, data, model)
+        choices = view.configuration_choices(every_run)
         configuration = st.selectbox(
             "Configuration (runs are compared, and folds paired, only within one)", list(choices["configuration"]),
             format_func=lambda c: f"{c}  —  {int(choices.set_index('configuration').loc[c, 'runs'])} runs")
-        runs = views.runs_in_configuration(every_run, configuration)
+        runs = view.runs_in_configuration(every_run, configuration)
         st.caption("Losses and folds in this configuration: "
                    + choices.set_index("configuration").loc[configuration, "losses"]
                    + (f". {len(choices) - 1} other configuration(s) are not shown." if len(choices) > 1 else "."))
-        for loss, folds in views.missing_folds(runs).items():
+        for loss, folds in view.missing_folds(runs).items():
             st.warning(f"{loss} lacks fold(s) {', '.join(map(str, folds))} in this configuration: its mean is "
                        "over fewer folds and its t-test pairs only the folds both losses have.")
 
         st.subheader("Effectiveness against training cost")
-        table = views.cost_effectiveness(runs, k)
-        st.plotly_chart(views.cost_figure(table, k, title=f"{data} · {model}: test NDCG@{k} vs training time",
+        table = view.cost_effectiveness(runs, k)
+        st.plotly_chart(view.cost_figure(table, k, title=f"{data} · {model}: test NDCG@{k} vs training time",
                                           runs=runs), width="stretch")
         st.caption("Per loss: each fold (small points) and the mean over folds (large marker), bars from the "
                    "lowest to the highest fold. Training time is the training loop alone (no validation, "
@@ -61,38 +62,38 @@ with views.session_store(st.session_state) as store:
         exclude = st.toggle("Leave queries without a relevant document out of the t-tests", value=False,
                             help="They score NDCG 1 under every loss by convention (norel=1).")
         try:
-            report = significance(str(store.path), data, model, holm, configuration, exclude,
-                                  views.results_version(runs))
+            report = significance_report(str(store.path), data, model, holm, configuration, exclude,
+                                  view.results_version(runs))
         except ValueError as exc:  # ReportError: nothing to compare
             report = None
             st.warning(str(exc))
         if report is not None:
-            st.dataframe(views.significance_display(report, show_p=show_p).reset_index(), hide_index=True,
+            st.dataframe(significance.significance_display(report, show_p=show_p).reset_index(), hide_index=True,
                          width="stretch", column_config={"loss": st.column_config.TextColumn("loss", width="medium",
                                                                                               pinned=True)})
-            st.caption(views.significance_legend(report))
-            if views.has_tests(report):  # nothing to export while there is nothing to test
+            st.caption(significance.significance_legend(report))
+            if significance.has_tests(report):  # nothing to export while there is nothing to test
                 d_csv, d_tex = st.columns(2)
                 # files made on click (callables), not on every render: LaTeX goes through pandas' Styler
-                d_csv.download_button("Download CSV", partial(views.significance_csv, report),
+                d_csv.download_button("Download CSV", partial(significance.significance_csv, report),
                                       file_name=f"significance-{data}-{model}.csv", mime="text/csv")
-                d_tex.download_button("Download LaTeX", partial(views.significance_latex, report),
+                d_tex.download_button("Download LaTeX", partial(significance.significance_latex, report),
                                       file_name=f"significance-{data}-{model}.tex", mime="text/x-tex")
 
-        points = views.theta_vs_steps(store, runs, "theta_d")
+        points = drift.theta_vs_steps(store, runs, "theta_d")
         if not points.empty:
             st.subheader("Final θ_d against training steps")
-            st.plotly_chart(views.theta_steps_figure(points), width="stretch")
-            st.dataframe(views.fitted_slopes(points), hide_index=True, width="stretch")
+            st.plotly_chart(drift.theta_steps_figure(points), width="stretch")
+            st.dataframe(drift.fitted_slopes(points), hide_index=True, width="stretch")
             st.caption("One point per fold of this configuration. A slope equal to the loss-parameter learning rate "
                        "means the final θ_d is set by how many steps a fold trained (drift), not by the fold's data.")
 
         st.subheader("Per fold")
-        st.dataframe(views.fold_table(runs, k), width="stretch")
+        st.dataframe(view.fold_table(runs, k), width="stretch")
         losses = list(table["loss"])
         chosen = st.selectbox("Drill down into a loss", losses,
                               index=losses.index("learndcg") if "learndcg" in losses else 0)
-        st.dataframe(views.fold_detail(runs, chosen), hide_index=True, width="stretch")
+        st.dataframe(view.fold_detail(runs, chosen), hide_index=True, width="stretch")
 
     if not failed.empty:
         with st.expander(f"{len(failed)} failed or cancelled run(s)"):

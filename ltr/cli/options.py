@@ -12,7 +12,7 @@ from core.atomic import atomic_write_text
 
 def add_hyper_parameters(p: argparse.ArgumentParser, *, grid: bool) -> None:
     """Training flags shared by ``train`` and ``grid`` (in ``grid`` they override the file); the same
-    rules as the Training form's fields (``ltr.views.training_jobs.TRAINING_FIELDS``)."""
+    rules as the Training form's fields (``ltr.views.training.TRAINING_FIELDS``)."""
     default = None if grid else argparse.SUPPRESS
     p.add_argument("--epochs", type=cli.positive_int, default=default, help="maximum epochs (default 50)")
     p.add_argument("--lr", type=cli.positive_float, default=default,

@@ -19,7 +19,7 @@ DRIFT_COLOUR = "#444444"
 
 def add_drift_reference(fig: go.Figure, store: RunStore, run_ids: Sequence[str], names: Sequence[str], *,
                         per_fold: bool = False, offset: bool = False, diagnostic: pd.DataFrame | None = None) -> int:
-    """Add the dashed line ``θ₀ + loss_lr × step`` to each θ panel of a :func:`ltr.views.step_figure`
+    """Add the dashed line ``θ₀ + loss_lr × step`` to each θ panel of a :func:`ltr.views.charts.step_figure`
     figure drawn with the same ``per_fold``/``offset`` layout: one line per distinct θ₀ and loss_lr
     (usually one for all folds) on overlaid panels, one per fold on per-fold panels, and
     ``loss_lr × step`` from 0 on the "change since step 0" view. ``diagnostic``: the runs'

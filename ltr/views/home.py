@@ -3,8 +3,14 @@ from __future__ import annotations
 
 import pandas as pd
 
+from core import jobs
 from core.paths import data_folder
 from ltr.store import RunStore
+
+
+def active_job_count() -> int:
+    """Jobs queued or running, of every kind (the home page's count)."""
+    return len(jobs.list_jobs(status=jobs.ACTIVE_STATUSES, limit=None))
 
 
 def training_device() -> str:

@@ -1,7 +1,7 @@
 """The annotation items drawn from finished typology runs (what ``pipeline annotations --create-sample``
 and the "Annotate reasons" page put in a sample), and which generator an H2G run's reasons explain.
 
-Library code under both: the page's view (``pipeline.views.typology``) and the CLI import it from here.
+Library code under both: the page's view (``pipeline.views.failure_typology``) and the CLI import it from here.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The one configuration of a failure study: which collection, which components, which rules.
 
 :class:`StudyConfig` is built once, from the command line's flags (``pipeline.cli.config.study_config``)
-or from the Failure overlap page's form (``pipeline.views.overlap.study_command`` turns it into the
+or from the Failure overlap page's form (``pipeline.study.jobs.study_command`` turns it into the
 job's command line with :meth:`StudyConfig.run_args`), and every task of the study reads its part of
 it (:meth:`pipeline.study.task.FailureTask.run`). Components use the ``NAME[=FILE]`` forms of
 :mod:`pipeline.study.components`. :meth:`StudyConfig.stored` is what a study stores as its

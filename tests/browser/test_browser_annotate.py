@@ -13,7 +13,7 @@ import sqlite3
 
 import pytest
 
-from pipeline.views import typology as view
+from pipeline.views import failure_typology as view
 from pipeline.annotation.store import AnnotationStore
 from pipeline.annotation.store import default_path as annotations_path
 from pipeline.typology.induction import HardQuery, InductionConfig

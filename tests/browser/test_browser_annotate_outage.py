@@ -19,7 +19,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from pipeline.views import typology as view
+from pipeline.views import failure_typology as view
 from pipeline.annotation.store import AnnotationStore
 from pipeline.typology.induction import HardQuery, InductionConfig
 from pipeline.typology.runner import run_typology

@@ -105,7 +105,7 @@ TYPOLOGY_JOB = textwrap.dedent("""
 
 
 def test_typology_page_follows_a_job_to_its_result_without_a_reload(dashboard, tmp_path):
-    from pipeline.views import typology as view
+    from pipeline.views import failure_typology as view
 
     gate = tmp_path / "gate"
     (tmp_path / "scratch").mkdir()

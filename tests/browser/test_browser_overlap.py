@@ -14,7 +14,7 @@ from tests.browser.support import ARTIFACTS, launch_browser
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 # The page coordinates of the middle one of the transparent points that fill a Venn region (the trace
-# named after the region, pipeline.views.overlap.venn_plotly): where a researcher's click lands.
+# named after the region, pipeline.views.failure_overlap.venn_plotly): where a researcher's click lands.
 REGION_READY_JS = """(region) => {
   const gd = document.querySelector('.js-plotly-plot');
   return !!(gd && gd._fullData && gd._fullData.some(t => t.name === region));

@@ -248,7 +248,7 @@ def test_report_cli(study, tmp_path, capsys):
 @pytest.mark.parametrize("losses", [["learndcg"], ["listnet", "approxndcg"]])
 def test_a_table_with_nothing_to_test_has_means_and_no_tests(tmp_path, losses):
     """Only the candidate (or only baselines) stored: means per loss, no p-values, exports still work."""
-    from ltr.views import significance_display, significance_legend
+    from ltr.views.significance import significance_display, significance_legend
 
     with RunStore(tmp_path / "runs.sqlite") as store:
         for loss in losses:
@@ -303,20 +303,20 @@ def test_the_results_page_data_path_imports_neither_torch_nor_scipy_stats(study)
 
     code = textwrap.dedent(f"""
         import sys
-        from ltr import views
-        with views.open_store({str(study[0].path)!r}) as store:
-            options = views.result_options(store)
+        from ltr.views import drift, reader, results, significance
+        with reader.open_store({str(study[0].path)!r}) as store:
+            options = results.result_options(store)
             data, model = options.iloc[0]["data"], options.iloc[0]["model"]
-            every = views.completed_runs(store, data, model)
-            configuration = views.configuration_choices(every)["configuration"].iloc[0]
-            runs = views.runs_in_configuration(every, configuration)
-            table = views.cost_effectiveness(runs, 10)
-            views.cost_figure(table, 10, title="t", runs=runs).to_dict()
-            report = views.significance(store, data, model, holm=True, configuration=configuration,
+            every = results.completed_runs(store, data, model)
+            configuration = results.configuration_choices(every)["configuration"].iloc[0]
+            runs = results.runs_in_configuration(every, configuration)
+            table = results.cost_effectiveness(runs, 10)
+            results.cost_figure(table, 10, title="t", runs=runs).to_dict()
+            report = significance.significance(store, data, model, holm=True, configuration=configuration,
                                         exclude_no_relevant=False)
-            views.significance_display(report, show_p=True)
-            views.theta_vs_steps(store, runs, "theta_d")
-            views.fold_table(runs, 10), views.failed_runs(store)
+            significance.significance_display(report, show_p=True)
+            drift.theta_vs_steps(store, runs, "theta_d")
+            results.fold_table(runs, 10), results.failed_runs(store)
         assert report["p@10"].notna().any(), report
         print(sorted(m for m in ("torch", "scipy.stats") if m in sys.modules))
     """)

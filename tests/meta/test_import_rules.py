@@ -222,7 +222,7 @@ def views_imports(path: Path, root: Path = ROOT) -> list[str]:
 
 def test_no_cli_module_imports_a_view():
     """A page helper is not a CLI's dependency: what both need lives in the library
-    (``pipeline.annotation.typology_items.sample_items``, once in ``pipeline.views.typology``)."""
+    (``pipeline.annotation.typology_items.sample_items``, once in ``pipeline.views.failure_typology``)."""
     modules = cli_modules()
     assert any(p.parent.name == "cli" and p.name == "annotation.py" for p in modules)
     wrong = [f"{p.relative_to(ROOT)}:{hit}" for p in modules for hit in views_imports(p)]
@@ -232,6 +232,6 @@ def test_no_cli_module_imports_a_view():
 def test_the_view_import_checker_sees_function_level_and_package_imports(tmp_path):
     (tmp_path / "pipeline" / "cli").mkdir(parents=True)
     sample = tmp_path / "pipeline" / "cli" / "x.py"
-    sample.write_text("def f():\n    from pipeline.views.typology import sample_items\n"
+    sample.write_text("def f():\n    from pipeline.views.failure_typology import sample_items\n"
                       "from pipeline import views\nfrom pipeline.study import run\n")
-    assert sorted(views_imports(sample, tmp_path)) == ["2: pipeline.views.typology (sample_items)", "3: pipeline (views)"]
+    assert sorted(views_imports(sample, tmp_path)) == ["2: pipeline.views.failure_typology (sample_items)", "3: pipeline (views)"]

@@ -16,13 +16,13 @@ def cache(tmp_path, monkeypatch):
     """A private cache (run store, jobs, studies) per test, no irdash.toml, no TREC DL folder, streamlit's
     caches cleared; nothing may start on the CPU or any GPU (a job a page queues stays queued: the job
     runner has its own tests). Queued jobs and any worker a page started are ended after the test."""
-    from ltr import views
+    from ltr.views import home
 
     cache_dir = tmp_path / "cache"
     monkeypatch.setenv("IRDASH_CACHE_DIR", str(cache_dir))
     monkeypatch.setenv("IRDASH_CONFIG", str(tmp_path / "absent.toml"))
     monkeypatch.delenv("IRDASH_DATA_TREC_DL", raising=False)
-    monkeypatch.setenv(jobs.LIMITS_ENV, ",".join(["cpu=0"] + [f"cuda:{i}=0" for i in range(views.gpu_count())]))
+    monkeypatch.setenv(jobs.LIMITS_ENV, ",".join(["cpu=0"] + [f"cuda:{i}=0" for i in range(home.gpu_count())]))
     st.cache_data.clear()
     st.cache_resource.clear()
     yield cache_dir

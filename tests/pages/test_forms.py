@@ -114,8 +114,8 @@ def test_a_negative_query_count_is_refused(cache, page, label, start):
 
 def test_zero_still_means_all_queries(cache):
     """The fields' "0 = all" keeps working: no --max-queries on the command."""
-    from pipeline.views import typology
+    from pipeline.views import failure_typology
 
-    typology.submit_typology("dl19", "h2r", max_queries=0)
+    failure_typology.submit_typology("dl19", "h2r", max_queries=0)
     (job,) = jobs.list_jobs()
     assert "--max-queries" not in job.command

@@ -15,10 +15,11 @@ import sys
 import pytest
 
 from core import jobs
-from ltr import views as ltr_views
+from ltr.views import training
 from ltr.store import RunStore
 from pipeline.study import store as studies
-from pipeline.views import hard_to_retrieve, overlap, predicting_failure, preference, typology  # noqa: F401  (their kinds)
+from pipeline.views import (difficulty_aware_generation, failure_overlap, failure_typology, hard_to_retrieve,  # noqa: F401
+                            predicting_failure)  # (predicting_failure: its kind is registered too)
 from tests.support.paths import FIXTURES
 
 DUMP = FIXTURES / "jobs_store_before_kinds.sql"
@@ -56,16 +57,16 @@ def test_old_jobs_show_the_tables_and_links_they_showed(old_store):
         {"job": 1, "retriever": "bm25", "status": "queued", "message": CPU_ZERO}]
     assert hard_to_retrieve.jobs_frame(hard_to_retrieve.RETRIEVAL.jobs(dataset="dl20")).to_dict("records") == [
         {"job": 2, "retriever": "dense", "status": "failed", "message": "ValueError: no passages for dl20"}]
-    assert overlap.jobs_frame(overlap.STUDY.jobs()).to_dict("records") == [
+    assert failure_overlap.jobs_frame(failure_overlap.STUDY.jobs()).to_dict("records") == [
         {"job": 3, "dataset": "dl19", "status": "completed", "started": "2025-12-29 09:20 UTC", "progress": "",
          "study": f"/failure-overlap?dataset=dl19&study={STUDY_ID}"}]
-    assert overlap.job_lines(overlap.STUDY.jobs()) == []
-    assert typology.jobs_rows(typology.TYPOLOGY.jobs()) == [
+    assert failure_overlap.job_lines(failure_overlap.STUDY.jobs()) == []
+    assert failure_typology.jobs_rows(failure_typology.TYPOLOGY.jobs()) == [
         {"job": 4, "what": "typology h2r on dl19", "status": "cancelled", "message": ""}]
-    assert preference.jobs_frame(preference.PREFERENCE.jobs()).to_dict("records") == [
+    assert difficulty_aware_generation.jobs_frame(difficulty_aware_generation.PREFERENCE.jobs()).to_dict("records") == [
         {"job": 5, "dataset": "dl19", "status": "queued", "progress": CPU_ZERO}]
     with RunStore(old_store / "runs.sqlite") as store:
-        frame = ltr_views.jobs_frame(store, ltr_views.TRAINING.jobs(30)).drop(columns=["elapsed"])
+        frame = training.jobs_frame(store, training.TRAINING.jobs(30)).drop(columns=["elapsed"])
     assert frame.to_dict("records") == [
         {"job": 8, "label": "synthetic-mq2008 · fold 3 · learndcg · mlp · ray", "status": "queued", "resource": "ray",
          "progress": 0.0, "epochs": "", "run status": "", "run_id": "synthetic-mq2008-f3-learndcg-mlp-49f8d8b60193",
@@ -77,7 +78,7 @@ def test_old_jobs_show_the_tables_and_links_they_showed(old_store):
          "progress": 0.0, "epochs": "", "run status": "", "run_id": "synthetic-mq2008-f1-learndcg-mlp-bd45f034042a",
          "message": ""}]
     study.unlink()  # no study file (deleted since): no link
-    assert overlap.jobs_frame(overlap.STUDY.jobs())["study"].tolist() == [""]
+    assert failure_overlap.jobs_frame(failure_overlap.STUDY.jobs())["study"].tolist() == [""]
 
 
 def _stored(job: jobs.Job) -> tuple:
@@ -105,11 +106,11 @@ def test_the_forms_queue_the_rows_the_old_code_queued(old_store):
     new_ids = [
         hard_to_retrieve.RETRIEVAL.submit(dataset="dl19", retriever="bm25", folder="/data/trec_dl", start_worker=False),
         hard_to_retrieve.RETRIEVAL.submit(dataset="dl20", retriever="dense", folder="/data/trec_dl", start_worker=False),
-        overlap.submit_study("dl19", None, generator="auto", llm_judge="embedded", cap=4, max_queries=3),
-        typology.submit_typology("dl19", "h2r", max_queries=6),
-        preference.submit_preference("dl19", None, generator="auto", judge="embedded", max_queries=5)]
-    request = ltr_views.TrainingRequest(data="synthetic-mq2008", folds=(1, 2), loss="learndcg", model="mlp", epochs=3,
+        failure_overlap.submit_study("dl19", None, generator="auto", llm_judge="embedded", cap=4, max_queries=3),
+        failure_typology.submit_typology("dl19", "h2r", max_queries=6),
+        difficulty_aware_generation.submit_preference("dl19", None, generator="auto", judge="embedded", max_queries=5)]
+    request = training.TrainingRequest(data="synthetic-mq2008", folds=(1, 2), loss="learndcg", model="mlp", epochs=3,
                                         lr=1e-3, batch_size=64, slate_length=None, seed=0, patience=10)
-    new_ids += ltr_views.submit_training(request, n_gpus=0)
-    new_ids += ltr_views.submit_training(dataclasses.replace(request, folds=(3,), executor="ray"), n_gpus=0)
+    new_ids += training.submit_training(request, n_gpus=0)
+    new_ids += training.submit_training(dataclasses.replace(request, folds=(3,), executor="ray"), n_gpus=0)
     assert [_stored(jobs.get_job(i)) for i in new_ids] == [old[i] for i in range(1, 9)]

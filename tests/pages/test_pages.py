@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import jobs
-from ltr import views
+from ltr.views import charts, home, training
 from ltr.store import RunStore
 from tests.pages.support import APP
 
@@ -102,7 +102,7 @@ def test_home_empty_store(cache):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Runs in the store"] == "0"
     # The device this machine trains on, whatever it is (cpu here, "cuda (<GPU name>)" on a GPU machine).
-    assert metrics["Training device"] == views.training_device()
+    assert metrics["Training device"] == home.training_device()
     assert metrics["Training device"] == "cpu" or metrics["Training device"].startswith("cuda (")
     datasets = at.dataframe[0].value
     row = datasets.set_index("dataset").loc["synthetic-mq2008"]
@@ -157,7 +157,7 @@ def test_training_page_charts_one_line_per_fold_downsampled(cache):
     assert len(specs) == 3  # loss parameter, training loss, validation NDCG@10
     theta, drift = specs[0]["data"][:3], specs[0]["data"][3:]
     assert [t["name"] for t in theta] == ["fold 1", "fold 2", "fold 3"]
-    assert all(len(_array(t["x"])) == views.CHART_MAX_POINTS for t in theta)  # 3000 steps downsampled
+    assert all(len(_array(t["x"])) == charts.CHART_MAX_POINTS for t in theta)  # 3000 steps downsampled
     assert _array(theta[1]["x"])[[0, -1]].tolist() == [0, 2999]  # first and last step kept
     assert _array(theta[1]["y"])[0] == pytest.approx(2.0)  # fold 2 starts at 1.8 + 0.2
     # these folds drift at exactly the loss lr: each lies on its drift reference θ₀ + 0.001·step
@@ -199,7 +199,7 @@ def test_start_button_queues_one_job_per_fold_and_cancel_works(cache):
     from ltr.rankers import RANKER_NAMES
     from ltr.train import RunConfig
 
-    n_gpus = views.gpu_count()  # folds go round-robin over the GPUs when there are some
+    n_gpus = home.gpu_count()  # folds go round-robin over the GPUs when there are some
     for i, (job, fold) in enumerate(zip(sorted(queued, key=lambda j: j.id), (1, 3))):
         config = RunConfig(data=DATA, fold=fold, loss="learndcg", model=RANKER_NAMES[0], epochs=3)
         assert job.command[:4] == [sys.executable, "-m", "ltr", "train"]
@@ -217,7 +217,7 @@ def test_start_button_queues_one_job_per_fold_and_cancel_works(cache):
 def test_training_page_shows_failed_job_and_failed_run_errors(cache):
     ids = _seed(cache)
     job_id = jobs.submit([sys.executable, "-c", f"import sys; sys.exit({HOSTILE!r})"], label="broken run",
-                         meta={"kind": views.TRAINING.name, "run_ids": [ids["failed"]]}, start_worker=False)
+                         meta={"kind": training.TRAINING.name, "run_ids": [ids["failed"]]}, start_worker=False)
     # Drive the runner in-process (the worker loop's two steps) instead of a detached worker.
     executor = jobs.LocalProcessExecutor()
     jobs.start_queued(executor, limits={"cpu": 1})
@@ -435,7 +435,7 @@ def test_one_fold_one_panel_per_fold_and_remaining_time(cache):
         store.log_steps(rid, [(s, 0, {"loss": 1.0, "theta_d": 0.5 + 1e-3 * s}) for s in range(10)])
         for epoch in range(4):
             store.log_epoch(rid, epoch, {"ndcg@10": 0.5, "seconds": 3.0})
-    jobs.submit(["true"], label="fold 1", meta={"kind": views.TRAINING.name, "run_ids": [rid], "fold": 1},
+    jobs.submit(["true"], label="fold 1", meta={"kind": training.TRAINING.name, "run_ids": [rid], "fold": 1},
                 start_worker=False)
     from core.db import transaction
     from core.jobs.records import connect_jobs

@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import jobs
-from pipeline.views import overlap as view
+from pipeline.views import failure_overlap as view
 from pipeline.sets.rule import SetSummary, hard_set
 from pipeline.judging.judgments import DEFAULT_CAP
 from pipeline.study.jobs import study_command, study_link

@@ -1,4 +1,4 @@
-"""The "Difficulty-aware generation" page (AppTest) and pipeline.views.preference, on a scripted stored result."""
+"""The "Difficulty-aware generation" page (AppTest) and pipeline.views.difficulty_aware_generation, on a scripted stored result."""
 from __future__ import annotations
 
 
@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from pipeline.prompting import preference
-from pipeline.views import preference as pv
+from pipeline.views import difficulty_aware_generation as pv
 from pipeline.llm.base import SMALL_MODEL
 from pipeline.prompting.jobs import prefer_command
 from tests.support.preference_helpers import HOSTILE, stored_result

@@ -10,8 +10,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import jobs
-from pipeline.views import annotate as annotate_view
-from pipeline.views import typology as view
+from pipeline.views import annotate_reasons as annotate_view
+from pipeline.views import failure_typology as view
 from pipeline.annotation.store import AnnotationStore
 from pipeline.typology.induction import HardQuery, InductionConfig
 from pipeline.typology.runner import run_typology

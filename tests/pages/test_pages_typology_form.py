@@ -4,7 +4,7 @@ the CLI's max-rounds field, checked before anything is queued."""
 from __future__ import annotations
 
 from pipeline.llm import gguf_models
-from pipeline.views import typology as view
+from pipeline.views import failure_typology as view
 from tests.pages.support import app_page
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ltr import views
+from ltr.views import charts, drift, results
 from ltr.store import RunStore
 
 LR = 0.01
@@ -39,41 +39,41 @@ def store(tmp_path):
 
 
 def test_diagnostic_tells_drift_from_settling(store):
-    diag = views.drift_diagnostic(store, ["drift-f1", "drift-f2", "settle-f1"]).set_index("run_id")
-    drift, settle = diag.loc["drift-f2"], diag.loc["settle-f1"]
-    assert drift["steps"] == 300 and drift["loss_lr"] == LR
-    assert drift["grad_negative"] == pytest.approx(0.9) and drift["grad_zero"] == pytest.approx(0.1)
-    assert drift["grad_positive"] == 0.0 and drift["one_sign"] == 1.0
-    assert drift["of_reference"] == pytest.approx(299 / 300)  # it used all of Adam's maximal drift
-    assert drift["drift_reference"] == pytest.approx(0.5413 + LR * 300)
+    diag = drift.drift_diagnostic(store, ["drift-f1", "drift-f2", "settle-f1"]).set_index("run_id")
+    drifting, settle = diag.loc["drift-f2"], diag.loc["settle-f1"]
+    assert drifting["steps"] == 300 and drifting["loss_lr"] == LR
+    assert drifting["grad_negative"] == pytest.approx(0.9) and drifting["grad_zero"] == pytest.approx(0.1)
+    assert drifting["grad_positive"] == 0.0 and drifting["one_sign"] == 1.0
+    assert drifting["of_reference"] == pytest.approx(299 / 300)  # it used all of Adam's maximal drift
+    assert drifting["drift_reference"] == pytest.approx(0.5413 + LR * 300)
     assert settle["one_sign"] == pytest.approx(0.5) and abs(settle["of_reference"]) < 0.2
 
 
 def test_drift_reference_line_on_the_theta_chart(store):
-    fig, _ = views.step_figure(store, ["drift-f1", "drift-f2"], ["theta_d"], title="t")
-    assert views.add_drift_reference(fig, store, ["drift-f1", "drift-f2"], ["theta_d"]) == 1  # same θ₀ and lr
+    fig, _ = charts.step_figure(store, ["drift-f1", "drift-f2"], ["theta_d"], title="t")
+    assert drift.add_drift_reference(fig, store, ["drift-f1", "drift-f2"], ["theta_d"]) == 1  # same θ₀ and lr
     line = [t for t in fig.data if t.legendgroup == "drift"][0]
     assert list(line.x) == [0, 300] and line.y[1] == pytest.approx(0.5413 + LR * 300)
     assert line.line.dash == "dash"
     # a panel without a θ gets no reference
-    fig, _ = views.step_figure(store, ["drift-f1"], ["loss"], title="t")
-    assert views.add_drift_reference(fig, store, ["drift-f1"], ["loss"]) == 0
+    fig, _ = charts.step_figure(store, ["drift-f1"], ["loss"], title="t")
+    assert drift.add_drift_reference(fig, store, ["drift-f1"], ["loss"]) == 0
     # nor does a run whose config names no learning rate (the line would read "θ₀ + nan·step")
     store.register_run("no-lr", {"data": "synthetic-mq2008", "fold": 3, "loss": "learndcg", "model": "mlp", "seed": 0})
     store.log_steps("no-lr", [(s, 0, {"theta_d": 0.5 + 0.01 * s}) for s in range(10)])
-    for layout in views.FOLD_LAYOUTS.values():
-        fig, _ = views.step_figure(store, ["no-lr"], ["theta_d"], title="t", **layout)
-        assert views.add_drift_reference(fig, store, ["no-lr"], ["theta_d"], **layout) == 0, layout
+    for layout in charts.FOLD_LAYOUTS.values():
+        fig, _ = charts.step_figure(store, ["no-lr"], ["theta_d"], title="t", **layout)
+        assert drift.add_drift_reference(fig, store, ["no-lr"], ["theta_d"], **layout) == 0, layout
 
 
 def test_final_theta_against_steps_has_the_learning_rate_as_slope_when_drifting(store):
     runs = store.list_runs(run_ids=["drift-f1", "drift-f2", "settle-f1"])
-    points = views.theta_vs_steps(store, runs)
+    points = drift.theta_vs_steps(store, runs)
     assert sorted(points["steps"]) == [100, 200, 300]
-    slopes = views.fitted_slopes(points).set_index("loss")
+    slopes = drift.fitted_slopes(points).set_index("loss")
     assert slopes.loc["learndcg", "slope_per_step"] == pytest.approx(LR, rel=1e-6)  # drift: set by the step count
     assert np.isnan(slopes.loc["learndcg_meta", "slope_per_step"])  # one point: no slope
-    fig = views.theta_steps_figure(points)
+    fig = drift.theta_steps_figure(points)
     assert {t.name for t in fig.data} >= {"learndcg", "learndcg_meta", "learndcg fit"}
 
 
@@ -88,16 +88,16 @@ def test_results_runs_of_one_configuration_only(tmp_path):
                 store.register_run(cfg.run_id, cfg.result_config())
                 store.start_run(cfg.run_id, device="cpu")
                 store.finish_run(cfg.run_id, test_means={"ndcg@10": lr * 100}, per_query={}, train_seconds=1.0)
-        runs = views.completed_runs(store, "synthetic-mq2008", "mlp")
-        choices = views.configuration_choices(runs)
+        runs = results.completed_runs(store, "synthetic-mq2008", "mlp")
+        choices = results.configuration_choices(runs)
         assert len(choices) == 2 and "lr=0.001" in choices["configuration"][0]  # most runs first
-        low = views.runs_in_configuration(runs, choices["configuration"][0])
-        high = views.runs_in_configuration(runs, choices["configuration"][1])
+        low = results.runs_in_configuration(runs, choices["configuration"][0])
+        high = results.runs_in_configuration(runs, choices["configuration"][1])
         assert set(low["test_ndcg10"]) == {0.1} and set(high["test_ndcg10"]) == {1.0}  # never mixed
-        assert views.missing_folds(low) == {"approxndcg": [3]}
-        table = views.fold_table(low)
+        assert results.missing_folds(low) == {"approxndcg": [3]}
+        table = results.fold_table(low)
         assert table.loc["mean", "learndcg"] == pytest.approx(0.1)
-        assert views.missing_folds(high) == {}
+        assert results.missing_folds(high) == {}
 
 
 def _label_boxes(fig):
@@ -114,7 +114,7 @@ def test_final_theta_labels_of_folds_that_ran_equally_long_do_not_overlap():
                            "fold": [1, 2, 3, 4, 5, 1, 2, 6], "steps": [500] * 7 + [900],
                            "theta_final": [0.71, 0.7102, 0.7099, 0.7101, 0.7, 0.7103, 0.2, 0.9],
                            "loss_lr": [1e-3] * 8, "run_id": [f"r{i}" for i in range(8)]})
-    fig = views.theta_steps_figure(points)
+    fig = drift.theta_steps_figure(points)
     labels = _label_boxes(fig)
     texts = [text for _, _, text in labels]
     # every fold is still named once, on the figure

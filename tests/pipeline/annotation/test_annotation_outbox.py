@@ -12,7 +12,7 @@ from concurrent.futures import ProcessPoolExecutor
 import pytest
 
 from pipeline.annotation.store import AnnotationStore
-from pipeline.views import annotate
+from pipeline.views import annotate_reasons
 from tests.pipeline.annotation.support import item
 
 
@@ -108,7 +108,7 @@ def test_a_store_without_the_received_table_opens_and_keeps_its_answers(tmp_path
 def sampled(tmp_path, monkeypatch):
     monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
     items = [item("q1", assigned=("Numbers", "Jargon")), item("q2", assigned=())]
-    with annotate.open_annotation_store() as store:
+    with annotate_reasons.open_annotation_store() as store:
         store.create_sample(items, size=2, seed=0)
     return {it.qid: it for it in items}
 
@@ -119,17 +119,17 @@ def test_receive_outbox_stores_in_given_order_and_acknowledges_each(sampled):
     state = {"focus": 0}
     outbox = {"answers": [entry(it, "Numbers", False, t0 + 2, "b"), entry(it, "Numbers", True, t0 + 1, "a"),
                           entry(sampled["q2"], None, False, t0 + 3, "c")], "attempt": 1}
-    assert annotate.receive_outbox(state, outbox, "ann", it)
-    assert state[annotate.OUTBOX_ACKS] == {"a": "stored", "b": "stored", "c": "stored"}
-    with annotate.open_annotation_store() as store:
+    assert annotate_reasons.receive_outbox(state, outbox, "ann", it)
+    assert state[annotate_reasons.OUTBOX_ACKS] == {"a": "stored", "b": "stored", "c": "stored"}
+    with annotate_reasons.open_annotation_store() as store:
         assert store.answers("ann", it)["Numbers"] == 0  # the later one (b) is the answer
         assert ("run-h2r", "dl19", "h2r", "q2") in store.completed("ann")
     assert state["focus"] == 1  # as a click: the next reason not yet marked is highlighted
-    assert not annotate.receive_outbox(state, outbox, "ann", it)  # sent again: nothing new, no redraw
-    assert set(state[annotate.OUTBOX_ACKS]) == {"a", "b", "c"}
-    data = annotate.outbox_data(state, "ann", "default", it, {"Numbers": 0}, 1)
-    assert data["acks"] == state[annotate.OUTBOX_ACKS] and data["assigned"] == ["Numbers", "Jargon"]
-    assert annotate.save_problems(state) == []
+    assert not annotate_reasons.receive_outbox(state, outbox, "ann", it)  # sent again: nothing new, no redraw
+    assert set(state[annotate_reasons.OUTBOX_ACKS]) == {"a", "b", "c"}
+    data = annotate_reasons.outbox_data(state, "ann", "default", it, {"Numbers": 0}, 1)
+    assert data["acks"] == state[annotate_reasons.OUTBOX_ACKS] and data["assigned"] == ["Numbers", "Jargon"]
+    assert annotate_reasons.save_problems(state) == []
 
 
 def test_receive_outbox_reports_what_it_cannot_store(sampled, monkeypatch):
@@ -137,30 +137,30 @@ def test_receive_outbox_reports_what_it_cannot_store(sampled, monkeypatch):
     state = {"focus": None}
     bad = [{"id": "x1", "annotator": "ann"}, entry(it, "Weather", True, time.time(), "x2"),
            entry(it, "Numbers", True, time.time(), "x3", sample="gone"), "not an entry", {"no": "id"}]
-    assert annotate.receive_outbox(state, {"answers": bad}, "ann", it)
-    assert state[annotate.OUTBOX_ACKS] == {"x1": "refused", "x2": "refused", "x3": "refused"}  # dropped by the browser
-    messages = annotate.save_problems(state)
+    assert annotate_reasons.receive_outbox(state, {"answers": bad}, "ann", it)
+    assert state[annotate_reasons.OUTBOX_ACKS] == {"x1": "refused", "x2": "refused", "x3": "refused"}  # dropped by the browser
+    messages = annotate_reasons.save_problems(state)
     assert len(messages) == 3 and all(m.startswith("Not saved: ") for m in messages)
     assert "'Weather' is not a category" in messages[1] and "not in sample 'gone'" in messages[2]
-    assert annotate.receive_outbox(state, None, "ann", it) is True and state[annotate.OUTBOX_ACKS] == {}
+    assert annotate_reasons.receive_outbox(state, None, "ann", it) is True and state[annotate_reasons.OUTBOX_ACKS] == {}
 
     def unreachable():
         raise sqlite3.OperationalError("unable to open database file")
 
-    monkeypatch.setattr(annotate, "open_annotation_store", unreachable)
+    monkeypatch.setattr(annotate_reasons, "open_annotation_store", unreachable)
     state = {}
-    assert not annotate.receive_outbox(state, {"answers": [entry(it, "Numbers", True, time.time(), "y")]}, "ann", it)
-    assert state[annotate.OUTBOX_ACKS] == {}  # no outcome: the browser keeps it and sends it again
-    assert "kept in this browser" in annotate.save_problems(state)[0]
+    assert not annotate_reasons.receive_outbox(state, {"answers": [entry(it, "Numbers", True, time.time(), "y")]}, "ann", it)
+    assert state[annotate_reasons.OUTBOX_ACKS] == {}  # no outcome: the browser keeps it and sends it again
+    assert "kept in this browser" in annotate_reasons.save_problems(state)[0]
 
 
 def test_a_superseded_answer_is_said_so(sampled):
     it = sampled["q1"]
     given = time.time() - 60
-    with annotate.open_annotation_store() as store:
+    with annotate_reasons.open_annotation_store() as store:
         store.set_answer("ann", it, "Numbers", True)
     state = {}
-    annotate.receive_outbox(state, {"answers": [entry(it, "Numbers", False, given, "s")]}, "ann", it)
-    assert state[annotate.OUTBOX_ACKS] == {"s": "superseded"}
-    (message,) = annotate.save_problems(state)
+    annotate_reasons.receive_outbox(state, {"answers": [entry(it, "Numbers", False, given, "s")]}, "ann", it)
+    assert state[annotate_reasons.OUTBOX_ACKS] == {"s": "superseded"}
+    (message,) = annotate_reasons.save_problems(state)
     assert message.startswith("Not applied: Numbers → incorrect") and "the later one is kept" in message

@@ -97,7 +97,7 @@ def test_a_study_stores_the_finish_reasons_and_the_truncation_counts(tmp_path, s
     g = stored.generators["ollama:llama3.2:3b"]
     assert g.finish_reasons["q2"] == "length" and g.bertscore["truncated"] == ["q2"]
     assert "q2" not in g.per_query and stored.configuration["truncated_answers"] == "exclude"
-    from pipeline.views import overlap as view
+    from pipeline.views import failure_overlap as view
 
     label = next(iter(stored.configurations))
     from pipeline.generation.answers import GENERATION_OPTIONS
@@ -119,7 +119,7 @@ def test_the_typology_context_says_the_answer_was_cut():
 
 def test_difficulty_aware_answers_cut_at_the_limit_are_marked(tmp_path):
     from pipeline.prompting.preference import AnswerSide, _answers
-    from pipeline.views.preference import answer_text
+    from pipeline.views.difficulty_aware_generation import answer_text
 
     def respond(messages):
         return Completion("half an answer", "length") if "cut" in messages[-1]["content"] else "a whole answer."
@@ -137,7 +137,7 @@ def test_difficulty_aware_answers_cut_at_the_limit_are_marked(tmp_path):
 
 
 def test_the_page_form_passes_the_truncation_choice_to_the_study():
-    from pipeline.views import overlap as view
+    from pipeline.views import failure_overlap as view
 
     def value(command, option):
         return command[command.index(option) + 1]

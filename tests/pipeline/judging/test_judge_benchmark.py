@@ -84,7 +84,7 @@ def test_benchmark_line_says_how_many_pairs_the_logprob_judge_and_an_undefined_k
 
 
 def test_overlap_provenance_names_the_offline_model_and_the_judge_benchmark(tmp_path, monkeypatch):
-    from pipeline.views.overlap import provenance_lines
+    from pipeline.views.failure_overlap import provenance_lines
     from pipeline.study.result import (Components, ConfigurationResult, GeneratorResult, JudgeResult, RetrieverResult,
                                        StudyResult)
 

@@ -193,7 +193,7 @@ def test_progress_writer_records_stages(cache):
 def test_job_fraction_counts_finished_stages_and_the_current_share(cache):
     from types import SimpleNamespace
 
-    from pipeline.views import overlap as overlap_view
+    from pipeline.views import failure_overlap as overlap_view
 
     writer = job_progress.ProgressWriter("k2", stages=4, interval=0)
     writer.stage("retriever", 0)
@@ -209,7 +209,7 @@ def test_a_failed_study_job_row_shows_the_error_line_not_the_exit_code(tmp_path,
     from tests.support.waiting import wait_for_job_status
 
     from core import jobs
-    from pipeline.views import overlap as overlap_view
+    from pipeline.views import failure_overlap as overlap_view
 
     monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv(jobs.LIMITS_ENV, raising=False)
@@ -243,7 +243,7 @@ def test_a_failed_study_job_row_shows_the_error_line_not_the_exit_code(tmp_path,
 def test_a_queued_typology_job_says_why_it_waits(tmp_path, monkeypatch):
     """Item 6: every failure page's jobs table gives a queued job's reason (here the typology page's)."""
     from core import jobs
-    from pipeline.views import typology as typology_view
+    from pipeline.views import failure_typology as typology_view
 
     monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv(jobs.LIMITS_ENV, "cpu=0")

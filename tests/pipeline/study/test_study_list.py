@@ -9,7 +9,7 @@ from pipeline import cli
 from pipeline.study import store as studies
 from pipeline.study.config import load_collection
 from pipeline.study.run import run_study
-from pipeline.views import overlap as view
+from pipeline.views import failure_overlap as view
 from tests.support.failure_fixture import write_collection
 
 

@@ -146,7 +146,7 @@ def test_the_page_shows_the_rule_both_sizes_the_warning_and_labels_an_old_study(
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
-    from pipeline.views import overlap as view
+    from pipeline.views import failure_overlap as view
 
     monkeypatch.setenv("IRDASH_CONFIG", str(tmp_path / "absent.toml"))
     monkeypatch.delenv("IRDASH_DATA_TREC_DL", raising=False)

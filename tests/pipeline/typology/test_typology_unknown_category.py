@@ -265,7 +265,7 @@ def test_the_typology_page_counts_and_shows_the_names_outside_the_typology_as_te
 def test_the_annotate_page_shows_the_names_outside_the_typology_as_text(outside_run):
     from streamlit.testing.v1 import AppTest
 
-    from pipeline.views import typology as view
+    from pipeline.views import failure_typology as view
     from tests.pages.support import APP, TIMEOUT, page_texts
 
     with TypologyStore() as store:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.sets.overlap import overlap_analysis
-from pipeline.views import overlap as view
+from pipeline.views import failure_overlap as view
 
 UNIVERSE = [f"q{i}" for i in range(20)]
 # set labels at the left and right edges: before, "Hard to retrieve (5)" began at x = -3 px and

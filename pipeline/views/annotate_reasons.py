@@ -22,7 +22,7 @@ from pipeline.annotation.items import AnnotationError, Item
 from pipeline.annotation.store import DEFAULT_SAMPLE, AnnotationStore
 from pipeline.annotation.store import default_path as annotations_path
 from pipeline.typology.categories import TASK_TITLES
-from pipeline.views.typology import when
+from pipeline.views.failure_typology import when
 from pipeline.annotation.validation import DEFINITIONS, EXCLUDED_WORDS, OVERALL
 from pipeline.annotation.validation import report as validation_report  # noqa: F401  (the page's import)
 from pipeline.annotation.csv_format import CSV_COLUMNS  # noqa: F401  (the page's import)

@@ -89,10 +89,6 @@ def executor_setting() -> tuple[str, str]:
 
 
 # ---------------------------------------------------------------------------- jobs table
-def active_job_count() -> int:
-    return len(jobs.list_jobs(status=jobs.ACTIVE_STATUSES, limit=None))
-
-
 def _elapsed(start: float | None, end: float | None) -> str:
     if start is None:
         return ""

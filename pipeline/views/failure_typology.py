@@ -1,6 +1,6 @@
 """Data and charts for the "Failure typology" page (pages only lay out widgets); the annotation sample
 drawn from its runs is library code (:mod:`pipeline.annotation.typology_items`, reached here by the
-"Annotate reasons" page, whose own state and tables are :mod:`pipeline.views.annotate`).
+"Annotate reasons" page, whose own state and tables are :mod:`pipeline.views.annotate_reasons`).
 
 Reads the typology store; the only writes are a job submitted to the queue. Text from models and
 passages goes into DataFrames and ``st.text`` as plain strings (never HTML or Markdown); where a
