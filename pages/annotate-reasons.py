@@ -92,7 +92,7 @@ with annotate_tab:
     st.progress(n_done / len(queue) if queue else 0.0, text=f"{n_done} of {len(queue)} queries complete")
 
     pos = view.open_position(state, annotator, sample, queue, done,
-                                 {k: st.query_params.get(k) for k in ("dataset", "task", "qid")})
+                             {k: st.query_params.get(k) for k in ("dataset", "task", "qid")})
     item = queue[pos]
     saved = store.saved(annotator, item)
     answers = {c: v["value"] for c, v in saved.items()}

@@ -69,7 +69,7 @@ def result_for(dataset: str, index: int = 0) -> dict:
 # ---------------------------------------------------------------------------- summary
 st.subheader("Preference rates next to the study's")
 by_configuration = view.configurations({name: [(p, result_for(name, i)) for i, p in enumerate(paths)]
-                                      for name, paths in available.items()})
+                                        for name, paths in available.items()})
 chosen = st.selectbox("Configuration", list(by_configuration), key="summary_configuration",
                       help="results are compared across datasets only within one configuration (judge, generators, "
                            "settings, typology, templates); the newest result of each dataset in it")

@@ -12,11 +12,11 @@ use_app_navigation()
 
 @st.cache_data(max_entries=64, show_spinner="Running the paired t-tests...")
 def significance_report(store_path: str, data: str, model: str, holm: bool, configuration: str, exclude: bool,
-                 version: tuple):
+                        version: tuple):
     """Cached per store state (``version``): the t-tests over every pooled query take a while."""
     with reader.open_store(store_path) as store:
         return significance.significance(store, data, model, holm=holm, configuration=configuration,
-                                  exclude_no_relevant=exclude)
+                                         exclude_no_relevant=exclude)
 
 
 st.title("Compare losses")
@@ -48,7 +48,7 @@ with reader.session_store(st.session_state) as store:
         st.subheader("Effectiveness against training cost")
         table = view.cost_effectiveness(runs, k)
         st.plotly_chart(view.cost_figure(table, k, title=f"{data} · {model}: test NDCG@{k} vs training time",
-                                          runs=runs), width="stretch")
+                                         runs=runs), width="stretch")
         st.caption("Per loss: each fold (small points) and the mean over folds (large marker), bars from the "
                    "lowest to the highest fold. Training time is the training loop alone (no validation, "
                    "checkpoints, start-up or warm-up step) plus NeuralLoss's surrogate pre-training, as "

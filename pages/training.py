@@ -54,9 +54,9 @@ with st.container(border=True):
                    "store and **Cancel** cancels the task.")
     if st.button("Start training", type="primary", disabled=not folds):
         request = view.TrainingRequest(data=data, folds=tuple(sorted(folds)), loss=loss, model=model,
-                                        epochs=int(epochs), lr=float(lr), batch_size=int(batch_size),
-                                        slate_length=int(slate_length) or None, seed=int(seed),
-                                        patience=int(patience), executor=executor)
+                                       epochs=int(epochs), lr=float(lr), batch_size=int(batch_size),
+                                       slate_length=int(slate_length) or None, seed=int(seed),
+                                       patience=int(patience), executor=executor)
         try:
             job_ids = view.submit_training(request)
         except ValueError as exc:  # a bad field (FormError), an invalid config (RunInputError) or no fold
@@ -115,7 +115,7 @@ def charts_section(store) -> None:
         names = charts.PARAMETER_VIEWS[parameter_view or "θ_d"]
         fold_layout = charts.FOLD_LAYOUTS[layout or "one panel per fold"]
         fig, n_points = charts.step_figure(store, group.run_ids, names, title="Loss parameters over training",
-                                          **fold_layout)
+                                           **fold_layout)
         diagnostic = drift.drift_diagnostic(store, group.run_ids)
         drift.add_drift_reference(fig, store, group.run_ids, names, diagnostic=diagnostic, **fold_layout)
         st.plotly_chart(fig, key="param_chart", width="stretch")
