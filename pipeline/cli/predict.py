@@ -22,8 +22,8 @@ def collections(args) -> list:
     return [load_collection(d, data_dir=args.data) for d in dict.fromkeys(args.dataset)]
 
 
-def _ci(interval) -> str:
-    return "" if not interval else f" [{interval[0]:+.2f}, {interval[1]:+.2f}]"
+def _ci(interval, fmt="+.2f") -> str:
+    return "" if not interval else f" [{interval[0]:{fmt}}, {interval[1]:{fmt}}]"
 
 
 def _num(value, fmt="+.3f") -> str:
@@ -57,7 +57,7 @@ def cmd_predict(args) -> None:
         mark = "*" if row.kendall_p_holm is not None and row.kendall_p_holm < 0.05 else " "
         print(f"{row.dataset:6} {row.predictor:32} {row.target:40} n={row.n:<4} τ={_num(row.kendall_tau)}"
               f"{_ci(row.intervals.get('kendall_tau'))}{mark} AUC={_num(row.auc, '.3f')}"
-              f"{_ci(row.intervals.get('auc'))}{'  ' + row.note if row.note and row.kendall_tau is None else ''}")
+              f"{_ci(row.intervals.get('auc'), '.2f')}{'  ' + row.note if row.note and row.kendall_tau is None else ''}")
     print(f"stored as {result_id} ({path}); the Predicting failure page shows it")
 
 
