@@ -124,14 +124,14 @@ def expand_grid(spec: Mapping[str, Any], *, source: str = "grid") -> Grid:
 def validate_grid(grid: Grid) -> None:
     """Names and data sets checked up front, so a typo fails the grid before any run starts."""
     from ltr.data.datasets import DatasetError, resolve_dataset
-    from ltr.losses import LOSS_NAMES
-    from ltr.rankers import RANKER_NAMES
+    from ltr.losses import LOSSES
+    from ltr.rankers import RANKERS
 
     for cfg in grid.configs:
-        if cfg.loss not in LOSS_NAMES:
-            raise GridError(f"unknown loss {cfg.loss!r}; choose from {', '.join(LOSS_NAMES)}")
-        if cfg.model not in RANKER_NAMES:
-            raise GridError(f"unknown model {cfg.model!r}; choose from {', '.join(RANKER_NAMES)}")
+        if cfg.loss not in LOSSES.names():
+            raise GridError(f"unknown loss {cfg.loss!r}; choose from {', '.join(LOSSES.names())}")
+        if cfg.model not in RANKERS.names():
+            raise GridError(f"unknown model {cfg.model!r}; choose from {', '.join(RANKERS.names())}")
     for data in sorted({cfg.data for cfg in grid.configs}):
         try:
             spec, _ = resolve_dataset(data)

@@ -21,7 +21,7 @@ from scipy import special
 from core.atomic import atomic_write_text
 from core.multiple_testing import holm_adjust  # noqa: F401  (the table's Holm; re-exported for callers)
 from ltr.cutoffs import NDCG_CUTOFFS
-from ltr.names import LEARNABLE_LOSSES, LOSS_NAMES
+from ltr.losses import LEARNABLE_LOSSES, LOSS_NAMES
 from ltr.store import RunStore, canonical_data, ndcg_per_query
 
 CANDIDATE = "learndcg"
@@ -147,7 +147,7 @@ def significance_table(store: RunStore, data: str, model: str, *, candidate: str
     under a second name). Raises :class:`ReportError` when nothing is stored.
     """
     from ltr.conventions import metric_name
-    from ltr.names import IDENTICAL_AT_DEFAULTS
+    from ltr.losses import IDENTICAL_AT_DEFAULTS
 
     if candidate not in LOSS_NAMES:  # a typo would otherwise give a table with no test at all
         raise ReportError(f"unknown candidate loss {candidate!r}; choose from {', '.join(LOSS_NAMES)}")

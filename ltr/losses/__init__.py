@@ -1,7 +1,20 @@
-"""The eleven ranking losses of the LearnDCG study, and an identifiable LearnDCG, behind one factory.
+"""The ranking losses of the LearnDCG study by name, and the factory that builds them; importable without torch.
 
-    loss = make_loss(name, **params)      # a torch.nn.Module
+    loss = make_loss(name, **params)      # a torch.nn.Module (ltr.losses._common.RankingLoss)
     value = loss(scores, labels)          # scores, labels: [B, n]; labels padded with -1 -> scalar
+
+Each loss module declares its losses where it defines them (:data:`LOSSES`, a :class:`core.registry.Registry`)::
+
+    @register_loss("ranknet", order=1)
+    class RankNet(RankingLoss): ...
+
+with ``order`` (its place in the study order that tables and pages follow), ``learnable=True`` for
+losses with learnable parameters (trained at the loss-parameter learning rate ``loss_lr``; they log θ),
+and, for a loss that equals another at its default parameters, ``twin`` (that loss), ``twin_note``
+(why) and ``twin_defaults`` (those parameters). Adding a loss is one new module in this package. The
+names and that metadata are read from the modules' source, so tables and pages (the Results and
+Training pages) list and sort losses without importing torch; :func:`make_loss` imports the module
+of the loss it builds.
 
 Every loss is vectorised over the batch, device-agnostic, ignores padded documents (their scores
 never reach the value or the gradient) and exposes ``tracked_parameters()`` / ``theta_gradients()``
@@ -14,85 +27,47 @@ lists it under both names, marked identical by construction. With other paramete
 """
 from __future__ import annotations
 
-from torch import nn
+from core.registry import Registry
 
-from ltr.losses._common import PADDED_LABEL, RankingLoss
-from ltr.losses.approxndcg import ApproxNDCG
-from ltr.losses.lambdaloss import LambdaLoss
-from ltr.losses.lambdarank import LambdaRank
-from ltr.losses.learndcg import LearnDCG
-from ltr.losses.learndcg_meta import LearnDCGMeta
-from ltr.losses.listmle import ListMLE
-from ltr.losses.listnet import ListNet
-from ltr.losses.neuralloss import NeuralLoss
-from ltr.losses.neuralndcg import NeuralNDCG
-from ltr.losses.ranknet import RankNet
-from ltr.losses.rmse import RMSE
-from ltr.names import IDENTICAL_AT_DEFAULTS, LEARNABLE_LOSSES, LOSS_NAMES
+LOSSES = Registry("ltr.losses", "register_loss", "loss")
+register_loss = LOSSES.register
 
-
-def _learndcg_fixed(**params) -> LearnDCG:
-    return LearnDCG(**params, learnable=False)
-
-
-_FACTORIES = {
-    "ranknet": RankNet,
-    "listnet": ListNet,
-    "listmle": ListMLE,
-    "rmse": RMSE,
-    "lambdarank": LambdaRank,
-    "lambdaloss": LambdaLoss,
-    "approxndcg": ApproxNDCG,
-    "neuralndcg": NeuralNDCG,
-    "neuralloss": NeuralLoss,
-    "learndcg": LearnDCG,
-    "learndcg_fixed": _learndcg_fixed,
-    "learndcg_meta": LearnDCGMeta,
-}
-# learndcg_fixed's defaults, at which it is reported as its twin (ltr.names.IDENTICAL_AT_DEFAULTS)
-_FIXED_DEFAULTS = {"b_g": 2.0, "b_d": 2.0, "alpha": 1.0, "normalisation": "standard"}
+# The study's losses in study order, as the package's source declares them.
+LOSS_NAMES: tuple[str, ...] = LOSSES.names()
+# Losses with learnable parameters (trained at the loss-parameter learning rate ``loss_lr``; they log θ).
+LEARNABLE_LOSSES: tuple[str, ...] = tuple(name for name in LOSS_NAMES if LOSSES.info(name).get("learnable"))
+# name -> (the loss it equals at its default parameters, why); see canonical_loss
+IDENTICAL_AT_DEFAULTS: dict[str, tuple[str, str]] = {
+    name: (info["twin"], info["twin_note"]) for name in LOSS_NAMES if "twin" in (info := LOSSES.info(name))}
 
 
 def canonical_loss(name: str, params: dict | None = None) -> tuple[str, dict]:
     """``(name, params)`` of the loss that computes exactly the same values and gradients.
 
-    Only ``learndcg_fixed`` with every parameter at its default maps elsewhere (to ``approxndcg``
-    with no parameters); everything else is returned as given (name lower-cased).
+    Only a loss declared with a ``twin`` (``learndcg_fixed``) with every parameter at its
+    ``twin_defaults`` maps elsewhere (to its twin with no parameters); everything else is returned as
+    given (name lower-cased).
     """
     key, params = name.lower(), dict(params or {})
-    if key in IDENTICAL_AT_DEFAULTS and all(k in _FIXED_DEFAULTS and params[k] == _FIXED_DEFAULTS[k] for k in params):
-        return IDENTICAL_AT_DEFAULTS[key][0], {}
+    declared = LOSSES.declarations().get(key)
+    if declared is not None and "twin" in declared.info:
+        defaults = declared.info["twin_defaults"]
+        if all(k in defaults and params[k] == defaults[k] for k in params):
+            return declared.info["twin"], {}
     return key, params
 
 
-def make_loss(name: str, **params) -> nn.Module:
-    """The loss ``name`` (one of ``LOSS_NAMES``, case-insensitive) built with ``params``."""
+def make_loss(name: str, **params):
+    """The loss ``name`` (one of :data:`LOSSES`' names, case-insensitive) built with ``params``."""
     key = name.lower()
-    if key not in _FACTORIES:
-        raise ValueError(f"unknown loss {name!r}; expected one of {', '.join(LOSS_NAMES)}")
+    if key not in LOSSES.names():
+        raise ValueError(f"unknown loss {name!r}; expected one of {', '.join(LOSSES.names())}")
+    factory = LOSSES.load(key)
     try:
-        return _FACTORIES[key](**params)
+        return factory(**params)
     except TypeError as exc:
         raise TypeError(f"bad parameters for loss {name!r}: {exc}") from exc
 
 
-__all__ = [
-    "LOSS_NAMES",
-    "PADDED_LABEL",
-    "ApproxNDCG",
-    "LambdaLoss",
-    "LambdaRank",
-    "IDENTICAL_AT_DEFAULTS",
-    "LEARNABLE_LOSSES",
-    "LearnDCG",
-    "LearnDCGMeta",
-    "ListMLE",
-    "ListNet",
-    "NeuralLoss",
-    "NeuralNDCG",
-    "RMSE",
-    "RankNet",
-    "RankingLoss",
-    "canonical_loss",
-    "make_loss",
-]
+__all__ = ["IDENTICAL_AT_DEFAULTS", "LEARNABLE_LOSSES", "LOSSES", "LOSS_NAMES", "canonical_loss", "make_loss",
+           "register_loss"]

@@ -17,17 +17,38 @@ DEFAULT_EPS = 1e-10
 
 
 class RankingLoss(nn.Module):
-    """Base of every loss: ``forward(scores [B, n], labels [B, n]) -> scalar``.
+    """Base of every loss: ``forward(scores [B, n], labels [B, n]) -> scalar``, with the trainer's hooks
+    at their defaults, so the trainer calls them on any loss without knowing which it is:
 
-    ``tracked_parameters()`` / ``theta_gradients()`` report learnable loss parameters (empty here;
-    LearnDCG overrides them) so the training loop can log them without knowing the loss.
+    - ``tracked_parameters()`` / ``theta_gradients()`` report learnable loss parameters (empty here;
+      LearnDCG overrides them) so the training loop can log them; ``tracked_tensor()`` gives the
+      tracked values as one device tensor (None here: the step log then reads them one by one);
+    - ``has_hypergradient``: True for a loss whose parameters learn from the validation batches
+      (LearnDCG-meta): the trainer hands it those once (``attach_validation``) and calls
+      ``hypergradient_backward`` in place of ``value.backward()`` each step;
+    - ``pretrain_seconds``: what building the loss spent pre-training (NeuralLoss's surrogate), or None.
     """
+
+    has_hypergradient = False
+    pretrain_seconds: float | None = None
 
     def tracked_parameters(self) -> dict[str, float]:
         return {}
 
     def theta_gradients(self) -> dict[str, float]:
         return {}
+
+    def tracked_tensor(self) -> Tensor | None:
+        return None
+
+    def attach_validation(self, batches) -> None:
+        """Validation batches for a loss that learns from them (``has_hypergradient``); ignored here."""
+
+    def hypergradient_backward(self, model: nn.Module, scores: Tensor, labels: Tensor, *, step: int,
+                               lr: float) -> Tensor:
+        """Fill the gradients of ranker and loss for this step; plain backpropagation here."""
+        self(scores, labels).backward()
+        return torch.tensor(float("nan"))
 
 
 def check_batch(scores: Tensor, labels: Tensor) -> Tensor:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from ltr.losses import register_loss
 from ltr.losses._common import (
     DEFAULT_EPS,
     RankingLoss,
@@ -90,6 +91,7 @@ def approx_ndcg_per_query(
     return dcg / idcg.clamp(min=eps)
 
 
+@register_loss("approxndcg", order=7)
 class ApproxNDCG(RankingLoss):
     def __init__(self, alpha: float = 1.0, eps: float = DEFAULT_EPS):
         super().__init__()

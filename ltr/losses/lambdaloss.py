@@ -23,6 +23,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from ltr.losses import register_loss
 from ltr.losses._common import (
     DEFAULT_EPS,
     RankingLoss,
@@ -64,6 +65,7 @@ def pair_weights(scheme: str, G: Tensor, D: Tensor, mu: float) -> Tensor | float
     raise ValueError(f"weighing scheme must be one of {SCHEMES}, got {scheme!r}")
 
 
+@register_loss("lambdaloss", order=6)
 class LambdaLoss(RankingLoss):
     def __init__(
         self,

@@ -8,10 +8,12 @@ i.e. the RankNet pair loss weighted by |Delta NDCG| of swapping the pair (see ``
 """
 from __future__ import annotations
 
+from ltr.losses import register_loss
 from ltr.losses._common import DEFAULT_EPS
 from ltr.losses.lambdaloss import LambdaLoss
 
 
+@register_loss("lambdarank", order=5)
 class LambdaRank(LambdaLoss):
     def __init__(self, *, sigma: float = 1.0, k: int | None = None, reduction: str = "sum", eps: float = DEFAULT_EPS):
         super().__init__("lambdarank", sigma=sigma, k=k, reduction=reduction, eps=eps)

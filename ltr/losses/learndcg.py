@@ -44,6 +44,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ltr.losses import register_loss
 from ltr.losses._common import DEFAULT_EPS, RankingLoss, check_batch, mean_over
 from ltr.losses.approxndcg import IDEALS, approx_ndcg_per_query
 
@@ -75,6 +76,7 @@ class LearnableGainLoss(RankingLoss):
         return 1.0 + F.softplus(self._theta_g)
 
 
+@register_loss("learndcg", order=10, learnable=True)
 class LearnDCG(LearnableGainLoss):
     def __init__(
         self,
@@ -166,3 +168,12 @@ class LearnDCG(LearnableGainLoss):
             f"b_g={b['b_g']:.4g}, b_d={b['b_d']:.4g}, alpha={b['alpha']:.4g}, "
             f"normalisation={self.normalisation!r}, learnable={self.learnable}"
         )
+
+
+@register_loss("learndcg_fixed", order=11, twin="approxndcg",
+               twin_note="identical by construction: LearnDCG frozen at b_g = b_d = 2, alpha = 1 is "
+                         "ApproxNDCG(alpha = 1), value and gradient",
+               twin_defaults={"b_g": 2.0, "b_d": 2.0, "alpha": 1.0, "normalisation": "standard"})
+def learndcg_fixed(**params) -> LearnDCG:
+    """LearnDCG with its three parameters frozen at their initial values (the ablation arm)."""
+    return LearnDCG(**params, learnable=False)

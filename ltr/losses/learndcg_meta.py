@@ -64,12 +64,16 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ltr.losses import register_loss
 from ltr.losses._common import DEFAULT_EPS, check_batch, mean_over
 from ltr.losses.approxndcg import approx_ndcg_at_k, approx_ndcg_per_query
 from ltr.losses.learndcg import LearnableGainLoss, inverse_softplus
 
 
+@register_loss("learndcg_meta", order=12, learnable=True)
 class LearnDCGMeta(LearnableGainLoss):
+    has_hypergradient = True  # θ learns from validation NDCG (the trainer calls the two methods below)
+
     def __init__(self, b_g: float = 2.0, p_d: float = 1.0, alpha: float = 1.0, *, target_k: int = 10,
                  target_alpha: float = 1.0, learnable: bool = True, eps: float = DEFAULT_EPS):
         super().__init__()

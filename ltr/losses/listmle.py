@@ -12,9 +12,11 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from ltr.losses import register_loss
 from ltr.losses._common import RankingLoss, check_batch, mean_over, real_scores
 
 
+@register_loss("listmle", order=3)
 class ListMLE(RankingLoss):
     def forward(self, scores: Tensor, labels: Tensor) -> Tensor:
         real = check_batch(scores, labels)

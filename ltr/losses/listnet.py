@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from ltr.losses import register_loss
 from ltr.losses._common import DEFAULT_EPS, RankingLoss, check_batch, mean_over, real_labels
 
 
@@ -22,6 +23,7 @@ def masked_softmax(logits: Tensor, real: Tensor) -> Tensor:
     return torch.softmax(filled, dim=-1) * real
 
 
+@register_loss("listnet", order=2)
 class ListNet(RankingLoss):
     def __init__(self, eps: float = DEFAULT_EPS):
         super().__init__()

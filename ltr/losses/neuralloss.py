@@ -51,6 +51,7 @@ from torch import Tensor, nn
 
 from core.atomic import atomic_write, atomic_write_text
 from core.paths import cache_subdir
+from ltr.losses import register_loss
 from ltr.losses._common import RankingLoss, check_batch, exp_gain, ideal_dcg, mean_over, real_labels, real_scores
 
 SURROGATE_VERSION = 2
@@ -293,6 +294,7 @@ def load_or_pretrain(cfg: SurrogateConfig) -> tuple[NDCGSurrogate, dict, bool]:
     return model, meta, False
 
 
+@register_loss("neuralloss", order=9)
 class NeuralLoss(RankingLoss):
     def __init__(self, **surrogate_params):
         super().__init__()

@@ -34,6 +34,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from ltr.losses import register_loss
 from ltr.losses._common import DEFAULT_EPS, RankingLoss, check_batch, exp_gain, ideal_dcg, mean_over
 from ltr.losses._common import pair_mask, rank_discounts, real_labels, real_scores
 
@@ -80,6 +81,7 @@ def sinkhorn_scalings(K: Tensor, tol: float, max_iter: int, check_every: int = 1
     return u, v
 
 
+@register_loss("neuralndcg", order=8)
 class NeuralNDCG(RankingLoss):
     def __init__(
         self,

@@ -11,9 +11,11 @@ from __future__ import annotations
 import torch.nn.functional as F
 from torch import Tensor
 
+from ltr.losses import register_loss
 from ltr.losses._common import RankingLoss, check_batch, pair_mask, real_labels, real_scores
 
 
+@register_loss("ranknet", order=1)
 class RankNet(RankingLoss):
     def __init__(self, sigma: float = 1.0):
         super().__init__()

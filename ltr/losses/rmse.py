@@ -11,9 +11,11 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from ltr.losses import register_loss
 from ltr.losses._common import RankingLoss, check_batch, mean_over, real_labels, real_scores
 
 
+@register_loss("rmse", order=4)
 class RMSE(RankingLoss):
     def __init__(self, n_levels: int = 5):
         super().__init__()

@@ -13,9 +13,11 @@ from typing import Sequence
 import torch
 from torch import nn
 
+from ltr.rankers import register_ranker
 from ltr.rankers.layers import feedforward, item_dim, masked_softmax
 
 
+@register_ranker("attention_mil", order=3)
 class AttentionMILRanker(nn.Module):
     """``gated`` selects the gated variant (default plain); ``attention_dim`` is V's width (default 64)."""
 

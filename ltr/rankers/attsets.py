@@ -14,9 +14,11 @@ from typing import Sequence
 import torch
 from torch import nn
 
+from ltr.rankers import register_ranker
 from ltr.rankers.layers import feedforward, item_dim, masked_softmax
 
 
+@register_ranker("attsets", order=2)
 class AttSetsRanker(nn.Module):
     """``hidden``: embedding layers (default 128, 64); ``head_hidden``: scoring layers (default 64)."""
 

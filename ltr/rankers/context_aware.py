@@ -12,7 +12,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ltr.rankers import register_ranker
 
+
+@register_ranker("context_aware", order=4)
 class ContextAwareRanker(nn.Module):
     def __init__(self, n_features: int, d_model: int = 128, n_heads: int = 4, n_layers: int = 2,
                  d_ff: int = 256, dropout: float = 0.1):

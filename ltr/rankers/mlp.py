@@ -6,9 +6,11 @@ from typing import Sequence
 import torch
 from torch import nn
 
+from ltr.rankers import register_ranker
 from ltr.rankers.layers import feedforward
 
 
+@register_ranker("mlp", order=1)
 class MLPRanker(nn.Module):
     """``hidden`` sizes of the ReLU layers (default 128, 64), ``dropout`` after each (default 0.1)."""
 

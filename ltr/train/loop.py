@@ -46,7 +46,7 @@ def train_epoch(model, loss_fn, optimizer, batcher, epoch: int, step: int, *,
         scores = model(batch.features, batch.mask)
         value = loss_fn(scores, batch.labels)
         optimizer.zero_grad(set_to_none=True)
-        if hasattr(loss_fn, "hypergradient_backward"):  # learndcg_meta: θ learns from validation NDCG
+        if loss_fn.has_hypergradient:  # learndcg_meta: θ learns from validation NDCG
             loss_fn.hypergradient_backward(model, scores, batch.labels, step=step, lr=optimizer.param_groups[0]["lr"])
         else:
             value.backward()

@@ -30,13 +30,13 @@ def prepare_run(config: RunConfig, *, splits: Mapping | None = None) -> Prepared
     """
     from ltr.data.datasets import DatasetError, load_fold, resolve_dataset
     from ltr.data.letor import LetorFormatError
-    from ltr.losses import LOSS_NAMES, make_loss
-    from ltr.rankers import RANKER_NAMES, make_ranker
+    from ltr.losses import LOSSES, make_loss
+    from ltr.rankers import RANKERS, make_ranker
 
-    if config.loss not in LOSS_NAMES:
-        raise RunInputError(f"unknown loss {config.loss!r}; choose from {', '.join(LOSS_NAMES)}")
-    if config.model not in RANKER_NAMES:
-        raise RunInputError(f"unknown model {config.model!r}; choose from {', '.join(RANKER_NAMES)}")
+    if config.loss not in LOSSES.names():
+        raise RunInputError(f"unknown loss {config.loss!r}; choose from {', '.join(LOSSES.names())}")
+    if config.model not in RANKERS.names():
+        raise RunInputError(f"unknown model {config.model!r}; choose from {', '.join(RANKERS.names())}")
     device = resolve_device(config.device)
     try:
         spec, _folder = resolve_dataset(config.data)
@@ -66,7 +66,7 @@ def prepare_run(config: RunConfig, *, splits: Mapping | None = None) -> Prepared
         model = make_ranker(config.model, n_features, **config.model_params)
     except (TypeError, ValueError) as exc:
         raise RunInputError(f"bad parameters for model {config.model!r}: {one_line(exc)}") from None
-    pretrain = getattr(loss_fn, "pretrain_seconds", None)
+    pretrain = loss_fn.pretrain_seconds
     stored = config.result_config()
     stored["data_signature"] = {"n_features": n_features,
                                 **{f"{s}_queries": ds.n_queries for s, ds in splits.items()},

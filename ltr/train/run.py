@@ -109,7 +109,7 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
     eval_bs = max(cfg.batch_size, EVAL_BATCH_SIZE)
     vali_b = make_batcher(p.splits["vali"], device, eval_bs)
     step_log = StepLog(loss_fn, device, rows=cfg.flush_every, every=cfg.log_every)
-    if hasattr(loss_fn, "attach_validation"):  # learndcg_meta's outside criterion: training-sized vali batches
+    if loss_fn.has_hypergradient:  # learndcg_meta's outside criterion: training-sized vali batches
         loss_fn.attach_validation(list(make_batcher(p.splits["vali"], device, cfg.batch_size)))
 
     state = {"epoch": 0, "step": 0, "best_metric": -math.inf, "best_epoch": -1, "bad_epochs": 0,

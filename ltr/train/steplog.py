@@ -5,6 +5,8 @@ import math
 
 import torch
 
+from ltr.losses._common import RankingLoss
+
 # Rows of the on-device step buffer; a full buffer is flushed to the store.
 STEP_BUFFER_ROWS = 512
 
@@ -18,22 +20,22 @@ class StepLog:
 
     A logged step costs a handful of small device kernels: the loss's ``tracked_tensor()`` (LearnDCG:
     one stack and one softplus for all six values), one stack of the θ gradients, one row copy. A
-    loss without ``tracked_tensor()`` has its values read one by one (a float-only value costs a sync).
+    loss whose ``tracked_tensor()`` is None has its values read one by one (a float-only value costs a sync).
     """
 
-    def __init__(self, loss_fn: torch.nn.Module, device: torch.device, rows: int = STEP_BUFFER_ROWS,
+    def __init__(self, loss_fn: RankingLoss, device: torch.device, rows: int = STEP_BUFFER_ROWS,
                  every: int = 1):
         self.loss_fn = loss_fn
         self.every = max(1, int(every))
-        self.param_names = list(_call_dict(loss_fn, "tracked_parameters"))
-        self.theta_names = list(_call_dict(loss_fn, "theta_gradients"))
+        self.param_names = list(loss_fn.tracked_parameters())
+        self.theta_names = list(loss_fn.theta_gradients())
         self.names = ["loss"] + self.param_names + [f"grad_{n}" for n in self.theta_names]
         self.buffer = torch.full((rows, len(self.names)), float("nan"), device=device)
         self.meta: list[tuple[int, int]] = []  # (step, epoch) of each filled row
         thetas = [getattr(loss_fn, n, None) for n in self.theta_names]
         # θ tensors whose .grad is read directly (None: fall back to theta_gradients())
         self._thetas = thetas if all(isinstance(t, torch.Tensor) for t in thetas) else None
-        self._tracked = getattr(loss_fn, "tracked_tensor", None) if self.param_names else None
+        self._tracks_tensor = bool(self.param_names) and loss_fn.tracked_tensor() is not None
 
     @property
     def full(self) -> bool:
@@ -59,19 +61,19 @@ class StepLog:
                             for v in values])
 
     def _params(self) -> torch.Tensor:
-        if callable(self._tracked):
-            return self._tracked().to(self.buffer.dtype)
+        if self._tracks_tensor:
+            return self.loss_fn.tracked_tensor().to(self.buffer.dtype)
         values = []
         for name in self.param_names:
             value = getattr(self.loss_fn, name, None)
             values.append(value.detach() if isinstance(value, torch.Tensor)
-                          else _call_dict(self.loss_fn, "tracked_parameters")[name])
+                          else self.loss_fn.tracked_parameters()[name])
         return self._as_row(values)
 
     def _grads(self) -> torch.Tensor:
         if self._thetas is not None and all(t.grad is not None for t in self._thetas):
             return torch.stack([t.grad.detach().reshape(()) for t in self._thetas]).to(self.buffer.dtype)
-        grads = _call_dict(self.loss_fn, "theta_gradients")
+        grads = self.loss_fn.theta_gradients()
         return self._as_row([grads.get(n, grads.get(f"grad_{n}", float("nan"))) for n in self.theta_names])
 
     def drain(self) -> list[tuple[int, int, dict[str, float]]]:
@@ -85,8 +87,3 @@ class StepLog:
         if bad is not None:
             raise FloatingPointError(f"training loss became {bad[2]['loss']} at step {bad[0]} (epoch {bad[1]})")
         return rows
-
-
-def _call_dict(module, method: str) -> dict:
-    fn = getattr(module, method, None)
-    return dict(fn()) if callable(fn) else {}

@@ -6,7 +6,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ltr.names import LEARNABLE_LOSSES
+from ltr.losses import LEARNABLE_LOSSES
 from ltr.store import RunStore
 
 CHART_MAX_POINTS = 1000

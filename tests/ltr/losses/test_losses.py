@@ -326,8 +326,17 @@ def test_learndcg_accepts_a_large_discount_base():
             make_loss("learndcg", **bad)
 
 
-def test_the_registry_follows_the_study_order_of_ltr_names():
-    from ltr.losses import _FACTORIES
-    from ltr.names import LOSS_NAMES as names
+def test_the_registry_declares_the_study_losses_in_study_order():
+    from ltr.losses import IDENTICAL_AT_DEFAULTS, LEARNABLE_LOSSES, LOSSES
+    from ltr.losses._common import RankingLoss
 
-    assert tuple(_FACTORIES) == names == LOSS_NAMES
+    # the names stored runs, the CLIs and the dashboard use, in the order tables and pages follow
+    assert LOSS_NAMES == ("ranknet", "listnet", "listmle", "rmse", "lambdarank", "lambdaloss", "approxndcg",
+                          "neuralndcg", "neuralloss", "learndcg", "learndcg_fixed", "learndcg_meta")
+    assert LEARNABLE_LOSSES == ("learndcg", "learndcg_meta")
+    assert {k: v[0] for k, v in IDENTICAL_AT_DEFAULTS.items()} == {"learndcg_fixed": "approxndcg"}
+    loaded = LOSSES.load_all()  # what the modules registered when imported is what their source declares
+    assert tuple(loaded) == LOSS_NAMES
+    assert all(issubclass(obj, RankingLoss) for name, obj in loaded.items() if name != "learndcg_fixed")
+    assert isinstance(make_loss("learndcg_fixed"), RankingLoss)
+    assert [n for n, obj in loaded.items() if isinstance(obj, type) and obj.has_hypergradient] == ["learndcg_meta"]
