@@ -25,9 +25,7 @@ def cmd_llm_check(args) -> None:
     from pipeline.llm import make_backend
 
     backend = make_backend(args.spec, timeout=args.timeout)
-    resolve = getattr(backend, "resolve", None)
-    if resolve is not None:
-        resolve()  # LLMUnavailable (one line, exit 1) when the model cannot be reached
+    backend.resolve()  # LLMUnavailable (one line, exit 1) when the model cannot be reached
     prov = backend.provenance.as_dict()
     if args.json:
         cli.print_json({"spec": args.spec, "ok": True, "provenance": prov})

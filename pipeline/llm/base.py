@@ -3,7 +3,8 @@
 Two layers:
 
 * an :class:`LLMBackend` talks to one model (Ollama, an OpenAI-compatible server, the embedded GGUF,
-  or a scripted stand-in in tests) and returns the raw completion text for chat ``messages``;
+  or a scripted stand-in in tests) and returns the raw completion text for chat ``messages``; its
+  optional hooks (batching, model check, loading, timeout policy) are base-class defaults;
 * a :class:`ChatClient` is what analysis code receives: a backend behind the response cache
   (``pipeline.llm.cache``), so that a rerun makes no call and a failed call is never cached as an
   answer. Its :attr:`ChatClient.provenance` says which backend and model produced an answer, and
@@ -178,20 +179,62 @@ class LLMReply:
     finish_reason: str | None = None  # see Completion (UNKNOWN_FINISH when not reported); stored in the cache
 
 
-@runtime_checkable
-class LLMBackend(Protocol):
+@dataclass(frozen=True)
+class SpecOptions:
+    """What :func:`pipeline.llm.specs.make_backend` hands a backend's :meth:`LLMBackend.from_spec` besides
+    the spec's own text: the whole spec (for its error messages) and the client's settings."""
+    spec: str
+    timeout: float = 120.0
+    api_key: str | None = None
+    keep_alive: str | float | None = None
+
+
+class LLMBackend:
+    """Base of every backend: ``complete`` is its own; the optional hooks the client calls on every backend
+    have their defaults here.
+
+    A backend module in :mod:`pipeline.llm.backends` registers its class under the spec it answers to
+    (``@register_backend("ollama", order=2, form="ollama[:MODEL[@HOST]]")``) and builds itself from the
+    rest of the spec in :meth:`from_spec`: adding a backend is one new module there.
+    """
     provenance: Provenance
+    # an engine in this process (nothing to reach, nothing that can hang on a network) gets no timeout:
+    # on a slow or shared CPU it is slow, not unavailable, and an abandoned call would keep it busy anyway
+    in_process = False
+    # True: ``complete_batch`` answers several requests in one call faster than one by one (the client
+    # then sends its cache misses in batches)
+    supports_batch = False
+    # True: replies honour ``GenerationOptions.top_logprobs`` (see GenerationOptions)
+    supports_logprobs = False
+    # requests in flight by default (``make_client``): 1 for engines that use every core and for servers
+    # that queue what exceeds their own parallelism
+    default_concurrency = 1
+
+    @classmethod
+    def from_spec(cls, rest: str, options: SpecOptions) -> "LLMBackend":
+        """The backend ``<name>:<rest>`` names (``rest`` is "" for the bare name); ValueError when malformed."""
+        raise NotImplementedError(f"{cls.__name__} is registered for a spec but does not build from one")
+
+    def rebuild_spec(self) -> str | None:
+        """The spec that rebuilds this backend elsewhere (a Ray worker); None when there is none."""
+        return None
 
     def complete(self, messages: Sequence[Message], options: GenerationOptions) -> "Completion | str":
         """The model's reply (text and finish reason, or the text alone); raises :class:`LLMError` on
-        failure. Reasoning blocks and empty replies are dealt with by the client (``pipeline.llm.replies``).
+        failure. Reasoning blocks and empty replies are dealt with by the client (``pipeline.llm.replies``)."""
+        raise NotImplementedError
 
-        Optional methods the client calls when present: ``resolve()`` (once, before the first key is
-        computed: fill ``provenance.endpoint``/``digest``, check the model exists, raise
-        :class:`LLMUnavailable` when it cannot be reached) and ``prepare()`` (load weights; outside a
-        call's timeout). A backend with ``in_process = True`` (an engine in this process: nothing to
-        reach, nothing that can hang on a network) gets no timeout: on a slow or shared CPU it is slow,
-        not unavailable, and an abandoned call would keep the engine busy anyway."""
+    def complete_batch(self, requests: Sequence[Sequence[Message]], options: GenerationOptions
+                       ) -> "list[Completion | str]":
+        """One reply per request, in order (here: one ``complete`` after another)."""
+        return [self.complete(messages, options) for messages in requests]
+
+    def resolve(self) -> None:
+        """Called once, before the first cache key is computed: fill ``provenance.endpoint``/``digest``,
+        check the model exists, raise :class:`LLMUnavailable` when it cannot be reached. Nothing here."""
+
+    def prepare(self) -> None:
+        """One-time setup (loading weights), called outside a call's timeout. Nothing here."""
 
 
 @runtime_checkable
@@ -210,7 +253,7 @@ class ChatClient(Protocol):
 
 
 @dataclass
-class ScriptedBackend:
+class ScriptedBackend(LLMBackend):
     """A deterministic stand-in for tests: ``respond(messages) -> text`` (raise LLMError to fail)."""
     respond: Callable[[Sequence[Message]], str]
     provenance: Provenance = field(default_factory=lambda: Provenance("scripted", "scripted"))

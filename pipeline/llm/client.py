@@ -44,6 +44,8 @@ class CachedClient:
                  overrides: dict | None = None, step: str | None = None):
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        if not isinstance(backend, LLMBackend):  # its optional hooks are the base class's defaults
+            raise TypeError(f"{type(backend).__name__} is no pipeline.llm.base.LLMBackend: subclass it")
         self.backend = backend
         self.step = step  # recorded with answers and failures ("generation", "judgments:binary", ...)
         self.cache = cache if cache is not None else ResponseCache()
@@ -57,8 +59,8 @@ class CachedClient:
         self.timeout = float(timeout)
         self.retries = max(0, int(retries))
         self.backoff = float(backoff)
-        # backends with ``complete_batch`` (the embedded model) answer up to this many requests per call
-        self.batch_size = max(1, int(batch_size)) if hasattr(backend, "complete_batch") else 1
+        # backends that batch (the embedded engines) answer up to this many requests per call
+        self.batch_size = max(1, int(batch_size)) if backend.supports_batch else 1
         self._slots = threading.BoundedSemaphore(concurrency)  # limit on calls in flight (all threads)
         self.calls_made = 0  # attempts that reached the backend (for tests and progress reports)
         self._resolved = False
@@ -70,9 +72,7 @@ class CachedClient:
         raises :class:`LLMUnavailable` when the model cannot be reached."""
         with self._resolve_lock:
             if not self._resolved:
-                resolve = getattr(self.backend, "resolve", None)
-                if resolve is not None:
-                    resolve()
+                self.backend.resolve()
                 self._resolved = True
         return self.backend.provenance
 
@@ -150,15 +150,13 @@ class CachedClient:
             except BaseException as exc:  # handed to the caller below
                 outcome["error"] = exc
 
-        prepare = getattr(self.backend, "prepare", None)
-        if prepare is not None:
-            prepare()  # one-time setup (loading weights) is not part of a call's timeout
+        self.backend.prepare()  # one-time setup (loading weights) is not part of a call's timeout
         with self._slots:
             self.calls_made += 1
             start = time.perf_counter()
             thread = threading.Thread(target=target, daemon=True, name="llm-call")
             thread.start()
-            thread.join(None if getattr(self.backend, "in_process", False) else self.timeout * scale)
+            thread.join(None if self.backend.in_process else self.timeout * scale)
             seconds = time.perf_counter() - start
         prov = self.backend.provenance
         if thread.is_alive():

@@ -14,8 +14,6 @@ from pipeline.llm.client import CachedClient
 from pipeline.llm.specs import make_backend
 
 
-DEFAULT_CONCURRENCY = {"embedded": 1, "ollama": 1, "openai": 4}
-
 
 def make_client(spec: str = "auto", *, cache=None, concurrency: int | None = None, timeout: float = 120.0,
                 retries: int = 2, backoff: float = 1.0, api_key: str | None = None, executor: str = "local",
@@ -23,7 +21,7 @@ def make_client(spec: str = "auto", *, cache=None, concurrency: int | None = Non
                 step: str | None = None):
     """A cached chat client for ``spec``, its model checked (:class:`LLMUnavailable` when unreachable).
 
-    ``concurrency`` (requests in flight) defaults to :data:`DEFAULT_CONCURRENCY`: 1 for the embedded
+    ``concurrency`` (requests in flight) defaults to the backend's ``default_concurrency``: 1 for the embedded
     model (it uses every core already) and for Ollama (which answers ``OLLAMA_NUM_PARALLEL`` requests
     at once and queues the rest, so more in flight only queue on the server, where the wait would
     count against the timeout), 4 for OpenAI-compatible servers. ``executor="ray"`` fans
@@ -33,7 +31,7 @@ def make_client(spec: str = "auto", *, cache=None, concurrency: int | None = Non
         raise ValueError(f"LLM executor {executor!r}: use local or ray")
     backend = make_backend(spec, timeout=timeout, api_key=api_key, keep_alive=keep_alive)
     if concurrency is None:
-        concurrency = DEFAULT_CONCURRENCY.get(backend.provenance.backend, 1)
+        concurrency = backend.default_concurrency
     client = CachedClient(backend, cache, concurrency=concurrency, timeout=timeout, retries=retries, backoff=backoff,
                           overrides=overrides, step=step)
     client.provenance  # noqa: B018 - resolve now: a missing model or dead server fails before any work

@@ -94,16 +94,10 @@ class RemoteResponseCache:
 
 def backend_spec(backend) -> str:
     """The ``make_backend`` spec that rebuilds ``backend`` on a worker (its clients do not pickle)."""
-    kind = backend.provenance.backend
-    if kind == "ollama":
-        return f"ollama:{backend.model}@{backend.host}"
-    if kind == "openai":
-        return f"openai:{backend.model}@{backend.base_url}"  # the key: the worker's OPENAI_API_KEY
-    if kind == "embedded" and getattr(backend, "spec", None):
-        return backend.spec  # llama.cpp models: embedded:KEY
-    if kind == "embedded" and getattr(backend, "gguf", None) is None:
-        return "embedded:smollm2-transformers"
-    raise ValueError(f"backend {kind}:{backend.provenance.model} has no spec to rebuild it on a Ray worker; "
+    spec = backend.rebuild_spec()
+    if spec is not None:
+        return spec
+    raise ValueError(f"backend {backend.provenance.backend}:{backend.provenance.model} has no spec to rebuild it on a Ray worker; "
                      f"pass a picklable backend as RayChatClient(..., backend=...)")
 
 

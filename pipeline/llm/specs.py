@@ -19,8 +19,9 @@ Spec grammar (the same strings the CLI's model options and the pages accept)::
     openai:MODEL@BASE_URL     an OpenAI-compatible server, e.g. openai:Qwen/Qwen3-8B@http://localhost:8000/v1
                               (API key from OPENAI_API_KEY; local servers accept any)
 
-A new backend goes in ``pipeline.llm.backends`` (one module, implementing
-:class:`~pipeline.llm.base.LLMBackend`) and gets its spec form here, in :func:`make_backend`.
+A new backend is one new module in ``pipeline.llm.backends``: a :class:`~pipeline.llm.base.LLMBackend`
+registered under its spec's kind, that builds itself from the rest of the spec (``from_spec``); see
+that package's docstring. ``auto`` is no backend: it chooses one of the others (:func:`resolve_auto`).
 The client factory (``make_client``, in ``factory.py``) and the Ray fan-out (a worker rebuilds its
 backend from the spec: ``ray_fanout.py``) both import this module, which imports neither.
 """
@@ -28,15 +29,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pipeline.llm.base import LLMBackend, LLMError
+from pipeline.llm.backends import BACKENDS
+from pipeline.llm.base import LLMBackend, LLMError, SpecOptions
 
 
 def resolve_auto(host: str | None = None) -> tuple[str | None, str]:
     """``(Ollama model, fallback)`` for ``auto``: the first study model the server has, else the first
     listed model that can chat; ``fallback`` says why it is not the first study model ("" when it is).
     ``(None, why)`` when no server answers or none of its models can chat."""
-    from pipeline.llm.backends import STUDY_MODELS, list_ollama_models
-    from pipeline.llm.backends.ollama_backend import model_capabilities, ollama_host
+    from pipeline.llm.backends.ollama_backend import STUDY_MODELS, list_ollama_models, model_capabilities, ollama_host
 
     try:
         available = list_ollama_models(host, timeout=2.0)
@@ -62,32 +63,22 @@ def resolve_auto(host: str | None = None) -> tuple[str | None, str]:
 def make_backend(spec: str = "auto", *, timeout: float = 120.0, api_key: str | None = None,
                  keep_alive: str | float | None = None) -> LLMBackend:
     """The backend a spec names (see the module docstring); ValueError for a malformed spec."""
-    from pipeline.llm.backends import STUDY_MODELS, EmbeddedBackend, OllamaBackend, OpenAICompatibleBackend
-
     spec = spec.strip()
     kind, _, rest = spec.partition(":")
     kind = kind.lower()
     if kind == "auto" and not rest:
         model, fallback = resolve_auto(None)
-        backend = OllamaBackend(model, timeout=timeout, keep_alive=keep_alive) if model else make_backend("embedded")
+        backend = make_backend(f"ollama:{model}", timeout=timeout, keep_alive=keep_alive) if model else \
+            make_backend("embedded")
         if model is None:
             fallback += f"; used the embedded model {backend.provenance.model}"
         backend.provenance = replace(backend.provenance, resolved_from="auto", fallback=fallback)
         return backend
-    if kind == "embedded" and rest == "smollm2-transformers":
-        return EmbeddedBackend()
-    if kind == "embedded":
-        from pipeline.llm.backends.llamacpp import LlamaCppBackend
-
-        return LlamaCppBackend(rest or None)
-    if kind == "ollama":
-        model, _, host = rest.partition("@")
-        return OllamaBackend(model or STUDY_MODELS[0], host=host or None, timeout=timeout, keep_alive=keep_alive)
-    if kind == "openai":
-        model, _, base_url = rest.partition("@")
-        if not model or not base_url:
-            raise ValueError(f"LLM spec {spec!r}: write openai:MODEL@BASE_URL "
-                             f"(e.g. openai:Qwen/Qwen3-8B@http://localhost:8000/v1)")
-        return OpenAICompatibleBackend(model, base_url, api_key=api_key, timeout=timeout)
-    raise ValueError(f"unknown LLM spec {spec!r}; use auto, embedded[:MODEL], ollama[:MODEL[@HOST]] or "
-                     f"openai:MODEL@BASE_URL")
+    options = SpecOptions(spec, timeout=timeout, api_key=api_key, keep_alive=keep_alive)
+    names = BACKENDS.names()
+    if f"{kind}:{rest}" in names:  # a whole spec registered on its own (embedded:smollm2-transformers)
+        return BACKENDS.load(f"{kind}:{rest}").from_spec("", options)
+    if kind in names:
+        return BACKENDS.load(kind).from_spec(rest, options)
+    forms = ["auto"] + [BACKENDS.info(name)["form"] for name in names if "form" in BACKENDS.info(name)]
+    raise ValueError(f"unknown LLM spec {spec!r}; use {', '.join(forms[:-1])} or {forms[-1]}")

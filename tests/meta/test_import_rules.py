@@ -21,7 +21,7 @@ ORDER = ("stats", "data", "llm", "sets", "retrieval", "generation", "judging", "
          "prompting", "study", "predict", "findings", "export", "views", "cli")
 PAGE_MAY_IMPORT = ("views", "study")
 # packages that re-export their modules' names (their __init__ was so before issue 20)
-RE_EXPORTING = ("pipeline.llm", "pipeline.llm.backends")
+RE_EXPORTING = ("pipeline.llm",)
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:

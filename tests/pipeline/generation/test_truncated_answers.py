@@ -18,6 +18,7 @@ MESSAGES = [{"role": "user", "content": "what is a lobster roll?"}]
 
 class _BatchBackend(ScriptedBackend):
     """A scripted backend that answers in batches, like the embedded model, every reply cut at the limit."""
+    supports_batch = True
 
     def __init__(self):
         super().__init__(lambda m: Completion("cut " + m[-1]["content"], "length"))

@@ -8,7 +8,9 @@ import time
 import pytest
 
 from pipeline.llm import CachedClient, GenerationOptions, LLMError, ResponseCache, make_backend, make_client
-from pipeline.llm.backends import EmbeddedBackend, OllamaBackend, OpenAICompatibleBackend, list_ollama_models
+from pipeline.llm.backends.embedded import EmbeddedBackend
+from pipeline.llm.backends.ollama_backend import OllamaBackend, list_ollama_models
+from pipeline.llm.backends.openai_backend import OpenAICompatibleBackend
 from pipeline.llm.backends.llamacpp import LlamaCppBackend
 from tests.support.loopback_llm import SLOW_S
 

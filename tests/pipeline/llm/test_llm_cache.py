@@ -137,6 +137,7 @@ def test_request_is_stored_for_inspection(tmp_path):
 
 class _BatchBackend(ScriptedBackend):
     """A scripted backend that also answers in batches (like the embedded model)."""
+    supports_batch = True
 
     def __init__(self, fail=False):
         super().__init__(lambda m: "single " + m[-1]["content"])

@@ -8,7 +8,8 @@ import socket
 import pytest
 
 from pipeline.llm import CachedClient, GenerationOptions, ResponseCache, make_client
-from pipeline.llm.backends import OllamaBackend, OpenAICompatibleBackend
+from pipeline.llm.backends.ollama_backend import OllamaBackend
+from pipeline.llm.backends.openai_backend import OpenAICompatibleBackend
 from pipeline.llm.backends.llamacpp import LlamaCppBackend
 from tests.support.loopback_llm import LoopbackLLMServer
 

@@ -9,7 +9,7 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from core.ray_cluster import RaySettings  # noqa: E402
-from pipeline.llm.backends import OllamaBackend  # noqa: E402
+from pipeline.llm.backends.ollama_backend import OllamaBackend  # noqa: E402
 from pipeline.llm.base import GenerationOptions, LLMError, LLMReply  # noqa: E402
 from pipeline.llm.cache import ResponseCache  # noqa: E402
 from pipeline.llm.client import CachedClient  # noqa: E402

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from pipeline.llm import CachedClient, GenerationOptions, LLMError, ResponseCache, ScriptedBackend
-from pipeline.llm.backends import OllamaBackend, OpenAICompatibleBackend
+from pipeline.llm.backends.ollama_backend import OllamaBackend
+from pipeline.llm.backends.openai_backend import OpenAICompatibleBackend
 from pipeline.llm.replies import strip_reasoning
 
 MESSAGES = [{"role": "user", "content": "what is a lobster roll?"}]

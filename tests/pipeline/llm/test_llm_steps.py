@@ -99,7 +99,7 @@ def test_a_404_mid_step_stops_the_step_after_one_call(tmp_path):
     """The server lists the model but answers 404 for it (deleted meanwhile): one call, then stop."""
     from pipeline.generation.answers import generate_answers
     from pipeline.llm import CachedClient, LLMUnavailable, ResponseCache
-    from pipeline.llm.backends import OllamaBackend
+    from pipeline.llm.backends.ollama_backend import OllamaBackend
     from tests.support.loopback_llm import LoopbackLLMServer
 
     with LoopbackLLMServer() as server:
@@ -114,7 +114,7 @@ def test_a_404_mid_step_stops_the_step_after_one_call(tmp_path):
 
 def test_a_call_past_the_timeout_stops_the_step(tmp_path):
     from pipeline.llm import CachedClient, LLMUnavailable, ResponseCache
-    from pipeline.llm.backends import OllamaBackend
+    from pipeline.llm.backends.ollama_backend import OllamaBackend
     from tests.support.loopback_llm import LoopbackLLMServer
 
     with LoopbackLLMServer() as server:
@@ -154,9 +154,9 @@ def test_an_in_process_engine_is_waited_for_not_timed_out(tmp_path):
     import time
 
     from pipeline.llm import CachedClient, LLMUnavailable, ResponseCache
-    from pipeline.llm.base import Completion, Provenance
+    from pipeline.llm.base import Completion, LLMBackend, Provenance
 
-    class SlowEngine:
+    class SlowEngine(LLMBackend):
         in_process = True
 
         def __init__(self):
