@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ltr.names import LOSS_NAMES
+from ltr.losses import LOSS_NAMES
 from ltr.store import RunStore, latest_per_loss_and_fold
 
 
