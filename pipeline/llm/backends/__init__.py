@@ -13,7 +13,8 @@ reads the declarations from the modules' source and imports only the module of t
 names (so ``ollama`` never imports the ``openai`` client, nor ``embedded`` transformers).
 
 Modules: ``llamacpp`` (spec ``embedded[:MODEL]``, the offline default on llama.cpp), ``ollama_backend``,
-``openai_backend``, ``embedded`` (spec ``embedded:smollm2-transformers``, SmolLM2 through transformers).
+``openai_backend``, ``transformers_engine`` (spec ``embedded:smollm2-transformers``, SmolLM2 through
+transformers).
 """
 from core.registry import Registry
 

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from pipeline.llm import CachedClient, GenerationOptions, LLMError, ResponseCache, make_backend, make_client
-from pipeline.llm.backends.embedded import EmbeddedBackend
+from pipeline.llm.backends.transformers_engine import TransformersBackend
 from pipeline.llm.backends.ollama_backend import OllamaBackend, list_ollama_models
 from pipeline.llm.backends.openai_backend import OpenAICompatibleBackend
 from pipeline.llm.backends.llamacpp import LlamaCppBackend
@@ -122,7 +122,7 @@ def test_make_client_specs(server, monkeypatch, tmp_path):
     assert isinstance(fallback, LlamaCppBackend) and fallback.provenance.model == make_backend("embedded").provenance.model
     client = make_client("embedded:smollm2", cache=ResponseCache(tmp_path / "c.sqlite"))
     assert client.concurrency == 1 and "not a finding" in client.provenance.note
-    assert isinstance(make_backend("embedded:smollm2-transformers"), EmbeddedBackend)
+    assert isinstance(make_backend("embedded:smollm2-transformers"), TransformersBackend)
     for bad in ("openai:model-without-url", "gpt", "embedded:llama"):
         with pytest.raises(ValueError):
             make_backend(bad)

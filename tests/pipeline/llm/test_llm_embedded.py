@@ -35,9 +35,9 @@ def test_embedded_answer_does_not_depend_on_its_batch(embedded_model):
     """Issue 18: the cache keys on the request alone, so an answer must be the same whichever prompts
     shared its batch. Prompts of different lengths are never padded into one batch; equal lengths
     batch together. Each answer is compared with the same prompt answered alone."""
-    from pipeline.llm.backends.embedded import EmbeddedBackend
+    from pipeline.llm.backends.transformers_engine import TransformersBackend
 
-    backend = EmbeddedBackend()
+    backend = TransformersBackend()
     options = GenerationOptions(max_tokens=24)
     prompts = [zero_shot_messages(q) for q in ("who is robert gray", "why did the us volunterilay enter ww1",
                                               "what is a lobster roll", "what is a lobster bowl",

