@@ -86,7 +86,7 @@ class ValidationBatch(NamedTuple):
 def build_loss(name: str, device: str, features, labels, mask) -> nn.Module:
     """``make_loss(name)``; learndcg_meta gets a validation batch of the training batch's shape."""
     loss_fn = make_loss(name).to(device)
-    if hasattr(loss_fn, "attach_validation"):
+    if loss_fn.has_hypergradient:
         loss_fn.attach_validation([ValidationBatch(features, labels, mask)])
     return loss_fn
 
@@ -97,7 +97,7 @@ def step(model, loss_fn, features, labels, mask) -> None:
     model.zero_grad(set_to_none=True)
     loss_fn.zero_grad(set_to_none=True)
     scores = model(features, mask)
-    if hasattr(loss_fn, "hypergradient_backward"):
+    if loss_fn.has_hypergradient:
         loss_fn.hypergradient_backward(model, scores, labels, step=0, lr=1e-3)
     else:
         loss_fn(scores, labels).backward()
