@@ -152,7 +152,13 @@ def llm_options(args, step: str | None = None) -> dict:
     return {**options, "step": step} if step else options
 
 
-LLM_SPEC_KINDS = ("auto", "embedded", "ollama", "openai")
+def llm_backend_kinds() -> tuple[str, ...]:
+    """The spec kinds of the registered LLM backends (``embedded``, ``ollama``, ``openai``), read from
+    :data:`pipeline.llm.backends.BACKENDS` (its modules' declarations, nothing imported); a backend
+    registered under a whole spec (``embedded:smollm2-transformers``) counts under its kind."""
+    from pipeline.llm.backends import BACKENDS
+
+    return tuple(dict.fromkeys(name.partition(":")[0] for name in BACKENDS.names()))
 
 
 def check_models(args, components) -> None:
@@ -162,5 +168,5 @@ def check_models(args, components) -> None:
     from pipeline.llm import make_client
 
     for text in components:
-        if text and "=" not in text and text.partition(":")[0].lower() in LLM_SPEC_KINDS:
+        if text and "=" not in text and text.partition(":")[0].lower() in ("auto", *llm_backend_kinds()):
             make_client(text, **{**llm_options(args), "executor": "local"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from core import cli
-from pipeline.cli.args import HelpFormatter
+from pipeline.cli.args import HelpFormatter, llm_backend_kinds
 
 
 def cmd_llm_models(args) -> None:
@@ -104,7 +104,7 @@ def _llm_arguments(p) -> None:
     a = action("purge", "delete the cached answers of a model and/or step (the next run asks again)", cmd_llm_purge)
     a.add_argument("--model", default=None, help="this model's answers (as listed by `llm answers`)")
     a.add_argument("--step", default=None, help="this step's answers")
-    a.add_argument("--backend", default=None, choices=["ollama", "openai", "embedded"], help="only this backend's")
+    a.add_argument("--backend", default=None, choices=llm_backend_kinds(), help="only this backend's")
     cache_file_arg(a)
 
 

@@ -196,3 +196,26 @@ def test_ltr_flags_use_the_convention_types(argv, message, capsys):
     with pytest.raises(SystemExit) as usage:
         main(argv)
     assert usage.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_llm_backend_choices_come_from_the_backend_registry():
+    """``llm purge --backend`` and the early model check of ``--generator``/``--judge`` know the registered
+    backends (a list typed into the CLI would miss a new one)."""
+    from pipeline.cli import build_parser
+    from pipeline.cli.args import llm_backend_kinds
+    from pipeline.llm.backends import BACKENDS
+
+    assert llm_backend_kinds() == tuple(dict.fromkeys(n.partition(":")[0] for n in BACKENDS.names()))
+    assert {"embedded", "ollama", "openai"} <= set(llm_backend_kinds())
+
+    @BACKENDS.register("vllm-test")
+    class Backend:
+        pass
+
+    try:
+        args = build_parser().parse_args(["llm", "purge", "--backend", "vllm-test", "--model", "m"])
+        assert args.backend == "vllm-test"
+    finally:
+        BACKENDS.forget("vllm-test")
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["llm", "purge", "--backend", "vllm-test", "--model", "m"])
