@@ -42,7 +42,7 @@ LEARN_STEPS, OTHER_STEPS, EPOCHS, QUERIES = 1500, 850, 50, 200
 def seed_store(path: Path, n_runs: int) -> int:
     from ltr.losses import LOSS_NAMES
     from ltr.rankers import RANKER_NAMES
-    from ltr.cutoffs import NDCG_CUTOFFS
+    from ltr.ndcg_conventions import NDCG_CUTOFFS
     from ltr.store import RunStore
 
     rng = np.random.default_rng(0)

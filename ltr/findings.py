@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from core.findings import FAILS, HOLDS, UNMEASURABLE, Finding, Part, from_claim
-from ltr.cutoffs import NDCG_CUTOFFS
+from ltr.ndcg_conventions import NDCG_CUTOFFS
 from ltr.store import RunStore
 
 CANDIDATE, NEURALLOSS = "learndcg", "neuralloss"

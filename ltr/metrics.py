@@ -23,8 +23,7 @@ from collections.abc import Iterable
 import torch
 from torch import Tensor
 
-from ltr.conventions import GAINS, N_RELEVANT, NO_RELEVANT, metric_name
-from ltr.cutoffs import NDCG_CUTOFFS
+from ltr.ndcg_conventions import GAINS, NDCG_CUTOFFS, NO_RELEVANT, N_RELEVANT, metric_name
 from ltr.losses._common import check_batch, rank_discounts, ranking_order, real_labels
 
 

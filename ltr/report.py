@@ -20,7 +20,7 @@ from scipy import special
 
 from core.atomic import atomic_write_text
 from core.multiple_testing import holm_adjust  # noqa: F401  (the table's Holm; re-exported for callers)
-from ltr.cutoffs import NDCG_CUTOFFS
+from ltr.ndcg_conventions import NDCG_CUTOFFS
 from ltr.losses import LEARNABLE_LOSSES, LOSS_NAMES
 from ltr.store import RunStore, canonical_data, ndcg_per_query
 
@@ -114,7 +114,7 @@ def select_configuration(runs: pd.DataFrame, configuration: str | None) -> tuple
 
 def _no_relevant_queries(store: RunStore, runs: pd.DataFrame) -> set:
     """``(fold, qid)`` of test queries without a relevant document (stored per query by the trainer)."""
-    from ltr.conventions import N_RELEVANT
+    from ltr.ndcg_conventions import N_RELEVANT
 
     counts = store.per_query(list(runs["run_id"]), N_RELEVANT)
     missing = set(runs["run_id"]) - set(counts["run_id"])
@@ -146,7 +146,7 @@ def significance_table(store: RunStore, data: str, model: str, *, candidate: str
     t-tests; the means stay over all queries), ``identical`` ({loss: note} for losses reported
     under a second name). Raises :class:`ReportError` when nothing is stored.
     """
-    from ltr.conventions import metric_name
+    from ltr.ndcg_conventions import metric_name
     from ltr.losses import IDENTICAL_AT_DEFAULTS
 
     if candidate not in LOSS_NAMES:  # a typo would otherwise give a table with no test at all

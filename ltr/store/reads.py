@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ltr.conventions import metric_name
+from ltr.ndcg_conventions import metric_name
 from ltr.store.downsampling import SPREAD_SQL, STRIDE_SQL, concat_series, series_frame
 from ltr.store.errors import UnknownRun
 from ltr.store.schema import RUN_COLUMNS, SERIES_ENDS_SQL, STATUSES, STEP_SERIES_COLUMNS, STEP_SERIES_SELECT

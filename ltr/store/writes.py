@@ -12,7 +12,7 @@ import numpy as np
 
 from core.db import transaction
 from core.processes import proc_start_time
-from ltr.cutoffs import NDCG_CUTOFFS
+from ltr.ndcg_conventions import NDCG_CUTOFFS
 from ltr.store.errors import RunBusy, RunConfigMismatch, UnknownRun
 from ltr.store.liveness import STALE_AFTER_SECONDS, run_is_live
 from ltr.store.summaries import recompute_step_series, update_step_series

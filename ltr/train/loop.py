@@ -7,7 +7,7 @@ from typing import Callable
 
 import torch
 
-from ltr.cutoffs import NDCG_CUTOFFS
+from ltr.ndcg_conventions import NDCG_CUTOFFS
 from ltr.metrics import ndcg_table
 from ltr.train.config import RunCancelled, RunInputError
 from ltr.train.steplog import StepLog

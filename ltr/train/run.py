@@ -15,8 +15,7 @@ import numpy as np
 
 from core.signals import sigterm_raises
 from core.threads import apply_torch_threads
-from ltr.cutoffs import NDCG_CUTOFFS
-from ltr.conventions import N_RELEVANT, metric_name
+from ltr.ndcg_conventions import NDCG_CUTOFFS, N_RELEVANT, metric_name
 from ltr.store import RunBusy, RunConfigMismatch, RunStore, run_is_live
 from ltr.train.checkpoint import (CHECKPOINT_FORMAT, checkpoint_path, clone_state, load_checkpoint, rng_state,
                                   save_checkpoint, set_rng_state)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from ltr.cutoffs import NDCG_CUTOFFS
+from ltr.ndcg_conventions import NDCG_CUTOFFS
 from ltr.store import RunStore, ndcg_per_query
 
 

@@ -1,11 +1,13 @@
-"""The NDCG conventions results are computed and stored under, and the stored metric names that carry
-them, importable without torch (the store and the Results page read them; ``ltr.metrics`` computes
-under them).
+"""The NDCG the study reports: its cutoffs, the conventions results are computed and stored under, and the
+stored metric names that carry them; importable without torch (the store and the Results page read them;
+``ltr.metrics`` computes under them).
 
+- ``NDCG_CUTOFFS``: the cutoffs reported everywhere (validation, test, store columns, tables).
 - ``gain``: ``"exp"`` 2^y - 1 (default, allRank and LightGBM), ``"linear"`` y (trec_eval, ir_measures).
 - ``no_relevant``: a query with no relevant document scores ``"one"`` (default), ``"zero"``, or is left
   out (``"exclude"``).
 """
+NDCG_CUTOFFS = (1, 3, 5, 10)
 GAINS = ("exp", "linear")
 NO_RELEVANT = ("one", "zero", "exclude")
 # How a convention is spelled inside a stored metric name (ir_measures style, e.g. nDCG(cutoff=10)).
