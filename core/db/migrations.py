@@ -26,6 +26,7 @@ already (``CREATE ... IF NOT EXISTS``; :func:`add_columns` adds only the missing
 """
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -53,9 +54,14 @@ class Migration:
     present: Check | None = None  # does a file made before versions already hold this change? (adoption)
 
     @classmethod
-    def tables(cls, version: int, description: str, ddl: str, *, first_table: str) -> "Migration":
-        """``CREATE TABLE IF NOT EXISTS ...`` DDL; an old file holds it when it has ``first_table``."""
-        return cls(version, description, ddl, has_table(first_table))
+    def tables(cls, version: int, description: str, ddl: str) -> "Migration":
+        """``CREATE TABLE IF NOT EXISTS ...`` DDL; an old file holds it when it has every table the DDL
+        creates (a cache made before its ``failures`` table had only ``responses``: judged by that one
+        table, it was adopted past the step that creates ``failures`` and the next step failed)."""
+        tables = tuple(re.findall(r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_]*)", ddl, re.I))
+        if not tables:
+            raise ValueError(f"migration {version} ({description}): its DDL creates no table")
+        return cls(version, description, ddl, lambda conn: all(has_table(t)(conn) for t in tables))
 
     @classmethod
     def columns(cls, version: int, table: str, columns: Mapping[str, str], why: str = "") -> "Migration":

@@ -44,7 +44,7 @@ CREATE TABLE IF NOT EXISTS worker (
 );
 """
 # The jobs store's schema (core.db.migrations): a change to it is a new migration at the end.
-SCHEMA = Schema("jobs", (Migration.tables(1, "jobs, concurrency limits, the worker", _TABLES, first_table="jobs"),))
+SCHEMA = Schema("jobs", (Migration.tables(1, "jobs, concurrency limits, the worker", _TABLES),))
 
 
 class JobError(ValueError):

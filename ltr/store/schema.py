@@ -85,12 +85,11 @@ SERIES_ENDS_SQL = """SELECT (SELECT MIN(step) FROM step_metrics WHERE run_id = ?
 # A store written before step_series existed gets it filled from its step rows (on a new store the
 # back-fill inserts nothing).
 SCHEMA = Schema("runs", (
-    Migration.tables(1, "experiments, runs, step and epoch metrics, per-query results", _TABLES, first_table="runs"),
+    Migration.tables(1, "experiments, runs, step and epoch metrics, per-query results", _TABLES),
     Migration.columns(2, "runs", {"pid_started": "TEXT", "cpu_seconds": "REAL", "load_at_start": "REAL",
                                   "threads": "INTEGER"}, "liveness by process start time, cost, load, threads"),
     Migration.tables(3, "step_series: one summary row per series, filled from step_metrics", _STEP_SERIES_TABLE
-                     + "INSERT OR IGNORE INTO step_series " + STEP_SERIES_SELECT.format(where="1") + ";\n",
-                     first_table="step_series"),
+                     + "INSERT OR IGNORE INTO step_series " + STEP_SERIES_SELECT.format(where="1") + ";\n"),
 ))
 
 RUN_COLUMNS = (

@@ -32,11 +32,10 @@ CREATE TABLE IF NOT EXISTS received_answers (
 """
 
 SCHEMA = Schema("annotations", (
-    Migration.tables(1, "items, samples, queues, decisions, notes, history", FIRST_TABLES, first_table="items"),
+    Migration.tables(1, "items, samples, queues, decisions, notes, history", FIRST_TABLES),
     Migration(2, "decisions, notes and history keyed by typology run; items keep the assignment's status, raw "
                  "answer and generator", migrate_run_key, has_columns("decisions", "run_id")),
     Migration(3, "the unknown_category answer: items.unknown, decisions accept it", migrate_unknown_category,
               lambda conn: not before_unknown_category(conn)),
-    Migration.tables(4, "answers received by id (sent again by a browser)", RECEIVED_ANSWERS,
-                     first_table="received_answers"),
+    Migration.tables(4, "answers received by id (sent again by a browser)", RECEIVED_ANSWERS),
 ))

@@ -123,7 +123,7 @@ def _scorer(encoder: Encoder):
 class PairCache(db.SchemaStore):
     """(encoder, answer, passage) -> F1, in SQLite (``core.db``)."""
     SCHEMA = db.Schema("bertscore-pairs", (db.Migration.tables(
-        1, "pair F1", "CREATE TABLE IF NOT EXISTS pair_f1 (key TEXT PRIMARY KEY, f1 REAL NOT NULL)", first_table="pair_f1"),))
+        1, "pair F1", "CREATE TABLE IF NOT EXISTS pair_f1 (key TEXT PRIMARY KEY, f1 REAL NOT NULL)"),))
 
     def __init__(self, path: str | Path | None = None):
         super().__init__(path if path is not None else paths.cache_dir() / "bertscore.sqlite")

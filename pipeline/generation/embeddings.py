@@ -34,8 +34,7 @@ class ReferenceEmbeddings(db.SchemaStore):
 
     SCHEMA = db.Schema("bertscore-references", (db.Migration.tables(
         1, "reference token embeddings", "CREATE TABLE IF NOT EXISTS reference_embedding (key TEXT PRIMARY KEY, "
-        "n_tokens INTEGER NOT NULL, dim INTEGER NOT NULL, embedding BLOB NOT NULL, weights BLOB NOT NULL)",
-        first_table="reference_embedding"),))
+        "n_tokens INTEGER NOT NULL, dim INTEGER NOT NULL, embedding BLOB NOT NULL, weights BLOB NOT NULL)"),))
 
     def __init__(self, path: str | Path | None = None):
         super().__init__(path if path is not None else paths.cache_dir() / "bertscore_embeddings.sqlite")

@@ -60,7 +60,7 @@ CREATE INDEX IF NOT EXISTS failures_key ON failures(key);
 """
 # The cache's schema as its migrations (core.db.migrations): a change is a new migration at the end.
 SCHEMA = db.Schema("llm-responses", (
-    db.Migration.tables(1, "responses and failed attempts", _TABLES, first_table="responses"),
+    db.Migration.tables(1, "responses and failed attempts", _TABLES),
     db.Migration.columns(2, "responses", {"finish_reason": "TEXT"}),
     db.Migration.columns(3, "responses", {"step": "TEXT"}, "the study step that first asked: generation, ..."),
     db.Migration.columns(4, "failures", {"step": "TEXT"}),

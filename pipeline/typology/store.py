@@ -40,7 +40,7 @@ CREATE TABLE IF NOT EXISTS assignments (
 # The store's schema as its migrations (core.db.migrations): a change is a new migration at the end; a
 # store made before a migration gets it on open, what it holds reading as the migration's defaults say.
 SCHEMA = Schema("typology", (
-    Migration.tables(1, "runs, queries, rounds, assignments", _TABLES, first_table="runs"),
+    Migration.tables(1, "runs, queries, rounds, assignments", _TABLES),
     Migration.columns(2, "assignments", {"unknown": "TEXT NOT NULL DEFAULT '[]'"}, "names outside the typology"),
 ))
 

@@ -19,8 +19,7 @@ from tests.support.old_stores import copy_old_store, versions
 ROOT = Path(__file__).resolve().parents[2]
 
 NOTES = Schema("notes", (
-    Migration.tables(1, "notes", "CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL);",
-                     first_table="notes"),
+    Migration.tables(1, "notes", "CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL);"),
     Migration.columns(2, "notes", {"author": "TEXT NOT NULL DEFAULT ''"}),
     Migration(3, "tags, and a first tag per note", "CREATE TABLE IF NOT EXISTS tags (note INTEGER, tag TEXT);\n"
               "INSERT INTO tags SELECT id, 'untagged' FROM notes;"),
@@ -120,8 +119,7 @@ _OPENER = textwrap.dedent("""
         time.sleep(0.5)
 
     schema = Schema("race", (
-        Migration.tables(1, "t", "CREATE TABLE IF NOT EXISTS t (x); CREATE TABLE IF NOT EXISTS applied (pid);",
-                         first_table="t"),
+        Migration.tables(1, "t", "CREATE TABLE IF NOT EXISTS t (x); CREATE TABLE IF NOT EXISTS applied (pid);"),
         Migration(2, "append a row, slowly", slow_append),
     ))
     while not Path({go!r}).exists():
