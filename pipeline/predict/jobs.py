@@ -43,4 +43,4 @@ PREDICTION = register(JobKind(
     name="pipeline.predict", label="prediction jobs", command=predict_command, title=predict_title,
     meta=lambda datasets, retrievers, judges=(), setups=("binary",), folder=None: {
         "datasets": list(datasets), "retrievers": list(retrievers), "judges": list(judges)},
-    link=lambda job: "/predicting-failure" if job.status == "done" else None))
+    link=lambda job: "/predicting-failure" if job.status == "completed" else None))
