@@ -85,7 +85,11 @@ def _stored(job: jobs.Job) -> tuple:
     """What a job row holds, with the interpreter and the per-job random keys made comparable."""
     def plain(value):
         if isinstance(value, str):
-            return value.replace(OLD_PYTHON, "PYTHON").replace(sys.executable, "PYTHON")
+            # This interpreter first: CI's clone may live under a path that ends in OLD_PYTHON
+            # (e.g. /check/work/main/.venv/bin/python), which a first OLD_PYTHON pass would half-replace.
+            for interpreter in sorted({sys.executable, OLD_PYTHON}, key=len, reverse=True):
+                value = value.replace(interpreter, "PYTHON")
+            return value
         if isinstance(value, list):
             return [plain(v) for v in value]
         if isinstance(value, dict):
