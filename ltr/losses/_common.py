@@ -8,12 +8,25 @@ loss or its gradient).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
 import torch
 from torch import Tensor, nn
 
 PADDED_LABEL = -1.0
 # allRank's DEFAULT_EPS: clamps probabilities and ideal DCGs away from 0 (kept for parity).
 DEFAULT_EPS = 1e-10
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """What a loss may take dataset-dependent defaults from (:meth:`RankingLoss.dataset_defaults`)."""
+
+    max_grade: int  # the highest relevance grade: the data set's spec, else the training labels'
+    list_lengths: np.ndarray  # documents per training list
+    slate_length: int | None  # the run's slate length (None: whole lists)
 
 
 class RankingLoss(nn.Module):
@@ -26,11 +39,19 @@ class RankingLoss(nn.Module):
     - ``has_hypergradient``: True for a loss whose parameters learn from the validation batches
       (LearnDCG-meta): the trainer hands it those once (``attach_validation``) and calls
       ``hypergradient_backward`` in place of ``value.backward()`` each step;
-    - ``pretrain_seconds``: what building the loss spent pre-training (NeuralLoss's surrogate), or None.
+    - ``pretrain_seconds``: what building the loss spent pre-training (NeuralLoss's surrogate), or None;
+    - ``dataset_defaults(params, data)``: the parameters whose default depends on the data set (RMSE's
+      number of grades, NeuralLoss's grade and length ranges), for the run to fill in where its explicit
+      ``params`` leave them unset; none here.
     """
 
     has_hypergradient = False
     pretrain_seconds: float | None = None
+
+    @classmethod
+    def dataset_defaults(cls, params: Mapping, data: TrainingData) -> dict:
+        """Defaults of the parameters that depend on the training data; explicit ``params`` win over them."""
+        return {}
 
     def tracked_parameters(self) -> dict[str, float]:
         return {}

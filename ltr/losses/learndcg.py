@@ -174,6 +174,8 @@ class LearnDCG(LearnableGainLoss):
                twin_note="identical by construction: LearnDCG frozen at b_g = b_d = 2, alpha = 1 is "
                          "ApproxNDCG(alpha = 1), value and gradient",
                twin_defaults={"b_g": 2.0, "b_d": 2.0, "alpha": 1.0, "normalisation": "standard"})
-def learndcg_fixed(**params) -> LearnDCG:
+class LearnDCGFixed(LearnDCG):
     """LearnDCG with its three parameters frozen at their initial values (the ablation arm)."""
-    return LearnDCG(**params, learnable=False)
+
+    def __init__(self, **params):
+        super().__init__(**params, learnable=False)

@@ -45,6 +45,7 @@ import json
 import math
 import time
 from dataclasses import asdict, dataclass
+from typing import Mapping
 
 import torch
 from torch import Tensor, nn
@@ -52,7 +53,8 @@ from torch import Tensor, nn
 from core.atomic import atomic_write, atomic_write_text
 from core.paths import cache_subdir
 from ltr.losses import register_loss
-from ltr.losses._common import RankingLoss, check_batch, exp_gain, ideal_dcg, mean_over, real_labels, real_scores
+from ltr.losses._common import (RankingLoss, TrainingData, check_batch, exp_gain, ideal_dcg, mean_over, real_labels,
+                                real_scores)
 
 SURROGATE_VERSION = 2
 HELDOUT_LISTS = 2048
@@ -309,6 +311,16 @@ class NeuralLoss(RankingLoss):
         self.heldout_mae: float = float(meta["heldout_mae"])
         self.heldout_mae_by_mix: dict[str, float] = dict(meta["heldout_mae_by_mix"])
         self.baseline_mae: float = float(meta["baseline_mae"])
+
+    @classmethod
+    def dataset_defaults(cls, params: Mapping, data: TrainingData) -> dict:
+        """The surrogate is pre-trained for the data set's grade range and the training lists' lengths
+        (capped by the slate length), not a fixed 0..4 and 2..40."""
+        lengths = data.list_lengths
+        longest = int(lengths.max()) if data.slate_length is None else min(int(lengths.max()), data.slate_length)
+        max_length = params.get("max_length", max(longest, 2))
+        return {"max_grade": max(int(data.max_grade), 1), "max_length": max(longest, 2),
+                "min_length": min(max(int(lengths.min()), 1), max_length)}
 
     def train(self, mode: bool = True):
         super().train(mode)

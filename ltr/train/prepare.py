@@ -56,7 +56,7 @@ def prepare_run(config: RunConfig, *, splits: Mapping | None = None) -> Prepared
     # The loss first: NeuralLoss may pre-train (consuming RNG) only when its cache is cold, and the
     # run's seed must not depend on that.
     try:
-        loss_fn = make_loss(config.loss, **_dataset_loss_defaults(config, spec, splits["train"]))
+        loss_fn = make_loss(config.loss, **dataset_loss_params(config, spec, splits["train"]))
     except TypeError as exc:  # make_loss already names the loss
         raise RunInputError(one_line(exc)) from None
     except ValueError as exc:
@@ -83,23 +83,16 @@ def prepare_run(config: RunConfig, *, splits: Mapping | None = None) -> Prepared
     return PreparedRun(config, device, splits, model, loss_fn, None if pretrain is None else float(pretrain), stored)
 
 
-def _dataset_loss_defaults(config: RunConfig, spec, train) -> dict:
-    """The loss parameters with dataset-dependent defaults filled in.
+def dataset_loss_params(config: RunConfig, spec, train) -> dict:
+    """The run's loss parameters with the loss's dataset-dependent defaults filled in
+    (:meth:`ltr.losses._common.RankingLoss.dataset_defaults`: RMSE's scale, NeuralLoss's surrogate
+    ranges); explicit loss parameters win. ``max_grade`` is the spec's, else the training labels'."""
+    from ltr.losses import LOSSES
+    from ltr.losses._common import TrainingData
 
-    RMSE regresses labels onto ``n_levels * sigmoid(s)``, so its scale must be the number of grades
-    of the dataset (3 for MQ2007/2008, 5 for WEB10K/Yahoo), not a fixed 5. NeuralLoss's surrogate is
-    pre-trained for the data set's grade range (``max_grade`` of its spec) and list-length range (the
-    training lists, capped by the slate length); explicit loss parameters win.
-    """
     params = dict(config.loss_params)
     max_grade = spec.max_grade if spec.max_grade is not None else int(train.labels.max(initial=0))
-    if config.loss == "rmse" and "n_levels" not in params:
-        params["n_levels"] = int(max_grade) + 1
-    if config.loss == "neuralloss":
-        lengths = train.list_lengths()
-        longest = int(lengths.max()) if config.slate_length is None else min(int(lengths.max()), config.slate_length)
-        params.setdefault("max_grade", max(int(max_grade), 1))
-        params.setdefault("max_length", max(longest, 2))
-        params.setdefault("min_length", min(max(int(lengths.min()), 1), params["max_length"]))
+    data = TrainingData(max_grade=int(max_grade), list_lengths=train.list_lengths(), slate_length=config.slate_length)
+    for name, value in LOSSES.load(config.loss).dataset_defaults(params, data).items():
+        params.setdefault(name, value)
     return params
-

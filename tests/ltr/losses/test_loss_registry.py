@@ -33,18 +33,36 @@ class ToyHinge(RankingLoss):
 '''
 
 
-@pytest.fixture
-def extra_loss_module(tmp_path, monkeypatch):
-    """``ltr.losses`` with one more module, ``toyhinge.py``, in a second folder of its ``__path__`` (as a
+# A loss whose default depends on the data set: its own hook, nothing in the trainer names it.
+NEW_DATASET_LOSS = NEW_LOSS.replace('"toyhinge", order=99', '"toygraded", order=98').replace(
+    "class ToyHinge(RankingLoss):", """class ToyGraded(RankingLoss):
+    @classmethod
+    def dataset_defaults(cls, params, data):
+        return {"margin": data.max_grade + 0.5}
+""")
+
+
+def _added_loss_module(tmp_path, monkeypatch, name: str, source: str):
+    """``ltr.losses`` with one more module, ``<name>.py``, in a second folder of its ``__path__`` (as a
     new file in ``ltr/losses/`` would be, without writing into the checkout)."""
-    folder = tmp_path / "more_losses"
+    folder = tmp_path / f"more_losses_{name}"
     folder.mkdir()
-    (folder / "toyhinge.py").write_text(NEW_LOSS)
+    (folder / f"{name}.py").write_text(source)
     monkeypatch.setattr(ltr.losses, "__path__", [*ltr.losses.__path__, str(folder)])
     LOSSES.refresh()
     yield folder
-    sys.modules.pop("ltr.losses.toyhinge", None)
-    LOSSES.forget("toyhinge")
+    sys.modules.pop(f"ltr.losses.{name}", None)
+    LOSSES.forget(name)
+
+
+@pytest.fixture
+def extra_loss_module(tmp_path, monkeypatch):
+    yield from _added_loss_module(tmp_path, monkeypatch, "toyhinge", NEW_LOSS)
+
+
+@pytest.fixture
+def dataset_loss_module(tmp_path, monkeypatch):
+    yield from _added_loss_module(tmp_path, monkeypatch, "toygraded", NEW_DATASET_LOSS)
 
 
 def test_a_new_loss_module_is_listed_without_being_imported(extra_loss_module):
@@ -67,6 +85,19 @@ def test_a_new_loss_module_trains_through_the_normal_trainer(extra_loss_module, 
         run = store.find_run(config.run_id)
     assert result.status == "completed" and run["loss"] == "toyhinge"
     assert LOSSES.names()[-1] == "toyhinge"
+
+
+def test_a_new_loss_declares_its_dataset_dependent_defaults_in_its_own_module(dataset_loss_module, monkeypatch):
+    """The run fills them in from the loss's ``dataset_defaults`` hook (MQ2008 grades 0..2: margin 2.5,
+    not the constructor's 1); an explicit parameter wins."""
+    from ltr.train import RunConfig, prepare_run
+
+    monkeypatch.setenv("IRDASH_TORCH_THREADS", "1")
+    data = "synthetic-mq2008:n_queries=30,seed=1"
+    assert prepare_run(RunConfig(data=data, fold=1, loss="toygraded", model="mlp", device="cpu")).loss_fn.margin == 2.5
+    explicit = prepare_run(RunConfig(data=data, fold=1, loss="toygraded", model="mlp", device="cpu",
+                                     loss_params={"margin": 0.25}))
+    assert explicit.loss_fn.margin == 0.25
 
 
 def test_a_declaration_without_literal_arguments_is_an_error_naming_its_line(tmp_path, monkeypatch):

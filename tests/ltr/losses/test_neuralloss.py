@@ -94,18 +94,18 @@ def test_surrogate_settings_come_from_the_data_set(tmp_path):
     """The trainer pre-trains for the data set's grade range and list lengths (not a fixed 0..4, 2..40)."""
     from ltr.data.datasets import DATASETS, load_fold
     from ltr.train import RunConfig
-    from ltr.train.prepare import _dataset_loss_defaults
+    from ltr.train.prepare import dataset_loss_params
 
     data = "synthetic-mq2008:n_queries=60,seed=3"
     train = load_fold(data, 1, "train")
     cfg = RunConfig(data=data, fold=1, loss="neuralloss", model="mlp")
-    params = _dataset_loss_defaults(cfg, DATASETS["synthetic-mq2008"], train)
+    params = dataset_loss_params(cfg, DATASETS["synthetic-mq2008"], train)
     lengths = train.list_lengths()
     assert params == {"max_grade": 2, "min_length": int(lengths.min()), "max_length": int(lengths.max())}
-    capped = _dataset_loss_defaults(RunConfig(data=data, fold=1, loss="neuralloss", model="mlp", slate_length=8),
+    capped = dataset_loss_params(RunConfig(data=data, fold=1, loss="neuralloss", model="mlp", slate_length=8),
                                     DATASETS["synthetic-mq2008"], train)
     assert capped["max_length"] == 8 and capped["min_length"] <= 8
-    explicit = _dataset_loss_defaults(RunConfig(data=data, fold=1, loss="neuralloss", model="mlp",
+    explicit = dataset_loss_params(RunConfig(data=data, fold=1, loss="neuralloss", model="mlp",
                                                 loss_params={"max_grade": 4}), DATASETS["synthetic-mq2008"], train)
     assert explicit["max_grade"] == 4
 

@@ -236,6 +236,28 @@ def test_rmse_scale_follows_the_dataset_grades(data, levels):
     assert explicit.loss_fn.n_levels == 7
 
 
+# What prepare's by-name rules gave before the losses declared their own dataset defaults
+# (RankingLoss.dataset_defaults): the same parameters reach the loss, and the run ids are unchanged.
+@pytest.mark.parametrize("data, loss, extra, params, run_id", [
+    ("synthetic-mq2008:n_queries=60", "rmse", {}, {"n_levels": 3}, "46391272dc20"),
+    ("synthetic-web10k:n_queries=60", "rmse", {}, {"n_levels": 5}, "85e84e7e1aa6"),
+    ("synthetic-mq2008:n_queries=60", "neuralloss", {}, {"max_grade": 2, "max_length": 58, "min_length": 5},
+     "2cd37da1b885"),
+    ("synthetic-mq2008:n_queries=60", "neuralloss", {"slate_length": 8},
+     {"max_grade": 2, "max_length": 8, "min_length": 5}, "40c714f7e1c6"),
+    ("synthetic-mq2008:n_queries=60", "neuralloss", {"loss_params": {"max_length": 5}},
+     {"max_grade": 2, "max_length": 5, "min_length": 5}, "e562b0892fa4"),
+    ("synthetic-mq2008:n_queries=60", "ranknet", {}, {}, "d596bc13051e"),
+])
+def test_dataset_dependent_loss_defaults_and_run_ids_are_unchanged(data, loss, extra, params, run_id):
+    from ltr.data.datasets import DATASETS, load_fold
+    from ltr.train.prepare import dataset_loss_params
+
+    config = RunConfig(data=data, fold=1, loss=loss, model="mlp", **extra)
+    assert dataset_loss_params(config, DATASETS[data.split(":")[0]], load_fold(data, 1, "train")) == params
+    assert config.run_id.rsplit("-", 1)[1] == run_id
+
+
 def test_a_cuda_device_that_does_not_exist_is_bad_input(monkeypatch):
     """``cuda:3`` on a one-GPU machine: one line, before anything is built (not torch's "invalid device ordinal")."""
     from ltr.train import resolve_device
