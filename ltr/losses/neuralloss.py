@@ -40,7 +40,6 @@ Queries without a relevant document have a constant NDCG and are left out of the
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import time
@@ -51,6 +50,7 @@ import torch
 from torch import Tensor, nn
 
 from core.atomic import atomic_write, atomic_write_text
+from core.digest import content_digest
 from core.paths import cache_subdir
 from ltr.losses import register_loss
 from ltr.losses._common import (RankingLoss, TrainingData, check_batch, exp_gain, ideal_dcg, mean_over, real_labels,
@@ -87,8 +87,7 @@ class SurrogateConfig:
             raise ValueError(f"invalid surrogate settings: {self}")
 
     def key(self) -> str:
-        blob = json.dumps({**asdict(self), "version": SURROGATE_VERSION}, sort_keys=True)
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        return content_digest({**asdict(self), "version": SURROGATE_VERSION}, 16)
 
 
 # Held-out label mixes the meta reports the error on (name -> grade proportions low to high, or None =

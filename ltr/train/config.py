@@ -1,7 +1,6 @@
 """A run's configuration: the result-defining fields, the run id, the CLI form and the device."""
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass, field, fields
@@ -10,6 +9,7 @@ from typing import Any, Mapping
 
 import torch
 
+from core.digest import content_digest
 from ltr.store import canonical_data
 from ltr.train.steplog import STEP_BUFFER_ROWS
 
@@ -91,7 +91,7 @@ class RunConfig:
     @property
     def run_id(self) -> str:
         """``<data>-f<fold>-<loss>-<model>-<hash>``: readable, and the hash makes it unique/stable."""
-        digest = hashlib.sha256(json.dumps(self.result_config(), sort_keys=True).encode()).hexdigest()[:12]
+        digest = content_digest(self.result_config(), 12)
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(self.data).name or "data")
         return f"{slug}-f{self.fold}-{self.loss}-{self.model}-{digest}"
 

@@ -18,7 +18,6 @@ never stored as an answer, so the next run tries again.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Sequence
 
 from core import db, paths
+from core.digest import content_digest
 from pipeline.llm.base import UNKNOWN_FINISH, GenerationOptions, Message, Provenance
 
 _TABLES = """
@@ -73,7 +73,7 @@ def request_key(provenance: Provenance, messages: Sequence[Message], options: Ge
     payload = {**provenance.identity(),
                "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
                "options": options.as_dict()}
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    return content_digest(payload, ensure_ascii=False)
 
 
 def new_owner() -> str:

@@ -8,7 +8,6 @@ results share a configuration.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from core import paths
 from core.atomic import atomic_write_text
+from core.digest import content_digest
 
 RESULT_ID = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{8}-[0-9a-f]{4}$")
 
@@ -30,8 +30,7 @@ def store_dir() -> Path:
 
 
 def new_id(document: dict, now: float | None = None) -> str:
-    digest = hashlib.sha256(json.dumps([document["datasets"], document["settings"]], sort_keys=True,
-                                       default=str).encode()).hexdigest()[:8]
+    digest = content_digest([document["datasets"], document["settings"]], 8, default=str)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(time.time() if now is None else now))
     return f"{stamp}-{digest}-{uuid.uuid4().hex[:4]}"
 

@@ -25,13 +25,13 @@ sentence per reason.
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
 import string
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from core.digest import content_digest
 from pipeline.llm.base import Message
 from pipeline.typology.categories import TASKS, Assignment, Category, Typology, normalise_name
 
@@ -207,8 +207,7 @@ def _stored_assignment(query: dict, task: str, run: dict) -> Assignment:
 
 
 def assignments_digest(assignments: Iterable[Assignment]) -> str:
-    body = json.dumps(sorted((a.qid, a.task, list(a.categories)) for a in assignments))
-    return hashlib.sha256(body.encode()).hexdigest()[:12]
+    return content_digest(sorted((a.qid, a.task, list(a.categories)) for a in assignments), 12)
 
 
 # ---------------------------------------------------------------------------- prompts

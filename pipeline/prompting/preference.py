@@ -25,7 +25,6 @@ to every pair, so the page and any later reader see exactly what produced a numb
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from dataclasses import asdict, dataclass
@@ -34,6 +33,7 @@ from typing import Callable, Mapping, Sequence
 
 from core import paths
 from core.atomic import atomic_write_text
+from core.digest import content_digest
 from core.jobs.progress import ProgressWriter
 from pipeline.prompting import pairwise
 from pipeline.data.datasets import RELEVANT_GRADE, TrecDlData
@@ -87,7 +87,7 @@ class AnswerSide:
     def provenance(self) -> dict:
         if self.client is not None:
             return self.client.provenance.as_dict()
-        digest = hashlib.sha256(json.dumps(sorted(self.imported.items())).encode()).hexdigest()[:12]
+        digest = content_digest(sorted(self.imported.items()), 12)
         return Provenance("imported", self.imported_from or "answers").as_dict() | {"digest": digest}
 
 
@@ -283,7 +283,7 @@ def result_id(result: Mapping) -> str:
                                   "assignments")}
     key["templates"] = {k: v for k, v in key["templates"].items() if k != "source"}
     key["pairs"] = [(u["qid"], u["task"]) for u in result["pairs"]]
-    return f"{result['dataset']}-{hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]}"
+    return f"{result['dataset']}-{content_digest(key, 12)}"
 
 
 # ---------------------------------------------------------------------------- stored results

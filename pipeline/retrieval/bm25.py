@@ -11,7 +11,6 @@ and rankings differ from a full-corpus run (IDF and the competing passages both 
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -23,6 +22,7 @@ from typing import Mapping
 
 from core.atomic import publish_dir
 from core import paths
+from core.digest import content_digest
 from pipeline.retrieval import java
 from pipeline.data.datasets import passages_fingerprint
 from pipeline.retrieval.errors import RetrievalError
@@ -44,9 +44,8 @@ class BM25Settings:
 
 
 def index_key(fingerprint: str) -> str:
-    spec = json.dumps({"passages": fingerprint, "args": INDEX_ARGS, "format": INDEX_FORMAT,
-                       "anserini": java.anserini_jar().name}, sort_keys=True)
-    return hashlib.sha256(spec.encode()).hexdigest()[:24]
+    return content_digest({"passages": fingerprint, "args": INDEX_ARGS, "format": INDEX_FORMAT,
+                           "anserini": java.anserini_jar().name}, 24)
 
 
 def build_index(passages: Mapping[str, str], *, fingerprint: str | None = None, threads: int = 2,

@@ -16,13 +16,13 @@ under a bare name.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.atomic import atomic_write_text
 from core import paths
+from core.digest import content_digest
 from core.threads import encoder_choice
 from pipeline.retrieval.errors import RetrievalError
 from pipeline.data.trec_io import Run
@@ -88,9 +88,8 @@ def _read_meta(path: Path) -> dict:
 
 
 def _run_key(data, retriever: str, settings: dict) -> str:
-    spec = json.dumps({"passages": data.passages_fingerprint, "queries": data.queries(),
-                       "retriever": retriever, "settings": settings}, sort_keys=True)
-    return hashlib.sha256(spec.encode()).hexdigest()[:16]
+    return content_digest({"passages": data.passages_fingerprint, "queries": data.queries(),
+                           "retriever": retriever, "settings": settings}, 16)
 
 
 def compute_run(data, retriever: str, *, depth: int = 1000, k1: float = 0.9, b: float = 0.4,

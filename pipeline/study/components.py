@@ -16,11 +16,10 @@ resolve to the same identity (e.g. ``ollama:m`` and ``ollama:m@127.0.0.1:11434``
 """
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import Mapping, NamedTuple, Sequence
 
+from core.digest import content_digest
 from pipeline.llm.base import Provenance
 
 
@@ -48,7 +47,7 @@ def identity(provenance: Mapping, source: str = "") -> dict:
 
 def identity_digest(ident: Mapping) -> str:
     """Eight hex digits of the identity (file names that must not collide across identities)."""
-    return hashlib.sha256(json.dumps(dict(ident), sort_keys=True).encode()).hexdigest()[:8]
+    return content_digest(dict(ident), 8)
 
 
 def component_keys(items: Sequence[tuple[str, Mapping]]) -> list[str]:

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from core import paths
 from core.atomic import atomic_write_text
+from core.digest import content_digest
 
 STUDY_ID = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{8}-[0-9a-f]{4}$")
 LEGACY_NAME = "study.json"
@@ -53,7 +54,7 @@ def studies_dir(dataset: str) -> Path:
 
 
 def configuration_digest(configuration: dict) -> str:
-    return hashlib.sha256(json.dumps(configuration, sort_keys=True, default=str).encode()).hexdigest()[:8]
+    return content_digest(configuration, 8, default=str)
 
 
 def new_study_id(configuration: dict, now: float | None = None) -> str:

@@ -10,12 +10,12 @@ a store from before that column gets it on open, its assignments with none.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from pathlib import Path
 
 from core.db import Migration, Schema, SchemaStore, transaction
+from core.digest import content_digest
 from core.paths import cache_dir
 from pipeline.typology.categories import UNKNOWN_CATEGORY, Assignment, Category
 from pipeline.typology.induction import HardQuery, Round
@@ -51,11 +51,10 @@ def default_path() -> Path:
 
 def run_id_for(*, dataset: str, task: str, hard_set: dict, provenance: dict, config: dict,
                qids, imported: list[Category] | None = None) -> str:
-    key = json.dumps({"dataset": dataset, "task": task, "hard_set": hard_set, "qids": sorted(qids),
-                      "model": {k: provenance.get(k) for k in ("backend", "model")}, "config": config,
-                      "imported": [c.as_dict() for c in imported] if imported is not None else None},
-                     sort_keys=True)
-    return f"{dataset}-{task}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+    key = {"dataset": dataset, "task": task, "hard_set": hard_set, "qids": sorted(qids),
+           "model": {k: provenance.get(k) for k in ("backend", "model")}, "config": config,
+           "imported": [c.as_dict() for c in imported] if imported is not None else None}
+    return f"{dataset}-{task}-{content_digest(key, 12)}"
 
 
 def _cats(text: str | None) -> list[Category]:

@@ -8,9 +8,7 @@ render it (hover text).
 """
 from __future__ import annotations
 
-import hashlib
 import html
-import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
@@ -19,6 +17,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core import jobs
+from core.digest import content_digest
 from core.jobs import progress as job_progress
 from pipeline.views import forms
 from pipeline.prompting import pairwise, preference
@@ -64,7 +63,7 @@ def configuration_of(result: dict) -> dict:
     return {"judge": result["judge"]["label"],
             "generators": {k: v["label"] for k, v in result["generators"].items()},
             "config": result["config"], "typology": result["typology"].get("name"),
-            "templates": hashlib.sha256(json.dumps(templates, sort_keys=True).encode()).hexdigest()[:8],
+            "templates": content_digest(templates, 8),
             "reasons": sorted({"typology run" if s.startswith("typology run") else s.split(":")[0]
                                for s in result["assignments"].get("sources", [])})}
 
@@ -77,7 +76,7 @@ def configuration_label(result: dict) -> str:
     parts = [f"judge {c['judge']}", f"baseline {gens['baseline']}", f"aware {gens['aware']}",
              f"{c['config'].get('reason_mode', 'first')} reason(s)", f"max {limit} queries" if limit else "all queries",
              f"typology {c['typology']}", f"templates {c['templates']}"]
-    digest = hashlib.sha256(json.dumps(c, sort_keys=True).encode()).hexdigest()[:6]
+    digest = content_digest(c, 6)
     return " · ".join(parts) + f" [{digest}]"
 
 
