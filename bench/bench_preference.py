@@ -25,19 +25,25 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
-class Recording:
+from pipeline.llm.base import ChatClient  # noqa: E402  (after the project root is on the path)
+
+
+class Recording(ChatClient):
     """A ChatClient proxy that keeps every reply (to count cache hits and sum call seconds)."""
 
     def __init__(self, client):
-        self.client, self.provenance, self.replies = client, client.provenance, []
+        self.client, self.provenance, self.backend, self.replies = client, client.provenance, client.backend, []
+
+    def effective_options(self, options=None):
+        return self.client.effective_options(options)
 
     def chat(self, messages, options=None):
         reply = self.client.chat(messages, options)
         self.replies.append(reply)
         return reply
 
-    def chat_many(self, requests, options=None, progress=None):
-        replies = self.client.chat_many(requests, options, progress=progress)
+    def chat_many(self, requests, options=None, progress=None, on_progress=None):
+        replies = self.client.chat_many(requests, options, progress=progress, on_progress=on_progress)
         self.replies += replies
         return replies
 

@@ -63,8 +63,7 @@ def reap(executor: Executor) -> list[int]:
 
 
 def _recover_claim(conn, executor: Executor, job) -> None:
-    adopt = getattr(executor, "adopt", None)
-    found = adopt(job) if adopt is not None else None
+    found = executor.adopt(job)
     with transaction(conn) as c:
         if found is not None:
             c.execute("UPDATE jobs SET handle = ?, pid = ? WHERE id = ? AND status = 'running' AND handle IS NULL",

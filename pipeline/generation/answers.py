@@ -86,8 +86,7 @@ def generate_answers(client: ChatClient, queries: Mapping[str, str], *, name: st
     propagates (the step stops); when every call failed, :class:`LLMError` says so: a generation
     without a single answer is a failed step, not a result. ``on_progress(n)``: see
     :meth:`pipeline.llm.base.ChatClient.chat_many`."""
-    effective = getattr(client, "effective_options", None)
-    options = effective(options) if effective is not None else options
+    options = client.effective_options(options)
     qids = list(queries)
     replies = client.chat_many([zero_shot_messages(queries[qid]) for qid in qids], options, progress=progress,
                                on_progress=on_progress)

@@ -18,6 +18,7 @@ ones), and the answer step (``pipeline.study.tasks.h2g.generation_for``) skips t
 """
 from __future__ import annotations
 
+from pipeline.generation.answers import Generation
 from pipeline.llm.base import LENGTH_FINISH
 
 PARTIAL_REFERENCES = ("exclude", "include")
@@ -52,13 +53,12 @@ def _check_partial_references(partial_references: str) -> None:
         raise ValueError(f"partial_references must be one of {PARTIAL_REFERENCES}, got {partial_references!r}")
 
 
-def truncated_answers(gen) -> list[str]:
+def truncated_answers(gen: Generation) -> list[str]:
     """The qids whose (non-empty) answer was cut at the token limit (finish reason ``length``)."""
-    reasons = getattr(gen, "finish_reasons", None) or {}
-    return sorted(q for q, text in gen.answers.items() if text.strip() and reasons.get(q) == LENGTH_FINISH)
+    return sorted(q for q, text in gen.answers.items() if text.strip() and gen.finish_reasons.get(q) == LENGTH_FINISH)
 
 
-def generation_values(data, gen, encoder: str = "auto", aggregate: str = "max",
+def generation_values(data, gen: Generation, encoder: str = "auto", aggregate: str = "max",
                       partial_references: str = "exclude",
                       truncated: str = "exclude") -> tuple[dict[str, float], dict]:
     """BERTScore F1 per answered query; queries with an incomplete reference set, and answers cut at
@@ -83,7 +83,7 @@ def generation_values(data, gen, encoder: str = "auto", aggregate: str = "max",
     empty = empty_answers(gen.answers)  # never BERTScored (see pipeline.generation.bertscore)
     coverage = data.reference_coverage()
     # judged queries the answer step did not ask, as H2G could not score them (unscorable_queries)
-    not_generated = {q: why for q, why in (getattr(gen, "not_generated", None) or {}).items() if q in qrels}
+    not_generated = {q: why for q, why in gen.not_generated.items() if q in qrels}
     return values, {**enc.as_dict(), "aggregate": aggregate, "excluded_no_relevant_text": excluded,
                     "n_excluded": len(excluded), "n_failed_generations": len(gen.failed),
                     "excluded_empty_answer": empty, "n_empty_answers": len(empty),

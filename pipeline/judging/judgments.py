@@ -259,8 +259,7 @@ def sample_pairs(qrels: Mapping[str, Mapping[str, int]], cap: int | None, *, see
 def umbrela_options(client: ChatClient) -> GenerationOptions:
     """UMBRELA's decoding options for ``client``: its JSON schema always (backends that cannot
     constrain ignore it), log-probabilities where the backend exposes them."""
-    backend = getattr(client, "backend", None)
-    logprobs = LOGPROB_ALTERNATIVES if getattr(backend, "supports_logprobs", False) else 0
+    logprobs = LOGPROB_ALTERNATIVES if client.backend.supports_logprobs else 0
     return GenerationOptions(temperature=UMBRELA_OPTIONS.temperature, seed=UMBRELA_OPTIONS.seed,
                              max_tokens=UMBRELA_OPTIONS.max_tokens, json_schema=json_schema_text(UMBRELA_SCHEMA),
                              top_logprobs=logprobs)

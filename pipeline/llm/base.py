@@ -15,7 +15,7 @@ Messages are OpenAI/Ollama style: ``[{"role": "system"|"user"|"assistant", "cont
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Callable, Mapping, Sequence
 
 Message = dict[str, str]
 # How every label, note and page warning names a small model (``Provenance.small``: under 1B
@@ -237,12 +237,24 @@ class LLMBackend:
         """One-time setup (loading weights), called outside a call's timeout. Nothing here."""
 
 
-@runtime_checkable
-class ChatClient(Protocol):
+class ChatClient:
+    """Base of every client (:class:`pipeline.llm.client.CachedClient`, the Ray fan-out, test doubles): what a
+    step may ask of any client is declared here, so no step probes one.
+
+    - ``provenance``: which backend and model answer;
+    - ``backend``: the :class:`LLMBackend` behind it, whose capabilities (``supports_logprobs``) say what a
+      step can ask for;
+    - ``effective_options(options)``: the options a request is sent with (the step's, with the client's
+      overrides applied); no overrides here.
+    """
     provenance: Provenance
+    backend: LLMBackend
+
+    def effective_options(self, options: GenerationOptions | None = None) -> GenerationOptions:
+        return options or GenerationOptions()
 
     def chat(self, messages: Sequence[Message], options: GenerationOptions | None = None) -> LLMReply:
-        ...
+        raise NotImplementedError
 
     def chat_many(self, requests: Sequence[Sequence[Message]], options: GenerationOptions | None = None,
                   progress: str | None = None, on_progress: Callable[[int], None] | None = None
@@ -250,6 +262,7 @@ class ChatClient(Protocol):
         """Answer many requests (concurrently where the backend allows); a failed one comes back as
         its :class:`LLMError` in its slot, so one failure never loses the others. ``on_progress(n)``:
         ``n`` more requests answered."""
+        raise NotImplementedError
 
 
 @dataclass

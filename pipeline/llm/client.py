@@ -27,15 +27,15 @@ from dataclasses import replace
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Sequence
 
-from pipeline.llm.base import (Completion, GenerationOptions, LLMBackend, LLMError, LLMReply, LLMUnavailable, Message,
-                               Provenance)
+from pipeline.llm.base import (ChatClient, Completion, GenerationOptions, LLMBackend, LLMError, LLMReply, LLMUnavailable,
+                               Message, Provenance)
 from pipeline.llm.cache import ResponseCache, new_owner, request_key
 from pipeline.llm.replies import answer_of, as_completion
 
 POLL_S = 0.2  # how often a worker waiting for another worker's claim looks for the answer
 
 
-class CachedClient:
+class CachedClient(ChatClient):
     """See the module docstring. ``timeout`` bounds one attempt (seconds), ``retries`` is the number
     of extra attempts after a retryable failure, waiting ``backoff * 2**i`` seconds before retry i."""
 
@@ -133,7 +133,7 @@ class CachedClient:
                 for key in keys:
                     self.cache.record_failure(key, backend=prov.backend, model=prov.model, attempt=attempt,
                                               error=str(exc), step=self.step)
-                if attempt == self.retries or not getattr(exc, "retryable", True):
+                if attempt == self.retries or not exc.retryable:
                     raise
                 time.sleep(self.backoff * 2 ** attempt)
         raise AssertionError("unreachable")

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from core.ray_cluster import FileService, RaySettings, connect, node_service, ray_settings
-from pipeline.llm.base import GenerationOptions, LLMError, LLMReply, LLMUnavailable, Message, Provenance
+from pipeline.llm.base import (ChatClient, GenerationOptions, LLMBackend, LLMError, LLMReply, LLMUnavailable, Message,
+                               Provenance)
 from pipeline.llm.cache import ResponseCache, request_key
 from pipeline.llm.client import CachedClient
 
@@ -124,7 +125,7 @@ def answer_chunk(backend, cache_actor, requests: Sequence[Sequence[Message]], op
         return [exc] * len(requests), client.calls_made
 
 
-class RayChatClient:
+class RayChatClient(ChatClient):
     """``client``'s chat, with ``chat_many`` fanned out over Ray (see the module docstring).
 
     ``chunk_size`` requests per task (a task answers its chunk with ``client.concurrency`` calls in
@@ -144,6 +145,10 @@ class RayChatClient:
     @property
     def provenance(self) -> Provenance:
         return self.client.provenance
+
+    @property
+    def backend(self) -> LLMBackend:
+        return self.client.backend
 
     def effective_options(self, options: GenerationOptions | None = None) -> GenerationOptions:
         return self.client.effective_options(options)

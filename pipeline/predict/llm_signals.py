@@ -84,7 +84,7 @@ def generator_logprob_predictor(arg: str, data, answers: Mapping[str, str] | Non
         return Absent(f"mean_logprob[{spec}]", f"{spec}: imported answers carry no token log-probabilities")
     client = make_client(spec, **{"step": "generation", **(llm_options or {})})
     name = f"mean_logprob[{client.provenance.backend}:{client.provenance.model}]"  # the model's label is in info
-    if not getattr(client.backend, "supports_logprobs", False):
+    if not client.backend.supports_logprobs:
         return Absent(name, f"{client.provenance.label}: this backend returns no token log-probabilities")
     queries = data.queries()
     asked = {q: queries[q] for q in (answers if answers is not None else queries) if q in queries}

@@ -155,8 +155,7 @@ def _answers(side: AnswerSide, keys: list, prompts: list, options: GenerationOpt
         return [(side.imported[qid], None, None) if qid in side.imported
                 else (None, f"no imported answer for qid {qid} in {side.imported_from}", None) for qid in keys]
     replies = side.client.chat_many(prompts, options, progress=label, on_progress=on_progress)
-    limit = side.client.effective_options(options).max_tokens if hasattr(side.client, "effective_options") \
-        else options.max_tokens
+    limit = side.client.effective_options(options).max_tokens
     return [(None, str(r) or type(r).__name__, None) if isinstance(r, LLMError)
             else (r.text, None, limit if r.finish_reason == LENGTH_FINISH else None) for r in replies]
 
