@@ -1,7 +1,8 @@
-"""The one convention of the project's command lines (``python -m ltr``, ``python -m pipeline``):
-how a command is declared and registered, how its flags are checked, what it prints with ``--json``,
-and its exit status. ``ltr.cli`` and ``pipeline.cli`` are each a :class:`CommandLine` over the
-:class:`Command` objects their modules declare; neither parses, prints or exits any other way.
+"""The one convention of the project's command lines (``python -m ltr``, ``python -m pipeline``,
+``python -m core.jobs``): how a command is declared and registered, how its flags are checked, what it
+prints with ``--json``, and its exit status. ``ltr.cli``, ``pipeline.cli`` and ``core.jobs.cli`` are each
+a :class:`CommandLine` over the :class:`Command` objects their modules declare; none parses, prints or
+exits any other way.
 
 Exit status (every command of both CLIs)::
 

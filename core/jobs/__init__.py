@@ -57,7 +57,7 @@ Layout (one concern per module; this package re-exports the public names):
 - :mod:`core.jobs.hosts`: :class:`HostProcess`, a long-lived child running many requests (hosted jobs, grids);
 - :mod:`core.jobs.lock`: the single-worker lock and starting the detached worker;
 - :mod:`core.jobs.worker`: the worker loop (reap, start queued jobs, idle exit);
-- :mod:`core.jobs.cli`: ``python -m core.jobs worker|list|cancel``.
+- :mod:`core.jobs.cli`: ``python -m core.jobs worker|list|cancel`` (on the :mod:`core.cli` convention).
 """
 from core.jobs.hosts import HostProcess
 from core.jobs.executors import Executor, LocalProcessExecutor, make_executor, proc_start_time, visible_device

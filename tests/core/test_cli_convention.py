@@ -1,5 +1,5 @@
-"""The one CLI convention (``core.cli``) and the two command lines built on it (``python -m ltr``,
-``python -m pipeline``): flag types that name the flag and the problem, exit status 0/1/2/130,
+"""The one CLI convention (``core.cli``) and the command lines built on it (``python -m ltr``,
+``python -m pipeline``, ``python -m core.jobs``): flag types that name the flag and the problem, exit status 0/1/2/130,
 ``--json`` on every command that prints results, commands found as modules, and the README's
 commands still parsing."""
 from __future__ import annotations
@@ -137,11 +137,13 @@ def _parsers():
     from ltr.cli import build_parser as ltr_parser
     from pipeline.cli import build_parser as pipeline_parser
 
-    return {"ltr": ltr_parser(), "pipeline": pipeline_parser()}
+    from core.jobs.cli import build_parser as jobs_parser
+
+    return {"ltr": ltr_parser(), "pipeline": pipeline_parser(), "core.jobs": jobs_parser()}
 
 
-# the trainer host answers JSON lines on stdin; it prints no results
-NO_RESULTS = {"ltr worker"}
+# the trainer host answers JSON lines on stdin, the job worker runs jobs: they print no results
+NO_RESULTS = {"ltr worker", "core.jobs worker"}
 
 
 def test_every_command_that_prints_results_has_json():
