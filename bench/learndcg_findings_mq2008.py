@@ -1,0 +1,152 @@
+"""The LearnDCG findings (``python -m ltr findings``) and export (``python -m ltr export``) on real LETOR data.
+
+    python bench/learndcg_findings_mq2008.py [--epochs 100] [--losses ranknet listnet ...] \
+        [--store cache/bench/learndcg-mq2008.sqlite] [--out bench/results/learndcg_findings_mq2008.json]
+
+Data: the shared MQ2008 sample (``../shared/data/letor/mq2008_fold1_test.txt``, LETOR 4.0 MQ2008 Fold1's test
+file: 156 queries), split into 5 parts by query at random (seed 0) and rotated as LETOR does (Fold k trains on
+three parts, validates on the next, tests on the last: :func:`learndcg_identifiability.mq2008_folds`). Grid: the
+study's settings (``ltr/configs/study_grid.toml``: its ``[train]`` and ``[loss_params]``) with the MLP and the
+losses given, trained by ``ltr.grid.run_grid`` with ``--workers`` trainer hosts (default 1) on one torch thread
+each (``IRDASH_TORCH_THREADS``, default 1). Then the findings and the export of that experiment.
+
+Writes ``--out``: the provenance (data file and its sha256, the split, losses, folds, epochs, lr, seed, commit),
+the machine's conditions (cores, load average before and after, each run's threads and load at start, read from
+the run store), the per-loss mean test NDCG@k, the findings as ``ltr findings --json`` prints them, and the
+export's manifest. Every figure is read from the store or the findings, none typed here.
+
+What this is not: the paper's experiment. The paper trains on the full MQ2007/MQ2008/MSLR-WEB10K/Yahoo folds;
+this sample's 5 test folds hold about 31 queries each (156 in all), so a verdict here says what these few
+queries show, not whether the paper's claim holds at its scale. The output says so (``scope_note``).
+NeuralLoss is not in the default losses: its surrogate pre-training alone ran past 10 CPU-minutes here.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from learndcg_identifiability import MQ2008_SAMPLE, mq2008_folds  # noqa: E402
+
+EXPERIMENT = "mq2008-sample-findings"
+LOSSES = ["ranknet", "listnet", "listmle", "lambdaloss", "approxndcg", "neuralndcg", "learndcg"]
+MODEL = "mlp"
+FOLDS = [1, 2, 3, 4, 5]
+STUDY_GRID = ROOT / "ltr" / "configs" / "study_grid.toml"
+SCOPE_NOTE = ("A small real sample, not the paper's experiment: MQ2008 Fold1's test file alone (156 queries, "
+              "about 31 test queries per fold), one ranker (MLP), one seed. The verdicts say what these queries "
+              "show under this configuration; they do not confirm or refute the paper's claims at its scale "
+              "(full MQ2007/MQ2008/MSLR-WEB10K/Yahoo folds, four rankers).")
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def grid_spec(folder: Path, losses: list[str], epochs: int | None) -> dict:
+    from ltr.grid import read_grid_file
+
+    spec = read_grid_file(STUDY_GRID)
+    spec.pop("overrides", None)  # WEB10K/Yahoo slates only
+    spec.update({"name": EXPERIMENT, "data": [str(folder)], "folds": FOLDS, "losses": losses, "models": [MODEL],
+                 "seeds": [0]})
+    spec["loss_params"] = {k: v for k, v in spec.get("loss_params", {}).items() if k in losses}
+    if epochs is not None:
+        spec["train"] = {**spec["train"], "epochs": epochs}
+    return spec
+
+
+def ndcg_means(findings: dict) -> dict:
+    """Per loss, the mean test NDCG@k over folds the findings measured (``learndcg_highest``'s parts)."""
+    out: dict = {}
+    for part in findings["findings"]["learndcg_highest"]["parts"]:
+        measured = part.get("measured") or {}
+        for loss, value in measured.get("ndcg", {}).items():
+            out.setdefault(loss, {})[f"ndcg@{measured['k']}"] = value
+    return out
+
+
+def run_conditions(store, experiment: str) -> list[dict]:
+    runs = store.list_runs(experiment=experiment, status="completed")
+    cols = ["run_id", "loss", "fold", "epochs_done", "best_epoch", "train_seconds", "cpu_seconds", "threads",
+            "load_at_start", "test_ndcg10"]
+    return [{c: (None if r[c] != r[c] else r[c]) for c in cols}  # NaN -> None
+            for r in runs.sort_values(["loss", "fold"]).to_dict("records")]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--losses", nargs="+", default=LOSSES)
+    ap.add_argument("--epochs", type=int, default=None, help="maximum epochs (default: the study grid's)")
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--threads", default="1", help="IRDASH_TORCH_THREADS of every trainer host (default 1)")
+    ap.add_argument("--store", default=None, help="run store (default cache/bench/learndcg-mq2008.sqlite)")
+    ap.add_argument("--export-dir", default=None, help="export folder (default cache/bench/learndcg-mq2008-export)")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "learndcg_findings_mq2008.json"))
+    args = ap.parse_args()
+    if not MQ2008_SAMPLE.is_file():
+        print(f"{MQ2008_SAMPLE} is absent: this bench needs the shared MQ2008 sample", file=sys.stderr)
+        return 2
+    os.environ["IRDASH_TORCH_THREADS"] = args.threads  # inherited by the trainer hosts
+
+    from core.export import git_state
+    from core.paths import cache_subdir
+    from ltr.export import export_comparison
+    from ltr.findings import as_json, check_findings
+    from ltr.grid import expand_grid, run_grid, validate_grid
+    from ltr.store import RunStore
+
+    store_path = Path(args.store) if args.store else cache_subdir("bench") / "learndcg-mq2008.sqlite"
+    export_dir = Path(args.export_dir) if args.export_dir else cache_subdir("bench") / "learndcg-mq2008-export"
+    folder = mq2008_folds()
+    spec = grid_spec(folder, args.losses, args.epochs)
+    grid = expand_grid(spec, source="bench/learndcg_findings_mq2008.py")
+    validate_grid(grid)
+    load_before, started, wall0 = os.getloadavg(), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), time.perf_counter()
+    outcome = run_grid(grid, store_path, workers=args.workers, progress=True)
+    grid_wall = time.perf_counter() - wall0
+    load_after = os.getloadavg()
+    with RunStore(store_path) as store:
+        result = as_json(check_findings(store, EXPERIMENT))
+        export = export_comparison(store, str(folder), MODEL, EXPERIMENT, export_dir)
+        runs = run_conditions(store, EXPERIMENT)
+    record = {
+        "what": "the LearnDCG findings and export on a real LETOR sample (bench/learndcg_findings_mq2008.py)",
+        "scope_note": SCOPE_NOTE,
+        "data": {"file": "../shared/data/letor/mq2008_fold1_test.txt", "sha256": sha256(MQ2008_SAMPLE),
+                 "description": "LETOR 4.0 MQ2008 Fold1 test.txt (QueryLevelNorm), 156 queries, 46 features",
+                 "split": "156 queries split into 5 parts by query at random (numpy default_rng(0) permutation); "
+                          "Fold k trains on 3 parts, validates on the next, tests on the last (LETOR's rotation)",
+                 "folder_as_runs_name_it": str(folder)},
+        "experiment": EXPERIMENT, "model": MODEL, "losses": list(args.losses), "folds": FOLDS, "seeds": [0],
+        "train": spec["train"], "loss_params": spec["loss_params"], "grid_settings_from": "ltr/configs/study_grid.toml",
+        **git_state(), "started": started, "cores": os.cpu_count(), "workers": args.workers,
+        "torch_threads_env": args.threads, "load_1_5_15_before": list(load_before),
+        "load_1_5_15_after": list(load_after), "grid_wall_seconds": grid_wall,
+        "grid_outcome": {"completed": len(outcome.completed), "skipped": len(outcome.skipped),
+                         "failed": dict(outcome.failed)},
+        "runs": runs, "test_ndcg_mean_over_folds": ndcg_means(result),
+        "verdicts": {name: {"verdict": f["verdict"], "reason": f["reason"]} for name, f in result["findings"].items()},
+        "findings": result,
+        "export": {"folder": str(export_dir), "manifest": export.manifest()},
+    }
+    Path(args.out).write_text(json.dumps(record, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    print(SCOPE_NOTE)
+    for name, v in record["verdicts"].items():
+        print(f"{name}: {v['verdict']} — {v['reason']}")
+    for loss, means in sorted(record["test_ndcg_mean_over_folds"].items()):
+        print(f"  {loss:12s} " + " ".join(f"{k} {v:.4f}" for k, v in means.items()))
+    print(f"grid {grid_wall:.0f} s wall, load {load_before[0]:.2f} -> {load_after[0]:.2f}; wrote {args.out}")
+    return 1 if outcome.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
