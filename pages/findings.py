@@ -10,6 +10,20 @@ from pipeline.views import findings as view
 
 use_app_navigation()
 
+
+@st.cache_data(max_entries=8, show_spinner="Checking the failure paper's claims…")
+def failure_findings(dataset: str, version: tuple):
+    """Checked once per state of the stores they read (``version``: :func:`view.stores_version`)."""
+    return view.check(dataset)
+
+
+@st.cache_data(max_entries=8, show_spinner="Checking the LearnDCG claims…")
+def ltr_result(store_path: str, experiment: str, version: tuple) -> dict:
+    """Checked once per state of the experiment's completed runs (``version``: ``experiment_version``)."""
+    with reader.open_store(store_path) as store:
+        return ltr_findings.check(store, experiment)
+
+
 def show(found, parts_frame) -> None:
     """Each finding: its verdict, the paper's figure and the reason (text from the stores stays text), and
     its measured parts (``parts_frame``: the section's view helper)."""
@@ -30,7 +44,7 @@ st.caption("Each claim of the two papers checked on what the stores hold: the pa
 st.header("Query failure (pipeline findings)")
 dataset = st.selectbox("Dataset", view.dataset_choices(), key="findings_dataset",
                        help="all: every TREC DL year (those without a study read 'not measurable here')")
-found = view.check(dataset)
+found = failure_findings(dataset, view.stores_version(dataset))
 st.dataframe(view.summary_frame(found), hide_index=True, width="stretch")
 show(found, view.parts_frame)
 c = st.columns(3)
@@ -63,7 +77,7 @@ with reader.session_store(st.session_state) as store:
         st.info("No experiment with completed runs in the run store (python -m ltr grid --config ...).")
     else:
         experiment = st.selectbox("Experiment", experiments, key="ltr_experiment")
-        result = ltr_findings.check(store, experiment)
+        result = ltr_result(str(store.path), experiment, ltr_findings.experiment_version(store, experiment))
         st.caption(f"Test: {result['test']}")
         st.dataframe(ltr_findings.summary_frame(result), hide_index=True, width="stretch")
         show(result["findings"].values(), ltr_findings.parts_frame)

@@ -17,6 +17,14 @@ def experiments(store: RunStore) -> list[str]:
     return sorted({e for e in runs["experiment"].dropna()}) if not runs.empty else []
 
 
+def experiment_version(store: RunStore, experiment: str) -> tuple:
+    """Changes exactly when what the findings of ``experiment`` read does: its completed runs, by id and
+    finish time (a run completing, retrained or deleted changes it; runs still training leave it alone, so
+    a grid in progress does not make the page check again on every rerun). A cache key of the page."""
+    runs = store.list_runs(status="completed", experiment=experiment)
+    return str(store.path), tuple(sorted(zip(runs["run_id"], runs["finished"].astype(float))))
+
+
 def check(store: RunStore, experiment: str) -> dict:
     from ltr.findings import check_findings
 

@@ -15,6 +15,32 @@ def dataset_choices() -> list[str]:
     return [ALL, *datasets_in_scope(ALL)]
 
 
+def stores_version(dataset: str = ALL) -> tuple:
+    """Changes whenever a file the findings of ``dataset`` read changes: ``(cache folder, (path, mtime_ns,
+    size) of each)`` over the datasets in scope's stored studies (and a legacy ``study.json``), their
+    preference results and the annotation store (with its WAL, where commits land first; an empty WAL, which
+    a reading connection leaves, counts as none). A cache key of the page: an unchanged store is not checked
+    again, a new study or result is at once."""
+    from core.paths import cache_dir
+    from pipeline.annotation.store import default_path
+    from pipeline.prompting.preference import list_results
+    from pipeline.study.store import LEGACY_NAME, dataset_dir, studies_dir
+
+    annotations = default_path()
+    files = [annotations, annotations.with_name(annotations.name + "-wal")]
+    for name in datasets_in_scope(dataset):
+        files += [dataset_dir(name) / LEGACY_NAME, *sorted(studies_dir(name).glob("*.json")), *list_results(name)]
+    stamps = []
+    for path in files:
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            continue
+        if st.st_size or not path.name.endswith("-wal"):
+            stamps.append((str(path), st.st_mtime_ns, st.st_size))
+    return str(cache_dir()), tuple(stamps)
+
+
 def check(dataset: str = ALL) -> list[Finding]:
     from pipeline.findings.registry import check_findings
 

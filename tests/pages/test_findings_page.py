@@ -7,16 +7,18 @@ import numpy as np
 
 from ltr.store import RunStore
 from tests.pages.support import app_page
+from tests.pipeline.stored_figures import write_preference_result
 
 DATA, MODEL, EXPERIMENT = "synthetic-mq2008", "mlp", "tiny-grid"
 
 
-def _seed(cache) -> None:
+def _seed(cache, losses=("learndcg", "approxndcg")) -> None:
     rng = np.random.default_rng(0)
     with RunStore(cache / "runs.sqlite") as store:
         for fold in (1, 2, 3):
             base = rng.uniform(0.2, 0.7, 40)
-            for loss, values in (("learndcg", base + 0.1), ("approxndcg", base)):
+            for loss in losses:
+                values = base + 0.1 if loss == "learndcg" else base
                 run_id = f"{loss}-{fold}"
                 store.register_run(run_id, {"data": DATA, "fold": fold, "loss": loss, "model": MODEL, "seed": 0,
                                             "epochs": 2, "lr": 0.001, "experiment": EXPERIMENT},
@@ -43,3 +45,50 @@ def test_findings_page_both_sections(cache):
     assert {"Download findings (CSV)", "Download LearnDCG findings (LaTeX)",
             "Download the comparison's figures and tables (ZIP)"} <= labels
     assert not at.markdown or all("<" not in m.value for m in at.markdown)
+
+
+def _summary(at, finding: str) -> str:
+    """The verdict of ``finding`` in the page's summary tables."""
+    for frame in (df.value for df in at.dataframe):
+        if finding in set(frame.get("finding", [])):
+            return dict(zip(frame["finding"], frame["verdict"]))[finding]
+    raise AssertionError(f"{finding} is not on the page")
+
+
+def test_a_rerun_checks_again_only_what_changed(cache, monkeypatch):
+    """Both sections are cached per state of the stores they read: a rerun with nothing new checks
+    nothing again; a new preference result and a new completed run are checked and shown at once."""
+    import ltr.findings
+    import pipeline.findings.registry
+
+    calls = {"ltr": 0, "pipeline": 0}
+
+    def count(module, key):
+        original = module.check_findings
+
+        def counted(*args, **kwargs):
+            calls[key] += 1
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(module, "check_findings", counted)
+
+    count(ltr.findings, "ltr")
+    count(pipeline.findings.registry, "pipeline")
+    _seed(cache)
+    at = app_page("findings")
+    assert calls == {"ltr": 1, "pipeline": 1}
+    assert _summary(at, "difficulty_aware_preferred") == "not measurable here"
+    assert _summary(at, "neuralloss_vs_learndcg") == "not measurable here"
+    at.run()
+    at.run()
+    assert not at.exception and calls == {"ltr": 1, "pipeline": 1}
+
+    write_preference_result(cache, "dl20", ["win"] * 6 + ["loss"] * 6)  # a new result: the interval reaches 50%
+    at.run()
+    assert calls == {"ltr": 1, "pipeline": 2}
+    assert _summary(at, "difficulty_aware_preferred") == "does not hold"
+
+    _seed(cache, losses=("neuralloss",))  # new runs: NeuralLoss on the same folds
+    at.run()
+    assert calls == {"ltr": 2, "pipeline": 2}
+    assert _summary(at, "neuralloss_vs_learndcg") == "holds"
