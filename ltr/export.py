@@ -44,6 +44,7 @@ def configuration_caption(table: pd.DataFrame, runs: pd.DataFrame) -> str:
 
 
 def scatter_figure(cost: pd.DataFrame, runs: pd.DataFrame, title: str):
+    from ltr.report import variant_loss
     from ltr.store import latest_per_loss_and_fold
 
     plt = _plt()
@@ -55,7 +56,8 @@ def scatter_figure(cost: pd.DataFrame, runs: pd.DataFrame, title: str):
         ax.errorbar([row["minutes_mean"]], [row["ndcg_mean"]],
                     xerr=[[row["minutes_mean"] - row["minutes_min"]], [row["minutes_max"] - row["minutes_mean"]]],
                     yerr=[[row["ndcg_mean"] - row["ndcg_min"]], [row["ndcg_max"] - row["ndcg_mean"]]],
-                    fmt="*" if row["loss"] == "learndcg" else "o", markersize=12 if row["loss"] == "learndcg" else 8,
+                    fmt="*" if variant_loss(row["loss"]) == "learndcg" else "o",
+                    markersize=12 if variant_loss(row["loss"]) == "learndcg" else 8,
                     color=points.get_facecolor()[0][:3], label=f"{row['loss']} ({row['folds']} folds)", capsize=2)
     ax.set_xlabel("training time per fold (minutes: training loop + NeuralLoss pre-training)")
     ax.set_ylabel(f"test NDCG@{K}")

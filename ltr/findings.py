@@ -25,6 +25,7 @@ import pandas as pd
 
 from core.findings import FAILS, HOLDS, UNMEASURABLE, Finding, Part, from_claim
 from ltr.ndcg_conventions import NDCG_CUTOFFS
+from ltr.report import variant_loss
 from ltr.store import RunStore
 
 CANDIDATE, NEURALLOSS = "learndcg", "neuralloss"
@@ -61,48 +62,62 @@ def _run_record(store: RunStore, data: str, model: str, experiment: str, table: 
             "folds": sorted(int(f) for f in set(runs["fold"])), "run_ids": sorted(runs["run_id"])}
 
 
+def candidate_row(table: pd.DataFrame) -> str | None:
+    """The table's LearnDCG row: the variant the report tested (the study grid's runs carry loss parameters,
+    so the row is ``learndcg(normalisation=standard)``, not ``learndcg``); None without LearnDCG runs."""
+    candidate = table.attrs.get("candidate", CANDIDATE if CANDIDATE in set(table["loss"]) else None)
+    return candidate if candidate is not None and variant_loss(candidate) == CANDIDATE else None
+
+
 def highest_parts(table: pd.DataFrame, scope: str, ks=NDCG_CUTOFFS) -> list[Part]:
     rows = table.set_index("loss")
-    if CANDIDATE not in rows.index:
+    candidate = candidate_row(table)
+    if candidate is None:
         return [Part(scope, {}, UNMEASURABLE, f"no {CANDIDATE} runs in this configuration")]
-    baselines = [b for b in rows.index if b != CANDIDATE and f"p@{ks[0]}" in rows and not np.isnan(rows.loc[b, f"p@{ks[0]}"])]
+    baselines = [b for b in rows.index if b != candidate and f"p@{ks[0]}" in rows and not np.isnan(rows.loc[b, f"p@{ks[0]}"])]
     if not baselines:
         return [Part(scope, {}, UNMEASURABLE, "no baseline trained on the same folds to test against")]
     parts = []
     for k in ks:
         means = rows[f"ndcg@{k}"].astype(float)
         p = rows[f"p_holm@{k}"] if f"p_holm@{k}" in rows else rows[f"p@{k}"]
-        measured = {"k": k, "ndcg": {loss: float(v) for loss, v in means.items()},
-                    "p_holm": {b: float(p[b]) for b in baselines}, "folds": int(rows.loc[CANDIDATE, "folds"])}
-        above = [b for b in baselines if means[b] >= means[CANDIDATE]]
+        measured = {"k": k, "candidate": candidate, "ndcg": {loss: float(v) for loss, v in means.items()},
+                    "p_holm": {b: float(p[b]) for b in baselines}, "folds": int(rows.loc[candidate, "folds"])}
+        above = [b for b in baselines if means[b] >= means[candidate]]
         not_significant = [b for b in baselines if b not in above and not bool(rows.loc[b, f"better@{k}"])]
         where = f"{scope} · NDCG@{k}"
         if above:
-            parts.append(Part(where, measured, FAILS, f"{', '.join(above)} at or above {CANDIDATE} "
-                                                      f"({means[CANDIDATE]:.4f})"))
+            parts.append(Part(where, measured, FAILS, f"{', '.join(above)} at or above {candidate} "
+                                                      f"({means[candidate]:.4f})"))
         elif not_significant:
-            parts.append(Part(where, measured, FAILS, f"{CANDIDATE} highest ({means[CANDIDATE]:.4f}) but not significantly "
-                                                      f"above {', '.join(f'{b} (p {p[b]:.3g})' for b in not_significant)}"))
+            parts.append(Part(where, measured, FAILS, f"{candidate} highest ({means[candidate]:.4f}) but not "
+                                                      f"significantly above "
+                                                      f"{', '.join(f'{b} (p {p[b]:.3g})' for b in not_significant)}"))
         else:
-            parts.append(Part(where, measured, HOLDS, f"{CANDIDATE} highest ({means[CANDIDATE]:.4f}), every baseline "
+            parts.append(Part(where, measured, HOLDS, f"{candidate} highest ({means[candidate]:.4f}), every baseline "
                                                       f"p < 0.05 (Holm)"))
     return parts
 
 
 def neuralloss_parts(table: pd.DataFrame, scope: str, ks=NDCG_CUTOFFS) -> list[Part]:
     rows = table.set_index("loss")
-    if CANDIDATE not in rows.index or NEURALLOSS not in rows.index:
-        missing = [x for x in (CANDIDATE, NEURALLOSS) if x not in rows.index]
+    candidate = candidate_row(table)
+    neural = [label for label in rows.index if variant_loss(label) == NEURALLOSS]
+    if candidate is None or not neural:
+        missing = [x for x, present in ((CANDIDATE, candidate), (NEURALLOSS, neural)) if not present]
         return [Part(scope, {}, UNMEASURABLE, f"{' and '.join(missing)} not trained in this configuration")]
     parts = []
-    for k in ks:
-        diff = float(rows.loc[NEURALLOSS, f"diff@{k}"])
-        p = float(rows.loc[NEURALLOSS, f"p_holm@{k}"] if f"p_holm@{k}" in rows else rows.loc[NEURALLOSS, f"p@{k}"])
-        measured = {"k": k, "learndcg": float(rows.loc[CANDIDATE, f"ndcg@{k}"]),
-                    "neuralloss": float(rows.loc[NEURALLOSS, f"ndcg@{k}"]), "diff": diff, "p_holm": p}
-        better = bool(rows.loc[NEURALLOSS, f"better@{k}"])
-        parts.append(Part(f"{scope} · NDCG@{k}", measured, HOLDS if better else FAILS,
-                          f"LearnDCG - NeuralLoss {diff:+.4f}, p {p:.3g} (Holm)"))
+    for label in neural:
+        for k in ks:
+            diff = float(rows.loc[label, f"diff@{k}"])
+            p = float(rows.loc[label, f"p_holm@{k}"] if f"p_holm@{k}" in rows else rows.loc[label, f"p@{k}"])
+            measured = {"k": k, "learndcg": float(rows.loc[candidate, f"ndcg@{k}"]),
+                        "neuralloss": float(rows.loc[label, f"ndcg@{k}"]), "diff": diff, "p_holm": p,
+                        "candidate": candidate, "baseline": label}
+            better = bool(rows.loc[label, f"better@{k}"])
+            where = f"{scope} · NDCG@{k}" if len(neural) == 1 else f"{scope} · {label} · NDCG@{k}"
+            parts.append(Part(where, measured, HOLDS if better else FAILS,
+                              f"LearnDCG - NeuralLoss {diff:+.4f}, p {p:.3g} (Holm)"))
     return parts
 
 

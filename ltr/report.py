@@ -68,6 +68,11 @@ def variant_label(config: dict) -> str:
     return f"{loss}(" + ",".join(f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in extra.items()) + ")"
 
 
+def variant_loss(label: str) -> str:
+    """The loss a variant label names (``learndcg(normalisation=standard)`` -> ``learndcg``)."""
+    return label.split("(", 1)[0]
+
+
 def completed_runs(store: RunStore, data: str, model: str, *, experiment: str | None = None,
                    seed: int | None = None) -> pd.DataFrame:
     """Completed runs of ``data``/``model`` with their ``configuration`` and ``variant`` labels."""
