@@ -1,13 +1,15 @@
 """The LearnDCG findings (``python -m ltr findings``) and export (``python -m ltr export``) on real LETOR data.
 
-    python bench/learndcg_findings_mq2008.py [--epochs 100] [--losses ranknet listnet ...] \
-        [--store cache/bench/learndcg-mq2008.sqlite] [--out bench/results/learndcg_findings_mq2008.json]
+    python bench/learndcg_findings_mq2008.py [--batch-size 16] [--epochs 100] [--losses ranknet listnet ...] \
+        [--store cache/bench/learndcg-mq2008.sqlite] [--out bench/results/learndcg_findings_mq2008[_batchB].json]
 
 Data: the shared MQ2008 sample (``../shared/data/letor/mq2008_fold1_test.txt``, LETOR 4.0 MQ2008 Fold1's test
 file: 156 queries), split into 5 parts by query at random (seed 0) and rotated as LETOR does (Fold k trains on
 three parts, validates on the next, tests on the last: :func:`learndcg_identifiability.mq2008_folds`). Grid: the
 study's settings (``ltr/configs/study_grid.toml``: its ``[train]`` and ``[loss_params]``) with the MLP and the
-losses given, trained by ``ltr.grid.run_grid`` with ``--workers`` trainer hosts (default 1) on one torch thread
+losses given (``--batch-size``, ``--epochs``, ``--patience`` override its ``[train]``: the study's batch of 64 lists
+gives this sample's 94 training queries 2 steps an epoch, 16 gives 6, about what 64 gives full MQ2008's ~470),
+trained by ``ltr.grid.run_grid`` with ``--workers`` trainer hosts (default 1) on one torch thread
 each (``IRDASH_TORCH_THREADS``, default 1). Then the findings and the export of that experiment.
 
 Writes ``--out``: the provenance (data file and its sha256, the split, losses, folds, epochs, lr, seed, commit),
@@ -51,27 +53,22 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def grid_spec(folder: Path, losses: list[str], epochs: int | None) -> dict:
+def grid_spec(folder: Path, losses: list[str], train: dict, experiment: str) -> dict:
     from ltr.grid import read_grid_file
 
     spec = read_grid_file(STUDY_GRID)
     spec.pop("overrides", None)  # WEB10K/Yahoo slates only
-    spec.update({"name": EXPERIMENT, "data": [str(folder)], "folds": FOLDS, "losses": losses, "models": [MODEL],
+    spec.update({"name": experiment, "data": [str(folder)], "folds": FOLDS, "losses": losses, "models": [MODEL],
                  "seeds": [0]})
     spec["loss_params"] = {k: v for k, v in spec.get("loss_params", {}).items() if k in losses}
-    if epochs is not None:
-        spec["train"] = {**spec["train"], "epochs": epochs}
+    spec["train"] = {**spec["train"], **{k: v for k, v in train.items() if v is not None}}
     return spec
 
 
-def ndcg_means(findings: dict) -> dict:
-    """Per loss, the mean test NDCG@k over folds the findings measured (``learndcg_highest``'s parts)."""
-    out: dict = {}
-    for part in findings["findings"]["learndcg_highest"]["parts"]:
-        measured = part.get("measured") or {}
-        for loss, value in measured.get("ndcg", {}).items():
-            out.setdefault(loss, {})[f"ndcg@{measured['k']}"] = value
-    return out
+def significance_rows(table) -> list[dict]:
+    """The significance table the findings read (means over folds, differences, p and Holm p), NaN as None."""
+    return [{k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+            for row in table.to_dict("records")]
 
 
 def run_conditions(store, experiment: str) -> list[dict]:
@@ -86,12 +83,18 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--losses", nargs="+", default=LOSSES)
     ap.add_argument("--epochs", type=int, default=None, help="maximum epochs (default: the study grid's)")
+    ap.add_argument("--batch-size", type=int, default=None, help="lists per batch (default: the study grid's)")
+    ap.add_argument("--patience", type=int, default=None, help="early-stopping patience (default: the study grid's)")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--threads", default="1", help="IRDASH_TORCH_THREADS of every trainer host (default 1)")
     ap.add_argument("--store", default=None, help="run store (default cache/bench/learndcg-mq2008.sqlite)")
     ap.add_argument("--export-dir", default=None, help="export folder (default cache/bench/learndcg-mq2008-export)")
-    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "learndcg_findings_mq2008.json"))
+    ap.add_argument("--out", default=None,
+                    help="result file (default bench/results/learndcg_findings_mq2008.json, _batchB with --batch-size)")
     args = ap.parse_args()
+    suffix = f"_batch{args.batch_size}" if args.batch_size is not None else ""
+    experiment = EXPERIMENT + suffix.replace("_", "-")
+    out = Path(args.out) if args.out else ROOT / "bench" / "results" / f"learndcg_findings_mq2008{suffix}.json"
     if not MQ2008_SAMPLE.is_file():
         print(f"{MQ2008_SAMPLE} is absent: this bench needs the shared MQ2008 sample", file=sys.stderr)
         return 2
@@ -102,12 +105,14 @@ def main() -> int:
     from ltr.export import export_comparison
     from ltr.findings import as_json, check_findings
     from ltr.grid import expand_grid, run_grid, validate_grid
+    from ltr.report import significance_table
     from ltr.store import RunStore
 
     store_path = Path(args.store) if args.store else cache_subdir("bench") / "learndcg-mq2008.sqlite"
-    export_dir = Path(args.export_dir) if args.export_dir else cache_subdir("bench") / "learndcg-mq2008-export"
+    export_dir = Path(args.export_dir) if args.export_dir else cache_subdir("bench") / f"{experiment}-export"
     folder = mq2008_folds()
-    spec = grid_spec(folder, args.losses, args.epochs)
+    spec = grid_spec(folder, args.losses, {"epochs": args.epochs, "batch_size": args.batch_size,
+                                           "patience": args.patience}, experiment)
     grid = expand_grid(spec, source="bench/learndcg_findings_mq2008.py")
     validate_grid(grid)
     load_before, started, wall0 = os.getloadavg(), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), time.perf_counter()
@@ -115,9 +120,10 @@ def main() -> int:
     grid_wall = time.perf_counter() - wall0
     load_after = os.getloadavg()
     with RunStore(store_path) as store:
-        result = as_json(check_findings(store, EXPERIMENT))
-        export = export_comparison(store, str(folder), MODEL, EXPERIMENT, export_dir)
-        runs = run_conditions(store, EXPERIMENT)
+        result = as_json(check_findings(store, experiment))
+        table = significance_table(store, str(folder), MODEL, experiment=experiment, holm=True)
+        export = export_comparison(store, str(folder), MODEL, experiment, export_dir)
+        runs = run_conditions(store, experiment)
     record = {
         "what": "the LearnDCG findings and export on a real LETOR sample (bench/learndcg_findings_mq2008.py)",
         "scope_note": SCOPE_NOTE,
@@ -126,25 +132,28 @@ def main() -> int:
                  "split": "156 queries split into 5 parts by query at random (numpy default_rng(0) permutation); "
                           "Fold k trains on 3 parts, validates on the next, tests on the last (LETOR's rotation)",
                  "folder_as_runs_name_it": str(folder)},
-        "experiment": EXPERIMENT, "model": MODEL, "losses": list(args.losses), "folds": FOLDS, "seeds": [0],
+        "experiment": experiment, "model": MODEL, "losses": list(args.losses), "folds": FOLDS, "seeds": [0],
         "train": spec["train"], "loss_params": spec["loss_params"], "grid_settings_from": "ltr/configs/study_grid.toml",
         **git_state(), "started": started, "cores": os.cpu_count(), "workers": args.workers,
         "torch_threads_env": args.threads, "load_1_5_15_before": list(load_before),
         "load_1_5_15_after": list(load_after), "grid_wall_seconds": grid_wall,
         "grid_outcome": {"completed": len(outcome.completed), "skipped": len(outcome.skipped),
                          "failed": dict(outcome.failed)},
-        "runs": runs, "test_ndcg_mean_over_folds": ndcg_means(result),
+        "runs": runs, "significance": {"candidate": table.attrs.get("candidate"),
+                                       "configuration": table.attrs.get("configuration"),
+                                       "rows": significance_rows(table)},
         "verdicts": {name: {"verdict": f["verdict"], "reason": f["reason"]} for name, f in result["findings"].items()},
         "findings": result,
         "export": {"folder": str(export_dir), "manifest": export.manifest()},
     }
-    Path(args.out).write_text(json.dumps(record, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    out.write_text(json.dumps(record, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
     print(SCOPE_NOTE)
     for name, v in record["verdicts"].items():
         print(f"{name}: {v['verdict']} — {v['reason']}")
-    for loss, means in sorted(record["test_ndcg_mean_over_folds"].items()):
-        print(f"  {loss:12s} " + " ".join(f"{k} {v:.4f}" for k, v in means.items()))
-    print(f"grid {grid_wall:.0f} s wall, load {load_before[0]:.2f} -> {load_after[0]:.2f}; wrote {args.out}")
+    for row in record["significance"]["rows"]:
+        print(f"  {row['loss']:34s} " + " ".join(f"NDCG@{k} {row[f'ndcg@{k}']:.4f}" for k in (1, 3, 5, 10))
+              + ("" if row.get("p_holm@10") is None else f"  p_holm@10 {row['p_holm@10']:.3g}"))
+    print(f"grid {grid_wall:.0f} s wall, load {load_before[0]:.2f} -> {load_after[0]:.2f}; wrote {out}")
     return 1 if outcome.failed else 0
 
 
