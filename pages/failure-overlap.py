@@ -180,6 +180,8 @@ st.dataframe(view.pairwise_frame(analysis), hide_index=True,
              column_config={"expected if independent": st.column_config.NumberColumn(format="%.2f"),
                             "Jaccard": PERCENT, "share of first": PERCENT, "share of second": PERCENT,
                             "p (hypergeometric, ≥)": P_VALUE})
+if view.further_note(analysis):  # a study with a further task (a three-task study shows nothing here)
+    st.caption(view.further_note(analysis))
 for line in view.provenance_lines(study, label) + view.set_lines(study, label):
     st.caption(line)
 

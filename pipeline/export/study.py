@@ -19,6 +19,7 @@ from core.export import Export, slug
 from pipeline.export.venn import VENN_ORDER, venn_figure
 from pipeline.findings.finding import Finding, pair_name
 from pipeline.findings.scope import study_record
+from pipeline.sets.overlap import all_pairwise, further_note
 from pipeline.study.result import StudyResult
 
 TASK_VALUES = {"h2r": "ndcg@10", "h2g": "bertscore_f1", "h2j": "disagreement"}
@@ -55,7 +56,7 @@ def pairwise_table(analysis: dict) -> pd.DataFrame:
                           f["expected_if_independent"], "jaccard": f["jaccard"], "share_of_first": f["share_of_first"],
                           "share_of_second": f["share_of_second"], "p_hypergeometric": f["p_value"],
                           "largest": key == largest["pair"] or key in largest["tied_with"]}
-                         for key, f in analysis["pairwise"].items()])
+                         for key, f in all_pairwise(analysis).items()])
 
 
 def hard_set_table(study: StudyResult, label: str, task: str) -> pd.DataFrame:
@@ -144,7 +145,8 @@ def export_study(dataset: str, study_id: str | None, out: str | Path, *, data_fo
                      f"Overlap of the hard sets. {caption}.", **extra)
         export.table(pairwise_table(config.analysis), f"pairwise-{stem}",
                      "pairwise overlaps: count, expected if independent, Jaccard, one-sided hypergeometric p",
-                     f"Pairwise overlap of the hard sets (p: one-sided hypergeometric, no correction). {caption}.", **extra)
+                     f"Pairwise overlap of the hard sets (p: one-sided hypergeometric, no correction). {caption}."
+                     + "".join(f" {n}" for n in [further_note(config.analysis)] if n), **extra)
         for task in TASK_VALUES:
             export.text(f"hard-{task}-{stem}.csv", f"the {task.upper()} set ({TASK_WORDS[task]}) with every query's "
                         f"values", hard_set_table(study, label, task).to_csv(index=False), format="csv", **extra)

@@ -10,6 +10,11 @@ Figures, over the ``N`` queries that all three tasks score (the *universe*):
   one-sided hypergeometric p-value P(X >= |A ∩ B|), X ~ Hypergeom(N, |A|, |B|) (scipy.stats), which
   tells "larger than chance" apart from "largest".
 
+A study with a further task (a fourth failure task, a predictor: :mod:`pipeline.study.task`) keeps the
+paper's figures (the Venn regions, the all-three and exclusive shares, the largest pair) over the three
+sets of :data:`TASKS`, and adds the pairs with the further sets beside them (:func:`further_pairwise`,
+the analysis' ``further_pairwise``; :func:`all_pairwise` lists both), over the same universe.
+
 This module computes figures over sets it is given and imports nothing of the study: the sets of a
 configuration come from :func:`pipeline.study.run.failure_sets` (one configuration) or
 :func:`pipeline.study.run.run_study` (every configuration), which import this module, never the
@@ -74,6 +79,38 @@ def overlap_analysis(sets: Mapping[str, Iterable[str]], universe: Iterable[str])
             "largest_pairwise": {"pair": largest, "count": pairs[largest]["count"] if largest else 0,
                                  "p_value": pairs[largest]["p_value"] if largest else None,
                                  "tied_with": [k for k in ties if k != largest]}}
+
+
+def further_pairwise(sets: Mapping[str, Iterable[str]], universe: Iterable[str],
+                     paper: Iterable[str] = TASKS) -> dict:
+    """The pairwise figures (:func:`pairwise`) of every pair of ``sets`` with at least one set beyond
+    ``paper`` (the study's further tasks), in the order the sets are named; ``{}`` without such a set."""
+    paper, n = set(paper), len(set(universe))
+    members = {name: set(qids) for name, qids in sets.items()}
+    return {region_name((a, b)): {"first": a, "second": b, **pairwise(members[a], members[b], n)}
+            for a, b in combinations(members, 2) if not {a, b} <= paper}
+
+
+def further_task_names(analysis: Mapping) -> list[str]:
+    """The further tasks an analysis pairs with the paper's sets, in order (a three-task study: none)."""
+    named = [f[side] for f in analysis.get("further_pairwise", {}).values() for side in ("first", "second")]
+    return [t for t in dict.fromkeys(named) if t not in TASKS]
+
+
+def all_pairwise(analysis: Mapping) -> dict:
+    """Every pair's figures of an analysis: the paper's three pairs, then those with further tasks."""
+    return {**analysis["pairwise"], **analysis.get("further_pairwise", {})}
+
+
+def further_note(analysis: dict) -> str | None:
+    """What a page or an export says of a configuration with further tasks (a three-task study: None): the
+    diagram is the paper's three sets, the pairwise table pairs them with the further ones."""
+    further = further_task_names(analysis)
+    if not further:
+        return None
+    return (f"The Venn diagram, its regions and the shares are the paper's three sets (H2R, H2G, H2J); the "
+            f"pairwise table also pairs them with the further task{'s' if len(further) > 1 else ''} "
+            f"{', '.join(t.upper() for t in further)} (same universe).")
 
 
 def stability_table(analyses: Mapping[str, Mapping]) -> list[dict]:

@@ -110,6 +110,9 @@ class StudyConfig:
     partial_references: str = "exclude"  # H2G: queries with an incomplete reference set
     universe: str = DEFAULT_UNIVERSE  # over which queries each set is drawn (pipeline.study.universe)
     truncated_answers: str = "exclude"  # H2G: answers cut at the token limit
+    # tasks beyond the paper's three (registered FailureTasks without a section): ((task, (system, ...)), ...);
+    # a mapping {task: [system, ...]} is accepted. Not on the command line: the job's argv cannot carry them
+    further_tasks: tuple[tuple[str, tuple[str, ...]], ...] = ()
     llm_options: Mapping | None = field(default=None, compare=False)  # make_client keywords (not stored)
     collection: object = field(default=None, compare=False, repr=False)  # an already loaded TrecDlData
 
@@ -123,7 +126,16 @@ class StudyConfig:
         if unknown:
             raise ValueError(f"unknown judging setup {unknown[0]!r}; use {' or '.join(SETUPS)}")
         check_universe(self.universe)
+        further = dict(self.further_tasks.items() if isinstance(self.further_tasks, Mapping) else self.further_tasks)
+        for task, systems in further.items():
+            if isinstance(systems, str) or not systems:
+                raise ValueError(f"further task {task!r}: name its systems as a non-empty list, got {systems!r}")
+        object.__setattr__(self, "further_tasks", tuple((task, tuple(systems)) for task, systems in further.items()))
         object.__setattr__(self, "_loaded", None)
+
+    def further_systems(self, task: str) -> tuple[str, ...]:
+        """The systems this configuration names for the further task ``task`` (none: ``()``)."""
+        return dict(self.further_tasks).get(task, ())
 
     @classmethod
     def of(cls, data, **settings) -> StudyConfig:
@@ -166,11 +178,16 @@ class StudyConfig:
                 "encoder": self.encoder, "aggregate": self.aggregate, "cap": self.cap,
                 "max_queries": self.max_queries, "partial_references": self.partial_references,
                 "universe": self.universe, "truncated_answers": self.truncated_answers,
-                "data_folder": str(data.folder) if data.folder is not None else None}
+                "data_folder": str(data.folder) if data.folder is not None else None,
+                # only when there are some: a three-task study's configuration (and id) is as before
+                **({"further_tasks": {t: list(s) for t, s in self.further_tasks}} if self.further_tasks else {})}
 
     def run_args(self, study_id: str | None = None) -> list[str]:
         """The ``python -m pipeline run`` arguments that build this configuration again (the page's
         background job); options at their defaults are left out, except those the page always sets."""
+        if self.further_tasks:
+            raise ValueError(f"further tasks ({', '.join(t for t, _ in self.further_tasks)}) have no command-line "
+                             f"option: run them with pipeline.study.run.run_study(config)")
         out = ["--dataset", str(self.dataset)]
         for generator in self.generators:
             out += ["--generator", generator.strip()]

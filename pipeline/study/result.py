@@ -21,6 +21,11 @@ Two kinds of hard set, never to be confused (docs/ARCHITECTURE.md, "H2R over all
   scores) restricted to the common universe; under ``common`` (every study stored before the choice)
   the quantile is taken within the common universe (:mod:`pipeline.study.universe`).
 
+A further task (:mod:`pipeline.study.task`: a registered task without a section of its own) is kept
+generically in :attr:`StudyResult.further_tasks` (JSON ``further_tasks``, written only when there is one: a
+three-task study's file is as before); its systems join :class:`Components` (``further``) and its set the
+configuration's ``sets``.
+
 Under ``common`` they differ when a task scores fewer queries than the retriever (H2G leaves out
 queries without reference text; a judge may not cover every query): the rule then picks its quantile
 of a smaller N. :meth:`StudyResult.universe_summary` gives each task's n and the common universe's n.
@@ -32,6 +37,7 @@ from typing import Mapping
 
 from pipeline.sets.rule import SetSummary
 from pipeline.llm.base import Provenance
+from pipeline.study.values import PerQueryValues, TaskResult
 from pipeline.study.universe import UniverseSummary, stored_rule
 
 
@@ -131,23 +137,27 @@ class JudgeResult:
 
 @dataclass(frozen=True)
 class Components:
-    """What one configuration combines: a retriever, a generator, a judge and its setup."""
+    """What one configuration combines: a retriever, a generator, a judge and its setup, and a system of
+    each further task (``((task, system label), ...)``, none in a three-task study)."""
     retriever: str
     generator: str
     judge: str
     setup: str
+    further: tuple[tuple[str, str], ...] = ()
 
     @property
     def label(self) -> str:
-        """``retriever | generator | judge | setup``: the configuration's key in a study."""
-        return f"{self.retriever} | {self.generator} | {self.judge} | {self.setup}"
+        """``retriever | generator | judge | setup`` (`` | system`` per further task): the configuration's key."""
+        return " | ".join([self.retriever, self.generator, self.judge, self.setup, *(s for _, s in self.further)])
 
     def to_dict(self) -> dict:
-        return {"retriever": self.retriever, "generator": self.generator, "judge": self.judge, "setup": self.setup}
+        return {"retriever": self.retriever, "generator": self.generator, "judge": self.judge, "setup": self.setup,
+                **({"further_tasks": dict(self.further)} if self.further else {})}
 
     @classmethod
     def from_dict(cls, data: Mapping) -> Components:
-        return cls(data["retriever"], data["generator"], data["judge"], data["setup"])
+        return cls(data["retriever"], data["generator"], data["judge"], data["setup"],
+                   tuple((data.get("further_tasks") or {}).items()))
 
 
 @dataclass
@@ -209,6 +219,8 @@ class StudyResult:
     stability: list[dict]  # pipeline.sets.overlap.stability_table rows
     migrated_from: str | None = None  # a legacy study.json's path (pipeline.study.store.migrate_legacy)
     universe: str | None = None  # "per-task" | "common" (None: stored before the choice: common)
+    # the tasks beyond the paper's three, generically (pipeline.study.task): task name -> its TaskResult
+    further_tasks: dict[str, TaskResult] = field(default_factory=dict)
 
     @property
     def universe_rule(self) -> str:
@@ -236,6 +248,11 @@ class StudyResult:
         c = self.configurations[label].components
         return self.judges[c.judge][c.setup]
 
+    def further_values(self, label: str) -> dict[str, PerQueryValues]:
+        """A configuration's system of each further task: task name -> its values (none: ``{}``)."""
+        by_label = {t: {v.label: v for v in result} for t, result in self.further_tasks.items()}
+        return {task: by_label[task][system] for task, system in self.configurations[label].components.further}
+
     def to_dict(self) -> dict:
         return {"id": self.id, "configuration": self.configuration, "time": self.time, "finished": self.finished,
                 "dataset": self.dataset, "source": self.source, "coverage": self.coverage,
@@ -247,6 +264,7 @@ class StudyResult:
                 "retrievers": {name: r.to_dict() for name, r in self.retrievers.items()},
                 "generators": {name: g.to_dict() for name, g in self.generators.items()},
                 "judges": {name: {setup: j.to_dict() for setup, j in per.items()} for name, per in self.judges.items()},
+                **_optional(further_tasks={t: r.to_dict() for t, r in self.further_tasks.items()} or None),
                 "configurations": {label: c.to_dict() for label, c in self.configurations.items()},
                 "stability": self.stability, **_optional(migrated_from=self.migrated_from)}
 
@@ -265,4 +283,6 @@ class StudyResult:
                     for name, per in data["judges"].items()},
             configurations={label: ConfigurationResult.from_dict(c) for label, c in data["configurations"].items()},
             stability=data.get("stability", []), migrated_from=data.get("migrated_from"),
-            universe=data.get("universe"))
+            universe=data.get("universe"),
+            further_tasks={t: TaskResult.from_dict(data["dataset"], r)
+                           for t, r in data.get("further_tasks", {}).items()})

@@ -38,20 +38,30 @@ stored before the choice). The sets within the common universe are the study's s
 uses them); each component also records its own set over every query it scores
 (:mod:`pipeline.study.result` names the two apart). ``run_study`` returns a
 :class:`pipeline.study.result.StudyResult`.
+
+Further tasks (:func:`study_tasks`): a registered :class:`pipeline.study.task.FailureTask` without a section
+of its own runs when the configuration names its systems (``StudyConfig.further_tasks``). Its values are
+stored generically (the study file's ``further_tasks``), its systems are crossed into the configurations
+like the three tasks' (each label gains `` | system``), the common universe is then the queries every
+task scores, and its set is paired with every other set (the analysis' ``further_pairwise``); the Venn
+regions, the all-three and exclusive shares and the largest pair stay those of the paper's three sets.
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from itertools import product
+from typing import Collection
 
 from pipeline.llm.base import Provenance
 from pipeline.sets.rule import SetSummary
-from pipeline.sets.overlap import TASKS, overlap_analysis, stability_table
+from pipeline.sets.overlap import TASKS, further_pairwise, overlap_analysis, stability_table
 from pipeline.study.components import component_keys
 from pipeline.study.config import StudyConfig
 from pipeline.study.conventions import CONVENTIONS
 from pipeline.study.result import Components, ConfigurationResult, StudyResult
-from pipeline.study.task import HARDER, FailureTask, PerQueryValues, StepContext, TaskResult
+from pipeline.study.task import (HARDER, TASK_REGISTRY, FailureTask, PerQueryValues, StepContext, TaskResult,
+                                 registered_task)
 from pipeline.study.tasks.h2g import GenerationTask
 from pipeline.study.tasks.h2j import JudgmentTask
 from pipeline.study.tasks.h2r import RetrievalTask
@@ -61,6 +71,17 @@ from pipeline.study.universe import DEFAULT_UNIVERSE, UniverseSummary, draw_sets
 STUDY_TASKS: tuple[FailureTask, ...] = (RetrievalTask(), GenerationTask(), JudgmentTask())
 TASKS_BY_NAME = {task.name: task for task in STUDY_TASKS}
 HARDEST_AT_TOP = frozenset(task.name for task in STUDY_TASKS if task.higher_is == HARDER)  # H2J
+
+
+def study_tasks(config: StudyConfig) -> tuple[FailureTask, ...]:
+    """The tasks a study of ``config`` runs: :data:`STUDY_TASKS`, then each further task it names
+    (registered by name: :func:`pipeline.study.task.registered_task`), in the order it names them."""
+    further = tuple(registered_task(name) for name, _ in config.further_tasks)
+    for task in further:
+        if not task.further:
+            raise ValueError(f"{task.name} is one of the study's own tasks: name its systems with "
+                             f"StudyConfig.{task.section}, not further_tasks")
+    return STUDY_TASKS + further
 
 
 @dataclass
@@ -87,16 +108,23 @@ class FailureSets:
 
 def combine(dataset: str, configuration: dict, values: dict[str, dict[str, float]], answers: dict[str, str],
             quantile: float, provenance: dict | None = None, *, universe: str = DEFAULT_UNIVERSE,
-            n_judged: int = 0) -> FailureSets:
-    """The three sets under the ``universe`` rule (:func:`pipeline.study.universe.draw_sets`) and their
-    overlap analysis over the common universe; ``n_judged``: the judged queries (for the size warning)."""
-    common, hard, sets, summary = draw_sets({task: values[task] for task in TASKS}, quantile, universe, n_judged,
-                                            top=HARDEST_AT_TOP)
+            n_judged: int = 0, top: Collection[str] = HARDEST_AT_TOP) -> FailureSets:
+    """The three sets (and each further task's, after them) under the ``universe`` rule
+    (:func:`pipeline.study.universe.draw_sets`) and their overlap analysis over the common universe (the
+    paper's three sets', plus ``further_pairwise`` with a further task: module docstring); ``n_judged``: the
+    judged queries (for the size warning); ``top``: the tasks whose hardest queries have the highest values."""
+    names = [*TASKS, *(t for t in values if t not in TASKS)]
+    common, hard, sets, summary = draw_sets({task: values[task] for task in names}, quantile, universe, n_judged,
+                                            top=top)
     if len(common) < 4:
-        raise ValueError(f"{dataset}: only {len(common)} queries are scored by all three tasks")
+        every = "all three" if len(names) == len(TASKS) else f"all {len(names)}"
+        raise ValueError(f"{dataset}: only {len(common)} queries are scored by {every} tasks")
+    analysis = overlap_analysis({task: sets[task] for task in TASKS}, common)
+    if len(names) > len(TASKS):
+        analysis["further_pairwise"] = further_pairwise(sets, common)
     return FailureSets(dataset, {**configuration, "quantile": quantile, "universe": universe}, sets,
                        {t: {q: values[t][q] for q in common} for t in values}, common, answers,
-                       overlap_analysis(sets, common), provenance or {},
+                       analysis, provenance or {},
                        {task: SetSummary.of(h).to_dict() for task, h in hard.items()}, summary.to_dict())
 
 
@@ -124,7 +152,7 @@ def run_study(config, *, log=print, study_id: str | None = None, progress_key: s
     configuration = config.stored()
     started = time.time()
     study_id = studies.check_study_id(study_id) if study_id else studies.new_study_id(configuration, started)
-    tracker = ProgressWriter(progress_key, sum(task.stages(config) for task in STUDY_TASKS) + 1)
+    tracker = ProgressWriter(progress_key, sum(task.stages(config) for task in study_tasks(config)) + 1)
     try:
         study = _run_tasks(config, StepContext(log, tracker, progress))
     except BaseException as exc:
@@ -167,25 +195,34 @@ def _run_tasks(config: StudyConfig, context: StepContext) -> dict:
                    "relevant_grades": {qid: {pid: qrels[qid][pid] for pid in data.relevant_passages(qid)}
                                        for qid in data.queries()},
                    **{task.section: {} for task in STUDY_TASKS}, "configurations": {}}
-    results = [task.run(config, context) for task in STUDY_TASKS]  # every step before any key is logged
-    keyed = {}
-    for task, result in zip(STUDY_TASKS, results):
+    tasks = study_tasks(config)
+    results = [task.run(config, context) for task in tasks]  # every step before any key is logged
+    keyed, further = {}, {}
+    for task, result in zip(tasks, results):
         keyed[task.name] = keyed_values(result, context.log)
+        if task.further:  # stored generically, each system under its key
+            keyed[task.name] = {(key, setup): replace(v, system=key) for (key, setup), v in keyed[task.name].items()}
+            further[task.name] = task.result(result.dataset, result.quantile, list(keyed[task.name].values()))
+            continue
         for (key, setup), values in keyed[task.name].items():
             section = study[task.section]
             if setup is None:
                 section[key] = values.record
             else:
                 section.setdefault(key, {})[setup] = values.record
+    if further:
+        study["further_tasks"] = further
     context.tracker.stage("overlap of every configuration")
     for (r, _), retrieved in keyed["h2r"].items():
         for (g, _), generated in keyed["h2g"].items():
             for (j, setup), judged in keyed["h2j"].items():
-                components = Components(r, g, j, setup)
-                chosen = {"h2r": retrieved, "h2g": generated, "h2j": judged}
-                result = combine(data.name, components.to_dict(), {t: v.values for t, v in chosen.items()}, {},
-                                 config.quantile, universe=config.universe, n_judged=len(data.queries()))
-                study["configurations"][components.label] = configuration_result(components, chosen, result)
+                for extra in product(*(keyed[t].values() for t in further)):  # one empty tuple without any
+                    components = Components(r, g, j, setup, tuple((v.task, v.label) for v in extra))
+                    chosen = {"h2r": retrieved, "h2g": generated, "h2j": judged, **{v.task: v for v in extra}}
+                    result = combine(data.name, components.to_dict(), {t: v.values for t, v in chosen.items()}, {},
+                                     config.quantile, universe=config.universe, n_judged=len(data.queries()),
+                                     top={t for t, v in chosen.items() if v.hard_is_top})
+                    study["configurations"][components.label] = configuration_result(components, chosen, result)
     study["stability"] = stability_table({k: v.analysis for k, v in study["configurations"].items()})
     return study
 
@@ -194,7 +231,7 @@ def configuration_result(components: Components, chosen: dict[str, PerQueryValue
                          result: FailureSets) -> ConfigurationResult:
     """One configuration as the study stores it, with the note of a small model among its systems
     (its figures exercise the pipeline; they are not a finding)."""
-    models = {TASKS_BY_NAME[t].role: Provenance.from_dict(v.model) for t, v in chosen.items() if v.model is not None}
+    models = {TASK_REGISTRY[t].role: Provenance.from_dict(v.model) for t, v in chosen.items() if v.model is not None}
     small = [role for role, model in models.items() if model.small]
     return ConfigurationResult(components, result.sets,
                                {t: SetSummary.from_dict(s) for t, s in result.set_info.items()}, result.analysis,
@@ -208,13 +245,17 @@ def task_hard_set(values: dict[str, float], task: str, quantile: float):
 
 
 def read_tasks(study: StudyResult) -> dict[str, TaskResult]:
-    """Every task's values as a stored study holds them (any version the store opens), by task name."""
-    return {task.name: task.read_study(study) for task in STUDY_TASKS}
+    """Every task's values as a stored study holds them (any version the store opens), by task name: the
+    three tasks', then each further task's (read generically: its class need not be imported)."""
+    return {**{task.name: task.read_study(study) for task in STUDY_TASKS}, **study.further_tasks}
 
 
 def failure_sets(config: StudyConfig, *, progress: bool = False) -> FailureSets:
     """The three hard sets of one configuration (``config`` names one retriever, generator, judge and
-    setup), with their values and the generated answers."""
+    setup), with their values and the generated answers. Further tasks are composed by :func:`run_study` only."""
+    if config.further_tasks:
+        raise ValueError(f"one configuration's sets are the three tasks'; further tasks "
+                         f"({', '.join(t for t, _ in config.further_tasks)}) run in a study (run_study)")
     for section in ("retrievers", "generators", "judges", "setups"):
         if len(getattr(config, section)) != 1:
             raise ValueError(f"one configuration has one of each component; got {section} "

@@ -22,6 +22,14 @@ version yields the same values and sets. The study (:func:`pipeline.study.run.ru
 the tasks of :data:`pipeline.study.run.STUDY_TASKS` without knowing any of them: it stores each
 system's ``record`` in the task's ``section`` of the study file, names systems apart by ``identity``
 (:mod:`pipeline.study.components`) and crosses the tasks' systems into configurations.
+
+Every task class registers itself by its name (:data:`TASK_REGISTRY`, :func:`registered_task`). The
+paper's three have their own ``section`` (``retrievers``, ``generators``, ``judges``: the study file's
+keys since the first study). A further task (a predictor, a fourth failure task) declares none: a
+configuration names its systems in :attr:`pipeline.study.config.StudyConfig.further_tasks`, and the study
+file keeps its :class:`TaskResult` in its generic JSON form (:meth:`TaskResult.to_dict`: per system the
+values, exclusions, direction, measure, convention, provenance and hard set) under ``further_tasks``, which
+:class:`pipeline.study.result.StudyResult` reads back without knowing the task.
 """
 from __future__ import annotations
 
@@ -31,83 +39,12 @@ from typing import TYPE_CHECKING, Callable, ClassVar, Iterable, Iterator, Mappin
 
 from pipeline.sets.rule import HardSet, SetSummary, hard_set
 from pipeline.study.conventions import CONVENTIONS
+from pipeline.study.values import (DIRECTIONS, EASIER, HARDER, QUANTILE_RULE,  # noqa: F401  (re-exported)
+                                   PerQueryValues, TaskResult)
 
 if TYPE_CHECKING:
     from pipeline.study.config import StudyConfig
     from pipeline.study.result import StudyResult
-
-EASIER = "easier"  # a higher value means an easier query: the hard set is the bottom quantile
-HARDER = "harder"  # a higher value means a harder query: the hard set is the top quantile
-DIRECTIONS = (EASIER, HARDER)
-QUANTILE_RULE = CONVENTIONS["quantile"]
-
-
-@dataclass
-class PerQueryValues:
-    """One system's per-query values of one task on one dataset (module docstring)."""
-    task: str  # "h2r" | "h2g" | "h2j" | a later task's name
-    dataset: str
-    system: str  # the system's key in the study: a retriever run, a generator or a judge
-    measure: str  # what a value is: "nDCG@10", "BERTScore F1", "disagreement"
-    higher_is: str  # EASIER or HARDER
-    values: dict[str, float]  # qid -> value, over the queries the task scores
-    excluded: dict[str, str] = field(default_factory=dict)  # qid -> why the task did not score it
-    convention: str = ""  # how the values were measured and which end is hard
-    provenance: dict = field(default_factory=dict)  # what produced the values, as the study stores it
-    setup: str | None = None  # a second key within one system (H2J: the judging setup)
-    model: dict | None = None  # the LLM's provenance record (backend, model, endpoint, digest, small)
-    identity: dict | None = None  # full identity where two systems may share a name (pipeline.study.components)
-    record: object = field(default=None, repr=False, compare=False)  # the study file's form of this system
-
-    def __post_init__(self):
-        if self.higher_is not in DIRECTIONS:
-            raise ValueError(f"higher_is must be one of {DIRECTIONS}, got {self.higher_is!r}")
-
-    @property
-    def hard_is_top(self) -> bool:
-        """Whether the hard set is the top quantile (higher is harder)."""
-        return self.higher_is == HARDER
-
-    @property
-    def label(self) -> str:
-        """``system`` or ``system (setup)``: how a page or a table names these values."""
-        return f"{self.system} ({self.setup})" if self.setup else self.system
-
-    def hard_set(self, quantile: float, within: Iterable[str] | None = None) -> HardSet:
-        """The task's hard set under the study's one rule (:func:`pipeline.sets.rule.hard_set`), at
-        the end ``higher_is`` says is hard; ``within``: only those queries (a common universe)."""
-        inside = None if within is None else set(within)
-        scope = self.values if inside is None else {q: v for q, v in self.values.items() if q in inside}
-        return hard_set(scope, quantile, self.task, top=self.hard_is_top)
-
-
-@dataclass
-class TaskResult:
-    """One task on one dataset: per system its values, in the order the configuration named them."""
-    task: str
-    role: str  # what one system of the task is: "retriever", "generator", "judge"
-    dataset: str
-    quantile: float  # the study's hard-set quantile (the bottom or top q, by each value's direction)
-    convention: str
-    values: list[PerQueryValues] = field(default_factory=list)
-    rule: str = QUANTILE_RULE  # how the quantile becomes a set (target size, tie blocks): pipeline.sets.rule
-
-    def __iter__(self) -> Iterator[PerQueryValues]:
-        return iter(self.values)
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-    def get(self, system: str, setup: str | None = None) -> PerQueryValues:
-        for v in self.values:
-            if v.system == system and v.setup == setup:
-                return v
-        have = ", ".join(v.label for v in self.values) or "none"
-        raise KeyError(f"{self.task}: no values of {system!r}" + (f" ({setup})" if setup else "") + f"; have {have}")
-
-    def hard_sets(self) -> dict[str, HardSet]:
-        """Each system's hard set over every query it scores, keyed by :attr:`PerQueryValues.label`."""
-        return {v.label: v.hard_set(self.quantile) for v in self.values}
 
 
 def _silent(message: str) -> None:
@@ -135,6 +72,18 @@ class StepContext:
     progress: bool = False
 
 
+TASK_REGISTRY: dict[str, type[FailureTask]] = {}  # task name -> its class, as each class statement registers it
+
+
+def registered_task(name: str) -> FailureTask:
+    """The task registered under ``name`` (its module imported), an instance; an unknown name is an error
+    naming the registered ones."""
+    if name not in TASK_REGISTRY:
+        raise ValueError(f"unknown failure task {name!r}; registered: {', '.join(sorted(TASK_REGISTRY)) or 'none'} "
+                         f"(a task registers itself when its module is imported)")
+    return TASK_REGISTRY[name]()
+
+
 class FailureTask(ABC):
     """A failure task: one :meth:`run` from a study configuration to its per-query values.
 
@@ -144,11 +93,14 @@ class FailureTask(ABC):
     implements :meth:`records` (each system's record, computed) and :meth:`values_of` (a record's values);
     :meth:`run` and :meth:`read_study` put the two together, for a live run and a stored study alike.
     The other methods are defaults a task overrides only where it differs (H2G has two progress stages
-    per system; H2J's records are nested by setup).
+    per system; H2J's records are nested by setup). A class with a ``name`` registers itself
+    (:data:`TASK_REGISTRY`); one without a ``section`` is a further task (module docstring): its systems
+    are ``config.further_tasks[name]`` and its values are stored generically.
     """
     name: ClassVar[str]  # "h2r": the task's key in every set, figure and convention
     role: ClassVar[str]  # "retriever": what one system is (a configuration's field)
-    section: ClassVar[str]  # "retrievers": the StudyConfig field naming the systems and the study file's key
+    # "retrievers": the StudyConfig field naming the systems and the study file's key (None: a further task)
+    section: ClassVar[str | None] = None
     measure: ClassVar[str]
     higher_is: ClassVar[str]
     convention: ClassVar[str]  # how a value is measured and which end is hard (stored with every study)
@@ -164,6 +116,12 @@ class FailureTask(ABC):
                 setattr(cls, attribute, value)
         if higher_is is not None and higher_is not in DIRECTIONS:
             raise ValueError(f"{cls.__name__}: higher_is must be one of {DIRECTIONS}, got {higher_is!r}")
+        if name is not None:
+            known = TASK_REGISTRY.get(name)
+            if known is not None and (known.__module__, known.__qualname__) != (cls.__module__, cls.__qualname__):
+                raise ValueError(f"{cls.__name__}: the task name {name!r} is taken by "
+                                 f"{known.__module__}.{known.__qualname__}")
+            TASK_REGISTRY[name] = cls
 
     def run(self, config: StudyConfig, context: StepContext | None = None) -> TaskResult:
         """Every system of ``config`` that this task runs (:meth:`components`), on ``config.data()``."""
@@ -185,9 +143,15 @@ class FailureTask(ABC):
         """The values of one system from its record (what :meth:`records` computes and
         :meth:`stored_records` reads back); ``judged``: the dataset's judged queries (for ``excluded``)."""
 
+    @property
+    def further(self) -> bool:
+        """Whether this is a further task (no section of its own: stored generically)."""
+        return self.section is None
+
     def components(self, config: StudyConfig) -> Sequence[str]:
-        """The systems this task runs, as the configuration names them (``NAME[=FILE]``)."""
-        return getattr(config, self.section)
+        """The systems this task runs, as the configuration names them (``NAME[=FILE]``; a further task's:
+        ``config.further_tasks``)."""
+        return config.further_systems(self.name) if self.further else getattr(config, self.section)
 
     def stages(self, config: StudyConfig) -> int:
         """How many progress stages :meth:`run` announces (one per system by default)."""
@@ -222,7 +186,10 @@ class FailureTask(ABC):
         return [(name, None, record) for name, record in getattr(study, self.section).items()]
 
     def read_study(self, study: StudyResult) -> TaskResult:
-        """This task's values as a stored study holds them (any study version the store opens)."""
+        """This task's values as a stored study holds them (any study version the store opens); a further
+        task's as stored generically (a study without it: no system)."""
+        if self.further:
+            return study.further_tasks.get(self.name) or self.result(study.dataset, study.quantile, [])
         judged = list(study.queries)
         return self.result(study.dataset, study.quantile, [
             self.values_of(study.dataset, system, record, judged, setup)

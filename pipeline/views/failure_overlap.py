@@ -26,7 +26,7 @@ from pipeline.generation.h2g import answer_cut_note, reference_note, truncation_
 from pipeline.judging.benchmark import benchmark_line  # noqa: E402
 from pipeline.judging.judgments import DEFAULT_CAP  # noqa: E402
 from pipeline.llm.base import SMALL_MODEL  # noqa: E402
-from pipeline.sets.overlap import TASKS  # noqa: E402
+from pipeline.sets.overlap import TASKS, all_pairwise, further_note  # noqa: E402,F401  (the page's note)
 from pipeline.study.result import Components, StudyResult  # noqa: E402
 from pipeline.study.universe import DEFAULT_UNIVERSE, UNIVERSE_HELP, UNIVERSES, check_universe  # noqa: E402,F401
 from pipeline.views import forms  # noqa: E402
@@ -72,11 +72,14 @@ def components(study: StudyResult) -> dict[str, list[str]]:
 
 
 def find_configuration(study: StudyResult, retriever: str, generator: str, judge: str, setup: str) -> str | None:
+    """The configuration of these four components (in a study with further tasks: its first one with them)."""
     wanted = Components(retriever, generator, judge, setup)
     for label, c in study.configurations.items():
-        if c.components == wanted:
+        if c.components == wanted or Components(c.components.retriever, c.components.generator,
+                                                c.components.judge, c.components.setup) == wanted:
             return label
     return None
+
 
 
 def regions_frame(analysis: dict) -> pd.DataFrame:
@@ -112,7 +115,7 @@ def pairwise_frame(analysis: dict) -> pd.DataFrame:
              "expected if independent": f["expected_if_independent"], "Jaccard": f["jaccard"],
              "share of first": f["share_of_first"], "share of second": f["share_of_second"],
              "p (hypergeometric, ≥)": f["p_value"], "largest (ties marked)": key in largest}
-            for key, f in analysis["pairwise"].items()]
+            for key, f in all_pairwise(analysis).items()]
     return pd.DataFrame(rows)
 
 
