@@ -83,6 +83,34 @@ def test_page_shows_venn_tables_and_region_queries(with_study):
     assert len(stability) == 2 and set(stability["largest pair"]) <= {"H2R∩H2G", "H2R∩H2J", "H2G∩H2J"}
 
 
+def test_page_pairs_a_further_task_and_says_the_venn_is_the_papers(with_study):
+    """A study with a fourth task (composed here from the designed study's values and a planted task, as
+    run_study composes one) shows its pairs in the pairwise table and says the diagram is the paper's three."""
+    from pipeline.study.result import Components, StudyResult
+    from pipeline.study.run import combine, configuration_result, read_tasks
+    from pipeline.study.task import HARDER, PerQueryValues, TaskResult
+
+    study = StudyResult.from_dict(json.loads(with_study.read_text()))
+    c, tasks = study.configurations[LABEL].components, read_tasks(study)
+    planted = PerQueryValues("planted", "designed", "oracle", "planted score", HARDER,
+                             {f"q{i}": v for i, v in enumerate([.1, .2, .3, .4, .5, .6, .9, .8], start=1)})
+    chosen = {"h2r": tasks["h2r"].get(c.retriever), "h2g": tasks["h2g"].get(c.generator),
+              "h2j": tasks["h2j"].get(c.judge, c.setup), "planted": planted}
+    components = Components(c.retriever, c.generator, c.judge, c.setup, (("planted", "oracle"),))
+    sets = combine(study.dataset, components.to_dict(), {t: v.values for t, v in chosen.items()}, {}, study.quantile,
+                   universe=study.universe_rule, n_judged=len(study.queries), top={"h2j", "planted"})
+    study.configurations = {components.label: configuration_result(components, chosen, sets)}
+    study.further_tasks = {"planted": TaskResult("planted", "predictor", "designed", study.quantile, "", [planted])}
+    with_study.write_text(json.dumps(study.to_dict()))
+    at = _page()
+    assert [s.value for s in at.selectbox[3:7]] == ["designed-run", "designed-answers", "designed-judge", "binary"]
+    assert at.dataframe[1].value.set_index("region").loc["all three", "queries"] == 1  # the paper's regions
+    pairs = at.dataframe[2].value
+    assert pairs["pair"].tolist()[3:] == ["H2R ∩ PLANTED", "H2G ∩ PLANTED", "H2J ∩ PLANTED"]
+    assert pairs["overlap"].tolist() == [1, 1, 1, 2, 1, 1]
+    assert any("are the paper's three sets (H2R, H2G, H2J)" in c.value and "PLANTED" in c.value for c in at.caption)
+
+
 def test_page_warns_about_a_135m_configuration(with_study):
     study = json.loads(with_study.read_text())
     study["configurations"][LABEL]["note"] = "generator from a 135M model: exercises the pipeline, not a finding"
