@@ -20,6 +20,11 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 # The browser tests poll a store or a server four times a second: faster polling only competes with the
 # streamlit server for the machine's few cores.
 POLL_S = 0.25
+# The app's state as Streamlit marks it on its root element: whether a script run is drawing the page, and
+# whether the page is connected to a server.
+IDLE_JS = "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'"
+CONNECTED_JS = "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-connection-state')"
+IDLE_TIMEOUT_MS = 60_000  # a script run of a page on a busy machine
 
 
 def wait(predicate, timeout: float, what: str):
@@ -84,3 +89,45 @@ class DashboardURL(str):
         os.killpg(self.server.pid, signal.SIGKILL)
         self.server.wait(timeout=20)
         self.server = start_streamlit(self.port, self.log_path)
+
+
+# ------------------------------------------------------------------------- acting on a page once it is idle
+# A click, a key or a typed value that lands while a script run redraws the page can hit an element that is
+# then replaced (the action is lost, or a selectbox's list never opens: CI, stop 31) or a button that has
+# moved. Every action of the browser tests waits for the finished run first.
+def when_idle(page, timeout_ms: int = IDLE_TIMEOUT_MS) -> None:
+    """Return once no script run is drawing ``page``."""
+    page.wait_for_function(IDLE_JS, timeout=timeout_ms)
+
+
+def click(page, target) -> None:
+    """Click the locator ``target`` of ``page`` once the page is idle."""
+    when_idle(page)
+    target.click()
+
+
+def enter_value(page, field, value: str) -> None:
+    """Type ``value`` into the input ``field``, press Enter, and wait for the run that takes the value."""
+    when_idle(page)
+    field.fill(value)
+    field.press("Enter")
+    page.wait_for_timeout(1000)  # the run the new value starts begins within this
+    when_idle(page)
+
+
+def choose_option(page, selectbox, name: str, tries: int = 3) -> None:
+    """Open the selectbox locator ``selectbox`` and pick ``name``, once the page is idle; open again if the
+    list did not open (the click landed on a selectbox a late redraw replaced)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for _ in range(tries):
+        click(page, selectbox)
+        option = page.get_by_role("option", name=name, exact=True)
+        try:
+            option.wait_for(timeout=10_000)
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+            continue
+        option.click()
+        return
+    raise AssertionError(f"the selectbox's option {name!r} never appeared after {tries} tries")

@@ -20,8 +20,8 @@ from pipeline.typology.induction import HardQuery, InductionConfig
 from pipeline.typology.runner import run_typology
 from pipeline.typology.store import TypologyStore
 from tests.support.llm_helpers import scripted_client
-from tests.browser.annotate_page import BLUR_JS, CONNECTED_JS, IDLE_JS, choose_option, press, respond
-from tests.browser.support import ARTIFACTS, launch_browser, wait
+from tests.browser.annotate_page import BLUR_JS, press, respond
+from tests.browser.support import ARTIFACTS, CONNECTED_JS, choose_option, click, launch_browser, wait, when_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -44,8 +44,11 @@ def test_annotate_two_queries_by_keyboard_and_reload(dashboard, tmp_path):
         page = browser.new_page(viewport={"width": 1400, "height": 1600})
         try:
             page.goto(f"{dashboard}/annotate-reasons")
-            page.get_by_label("Your name (asked once per browser session)").fill("ann")
-            page.get_by_role("button", name="Start annotating").click()
+            field = page.get_by_label("Your name (asked once per browser session)")
+            field.wait_for(timeout=60_000)
+            when_idle(page)
+            field.fill("ann")
+            click(page, page.get_by_role("button", name="Start annotating"))
             expect(page.get_by_text("Query 1 of 3")).to_be_visible(timeout=60_000)
             expect(page.get_by_text(queue[0].query, exact=True)).to_be_visible()  # text, not HTML
             page.evaluate(BLUR_JS)  # keys go to the page, not to a form field
@@ -154,19 +157,19 @@ def test_answers_survive_server_restarts_for_two_annotators(dashboard, tmp_path)
     def act(name: str, page, what: str) -> None:
         """Give one answer on the page's current query; ``mark`` falls back to a tag on a query without
         an assigned reason."""
-        page.wait_for_function(IDLE_JS, timeout=60_000)
+        when_idle(page)
         item = queue[position(page)]
         if what in ("yes", "no") and item.assigned_names:
-            page.locator(f".st-key-{what}-0 button").click()  # "Correct" / "Incorrect" of the first reason
+            click(page, page.locator(f".st-key-{what}-0 button"))  # "Correct" / "Incorrect" of the first reason
             given.append((name, item.qid, item.assigned_names[0], int(what == "yes")))
         else:  # a tag toggles
-            page.locator('[data-testid=stButtonGroup]').get_by_text(TAG, exact=True).click()
+            click(page, page.locator('[data-testid=stButtonGroup]').get_by_text(TAG, exact=True))
             given.append((name, item.qid, TAG, 1 - last_given().get((name, item.qid, TAG), 0)))
 
     def settle(pages) -> None:
         for page in pages.values():
             page.wait_for_timeout(500)
-            page.wait_for_function(IDLE_JS, timeout=60_000)
+            when_idle(page)
         try:  # give the store time; a lost answer never arrives (counted below, not raised here)
             wait(lambda: sum(map(stored_answers, pages)) == len(given), 10, "answers")
         except AssertionError:
@@ -176,7 +179,7 @@ def test_answers_survive_server_restarts_for_two_annotators(dashboard, tmp_path)
         dashboard.restart()
         for page in pages.values():
             page.wait_for_function(f"() => ({CONNECTED_JS})() === 'CONNECTED'", timeout=60_000)
-            page.wait_for_function(IDLE_JS, timeout=60_000)
+            when_idle(page)
             page.wait_for_timeout(1000)
 
     with sync_playwright() as pw:
@@ -273,7 +276,7 @@ def test_unreadable_no_reason_and_hostile_names_in_the_browser(dashboard, tmp_pa
         try:
             page.goto(f"{base}&dataset=dl19&qid=q5")
             expect(page.get_by_text("walk query 5", exact=True)).to_be_visible(timeout=60_000)
-            page.wait_for_function(IDLE_JS, timeout=60_000)
+            when_idle(page)
             expect(page.get_by_text("The model's answer was unreadable", exact=False)).to_be_visible()
             expect(page.get_by_text("I am not sure what you mean.", exact=True)).to_be_visible()
             assert page.get_by_text("assigned no reason").count() == 0
@@ -284,7 +287,7 @@ def test_unreadable_no_reason_and_hostile_names_in_the_browser(dashboard, tmp_pa
             page.evaluate(BLUR_JS)
             press(page, "n")
             wait(lambda: len(AnnotationStore().completed("ann")) == 1, 30, "the confirmation in the store")
-            page.wait_for_function(IDLE_JS, timeout=60_000)
+            when_idle(page)
             page.wait_for_timeout(500)
             shot(page, "no-reason")
             chosen = page.locator(".st-key-none-applies button").first
@@ -293,7 +296,7 @@ def test_unreadable_no_reason_and_hostile_names_in_the_browser(dashboard, tmp_pa
 
             page.goto(f"{base}&dataset=dl21&qid=q1")
             expect(page.get_by_text("walk query 1", exact=True)).to_be_visible(timeout=60_000)
-            page.wait_for_function(IDLE_JS, timeout=60_000)
+            when_idle(page)
             expect(page.locator("[data-testid=stButtonGroup]").get_by_text(HOSTILE_NAMES[1], exact=True)).to_be_visible()
             expect(page.get_by_text("see [here](javascript:alert(2)) **now**", exact=True)).to_be_visible()
             main = page.locator("[data-testid=stMain]")
@@ -304,7 +307,7 @@ def test_unreadable_no_reason_and_hostile_names_in_the_browser(dashboard, tmp_pa
             page.get_by_role("heading", name="Failure typology").first.wait_for(timeout=60_000)
             choose_option(page, page.locator("[data-testid=stSelectbox]").first, "DL20")
             page.wait_for_timeout(500)
-            page.wait_for_function(IDLE_JS, timeout=60_000)
+            when_idle(page)
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / f"typology-unreadable{'-' + SCREENSHOT_TAG if SCREENSHOT_TAG else ''}.png"),
                             full_page=True)

@@ -25,8 +25,8 @@ from pipeline.typology.induction import HardQuery, InductionConfig
 from pipeline.typology.runner import run_typology
 from pipeline.typology.store import TypologyStore
 from tests.support.llm_helpers import scripted_client
-from tests.browser.annotate_page import BLUR_JS, CONNECTED_JS, IDLE_JS, press, respond
-from tests.browser.support import ARTIFACTS, ROOT, launch_browser, start_streamlit, wait
+from tests.browser.annotate_page import BLUR_JS, press, respond
+from tests.browser.support import ARTIFACTS, CONNECTED_JS, ROOT, click, launch_browser, start_streamlit, wait, when_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 PENDING_TEXT = "pending — not saved yet"
@@ -78,7 +78,7 @@ def test_an_answer_given_while_the_server_is_down_is_pending_then_saved(dashboar
         expect(page.get_by_text("Numbers — Marked correct")).to_be_visible(timeout=30_000)
         press(page, "ArrowRight")
         expect(page.get_by_text("Query 2 of 3")).to_be_visible(timeout=30_000)
-        page.wait_for_function(IDLE_JS, timeout=60_000)
+        when_idle(page)
 
         os.killpg(dashboard.server.pid, signal.SIGKILL)  # the server goes down (a crash, a kill)
         dashboard.server.wait(timeout=20)
@@ -98,7 +98,7 @@ def test_an_answer_given_while_the_server_is_down_is_pending_then_saved(dashboar
         page.reload()  # nothing is sent again: the answer was stored once
         expect(page.get_by_text("Numbers — Marked correct")).to_be_visible(timeout=60_000)
         page.wait_for_timeout(2000)
-        page.wait_for_function(IDLE_JS, timeout=60_000)
+        when_idle(page)
     with AnnotationStore() as annotations:
         assert annotations.answers("ann", queue[0])["Numbers"] == 1
         assert annotations.answers("ann", queue[1])["Numbers"] == 1
@@ -117,10 +117,10 @@ def test_export_reflects_the_store_when_clicked(dashboard, tmp_path):
     with _page("annotate-export-failure.png", accept_downloads=True) as page:
         page.goto(f"{dashboard}/annotate-reasons?annotator=ann")
         expect(page.get_by_text("Query 2 of 3")).to_be_visible(timeout=60_000)
-        page.get_by_role("tab", name="Validation").click()
+        click(page, page.get_by_role("tab", name="Validation"))
         export = page.get_by_role("button", name="Export CSV")
         expect(export).to_be_visible(timeout=30_000)
-        page.wait_for_function(IDLE_JS, timeout=60_000)
+        when_idle(page)
 
         # another annotator's work arrives through the CLI while the page stays as drawn
         rows = [{"annotator": "bob", "dataset": it.dataset, "task": it.task, "qid": it.qid, "category": c["name"],
@@ -139,7 +139,7 @@ def test_export_reflects_the_store_when_clicked(dashboard, tmp_path):
                        env=env, check=True, capture_output=True)
 
         with page.expect_download(timeout=30_000) as download:
-            export.click()
+            click(page, export)
         downloaded = download.value.path().read_text()
     got = list(csv.DictReader(io.StringIO(downloaded)))
     counts = {"page": len(got), "cli": len(list(csv.DictReader(io.StringIO(cli_export.read_text()))))}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from core import jobs
-from tests.browser.support import ARTIFACTS, ROOT, launch_browser, wait
+from tests.browser.support import ARTIFACTS, ROOT, click, enter_value, launch_browser, wait, when_idle
 
 # Total points on the θ_d chart, as plotly holds them in the page.
 THETA_POINTS_JS = """() => {
@@ -62,7 +62,8 @@ def test_deep_link_on_a_cold_server(dashboard, url_path):
                 page.get_by_role("heading", name=HEADINGS[url_path]).first.wait_for(timeout=60_000)
             else:
                 page.locator("h1").first.wait_for(timeout=60_000)
-            page.wait_for_timeout(1500)  # a stray legacy-mode run or "Page not found" would show by now
+            page.wait_for_timeout(1500)  # a stray legacy-mode run or "Page not found" would have begun by now
+            when_idle(page)
             assert [t.strip().splitlines()[-1] for t in links.all_inner_texts()] == SIDEBAR  # after the icon
             assert page.get_by_text("Page not found").count() == 0
             assert page.locator('[data-testid="stException"]').count() == 0
@@ -113,11 +114,8 @@ def test_train_from_the_ui_and_watch_theta_d(epoch_gate, dashboard):
             page.get_by_role("button", name="Start training").wait_for(timeout=60_000)
             # patience 0: no early stop either
             for label, value in (("Epochs", "40"), ("Patience (0 = never stop early)", "0")):
-                field = page.get_by_label(label)
-                field.fill(value)
-                field.press("Enter")
-                page.wait_for_timeout(1000)  # let the rerun that takes the new value finish
-            page.get_by_role("button", name="Start training").click()
+                enter_value(page, page.get_by_label(label), value)
+            click(page, page.get_by_role("button", name="Start training"))
             page.get_by_text("Queued 1 job(s)").wait_for(timeout=30_000)
 
             # The fragment refreshes every 2 s; θ_d points arrive at each epoch-end flush of the trainer.
@@ -141,7 +139,7 @@ def test_train_from_the_ui_and_watch_theta_d(epoch_gate, dashboard):
             # The run now waits at the gate before its third epoch: still running when Cancel is clicked.
             wait(lambda: run()["epochs_done"] == 2, 60, "the run to reach the gate after 2 epochs")
             assert run()["status"] == "running"
-            page.get_by_role("button", name="Cancel #1").click()
+            click(page, page.get_by_role("button", name="Cancel #1"))
             job = wait(lambda: (j := jobs.get_job(1)).status != "running" and j, 30, "the job to be cancelled")
             assert job.status == "cancelled", job.log_tail
         except BaseException:
@@ -189,11 +187,11 @@ def test_significance_downloads_are_made_on_click(dashboard):
             button = page.get_by_role("button", name="Download CSV")
             button.wait_for(timeout=60_000)
             with page.expect_download(timeout=30_000) as csv_download:
-                button.click()
+                click(page, button)
             csv_text = Path(csv_download.value.path()).read_text()
             csv_name = csv_download.value.suggested_filename
             with page.expect_download(timeout=30_000) as tex_download:
-                page.get_by_role("button", name="Download LaTeX").click()
+                click(page, page.get_by_role("button", name="Download LaTeX"))
             tex_text = Path(tex_download.value.path()).read_text()
         except BaseException:
             ARTIFACTS.mkdir(exist_ok=True)

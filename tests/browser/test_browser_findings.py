@@ -11,7 +11,7 @@ import zipfile
 
 import pytest
 
-from tests.browser.support import ARTIFACTS, launch_browser
+from tests.browser.support import ARTIFACTS, choose_option, click, launch_browser
 from tests.support.failure_fixture import run_designed_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -35,7 +35,7 @@ def test_findings_page_downloads(study_in_cache, dashboard, tmp_path):
             page.get_by_text("Query failure (pipeline findings)").wait_for(timeout=90_000)
             page.get_by_role("button", name="Download findings (CSV)").wait_for(timeout=90_000)
             with page.expect_download(timeout=60_000) as download:
-                page.get_by_role("button", name="Download findings (CSV)").click()
+                click(page, page.get_by_role("button", name="Download findings (CSV)"))
             rows = list(csv.DictReader(io.StringIO(open(download.value.path(), encoding="utf-8").read())))
             verdicts = {r["finding"]: r["verdict"] for r in rows}
             assert len(rows) == 6 and verdicts["h2r_h2j_largest"] == "does not hold"
@@ -44,12 +44,11 @@ def test_findings_page_downloads(study_in_cache, dashboard, tmp_path):
             assert "designed: no preference result for designed" in reasons["difficulty_aware_preferred"]
             # the study export: pick the designed dataset, download the ZIP, read its manifest and Venn SVG
             page.get_by_text("Study dataset").wait_for(timeout=30_000)
-            page.locator("[data-testid='stSelectbox']", has_text="Study dataset").click()
-            page.get_by_role("option", name="designed").click()
+            choose_option(page, page.locator("[data-testid='stSelectbox']", has_text="Study dataset"), "designed")
             button = page.get_by_role("button", name="Download the study's figures and tables (ZIP)")
             button.wait_for(timeout=60_000)
             with page.expect_download(timeout=120_000) as download:
-                button.click()
+                click(page, button)
             archive = zipfile.ZipFile(download.value.path())
             manifest = json.loads(archive.read("manifest.json"))
             assert manifest["study_id"] == study_in_cache["id"]

@@ -16,19 +16,12 @@ import textwrap
 import pytest
 
 from core import jobs
-from tests.browser.support import ARTIFACTS, ROOT, launch_browser, wait
+from tests.browser.support import ARTIFACTS, ROOT, click, enter_value, launch_browser, wait
 from tests.pages.support import ISSUE_CASES
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 # The text of every cell of the page's data frames (glide-data-grid keeps an accessible table of them).
 GRID_TEXT_JS = """() => [...document.querySelectorAll('[data-testid="stDataFrame"]')].map(e => e.textContent).join('\\n')"""
-
-
-def _fill(page, label: str, value: str) -> None:
-    field = page.get_by_label(label, exact=True)
-    field.fill(value)
-    field.press("Enter")
-    page.wait_for_timeout(1000)  # let the rerun that takes the new value finish
 
 
 def _refused_or_queued(page, error: str) -> str:
@@ -71,11 +64,11 @@ def test_the_issues_out_of_range_forms_are_refused_in_the_browser(no_job_starts,
     with _open(f"{no_job_starts}/{page_name}", f"forms_{case}") as page:
         expander = page.get_by_text("Run the study (background job)")  # the overlap form is in an expander
         if page_name == "failure-overlap":
-            expander.click()
+            click(page, expander)
         page.get_by_role("button", name=start, exact=True).wait_for(timeout=60_000)
         for label, value in {**texts, **numbers}.items():
-            _fill(page, label, str(value))
-        page.get_by_role("button", name=start, exact=True).click()
+            enter_value(page, page.get_by_label(label, exact=True), str(value))
+        click(page, page.get_by_role("button", name=start, exact=True))
         alerts = _refused_or_queued(page, expected[0].split(":")[0] + ": expected")
         for line in expected:
             assert line in alerts, alerts

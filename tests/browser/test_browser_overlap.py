@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.failure_fixture import RELEVANT, run_designed_study
-from tests.browser.support import ARTIFACTS, launch_browser
+from tests.browser.support import ARTIFACTS, click, launch_browser, when_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 # The page coordinates of the middle one of the transparent points that fill a Venn region (the trace
@@ -50,14 +50,16 @@ def test_overlap_page_venn_and_click_through(study_in_cache, dashboard):
             page.wait_for_function(REGION_READY_JS, arg="h2r", timeout=90_000)
             # the page opens on the H2R-only region (q7); a click inside the H2J-only region selects it (q1)
             assert page.get_by_role("radio", name="H2R only (1)").is_checked()
+            when_idle(page)  # the diagram is drawn where it stays
             page.mouse.click(*page.evaluate(REGION_POINT_JS, "h2j"))
             page.wait_for_function(CHECKED_JS, arg="H2J only (1)", timeout=60_000)
             page.locator("[data-testid='stText']", has_text="boiling point of water").first.wait_for(timeout=30_000)
             page.wait_for_function(REGION_READY_JS, arg="h2r", timeout=60_000)
+            when_idle(page)
             page.mouse.click(*page.evaluate(REGION_POINT_JS, "h2r"))  # back to H2R only: q7
             page.wait_for_function(CHECKED_JS, arg="H2R only (1)", timeout=60_000)
             # the region's queries are listed: q7, whose passage is behind the collapsed expander
-            page.get_by_text("Relevant passages with text: 1 (grade 3: 1)", exact=False).click()
+            click(page, page.get_by_text("Relevant passages with text: 1 (grade 3: 1)", exact=False))
             hostile = RELEVANT["q7"]
             page.get_by_text(hostile, exact=True).first.wait_for(timeout=30_000)
             # shown as text: the page holds no <script> or <b> made from the passage

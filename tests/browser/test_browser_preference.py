@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.llm.base import SMALL_MODEL
 from tests.support.preference_helpers import HOSTILE, stored_result
-from tests.browser.support import ARTIFACTS, launch_browser
+from tests.browser.support import ARTIFACTS, click, launch_browser
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -43,13 +43,13 @@ def test_open_a_query_and_see_both_generations(dashboard):  # noqa: F811
             page.get_by_text(SMALL_MODEL, exact=False).first.wait_for(timeout=30_000)
             _code(page, "+ This query requires numerical data.").wait_for(timeout=30_000)
 
-            page.get_by_role("button", name="Next").click()
+            click(page, page.get_by_role("button", name="Next"))
             _code(page, "aware answer to iphone 12 battery life").wait_for(timeout=120_000)
             page.get_by_text("tie: the two orders disagree", exact=False).first.wait_for(timeout=30_000)
 
-            page.get_by_role("button", name="Previous").click()
+            click(page, page.get_by_role("button", name="Previous"))
             _code(page, "aware answer to how many moons has mars").wait_for(timeout=120_000)
-            page.get_by_role("button", name="Previous").click()  # back past the first query: wraps to the last
+            click(page, page.get_by_role("button", name="Previous"))  # back past the first query: wraps to the last
             _code(page, f"base answer to {HOSTILE}").wait_for(timeout=120_000)
             assert page.locator("b", has_text="prism").count() == 0  # the query's <b> was not rendered
             assert dialogs == []  # the query's <script> never ran
