@@ -1,4 +1,5 @@
-"""Shared test fixtures: an isolated cache per test session and the ../shared data folder."""
+"""Shared test fixtures: an isolated cache per test session and the ../shared data folder; the tests run
+in an environment of their own (below)."""
 from __future__ import annotations
 
 import os
@@ -9,13 +10,32 @@ import pytest
 
 from tests.support.paths import FIXTURES, SHARED
 
+# The machine's environment is not the tests': a variable set there would point the code under test at
+# something outside the tests' control (a configured data folder or index, a Ray cluster, job limits, GPU
+# layers, a running Ollama server) or change what it chooses, so the suite passed on one machine and failed
+# on another. A test that needs one of these sets it itself. The thread overrides stay: they change how fast
+# the code runs, never what it computes.
+MACHINE_SETTINGS = ("IRDASH_CONFIG", "IRDASH_RAY_ADDRESS", "IRDASH_RAY_CHECKPOINT_DIR", "IRDASH_JOB_LIMITS",
+                    "IRDASH_WORKERS", "IRDASH_SKIP_MEMORY_CHECK", "IRDASH_LLM_GPU_LAYERS", "IRDASH_TEST_EPOCH_GATE",
+                    "IRDASH_JOB_ID", "IRDASH_JOB_EXIT", "IRDASH_WORKER_LOG")
+MACHINE_SETTING_PREFIXES = ("IRDASH_DATA_", "IRDASH_QPP_INDEX_")
+for _name in [n for n in os.environ if n in MACHINE_SETTINGS or n.startswith(MACHINE_SETTING_PREFIXES)]:
+    del os.environ[_name]
+# No Ollama server: nothing listens on the discard port (a privileged one, which no test's server binds).
+os.environ["OLLAMA_HOST"] = "http://127.0.0.1:9"
+# The Hugging Face hub is never asked (set before huggingface_hub is imported, which reads it then): a model
+# not in the local cache is not downloaded on a machine that reaches the hub, where "auto" would then load
+# roberta-large instead of the packaged MiniLM the expected figures come from.
+os.environ["HF_HUB_OFFLINE"] = "1"
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_cache(tmp_path_factory):
-    """Tests never touch the user's cache/: every test session gets its own cache folder."""
+    """Tests never touch the user's cache/ or read the checkout's irdash.toml: every test session gets its
+    own cache folder, and a configuration file that does not exist."""
     path = tmp_path_factory.mktemp("irdash-cache")
     os.environ["IRDASH_CACHE_DIR"] = str(path)
-    os.environ.pop("IRDASH_CONFIG", None)
+    os.environ["IRDASH_CONFIG"] = str(tmp_path_factory.getbasetemp() / "absent-irdash.toml")
     yield path
 
 
