@@ -129,9 +129,10 @@ def test_checkpoint_mirror_round_trip_through_fsspec(tmp_path, as_url):
     local.write_bytes(b"epoch-1")
     assert mirror.sync() and (shared / "run.pt").read_bytes() == b"epoch-1"
     assert not mirror.sync()  # unchanged: no second upload
-    time.sleep(0.01)
+    first = local.stat().st_mtime_ns
     local.write_bytes(b"epoch-2")
-    os.utime(local, ns=(time.time_ns(), time.time_ns()))
+    # a second later than the first write, whatever the file system's timestamp resolution
+    os.utime(local, ns=(first + 10**9, first + 10**9))
     assert mirror.sync() and (shared / "run.pt").read_bytes() == b"epoch-2"
     assert not list(shared.glob("*.tmp-*"))  # uploaded under a temp name, then moved
     # Another node picks it up.

@@ -139,7 +139,9 @@ def _entries() -> list[Path]:
     return [p for p in cache_subdir("letor").iterdir() if p.is_dir() and p.name != "digests"]
 
 
-def test_cache_hits_by_content_and_never_stores_failures(tmp_path):
+def test_cache_hits_by_content_and_never_stores_failures(tmp_path, monkeypatch):
+    # a cache of its own: an entry another test made from the same bytes would already be there
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
     before = set(_entries())
     path = write(tmp_path, SAMPLE, "a.txt")
     first = load_cached(path)

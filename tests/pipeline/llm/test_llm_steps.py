@@ -135,9 +135,11 @@ def test_llm_unavailable_survives_pickling():
     assert (exc.host, exc.model, exc.cause, exc.hint, str(exc), exc.retryable) == ("h", "m", "c", "x", "m at h: c (x)", False)
 
 
-def test_run_with_a_dead_generator_stops_before_any_step(tmp_path, capsys):
+def test_run_with_a_dead_generator_stops_before_any_step(tmp_path, capsys, monkeypatch):
     from core import paths
 
+    # a cache of its own: a study another test ran in the session's cache would be there already
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
     files = write_collection(tmp_path / "c")
     dead = _closed_port_url()
     code, _, err = _run(capsys, ["run", *_collection_args(files), "--retriever", f"r={files['run.txt']}",
