@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 from ltr.cost import completed_runs, cost_effectiveness, in_configuration as runs_in_configuration  # noqa: F401  (the page helpers' names)
 from ltr.ndcg_conventions import NDCG_CUTOFFS  # noqa: F401  (the Results page's metric choices)
 from ltr.losses import LOSS_NAMES
+from ltr.report import variant_loss
 from ltr.store import RunStore, latest_per_loss_and_fold
 
 
@@ -68,7 +69,8 @@ def cost_figure(table: pd.DataFrame, k: int, *, title: str, runs: pd.DataFrame |
     traces, xs, ys = [], [], []  # plain trace dicts, validated once when the figure is built
     latest = latest_per_loss_and_fold(runs) if runs is not None and not runs.empty else None
     for row in table.to_dict("records"):
-        i = LOSS_NAMES.index(row["loss"]) if row["loss"] in LOSS_NAMES else len(LOSS_NAMES) - 1
+        loss = variant_loss(row["loss"])  # a variant (loss parameters) is drawn as its loss
+        i = LOSS_NAMES.index(loss) if loss in LOSS_NAMES else len(LOSS_NAMES) - 1
         colour, symbol = _LOSS_COLOURS[i % len(_LOSS_COLOURS)], _LOSS_SYMBOLS[i % len(_LOSS_SYMBOLS)]
         if latest is not None:
             folds = latest[latest["loss"] == row["loss"]].sort_values("fold")
@@ -85,7 +87,7 @@ def cost_figure(table: pd.DataFrame, k: int, *, title: str, runs: pd.DataFrame |
         traces.append({
             "type": "scatter", "x": [row["minutes_mean"]], "y": [row["ndcg_mean"]], "mode": "markers",
             "name": row["loss"], "legendgroup": row["loss"],
-            "marker": {"size": 16 if row["loss"] == "learndcg" else 12, "color": colour, "symbol": symbol,
+            "marker": {"size": 16 if loss == "learndcg" else 12, "color": colour, "symbol": symbol,
                        "line": {"color": "white", "width": 1}},
             "error_x": {"type": "data", "symmetric": False, "array": [row["minutes_max"] - row["minutes_mean"]],
                         "arrayminus": [row["minutes_mean"] - row["minutes_min"]], "thickness": 1, "color": colour},
