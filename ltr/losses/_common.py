@@ -35,7 +35,9 @@ class RankingLoss(nn.Module):
 
     - ``tracked_parameters()`` / ``theta_gradients()`` report learnable loss parameters (empty here;
       LearnDCG overrides them) so the training loop can log them; ``tracked_tensor()`` gives the
-      tracked values as one device tensor (None here: the step log then reads them one by one);
+      tracked values as one device tensor (None here: the step log then reads ``tracked_parameters()``);
+      ``theta_tensors()`` the learnable θ by the names of ``theta_gradients()``, whose ``.grad`` the step
+      log reads on the device (empty here: it reads ``theta_gradients()``);
     - ``has_hypergradient``: True for a loss whose parameters learn from the validation batches
       (LearnDCG-meta): the trainer hands it those once (``attach_validation``) and calls
       ``hypergradient_backward`` in place of ``value.backward()`` each step;
@@ -61,6 +63,9 @@ class RankingLoss(nn.Module):
 
     def tracked_tensor(self) -> Tensor | None:
         return None
+
+    def theta_tensors(self) -> dict[str, Tensor]:
+        return {}
 
     def attach_validation(self, batches) -> None:
         """Validation batches for a loss that learns from them (``has_hypergradient``); ignored here."""

@@ -75,6 +75,9 @@ class LearnableGainLoss(RankingLoss):
     def b_g(self) -> Tensor:
         return 1.0 + F.softplus(self._theta_g)
 
+    def theta_tensors(self) -> dict[str, Tensor]:
+        return {"theta_g": self._theta_g, "theta_d": self._theta_d} if self.learnable else {}
+
 
 @register_loss("learndcg", order=10, learnable=True)
 class LearnDCG(LearnableGainLoss):
@@ -152,6 +155,9 @@ class LearnDCG(LearnableGainLoss):
             name: (0.0 if p.grad is None else p.grad.item())
             for name, p in (("theta_g", self._theta_g), ("theta_d", self._theta_d), ("theta_alpha", self._theta_alpha))
         }
+
+    def theta_tensors(self) -> dict[str, Tensor]:
+        return {**super().theta_tensors(), "theta_alpha": self._theta_alpha} if self.learnable else {}
 
     def tracked_tensor(self) -> Tensor:
         """The values of :meth:`tracked_parameters`, in its order, as one tensor on the device (no host

@@ -168,6 +168,13 @@ class LearnDCGMeta(LearnableGainLoss):
         return {name: (0.0 if p.grad is None else p.grad.item())
                 for name, p in (("theta_g", self._theta_g), ("theta_d", self._theta_d))}
 
+    def tracked_tensor(self) -> Tensor:
+        """The values of :meth:`tracked_parameters`, in its order, as one tensor on the device (no host sync)."""
+        if not self.learnable:
+            return self._theta_g.detach().new_empty(0)
+        theta = torch.stack((self._theta_g, self._theta_d)).detach()
+        return torch.cat((theta, 1.0 + F.softplus(theta[:1]), F.softplus(theta[1:])))
+
     def extra_repr(self) -> str:
         return (f"b_g={self.b_g.item():.4g}, p_d={self.p_d.item():.4g}, alpha={self.alpha:.4g}, "
                 f"target=NDCG@{self.target_k}")

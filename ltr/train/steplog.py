@@ -20,7 +20,8 @@ class StepLog:
 
     A logged step costs a handful of small device kernels: the loss's ``tracked_tensor()`` (LearnDCG:
     one stack and one softplus for all six values), one stack of the θ gradients, one row copy. A
-    loss whose ``tracked_tensor()`` is None has its values read one by one (a float-only value costs a sync).
+    loss whose ``tracked_tensor()`` is None has its values read from ``tracked_parameters()`` (host floats), one
+    whose ``theta_tensors()`` is empty its gradients from ``theta_gradients()``.
     """
 
     def __init__(self, loss_fn: RankingLoss, device: torch.device, rows: int = STEP_BUFFER_ROWS,
@@ -32,9 +33,9 @@ class StepLog:
         self.names = ["loss"] + self.param_names + [f"grad_{n}" for n in self.theta_names]
         self.buffer = torch.full((rows, len(self.names)), float("nan"), device=device)
         self.meta: list[tuple[int, int]] = []  # (step, epoch) of each filled row
-        thetas = [getattr(loss_fn, n, None) for n in self.theta_names]
+        thetas = loss_fn.theta_tensors()
         # θ tensors whose .grad is read directly (None: fall back to theta_gradients())
-        self._thetas = thetas if all(isinstance(t, torch.Tensor) for t in thetas) else None
+        self._thetas = [thetas[n] for n in self.theta_names] if all(n in thetas for n in self.theta_names) else None
         self._tracks_tensor = bool(self.param_names) and loss_fn.tracked_tensor() is not None
 
     @property
@@ -63,12 +64,8 @@ class StepLog:
     def _params(self) -> torch.Tensor:
         if self._tracks_tensor:
             return self.loss_fn.tracked_tensor().to(self.buffer.dtype)
-        values = []
-        for name in self.param_names:
-            value = getattr(self.loss_fn, name, None)
-            values.append(value.detach() if isinstance(value, torch.Tensor)
-                          else self.loss_fn.tracked_parameters()[name])
-        return self._as_row(values)
+        values = self.loss_fn.tracked_parameters()
+        return self._as_row([values[name] for name in self.param_names])
 
     def _grads(self) -> torch.Tensor:
         if self._thetas is not None and all(t.grad is not None for t in self._thetas):

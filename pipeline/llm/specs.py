@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pipeline.llm.backends import BACKENDS
-from pipeline.llm.base import LLMBackend, LLMError, SpecOptions
+from pipeline.llm.base import LLMBackend, LLMError, LLMUnavailable, SpecOptions
 
 
 def resolve_auto(host: str | None = None) -> tuple[str | None, str]:
@@ -43,7 +43,8 @@ def resolve_auto(host: str | None = None) -> tuple[str | None, str]:
     try:
         available = list_ollama_models(host, timeout=2.0)
     except LLMError as exc:
-        return None, f"no Ollama server answered at {ollama_host(host)} ({getattr(exc, 'cause', exc)})"
+        cause = exc.cause if isinstance(exc, LLMUnavailable) else exc
+        return None, f"no Ollama server answered at {ollama_host(host)} ({cause})"
     missing = [m for m in STUDY_MODELS if m not in available]
     for model in STUDY_MODELS:
         if model in available:

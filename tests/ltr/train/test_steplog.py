@@ -33,6 +33,40 @@ def test_learndcg_row_matches_what_the_loss_reports():
     assert row["b_d"] == pytest.approx(3.0) and row["alpha"] == pytest.approx(0.7)
 
 
+def test_learndcg_meta_row_matches_what_the_loss_reports():
+    """LearnDCG-meta's values come from its tracked_tensor(), its θ gradients from theta_tensors() (on the device)."""
+    loss_fn = make_loss("learndcg_meta", b_g=2.5, p_d=1.5)
+    log = StepLog(loss_fn, torch.device("cpu"), rows=2)
+    value = _backward(loss_fn)
+    log.record(0, 0, value)
+    (_, _, row), = log.drain()
+    expected = {"loss": value.item(), **loss_fn.tracked_parameters(),
+                **{f"grad_{k}": v for k, v in loss_fn.theta_gradients().items()}}
+    assert set(row) == set(expected) == {"loss", "theta_g", "theta_d", "b_g", "p_d", "grad_theta_g", "grad_theta_d"}
+    for name, v in expected.items():
+        assert row[name] == pytest.approx(v, rel=1e-6, abs=1e-9), name
+    assert row["b_g"] == pytest.approx(2.5) and row["p_d"] == pytest.approx(1.5)
+
+
+def test_a_loss_that_reports_its_parameters_only_as_floats_is_logged_from_them():
+    """The base class's hooks: no tracked tensor, no θ tensors; the row is what the loss reports."""
+    from ltr.losses._common import RankingLoss
+
+    class FloatsOnly(RankingLoss):
+        def forward(self, scores, labels):
+            return scores.sum()
+
+        def tracked_parameters(self):
+            return {"theta": 0.5, "b": 1.5}
+
+        def theta_gradients(self):
+            return {"theta": -0.25}
+
+    log = StepLog(FloatsOnly(), torch.device("cpu"), rows=2)
+    log.record(0, 0, torch.tensor(2.0))
+    assert log.drain() == [(0, 0, {"loss": 2.0, "theta": 0.5, "b": 1.5, "grad_theta": -0.25})]
+
+
 def test_fixed_loss_logs_only_its_value():
     log = StepLog(make_loss("ranknet"), torch.device("cpu"), rows=2)
     log.record(0, 0, torch.tensor(0.25))
