@@ -8,7 +8,7 @@ import time
 import pytest
 import streamlit as st
 
-from core import jobs
+from core import jobs, paths
 
 
 @pytest.fixture
@@ -28,8 +28,11 @@ def cache(tmp_path, monkeypatch):
     yield cache_dir
     for job in jobs.list_jobs(status=jobs.ACTIVE_STATUSES):
         jobs.cancel(job.id)
-    # A worker started by the page may not have checked in yet: give it a moment, then end it.
-    deadline = time.monotonic() + (5 if jobs.list_jobs(limit=None) else 0)
+    # A worker started by the page may not have checked in yet: give it a moment, then end it. Its launcher
+    # creates the worker log (core.jobs.lock.ensure_worker): without one no worker was started (the test
+    # queued its jobs without one), and there is nothing to wait for.
+    launched = (paths.cache_dir() / "jobs" / "worker.log").exists()
+    deadline = time.monotonic() + (5 if launched else 0)
     while True:
         info = jobs.worker_info()
         if info and info["alive"]:
