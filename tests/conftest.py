@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import FIXTURES, SHARED
+from tests.support.workers import end_workers_under
 
 # The machine's environment is not the tests': a variable set there would point the code under test at
 # something outside the tests' control (a configured data folder or index, a Ray cluster, job limits, GPU
@@ -37,6 +38,7 @@ def _isolated_cache(tmp_path_factory):
     os.environ["IRDASH_CACHE_DIR"] = str(path)
     os.environ["IRDASH_CONFIG"] = str(tmp_path_factory.getbasetemp() / "absent-irdash.toml")
     yield path
+    end_workers_under(tmp_path_factory.getbasetemp())  # no job worker of a test outlives the session
 
 
 @pytest.fixture(autouse=True)

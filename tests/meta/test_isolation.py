@@ -36,3 +36,29 @@ def test_a_spawned_child_after_a_page_run_starts_from_the_test_process_main():
     finally:
         child.join(timeout=30)
     assert child.exitcode == 0
+
+
+def test_the_workers_of_a_tests_cache_are_ended_and_no_other(tmp_path):
+    """``tests.support.workers.end_workers_under`` (used by the page tests and at the session's end) ends
+    the job workers whose cache lies below the folder it is given, and leaves another cache's worker."""
+    import os
+    import subprocess
+
+    from tests.support.paths import ROOT
+    from tests.support.waiting import wait_until
+    from tests.support.workers import end_workers_under
+
+    def worker(cache):
+        return subprocess.Popen([sys.executable, "-m", "core.jobs", "worker"], cwd=ROOT,
+                                env=dict(os.environ, IRDASH_CACHE_DIR=str(cache)), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+
+    ours, other = worker(tmp_path / "test" / "cache"), worker(tmp_path / "other")
+    try:
+        assert wait_until(lambda: end_workers_under(tmp_path / "test") == [ours.pid] or None, timeout=60,
+                          what="the test's worker to be found")
+        assert ours.wait(timeout=30) == -9 and other.poll() is None
+    finally:
+        for proc in (ours, other):
+            proc.kill()
+            proc.wait()

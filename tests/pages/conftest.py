@@ -9,6 +9,7 @@ import pytest
 import streamlit as st
 
 from core import jobs, paths
+from tests.support.workers import end_workers_under
 
 
 @pytest.fixture
@@ -44,3 +45,4 @@ def cache(tmp_path, monkeypatch):
         if time.monotonic() >= deadline:
             break
         time.sleep(0.1)
+    end_workers_under(tmp_path)  # a second worker, launched in a race, took the lock of the one killed
