@@ -12,8 +12,9 @@ DL19 = {"1037798": "who is robert gray", "1063750": "why did the us volunterilay
 
 @pytest.mark.slow
 @pytest.mark.parametrize("spec", ["embedded:smollm2", "embedded:smollm2-transformers"])
-def test_embedded_model_answers_two_real_queries(tmp_path, shared_dir_or_none, embedded_model, spec, monkeypatch):
-    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
+def test_embedded_model_answers_two_real_queries(tmp_path, shared_dir_or_none, embedded_model, spec):
+    # the model from the session's cache (the answers come from a response cache of this test's own): a
+    # private cache de-quantised SmolLM2's GGUF for transformers again, 35 s on a quiet machine
     queries = dict(DL19)
     if shared_dir_or_none is not None:
         from pipeline.data.trec_io import read_topics
