@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tests.ltr.support import TINY_QUERIES
+from tests.ltr.support import TINY_QUERIES, one_torch_thread
 
 
 @pytest.fixture
@@ -17,11 +17,9 @@ def one_thread(monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # subprocesses
     monkeypatch.setenv(TORCH_THREADS_ENV, "1")  # what train_run applies (core.threads), here and in subprocesses
     forget_torch_choice()
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
+    with one_torch_thread():
+        yield
     forget_torch_choice()
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,8 @@
 """Plain helpers of the ltr tests (fixtures are in ``tests/ltr/conftest.py``)."""
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 TINY_QUERIES = 60  # per split of the tiny data set: enough batches per epoch to kill a run mid-epoch
@@ -22,3 +24,20 @@ def split_letor_by_query(source: Path, out: Path, n_folds: int = 5) -> Path:
         for split, chunk in parts.items():
             (fold / f"{split}.txt").write_text("".join(chunk))
     return out
+
+
+@contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """Torch on one thread inside the block (the count before is restored after).
+
+    For work a test does outside ``train_run`` (which applies ``core.threads`` itself): torch's default
+    of one OpenMP thread per core oversubscribes when the suite shares the 2 cores with other work
+    (NeuralLoss's pre-training measured 632 s at load ~8 against 169 s on one thread at load ~2)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)

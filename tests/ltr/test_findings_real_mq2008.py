@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from core.findings import FAILS, HOLDS, UNMEASURABLE
-from tests.ltr.support import split_letor_by_query
+from tests.ltr.support import one_torch_thread, split_letor_by_query
 from tests.support.paths import SHARED
 
 EXPERIMENT = "mq2008-slice"
@@ -18,8 +18,6 @@ SOURCE = SHARED / "data" / "letor" / "mq2008_fold1_test.txt"
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
-    import torch
-
     from ltr.train import RunConfig
     from ltr.train.inprocess import train_runs
 
@@ -31,16 +29,12 @@ def trained(tmp_path_factory):
     (root / "slice.txt").write_text("".join(line for line in lines if line.split()[1] in set(first)))
     folder = split_letor_by_query(root / "slice.txt", root / "folds", n_folds=4)
     params = {"learndcg": {"normalisation": "standard"}}
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_torch_thread():
         configs = [RunConfig(data=str(folder), fold=fold, loss=loss, model="mlp", epochs=2, batch_size=8, seed=0,
                              patience=0, experiment=EXPERIMENT, device="cpu", loss_params=params.get(loss, {}))
                    for fold in (1, 2) for loss in ("learndcg", "approxndcg")]
         store_path = root / "runs.sqlite"
         outcomes = train_runs(configs, store_path)
-    finally:
-        torch.set_num_threads(threads)
     assert all(o.status == "completed" for o in outcomes), outcomes
     return str(folder), store_path
 

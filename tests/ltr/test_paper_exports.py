@@ -12,30 +12,25 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from core.findings import FAILS, HOLDS, UNMEASURABLE
+from tests.ltr.support import one_torch_thread
 
 EXPERIMENT = "paper-tiny"
 
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
-    import torch
-
     from ltr.data.synthetic import write_synthetic
     from ltr.train import RunConfig
     from ltr.train.inprocess import train_runs
 
     folder = tmp_path_factory.mktemp("tiny") / "mq2008-like"
     write_synthetic("synthetic-mq2008", folder, seed=3, n_queries=90)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_torch_thread():
         configs = [RunConfig(data=str(folder), fold=fold, loss=loss, model="mlp", epochs=2, batch_size=16, seed=0,
                              patience=0, experiment=EXPERIMENT, device="cpu")
                    for fold in (1, 2) for loss in ("learndcg", "approxndcg")]
         store_path = tmp_path_factory.mktemp("store") / "runs.sqlite"
         outcomes = train_runs(configs, store_path)
-    finally:
-        torch.set_num_threads(threads)
     assert all(o.status == "completed" for o in outcomes), outcomes
     return str(folder), store_path
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from ltr.losses import LOSS_NAMES, make_loss
+from tests.ltr.support import one_torch_thread
 
 # fixture key -> (loss name, params); rmse's number of levels is the case's number of grades
 GOLDEN = {
@@ -38,8 +39,9 @@ QUICK = {"neuralloss": {"max_steps": 500, "eval_every": 250}}
 
 @pytest.fixture(scope="module")
 def losses():
-    """One instance of every loss (NeuralLoss pre-trains once, briefly)."""
-    return {name: make_loss(name, **QUICK.get(name, {})) for name in LOSS_NAMES}
+    """One instance of every loss (NeuralLoss pre-trains once, briefly, on one thread)."""
+    with one_torch_thread():
+        return {name: make_loss(name, **QUICK.get(name, {})) for name in LOSS_NAMES}
 
 
 def test_golden_covers_every_fixture_entry(golden):

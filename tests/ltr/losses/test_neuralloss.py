@@ -9,6 +9,9 @@ import torch
 
 from ltr.losses import make_loss
 from ltr.losses.neuralloss import HELDOUT_MIXES, SurrogateConfig, synthetic_lists, true_ndcg
+from tests.ltr.support import one_torch_thread
+
+pytestmark = pytest.mark.usefixtures("one_thread")  # the optimisation tests too: small tensors, one thread
 
 # MQ-like: grades 0..2, lists of 5..30 documents (small enough to pre-train in a test)
 MQ_LIKE = {"max_grade": 2, "min_length": 5, "max_length": 30}
@@ -16,7 +19,8 @@ MQ_LIKE = {"max_grade": 2, "min_length": 5, "max_length": 30}
 
 @pytest.fixture(scope="module")
 def neural():
-    return make_loss("neuralloss", **MQ_LIKE)
+    with one_torch_thread():  # its pre-training, the slowest step of the suite, oversubscribes on more
+        return make_loss("neuralloss", **MQ_LIKE)
 
 
 @pytest.mark.slow
