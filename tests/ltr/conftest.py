@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-import torch
 
 from tests.ltr.support import TINY_QUERIES, one_torch_thread
 
@@ -12,14 +11,9 @@ def one_thread(monkeypatch):
     """Tiny batches train fastest on one thread, and the suite may share 2 cores with other work:
     torch's default of one OpenMP thread per core then oversubscribes (10x slower epochs). A module
     whose tests all train says ``pytestmark = pytest.mark.usefixtures("one_thread")``."""
-    from core.threads import TORCH_THREADS_ENV, forget_torch_choice
-
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # subprocesses
-    monkeypatch.setenv(TORCH_THREADS_ENV, "1")  # what train_run applies (core.threads), here and in subprocesses
-    forget_torch_choice()
-    with one_torch_thread():
+    with one_torch_thread():  # and IRDASH_TORCH_THREADS=1: what train_run applies, here and in subprocesses
         yield
-    forget_torch_choice()
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,7 @@
 """Plain helpers of the ltr tests (fixtures are in ``tests/ltr/conftest.py``)."""
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,16 +29,27 @@ def split_letor_by_query(source: Path, out: Path, n_folds: int = 5) -> Path:
 
 @contextmanager
 def one_torch_thread() -> Iterator[None]:
-    """Torch on one thread inside the block (the count before is restored after).
+    """Torch on one thread inside the block, also as this process's ``core.threads`` choice (what
+    ``train_run`` and NeuralLoss's pre-training apply); the count, the choice and the variable before
+    are restored after.
 
-    For work a test does outside ``train_run`` (which applies ``core.threads`` itself): torch's default
-    of one OpenMP thread per core oversubscribes when the suite shares the 2 cores with other work
-    (NeuralLoss's pre-training measured 632 s at load ~8 against 169 s on one thread at load ~2)."""
+    Tiny tensors train fastest on one thread, and torch's default of one OpenMP thread per core
+    oversubscribes when the suite shares the 2 cores with other work (NeuralLoss's pre-training on
+    torch's default: 12 min 44 s of CPU and unfinished after 15 min at load ~4; on one thread 2 min 51 s)."""
     import torch
 
-    threads = torch.get_num_threads()
+    from core.threads import TORCH_THREADS_ENV, forget_torch_choice
+
+    threads, variable = torch.get_num_threads(), os.environ.get(TORCH_THREADS_ENV)
+    os.environ[TORCH_THREADS_ENV] = "1"
+    forget_torch_choice()
     torch.set_num_threads(1)
     try:
         yield
     finally:
+        if variable is None:
+            os.environ.pop(TORCH_THREADS_ENV, None)
+        else:
+            os.environ[TORCH_THREADS_ENV] = variable
+        forget_torch_choice()
         torch.set_num_threads(threads)

@@ -40,6 +40,31 @@ def test_pretraining_converges_and_reports_steps_and_error(neural, _isolated_cac
     assert not make_loss("neuralloss", **{**MQ_LIKE, "max_steps": 10, "eval_every": 5}).loaded_from_cache
 
 
+def test_pretraining_runs_on_this_processs_chosen_threads_and_records_them(monkeypatch, _isolated_cache):
+    """The loss is made before a run applies its threads (``prepare_run``), so pre-training chooses its
+    own (``core.threads``): on torch's default it spent over four times the CPU on a busy machine."""
+    import ltr.losses.neuralloss as module
+    from core.threads import TORCH_THREADS_ENV, forget_torch_choice
+
+    seen, draw = [], module.synthetic_lists
+    monkeypatch.setattr(module, "synthetic_lists", lambda *a, **k: seen.append(torch.get_num_threads()) or draw(*a, **k))
+    before = torch.get_num_threads()
+    for chosen, default in ((1, 2), (2, 1)):  # whatever torch's count, pre-training takes the choice
+        monkeypatch.setenv(TORCH_THREADS_ENV, str(chosen))
+        forget_torch_choice()
+        torch.set_num_threads(default)
+        seen.clear()
+        try:
+            loss = make_loss("neuralloss", **MQ_LIKE, max_steps=2, eval_every=1, seed=chosen)
+            assert not loss.loaded_from_cache and set(seen) == {chosen}
+            assert torch.get_num_threads() == default  # the caller's count is given back
+        finally:
+            forget_torch_choice()
+            torch.set_num_threads(before)
+        meta = json.loads((_isolated_cache / "neuralloss" / f"{loss.config.key()}.json").read_text())
+        assert meta["threads"] == {"threads": chosen, "load": None, "source": TORCH_THREADS_ENV}
+
+
 def test_plateau_rule_on_hand_made_curves():
     from ltr.losses.neuralloss import plateaued
 
