@@ -36,20 +36,17 @@ def one_torch_thread() -> Iterator[None]:
     Tiny tensors train fastest on one thread, and torch's default of one OpenMP thread per core
     oversubscribes when the suite shares the 2 cores with other work (NeuralLoss's pre-training on
     torch's default: 12 min 44 s of CPU and unfinished after 15 min at load ~4; on one thread 2 min 51 s)."""
-    import torch
+    from core.threads import TORCH_THREADS_ENV, forget_torch_choice, using_torch_threads
 
-    from core.threads import TORCH_THREADS_ENV, forget_torch_choice
-
-    threads, variable = torch.get_num_threads(), os.environ.get(TORCH_THREADS_ENV)
+    variable = os.environ.get(TORCH_THREADS_ENV)
     os.environ[TORCH_THREADS_ENV] = "1"
     forget_torch_choice()
-    torch.set_num_threads(1)
     try:
-        yield
+        with using_torch_threads(1):
+            yield
     finally:
         if variable is None:
             os.environ.pop(TORCH_THREADS_ENV, None)
         else:
             os.environ[TORCH_THREADS_ENV] = variable
         forget_torch_choice()
-        torch.set_num_threads(threads)
