@@ -1,17 +1,20 @@
 """A checked claim of either study: what the paper says, what was measured here, the verdict and what it
 rests on (``pipeline.findings`` for the failure paper, ``ltr.findings`` for LearnDCG).
 
-Verdicts (:data:`VERDICTS`): ``holds``, ``does not hold``, ``not measurable here`` (always with the
-reason: no study for that dataset, a sub-1B model, too few queries for the test). Parts combine by
+Verdicts (:data:`VERDICTS`): ``holds``, ``does not hold``, ``inconclusive`` (measured, but the evidence
+cannot carry a verdict: n below the claim's minimum, an interval that straddles the threshold, a sub-1B
+or unknown-size model, a universe under half of the judged queries; always with that reason) and ``not
+measurable here`` (nothing to measure: no study for that dataset, no runs). Parts combine by
 :func:`combine`: one part that does not hold makes the whole not hold, whatever else holds (a verdict
-is never softened); otherwise one part that cannot be measured makes the whole not measurable.
+is never softened); otherwise one inconclusive part makes the whole inconclusive; otherwise one part that
+cannot be measured makes the whole not measurable.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-HOLDS, FAILS, UNMEASURABLE = "holds", "does not hold", "not measurable here"
-VERDICTS = (HOLDS, FAILS, UNMEASURABLE)
+HOLDS, FAILS, INCONCLUSIVE, UNMEASURABLE = "holds", "does not hold", "inconclusive", "not measurable here"
+VERDICTS = (HOLDS, FAILS, INCONCLUSIVE, UNMEASURABLE)
 
 
 @dataclass
@@ -21,13 +24,17 @@ class Part:
     measured: dict
     verdict: str
     reason: str = ""
+    # What the verdict rests on, shown in its headline: {"n": int, "statistic": "Wilson 95% interval",
+    # "interval": [low, high], "threshold": ..., "models": ["generator: ollama:x (8B, ollama /api/show)"], ...}
+    evidence: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"unknown verdict {self.verdict!r}")
 
     def to_dict(self) -> dict:
-        return {"scope": self.scope, "measured": self.measured, "verdict": self.verdict, "reason": self.reason}
+        return {"scope": self.scope, "measured": self.measured, "verdict": self.verdict, "reason": self.reason,
+                "evidence": self.evidence}
 
 
 @dataclass
@@ -41,11 +48,14 @@ class Finding:
     measured: dict = field(default_factory=dict)  # the figures the verdict reads (headline)
     rests_on: list[dict] = field(default_factory=list)  # studies / runs / results with models and digests
     definitions: dict = field(default_factory=dict)
+    # The claim's rule as the claims file states it beside the claim: statistic, minimum n, threshold,
+    # correction (shown with the verdict)
+    rule: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"name": self.name, "claim": self.claim, "paper": self.paper, "verdict": self.verdict,
                 "reason": self.reason, "measured": self.measured, "parts": [p.to_dict() for p in self.parts],
-                "rests_on": self.rests_on, "definitions": self.definitions}
+                "rests_on": self.rests_on, "definitions": self.definitions, "rule": self.rule}
 
 
 def combine(parts: list[Part]) -> tuple[str, str]:
@@ -55,6 +65,9 @@ def combine(parts: list[Part]) -> tuple[str, str]:
     failing = [p for p in parts if p.verdict == FAILS]
     if failing:
         return FAILS, "; ".join(f"{p.scope}: {p.reason}" for p in failing)
+    unsure = [p for p in parts if p.verdict == INCONCLUSIVE]
+    if unsure:
+        return INCONCLUSIVE, "; ".join(f"{p.scope}: {p.reason}" for p in unsure)
     missing = [p for p in parts if p.verdict == UNMEASURABLE]
     if missing:
         return UNMEASURABLE, "; ".join(f"{p.scope}: {p.reason}" for p in missing)
@@ -66,7 +79,7 @@ def from_claim(name: str, claim: dict, parts: list[Part], *, measured: dict | No
     """A :class:`Finding` of claim ``name`` (``claim``: its ``claim`` text and ``paper`` figure) over ``parts``."""
     verdict, reason = combine(parts)
     return Finding(name, claim["claim"], paper if paper is not None else claim["paper"], verdict, reason, parts,
-                   measured or {}, rests_on or [], definitions or {})
+                   measured or {}, rests_on or [], definitions or {}, dict(claim.get("rule", {})))
 
 
 def percent(share: float | None) -> str:

@@ -113,6 +113,30 @@ class Provenance:
     digest: str = ""
     resolved_from: str = ""
     fallback: str = ""
+    # The model's size in billions of parameters and where that figure comes from ("ollama /api/show",
+    # "GGUF metadata", "OpenAI-compatible /v1/models", "stated by the user"); None = unknown. An unknown
+    # size is unknown, never large: :attr:`evidence_gate` then keeps the output from being a finding.
+    # Stored only when known (records written before sizes existed read back unchanged).
+    parameters_b: float | None = None
+    size_source: str = ""
+
+    @property
+    def size_text(self) -> str:
+        """``0.49B (ollama /api/show)``, ``unknown size``: how every headline names the model's size."""
+        if self.parameters_b is None:
+            return "under 1B" if self.small else "unknown size"
+        figure = f"{self.parameters_b:.2f}".rstrip("0").rstrip(".")
+        return f"{figure}B ({self.size_source})" if self.size_source else f"{figure}B"
+
+    @property
+    def evidence_gate(self) -> str:
+        """Why this model's output cannot carry a verdict, "" when it can: a sub-1B model, or a model
+        whose size is unknown (the verdicts' rule: inconclusive unless the size is known and >= 1B)."""
+        if self.small or (self.parameters_b is not None and self.parameters_b < 1.0):
+            return f"a {SMALL_MODEL} ({self.size_text})"
+        if self.parameters_b is None:
+            return "a model of unknown size (state it to count its output)"
+        return ""
 
     @property
     def label(self) -> str:
@@ -151,7 +175,11 @@ class Provenance:
         return {"backend": self.backend, "model": self.model, "endpoint": self.endpoint, "digest": self.digest}
 
     def as_dict(self) -> dict:
-        return {**asdict(self), "label": self.label, "resolution": self.resolution}
+        out = asdict(self)
+        for name in ("parameters_b", "size_source"):  # only when known: older records stay byte-identical
+            if out[name] in (None, ""):
+                del out[name]
+        return {**out, "label": self.label, "resolution": self.resolution}
 
 
 # the finish reason of an answer whose backend did not say why it stopped, or that was cached before
