@@ -220,6 +220,8 @@ def _magnitude(table: pd.DataFrame, rows: pd.DataFrame, candidate: str, baseline
     the paper's difference."""
     out = {"measured_points": {b: 100 * float(rows.loc[b, f"diff@{k}"]) for b in baselines}}
     figures = paper_figures(table["data"].iloc[0]) if len(table) else None
+    if figures and figures.get("ranker") not in (None, table["model"].iloc[0]):
+        figures = None  # the paper's figure is another ranker's (WEB10K's are the MLP's)
     if figures and k == 10:
         paper = {variant_loss(b): round(figures["learndcg"] - figures["baselines"][variant_loss(b)], 2)
                  for b in baselines if variant_loss(b) in figures["baselines"]}
@@ -238,7 +240,7 @@ def _magnitude_text(magnitude: dict, names: list[str]) -> str:
 def _evidence(table, rows, candidate, baselines, k, claim: str) -> dict:
     rule = paper_claims()[claim]["rule"]
     p_col = f"p_holm@{k}" if f"p_holm@{k}" in rows else f"p@{k}"
-    return {"n": _n_pairs(rows, baselines, k), "unit": "paired test queries", "minimum_n": rule["min_queries"],
+    return {"n": _n_pairs(rows, baselines, k), "unit": "paired queries", "minimum_n": rule["min_queries"],
             "statistic": rule["statistic"], "correction": f"Holm across {len(baselines)} baseline(s) at NDCG@{k}",
             "alpha": rule["alpha"],
             "test": {b: {"diff_points": 100 * float(rows.loc[b, f"diff@{k}"]), "p": float(rows.loc[b, f"p@{k}"]),
@@ -355,7 +357,8 @@ def theta_parts(store: RunStore, runs: pd.DataFrame, candidate: str | None, scop
                                "in_paper_range": bool(low <= b.mean() <= high)}
         b_means[int(fold)] = float(b.mean())
         b_by_fold.append(b)
-    seeds_per_fold = min(len(f["seeds"]) for f in per_fold.values())
+    seed_counts = sorted({len(f["seeds"]) for f in per_fold.values()})
+    seeds_per_fold = seed_counts[0]
     fold_range = max(b_means.values()) - min(b_means.values())
     theta_means = [f["theta_d_mean"] for f in per_fold.values()]
     measured = {"per_fold": per_fold, "compared_quantity": claim["compared_quantity"],
@@ -366,7 +369,8 @@ def theta_parts(store: RunStore, runs: pd.DataFrame, candidate: str | None, scop
     evidence = {"n": len(per_fold), "unit": "folds", "seeds_per_fold": seeds_per_fold,
                 "statistic": rule["statistic"], "alpha": rule["alpha"], "minimum_seeds": rule["min_seeds"],
                 "compared_quantity": claim["compared_quantity"], "paper_range": [low, high]}
-    text = (f"{len(per_fold)} folds × {seeds_per_fold}+ seed(s): b_d {min(b_means.values()):.4f} to "
+    seeds_text = "–".join(map(str, (seed_counts[0], seed_counts[-1]) if len(seed_counts) > 1 else seed_counts))
+    text = (f"{len(per_fold)} folds × {seeds_text} seed{'' if seed_counts == [1] else 's'}: b_d {min(b_means.values()):.4f} to "
             f"{max(b_means.values()):.4f} (θ_d {min(theta_means):.4f} to {max(theta_means):.4f}), across-fold range "
             f"{fold_range:.4f}; {len(measured['folds_in_paper_range'])} of {len(per_fold)} folds' b_d inside the "
             f"paper's {low:.2f}–{high:.2f}")
@@ -476,11 +480,20 @@ def rule_text(rule: dict) -> str:
     return "; ".join(p for p in parts if p)
 
 
+def n_text(finding: Finding) -> str:
+    """The n its parts' verdicts rest on (``120 paired queries``, ``40–120 paired queries``); ``—`` without."""
+    counts = [(p.evidence["n"], p.evidence.get("unit", "")) for p in finding.parts if "n" in p.evidence]
+    if not counts:
+        return "—"
+    low, high = min(n for n, _ in counts), max(n for n, _ in counts)
+    return (f"{low}" if low == high else f"{low}–{high}") + f" {counts[0][1]}".rstrip()
+
+
 def text_lines(result: dict) -> list[str]:
     lines = [f"experiment {result['experiment']}; test: {result['test']}"]
     finding: Finding
     for finding in result["findings"].values():
-        lines.append(f"{finding.name}: {finding.verdict} — {finding.reason}")
+        lines.append(f"{finding.name}: {finding.verdict} (n = {n_text(finding)}) — {finding.reason}")
         lines.append(f"  paper: {finding.paper}")
         lines.append(f"  rule: {rule_text(finding.rule)}")
         lines += [f"  [{p.verdict}] {p.scope}: {p.reason}" for p in finding.parts]

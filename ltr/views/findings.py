@@ -48,10 +48,12 @@ def check(store: RunStore, experiment: str) -> dict:
 
 def summary_frame(result: dict) -> pd.DataFrame:
     """One row per finding: verdict, the paper's figure, the claim's rule (statistic, correction, alpha,
-    minimum n: shown with the verdict) and the reason (each part's n leads it)."""
+    minimum n: shown with the verdict), the n its parts rest on, and the reason (each part's n leads it)."""
+    from ltr.findings import n_text
+
     found = list(result["findings"].values())
-    rows = [{**row, "rule": rule_text(f)} for row, f in zip(summary_rows(found), found)]
-    return pd.DataFrame(rows, columns=["finding", "verdict", "paper", "rule", "reason"])
+    rows = [{**row, "n": n_text(f), "rule": rule_text(f)} for row, f in zip(summary_rows(found), found)]
+    return pd.DataFrame(rows, columns=["finding", "verdict", "n", "paper", "rule", "reason"])
 
 
 def file_stem(experiment: str) -> str:

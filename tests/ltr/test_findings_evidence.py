@@ -225,3 +225,21 @@ def test_runs_without_an_experiment_are_listed_and_checked(tmp_path, capsys):
     printed = json.loads(capsys.readouterr().out)
     assert printed["experiment"] == NO_EXPERIMENT and printed["findings"]["learndcg_highest"]["verdict"] == HOLDS
     assert printed["findings"]["learndcg_highest"]["rule"]["min_queries"] == 100
+
+
+def test_the_papers_figures_are_matched_by_the_data_sets_name_and_ranker(tmp_path):
+    """Beside a data set the paper reports (by its folder or registry name), never beside a synthetic one;
+    WEB10K's figures are the MLP's only. The summary shows each finding's n and rule."""
+    from ltr.findings import check_findings, paper_figures
+    from ltr.views import findings as view
+
+    assert paper_figures("../shared/data/letor/MQ2008")["dataset"] == "mq2008"
+    assert paper_figures("mslr-web10k")["dataset"] == "web10k" and paper_figures("synthetic-mq2008") is None
+    store, _ = _ranking_store(tmp_path / "runs.sqlite", queries_per_fold=60, data="synthetic-mq2008")
+    with store:
+        result = check_findings(store, EXPERIMENT)
+    assert "paper_points" not in result["findings"]["learndcg_highest"].parts[-1].evidence["magnitude"]
+    summary = view.summary_frame(result).set_index("finding")
+    assert summary.loc["learndcg_highest", "n"] == "120 paired queries"
+    assert "minimum 100 paired queries" in summary.loc["learndcg_highest", "rule"]
+    assert "minimum 2 seeds per fold" in summary.loc["theta_d_fold_specific", "rule"]
