@@ -374,10 +374,20 @@ def theta_parts(store: RunStore, runs: pd.DataFrame, candidate: str | None, scop
             f"{max(b_means.values()):.4f} (θ_d {min(theta_means):.4f} to {max(theta_means):.4f}), across-fold range "
             f"{fold_range:.4f}; {len(measured['folds_in_paper_range'])} of {len(per_fold)} folds' b_d inside the "
             f"paper's {low:.2f}–{high:.2f}")
+    if seeds_per_fold >= rule["min_seeds"]:  # measured whatever the verdict: it is part of the evidence
+        spread = max(f["b_d_seed_range"] for f in per_fold.values())
+        anova = _one_way_anova(b_by_fold)
+        measured.update(seed_spread=spread, anova=anova)
+        evidence.update(seed_spread=spread, fold_range=fold_range, anova=anova)
+        text += f", seed-to-seed spread {spread:.4f}, one-way ANOVA F {anova['F']:.3g}, p {anova['p']:.3g}"
+    runs_total = sum(len(v["seeds"]) for v in per_fold.values())
     drifted = sorted((f, s) for f, v in per_fold.items() for s, r in v["seeds"].items() if not r["settled"])
     if drifted:
-        return [Part(scope, measured, FAILS, f"{text}; run(s) {', '.join(f'fold {f} seed {s}' for f, s in drifted)} "
-                                             f"did not settle (|of_reference| >= {bound}: the value follows the "
+        used = [per_fold[f]["seeds"][s]["of_reference"] for f, s in drifted]
+        which = (f"all {runs_total} runs" if len(drifted) == runs_total else
+                 f"run(s) {', '.join(f'fold {f} seed {s}' for f, s in drifted)}")
+        return [Part(scope, measured, FAILS, f"{text}; {which} did not settle (of_reference {min(used):.2f} to "
+                                             f"{max(used):.2f}, |of_reference| >= {bound}: the value follows the "
                                              f"step count)", evidence)]
     if fold_range == 0:
         return [Part(scope, measured, FAILS, f"{text}; θ_d is the same in every fold", evidence)]
@@ -385,14 +395,9 @@ def theta_parts(store: RunStore, runs: pd.DataFrame, candidate: str | None, scop
         return [Part(scope, measured, INCONCLUSIVE, f"{text}; one seed per fold: the seed-to-seed spread is "
                                                     f"unknown, so the folds' differences cannot be told from "
                                                     f"seed noise", evidence)]
-    spread = max(f["b_d_seed_range"] for f in per_fold.values())
-    anova = _one_way_anova(b_by_fold)
-    measured.update(seed_spread=spread, anova=anova)
-    evidence.update(seed_spread=spread, fold_range=fold_range, anova=anova)
-    text += f", seed-to-seed spread {spread:.4f}, one-way ANOVA F {anova['F']:.3g}, p {anova['p']:.3g}"
-    if fold_range <= spread:
+    if fold_range <= measured["seed_spread"]:
         return [Part(scope, measured, FAILS, f"{text}: the folds differ no more than the seeds do", evidence)]
-    if not anova["p"] < rule["alpha"]:
+    if not measured["anova"]["p"] < rule["alpha"]:
         return [Part(scope, measured, INCONCLUSIVE, f"{text}: the range exceeds the spread but the ANOVA's p is "
                                                     f"not below {rule['alpha']}", evidence)]
     return [Part(scope, measured, HOLDS, f"{text}: the folds differ more than the seeds do; every run settled "

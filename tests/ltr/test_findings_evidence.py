@@ -61,9 +61,16 @@ def _theta_store(path, finals: dict[tuple[int, int], float], *, drifting=()):
 
 def _theta(store):
     from ltr.findings import check_findings
+    from ltr.views import findings as view
 
-    finding = check_findings(store, EXPERIMENT)["findings"]["theta_d_fold_specific"]
+    result = check_findings(store, EXPERIMENT)
+    finding = result["findings"]["theta_d_fold_specific"]
     (part,) = finding.parts
+    # the page's table: one row per fold and seed with both quantities
+    table = view.theta_frame(result)
+    assert len(table) == sum(len(f["seeds"]) for f in part.measured["per_fold"].values())
+    assert table["b_d final"].tolist() == pytest.approx(
+        [1 + np.log1p(np.exp(t)) for t in table["θ_d final"]], abs=1e-9)
     return finding, part
 
 
@@ -115,6 +122,7 @@ def test_theta_d_that_drifts_does_not_hold(tmp_path):
     with _theta_store(tmp_path / "runs.sqlite", finals, drifting={(2, 1)}) as store:
         _finding, part = _theta(store)
     assert part.verdict == FAILS and "fold 2 seed 1 did not settle" in part.reason
+    assert part.measured["seed_spread"] >= 0  # the spread is measured whatever decides the verdict
 
 
 def _ranking_store(path, *, queries_per_fold, seeds=(0, 1), data="mq2008-planted", experiment=EXPERIMENT):
