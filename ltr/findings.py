@@ -176,11 +176,13 @@ def seed_averaged_table(store: RunStore, runs: pd.DataFrame, configuration: str,
                 keep = ~np.isnan(a) & ~np.isnan(b)
                 row[f"pairs@{k}"] = int(keep.sum())
                 row[f"diff@{k}"] = float(np.mean(a[keep] - b[keep])) if keep.any() else np.nan
+                row[f"sd_diff@{k}"] = float(np.std(a[keep] - b[keep], ddof=1)) if keep.sum() > 1 else np.nan
                 row[f"p@{k}"] = _paired_p(a[keep], b[keep])
         rows.append(row)
     table = pd.DataFrame(rows)
+    seeds_of = {v: sorted(int(s) for s in set(g["seed"])) for v, g in runs.groupby("variant")}
     table.attrs.update(candidate=candidate, configuration=configuration, holm=True, alpha=alpha,
-                       seeds=sorted(int(s) for s in set(runs["seed"])), no_candidate=why)
+                       seeds=sorted(int(s) for s in set(runs["seed"])), seeds_of=seeds_of, no_candidate=why)
     baselines = table["loss"] != candidate
     if candidate is None or not baselines.any():
         return table
@@ -211,8 +213,15 @@ def _n_pairs(rows: pd.DataFrame, baselines: list[str], k: int) -> int:
 
 
 def _seeds_text(table: pd.DataFrame, folds: int) -> str:
+    """``5 folds × 3 seeds``, naming the losses trained on other seeds than the rest (their per-query NDCG
+    is averaged over fewer or other seeds)."""
     seeds = table.attrs.get("seeds")
-    return f"{folds} folds × {len(seeds)} seed{'s' if len(seeds) != 1 else ''}" if seeds else f"{folds} folds"
+    if not seeds:
+        return f"{folds} folds"
+    text = f"{folds} folds × {len(seeds)} seed{'s' if len(seeds) != 1 else ''}"
+    other = {v: s for v, s in (table.attrs.get("seeds_of") or {}).items() if s != seeds}
+    return text + ("; other seeds: " + ", ".join(f"{v} {','.join(map(str, s))}" for v, s in other.items())
+                   if other else "")
 
 
 def _magnitude(table: pd.DataFrame, rows: pd.DataFrame, candidate: str, baselines: list[str], k: int) -> dict:
@@ -244,11 +253,25 @@ def _evidence(table, rows, candidate, baselines, k, claim: str) -> dict:
             "statistic": rule["statistic"], "correction": f"Holm across {len(baselines)} baseline(s) at NDCG@{k}",
             "alpha": rule["alpha"],
             "test": {b: {"diff_points": 100 * float(rows.loc[b, f"diff@{k}"]), "p": float(rows.loc[b, f"p@{k}"]),
-                         "p_holm": float(rows.loc[b, p_col])} for b in baselines},
+                         "p_holm": float(rows.loc[b, p_col]),
+                         "detectable_points": _detectable_points(rows, b, k, rule["alpha"])} for b in baselines},
             "magnitude": _magnitude(table, rows, candidate, baselines, k),
             "folds": int(rows.loc[candidate, "folds"]), "seeds": table.attrs.get("seeds"),
             "configuration": table.attrs.get("configuration"),
             "models": [f"ranker: {table['model'].iloc[0]}"]}
+
+
+def _detectable_points(rows: pd.DataFrame, baseline: str, k: int, alpha: float, power: float = 0.8) -> float | None:
+    """The lead (NDCG points) the paired test would detect with 80% power at ``alpha`` (two-sided, normal
+    approximation, before Holm): (z_{1-alpha/2} + z_power) x SD of the per-query differences / sqrt(n). Beside
+    a non-significant difference it says whether the test could have seen the paper's lead; None where the
+    table has no per-query SD (a :func:`ltr.report.significance_table`)."""
+    from scipy.special import ndtri
+
+    if f"sd_diff@{k}" not in rows or f"pairs@{k}" not in rows or not rows.loc[baseline, f"pairs@{k}"] > 1:
+        return None
+    z = float(ndtri(1 - alpha / 2) + ndtri(power))
+    return 100 * z * float(rows.loc[baseline, f"sd_diff@{k}"]) / float(np.sqrt(rows.loc[baseline, f"pairs@{k}"]))
 
 
 def highest_parts(table: pd.DataFrame, scope: str, ks=NDCG_CUTOFFS) -> list[Part]:
@@ -283,11 +306,17 @@ def highest_parts(table: pd.DataFrame, scope: str, ks=NDCG_CUTOFFS) -> list[Part
         elif not_significant:
             parts.append(Part(where, measured, FAILS,
                               f"{head}, highest but not significantly above "
-                              f"{', '.join(f'{b} (Holm p {p[b]:.3g})' for b in not_significant)} ({size})", evidence))
+                              f"{', '.join(_not_significant_text(b, p[b], evidence) for b in not_significant)} "
+                              f"({size})", evidence))
         else:
             parts.append(Part(where, measured, HOLDS, f"{head}, highest; every baseline Holm p < "
                                                       f"{evidence['alpha']} ({size})", evidence))
     return parts
+
+
+def _not_significant_text(baseline: str, p: float, evidence: dict) -> str:
+    detectable = evidence["test"][baseline].get("detectable_points")
+    return f"{baseline} (Holm p {p:.3g}" + (f"; it detects a {detectable:.2f}-pt lead with 80% power)" if detectable is not None else ")")
 
 
 def candidate_row(table: pd.DataFrame) -> str | None:

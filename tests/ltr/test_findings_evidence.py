@@ -161,6 +161,9 @@ def test_learndcg_highest_reads_the_seeds_the_paired_test_holm_and_the_magnitude
         assert part.evidence["test"][b]["p_holm"] == pytest.approx(holm[b], rel=1e-6)
         diff = 100 * np.mean(averaged["learndcg"] - averaged[b])
         assert part.evidence["magnitude"]["measured_points"][b] == pytest.approx(diff, rel=1e-6)
+        sd = np.std(averaged["learndcg"] - averaged[b], ddof=1)
+        power = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
+        assert part.evidence["test"][b]["detectable_points"] == pytest.approx(100 * power * sd / np.sqrt(120), rel=1e-6)
     # the means are over folds x seeds
     for loss in values:
         runs = [np.mean([values[loss][s][q] for q in qids if q.startswith(f"{f}_")]) for f in (1, 2) for s in (0, 1)]
@@ -251,3 +254,14 @@ def test_the_papers_figures_are_matched_by_the_data_sets_name_and_ranker(tmp_pat
     assert summary.loc["learndcg_highest", "n"] == "120 paired queries"
     assert "minimum 100 paired queries" in summary.loc["learndcg_highest", "rule"]
     assert "minimum 2 seeds per fold" in summary.loc["theta_d_fold_specific", "rule"]
+
+
+def test_a_loss_trained_on_fewer_seeds_is_named(tmp_path):
+    from ltr.findings import check_findings
+
+    store, _ = _ranking_store(tmp_path / "runs.sqlite", queries_per_fold=60)
+    with store:
+        for run_id in store.list_runs(loss="listnet", experiment=EXPERIMENT).query("seed == 1")["run_id"]:
+            store.delete_run(run_id)
+        part = check_findings(store, EXPERIMENT)["findings"]["learndcg_highest"].parts[0]
+    assert "(2 folds × 2 seeds; other seeds: listnet 0)" in part.reason
