@@ -316,7 +316,8 @@ def highest_parts(table: pd.DataFrame, scope: str, ks=NDCG_CUTOFFS) -> list[Part
 
 def _not_significant_text(baseline: str, p: float, evidence: dict) -> str:
     detectable = evidence["test"][baseline].get("detectable_points")
-    return f"{baseline} (Holm p {p:.3g}" + (f"; it detects a {detectable:.2f}-pt lead with 80% power)" if detectable is not None else ")")
+    power = f"; it detects a {detectable:.2f}-pt lead with 80% power" if detectable is not None else ""
+    return f"{baseline} (Holm p {p:.3g}{power})"
 
 
 def candidate_row(table: pd.DataFrame) -> str | None:
@@ -399,8 +400,8 @@ def theta_parts(store: RunStore, runs: pd.DataFrame, candidate: str | None, scop
                 "statistic": rule["statistic"], "alpha": rule["alpha"], "minimum_seeds": rule["min_seeds"],
                 "compared_quantity": claim["compared_quantity"], "paper_range": [low, high]}
     seeds_text = "–".join(map(str, (seed_counts[0], seed_counts[-1]) if len(seed_counts) > 1 else seed_counts))
-    text = (f"{len(per_fold)} folds × {seeds_text} seed{'' if seed_counts == [1] else 's'}: b_d {min(b_means.values()):.4f} to "
-            f"{max(b_means.values()):.4f} (θ_d {min(theta_means):.4f} to {max(theta_means):.4f}), across-fold range "
+    text = (f"{len(per_fold)} folds × {seeds_text} seed{'' if seed_counts == [1] else 's'}: "
+            f"b_d {min(b_means.values()):.4f} to {max(b_means.values()):.4f} (θ_d {min(theta_means):.4f} to {max(theta_means):.4f}), across-fold range "
             f"{fold_range:.4f}; {len(measured['folds_in_paper_range'])} of {len(per_fold)} folds' b_d inside the "
             f"paper's {low:.2f}–{high:.2f}")
     if seeds_per_fold >= rule["min_seeds"]:  # measured whatever the verdict: it is part of the evidence

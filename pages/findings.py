@@ -93,7 +93,8 @@ with reader.session_store(st.session_state) as store:
         c[1].download_button("Download LearnDCG findings (LaTeX)", partial(ltr_findings.findings_latex, result),
                              file_name=f"ltr-findings-{ltr_findings.file_stem(experiment)}.tex", mime="text/x-tex")
         c[2].download_button("Download LearnDCG findings (JSON)", partial(ltr_findings.findings_json, result),
-                             file_name=f"ltr-findings-{ltr_findings.file_stem(experiment)}.json", mime="application/json")
+                             file_name=f"ltr-findings-{ltr_findings.file_stem(experiment)}.json",
+                             mime="application/json")
         if not ltr_findings.exportable(experiment):
             st.info("The comparison export (python -m ltr export) takes a named experiment: train these runs "
                     "in a grid (python -m ltr grid) to export them.")

@@ -100,8 +100,9 @@ def findings_csv(result: dict) -> str:
 
 
 def findings_latex(result: dict) -> str:
-    return booktabs(summary_frame(result).drop(columns="rule"), f"The LearnDCG paper's claims checked on experiment {result['experiment']} "
-                                           f"(test: {result['test']}).", label="tab:ltr-findings")
+    return booktabs(summary_frame(result).drop(columns="rule"),
+                    f"The LearnDCG paper's claims checked on experiment {result['experiment']} "
+                    f"(test: {result['test']}).", label="tab:ltr-findings")
 
 
 def findings_json(result: dict) -> str:

@@ -77,7 +77,8 @@ def _theta(store):
 def test_theta_d_fold_specific_holds_where_the_folds_differ_more_than_the_seeds(tmp_path):
     from ltr.drift import log_base
 
-    finals = {(fold, seed): centre + 0.01 * seed for fold, centre in ((1, 0.6), (2, 0.9), (3, 1.2)) for seed in (0, 1, 2)}
+    finals = {(fold, seed): centre + 0.01 * seed
+              for fold, centre in ((1, 0.6), (2, 0.9), (3, 1.2)) for seed in (0, 1, 2)}
     with _theta_store(tmp_path / "runs.sqlite", finals) as store:
         finding, part = _theta(store)
     assert part.verdict == HOLDS and finding.verdict == HOLDS, part.reason
