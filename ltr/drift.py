@@ -30,6 +30,12 @@ from ltr.store import RunStore
 THETAS = ("theta_d", "theta_g", "theta_alpha")
 
 
+def log_base(theta) -> np.ndarray | float:
+    """LearnDCG's log base from its raw parameter: ``b = 1 + softplus(θ)`` (b_d for θ_d, b_g for θ_g;
+    :mod:`ltr.losses.learndcg`), computed stably (``logaddexp(0, θ)``). θ₀ = ln(e - 1) = 0.541 gives b = 2."""
+    return 1.0 + np.logaddexp(0.0, theta)
+
+
 def _loss_lr(store: RunStore, run_ids: Sequence[str]) -> dict[str, float]:
     runs = store.list_runs(run_ids=list(run_ids), with_config=True)
     return {r: float(c.get("loss_lr") or c.get("lr") or np.nan) for r, c in zip(runs["run_id"], runs["config"])}

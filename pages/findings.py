@@ -81,21 +81,30 @@ with reader.session_store(st.session_state) as store:
         st.caption(f"Test: {result['test']}")
         st.dataframe(ltr_findings.summary_frame(result), hide_index=True, width="stretch")
         show(result["findings"].values(), ltr_findings.parts_frame)
+        st.subheader("θ_d and b_d per fold and seed")
+        st.caption("b_d = 1 + softplus(θ_d), the discount's log base, is the quantity compared with the paper's "
+                   "1.80–2.15 (the claims file says why); of_reference: the share of pure drift used (ltr.drift).")
+        st.dataframe(ltr_findings.theta_frame(result), hide_index=True, width="stretch")
         st.subheader("Cost ranking behind the NDCG-vs-time scatter")
         st.dataframe(ltr_findings.cost_frame(result), hide_index=True, width="stretch")
         c = st.columns(3)
         c[0].download_button("Download LearnDCG findings (CSV)", partial(ltr_findings.findings_csv, result),
-                             file_name=f"ltr-findings-{experiment}.csv", mime="text/csv")
+                             file_name=f"ltr-findings-{ltr_findings.file_stem(experiment)}.csv", mime="text/csv")
         c[1].download_button("Download LearnDCG findings (LaTeX)", partial(ltr_findings.findings_latex, result),
-                             file_name=f"ltr-findings-{experiment}.tex", mime="text/x-tex")
+                             file_name=f"ltr-findings-{ltr_findings.file_stem(experiment)}.tex", mime="text/x-tex")
         c[2].download_button("Download LearnDCG findings (JSON)", partial(ltr_findings.findings_json, result),
-                             file_name=f"ltr-findings-{experiment}.json", mime="application/json")
-        pairs = ltr_findings.comparisons(store, experiment)
-        data, model = st.selectbox("Comparison to export", pairs, format_func=lambda p: f"{p[0]} / {p[1]}",
-                                   key="ltr_export_pair")
-        st.download_button("Download the comparison's figures and tables (ZIP)",
-                           partial(ltr_findings.export_zip, str(store.path), data, model, experiment),
-                           file_name=f"ltr-export-{experiment}.zip", mime="application/zip",
-                           help="what python -m ltr export writes: the NDCG-vs-time scatter and θ_d per fold "
-                                "(SVG, PDF, PNG), significance, cost, drift and findings tables (CSV, LaTeX), "
-                                "manifest.json")
+                             file_name=f"ltr-findings-{ltr_findings.file_stem(experiment)}.json",
+                             mime="application/json")
+        if not ltr_findings.exportable(experiment):
+            st.info("The comparison export (python -m ltr export) takes a named experiment: train these runs "
+                    "in a grid (python -m ltr grid) to export them.")
+        else:
+            pairs = ltr_findings.comparisons(store, experiment)
+            data, model = st.selectbox("Comparison to export", pairs, format_func=lambda p: f"{p[0]} / {p[1]}",
+                                       key="ltr_export_pair")
+            st.download_button("Download the comparison's figures and tables (ZIP)",
+                               partial(ltr_findings.export_zip, str(store.path), data, model, experiment),
+                               file_name=f"ltr-export-{experiment}.zip", mime="application/zip",
+                               help="what python -m ltr export writes: the NDCG-vs-time scatter and θ_d per fold "
+                                    "(SVG, PDF, PNG), significance, cost, drift and findings tables (CSV, LaTeX), "
+                                    "manifest.json")

@@ -12,17 +12,32 @@ from ltr.store import RunStore
 
 
 def experiments(store: RunStore) -> list[str]:
-    """Experiments with completed runs, by name."""
+    """Experiments with completed runs, by name, then :data:`ltr.findings.NO_EXPERIMENT` when completed runs
+    have no experiment name (the Training page stores its runs so: they were never listed before)."""
+    from ltr.findings import NO_EXPERIMENT
+
     runs = store.list_runs(status="completed")
-    return sorted({e for e in runs["experiment"].dropna()}) if not runs.empty else []
+    if runs.empty:
+        return []
+    named = sorted({e for e in runs["experiment"].dropna()} - {NO_EXPERIMENT})
+    return named + ([NO_EXPERIMENT] if runs["experiment"].isna().any() else [])
 
 
 def experiment_version(store: RunStore, experiment: str) -> tuple:
     """Changes exactly when what the findings of ``experiment`` read does: its completed runs, by id and
     finish time (a run completing, retrained or deleted changes it; runs still training leave it alone, so
     a grid in progress does not make the page check again on every rerun). A cache key of the page."""
-    runs = store.list_runs(status="completed", experiment=experiment)
+    from ltr.findings import experiment_runs
+
+    runs = experiment_runs(store, experiment)
     return str(store.path), tuple(sorted(zip(runs["run_id"], runs["finished"].astype(float))))
+
+
+def exportable(experiment: str) -> bool:
+    """Whether ``ltr export`` can write this experiment's comparison (it takes a named experiment)."""
+    from ltr.findings import NO_EXPERIMENT
+
+    return experiment != NO_EXPERIMENT
 
 
 def check(store: RunStore, experiment: str) -> dict:
@@ -32,11 +47,47 @@ def check(store: RunStore, experiment: str) -> dict:
 
 
 def summary_frame(result: dict) -> pd.DataFrame:
-    return pd.DataFrame(summary_rows(result["findings"].values()), columns=["finding", "verdict", "paper", "reason"])
+    """One row per finding: verdict, the paper's figure, the claim's rule (statistic, correction, alpha,
+    minimum n: shown with the verdict), the n its parts rest on, and the reason (each part's n leads it)."""
+    from ltr.findings import n_text
+
+    found = list(result["findings"].values())
+    rows = [{**row, "n": n_text(f), "rule": rule_text(f)} for row, f in zip(summary_rows(found), found)]
+    return pd.DataFrame(rows, columns=["finding", "verdict", "n", "paper", "rule", "reason"])
+
+
+def file_stem(experiment: str) -> str:
+    """The experiment as a download's file-name part (the unnamed runs' label has spaces and brackets)."""
+    from ltr.findings import NO_EXPERIMENT
+
+    return "no-experiment" if experiment == NO_EXPERIMENT else experiment
+
+
+def rule_text(finding) -> str:
+    """The claim's rule (statistic, correction, alpha, minimum n), shown with the verdict."""
+    from ltr.findings import rule_text as text
+
+    return text(finding.rule)
 
 
 def parts_frame(finding) -> pd.DataFrame:
-    return pd.DataFrame(part_rows(finding), columns=["scope", "verdict", "reason"])
+    """One row per part: scope, verdict, its n (with the unit), the reason."""
+    rows = [{**row, "n": "—" if "n" not in p.evidence else f"{p.evidence['n']} {p.evidence.get('unit', '')}".strip()}
+            for row, p in zip(part_rows(finding), finding.parts)]
+    return pd.DataFrame(rows, columns=["scope", "verdict", "n", "reason"])
+
+
+def theta_frame(result: dict) -> pd.DataFrame:
+    """θ_d and b_d per fold and seed of every comparison (the theta_d_fold_specific finding's figures)."""
+    rows = []
+    for part in result["findings"]["theta_d_fold_specific"].parts:
+        for fold, figures in part.measured.get("per_fold", {}).items():
+            for seed, run in figures["seeds"].items():
+                rows.append({"data / ranker": part.scope, "fold": fold, "seed": seed,
+                             "θ_d final": run["theta_d_final"], "b_d final": run["b_d_final"],
+                             "steps": run["steps"], "of_reference": run["of_reference"], "settled": run["settled"]})
+    return pd.DataFrame(rows, columns=["data / ranker", "fold", "seed", "θ_d final", "b_d final", "steps",
+                                       "of_reference", "settled"])
 
 
 def cost_frame(result: dict) -> pd.DataFrame:
@@ -49,8 +100,9 @@ def findings_csv(result: dict) -> str:
 
 
 def findings_latex(result: dict) -> str:
-    return booktabs(summary_frame(result), f"The LearnDCG paper's claims checked on experiment {result['experiment']} "
-                                           f"(test: {result['test']}).", label="tab:ltr-findings")
+    return booktabs(summary_frame(result).drop(columns="rule"),
+                    f"The LearnDCG paper's claims checked on experiment {result['experiment']} "
+                    f"(test: {result['test']}).", label="tab:ltr-findings")
 
 
 def findings_json(result: dict) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.findings import FAILS, HOLDS, UNMEASURABLE
+from core.findings import FAILS, INCONCLUSIVE, UNMEASURABLE
 from tests.ltr.support import one_torch_thread, split_letor_by_query
 from tests.support.paths import SHARED
 
@@ -56,11 +56,10 @@ def test_findings_test_the_learndcg_variant_the_report_tested(trained):
         k = part.measured["k"]
         assert part.measured["candidate"] == LEARNDCG and part.measured["folds"] == 2
         assert part.measured["p_holm"] == pytest.approx({"approxndcg": rows.loc["approxndcg", f"p_holm@{k}"]})
-        wins = (rows.loc[LEARNDCG, f"ndcg@{k}"] > rows.loc["approxndcg", f"ndcg@{k}"]
-                and bool(rows.loc["approxndcg", f"better@{k}"]))
-        assert part.verdict == (HOLDS if wins else FAILS)
+        # 20 pooled test queries, below the claim's minimum: inconclusive, whichever loss leads
+        assert part.evidence["n"] == rows.loc[LEARNDCG, "queries"] == 20 and part.verdict == INCONCLUSIVE
     theta = result["findings"]["theta_d_fold_specific"].parts[0]
-    assert theta.verdict in (HOLDS, FAILS) and set(theta.measured["per_fold"]) == {1, 2}
+    assert theta.verdict in (INCONCLUSIVE, FAILS) and set(theta.measured["per_fold"]) == {1, 2}
     neural = result["findings"]["neuralloss_vs_learndcg"]
     assert neural.verdict == UNMEASURABLE and neural.parts[0].reason == "neuralloss not trained in this configuration"
 
@@ -84,5 +83,5 @@ def test_a_neuralloss_variant_is_compared_too(trained):
         k = part.measured["k"]
         assert part.measured["baseline"] == "neuralloss(max_steps=10)" and part.measured["candidate"] == LEARNDCG
         assert part.measured["diff"] == pytest.approx(rows.loc["neuralloss(max_steps=10)", f"diff@{k}"])
-        assert part.verdict == (HOLDS if rows.loc["neuralloss(max_steps=10)", f"better@{k}"] else FAILS)
+        assert part.evidence["n"] == 20 and part.verdict == INCONCLUSIVE
 

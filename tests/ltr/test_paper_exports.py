@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from core.findings import FAILS, HOLDS, UNMEASURABLE
+from core.findings import FAILS, INCONCLUSIVE, UNMEASURABLE
 from tests.ltr.support import one_torch_thread
 
 EXPERIMENT = "paper-tiny"
@@ -60,14 +60,16 @@ def test_ltr_findings_read_the_report_and_the_drift_diagnostic(trained, capsys):
     for part in highest.parts:
         k = part.measured["k"]
         assert part.measured["p_holm"]["approxndcg"] == pytest.approx(table.loc["approxndcg", f"p_holm@{k}"])
-        wins = (table.loc["learndcg", f"ndcg@{k}"] > table.loc["approxndcg", f"ndcg@{k}"]
-                and bool(table.loc["approxndcg", f"better@{k}"]))
-        assert part.verdict == (HOLDS if wins else FAILS)
-    assert highest.verdict == (HOLDS if all(p.verdict == HOLDS for p in highest.parts) else FAILS)
+        # 2 folds of 90 synthetic queries pool fewer test queries than the claim's minimum: no verdict
+        n_test = table.loc["learndcg", "queries"]
+        assert part.evidence["n"] == n_test < part.evidence["minimum_n"] and part.verdict == INCONCLUSIVE
+        assert f"n = {n_test} paired queries (2 folds × 1 seed)" in part.reason
+    assert highest.verdict == INCONCLUSIVE and highest.rule["min_queries"] == part.evidence["minimum_n"]
     theta = result["findings"]["theta_d_fold_specific"].parts[0]
     finals = diag[diag["parameter"] == "theta_d"]["theta_final"]
-    assert theta.measured["range"] == pytest.approx(finals.max() - finals.min())
-    assert set(theta.measured["per_fold"]) == {1, 2} and theta.verdict in (HOLDS, FAILS)
+    assert theta.measured["theta_d_range"] == pytest.approx(finals.max() - finals.min())
+    # one seed: the seed-to-seed spread is unknown, so fold-specificity cannot be told (unless a run drifted)
+    assert set(theta.measured["per_fold"]) == {1, 2} and theta.verdict in (INCONCLUSIVE, FAILS)
     neural = result["findings"]["neuralloss_vs_learndcg"]
     assert neural.verdict == UNMEASURABLE and "neuralloss not trained" in neural.reason
     (ranking,) = result["cost_ranking"].values()

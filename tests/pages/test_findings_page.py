@@ -92,3 +92,29 @@ def test_a_rerun_checks_again_only_what_changed(cache, monkeypatch):
     at.run()
     assert calls == {"ltr": 2, "pipeline": 2}
     assert _summary(at, "neuralloss_vs_learndcg") == "holds"
+
+
+def test_runs_trained_from_the_training_page_appear_as_an_experiment(cache):
+    """Issue 34: the Training page stores runs without an experiment name, and the LearnDCG section listed only
+    named experiments ("No experiment with completed runs"). They appear under their own label, are checked,
+    and the page says why they have no comparison export."""
+    from ltr.findings import NO_EXPERIMENT
+
+    rng = np.random.default_rng(0)
+    with RunStore(cache / "runs.sqlite") as store:
+        for fold in (1, 2, 3):
+            base = rng.uniform(0.2, 0.7, 40)
+            for loss in ("learndcg", "approxndcg"):
+                run_id = f"dashboard-{loss}-{fold}"
+                store.register_run(run_id, {"data": DATA, "fold": fold, "loss": loss, "model": MODEL, "seed": 0,
+                                            "epochs": 2, "lr": 0.001})
+                store.start_run(run_id, device="cpu")
+                values = base + 0.1 if loss == "learndcg" else base
+                per_query = {f"ndcg@{k}": {f"{fold}_{i}": float(v) for i, v in enumerate(values)} for k in (1, 3, 5, 10)}
+                store.finish_run(run_id, test_means={m: float(np.mean(list(pq.values()))) for m, pq in per_query.items()},
+                                 per_query=per_query, train_seconds=1.0)
+    at = app_page("findings")
+    assert not at.exception
+    assert at.selectbox(key="ltr_experiment").options == [NO_EXPERIMENT]
+    assert _summary(at, "learndcg_highest") == "holds"
+    assert any("takes a named experiment" in i.value for i in at.info)

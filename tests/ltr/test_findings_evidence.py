@@ -1,0 +1,268 @@
+"""Issue 33 (item 4 and the LTR bullets) and issue 34's "Findings read the seeds": the LearnDCG verdicts graded
+by their evidence, on planted run stores whose answer is known.
+
+- θ_d fold-specific: folds that differ more than the seeds do hold; folds that differ less do not; one seed
+  is inconclusive (the old finding held in all three whenever every fold settled);
+- LearnDCG highest: the paired t-test on per-query NDCG averaged over seeds (checked against
+  scipy.stats.ttest_rel), Holm, means over folds x seeds, the magnitude in NDCG points beside the paper's;
+  inconclusive below the claims file's minimum n;
+- runs stored without an experiment (the Training page's) are listed and checked."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from core.findings import FAILS, HOLDS, INCONCLUSIVE
+from ltr.store import RunStore
+
+MODEL, EXPERIMENT, LR = "mlp", "planted", 0.01
+THETA_0 = float(np.log(np.e - 1))  # b_d = 2
+
+
+def _plant(store, *, data, fold, loss, seed, values, theta_final=None, experiment=EXPERIMENT, drift=False):
+    """One completed run: per-query test NDCG ``values`` ({qid: value}, the same at every k) and, with
+    ``theta_final``, a θ_d series of 400 steps that settles there (gradient changing sign) or drifts at
+    Adam's maximal rate (``drift``)."""
+    run_id = f"{data}-{loss}-f{fold}-s{seed}-{experiment}"
+    config = {"data": data, "fold": fold, "loss": loss, "model": MODEL, "seed": seed, "epochs": 4, "lr": 0.001,
+              "batch_size": 16, **({"loss_lr": LR} if theta_final is not None else {})}
+    store.register_run(run_id, config, experiment=experiment)
+    store.start_run(run_id, device="cpu")
+    if theta_final is not None:
+        steps = np.arange(400)
+        if drift:
+            theta, grad = THETA_0 + LR * steps, np.full(400, -0.3)
+        else:
+            theta = theta_final - (theta_final - THETA_0) * np.exp(-steps / 20)
+            grad = (-1.0) ** steps * 0.2
+        store.log_steps(run_id, [(int(s), int(s) // 100, {"theta_d": float(t), "grad_theta_d": float(g)})
+                                 for s, t, g in zip(steps, theta, grad)])
+    per_query = {f"ndcg@{k}": dict(values) for k in (1, 3, 5, 10)}
+    mean = float(np.mean(list(values.values())))
+    store.finish_run(run_id, test_means={f"ndcg@{k}": mean for k in (1, 3, 5, 10)}, per_query=per_query,
+                     train_seconds=60.0 if loss == "learndcg" else 30.0)
+    return run_id
+
+
+def _theta_store(path, finals: dict[tuple[int, int], float], *, drifting=()):
+    """LearnDCG and ApproxNDCG on the folds and seeds of ``finals`` ({(fold, seed): final θ_d})."""
+    rng = np.random.default_rng(1)
+    store = RunStore(path)
+    for (fold, seed), final in finals.items():
+        values = {f"{fold}_{q}": float(v) for q, v in enumerate(rng.uniform(0.3, 0.8, 10))}
+        _plant(store, data="synthetic-mq2008", fold=fold, loss="learndcg", seed=seed, values=values,
+               theta_final=final, drift=(fold, seed) in drifting)
+        _plant(store, data="synthetic-mq2008", fold=fold, loss="approxndcg", seed=seed, values=values)
+    return store
+
+
+def _theta(store):
+    from ltr.findings import check_findings
+    from ltr.views import findings as view
+
+    result = check_findings(store, EXPERIMENT)
+    finding = result["findings"]["theta_d_fold_specific"]
+    (part,) = finding.parts
+    # the page's table: one row per fold and seed with both quantities
+    table = view.theta_frame(result)
+    assert len(table) == sum(len(f["seeds"]) for f in part.measured["per_fold"].values())
+    assert table["b_d final"].tolist() == pytest.approx(
+        [1 + np.log1p(np.exp(t)) for t in table["θ_d final"]], abs=1e-9)
+    return finding, part
+
+
+def test_theta_d_fold_specific_holds_where_the_folds_differ_more_than_the_seeds(tmp_path):
+    from ltr.drift import log_base
+
+    finals = {(fold, seed): centre + 0.01 * seed
+              for fold, centre in ((1, 0.6), (2, 0.9), (3, 1.2)) for seed in (0, 1, 2)}
+    with _theta_store(tmp_path / "runs.sqlite", finals) as store:
+        finding, part = _theta(store)
+    assert part.verdict == HOLDS and finding.verdict == HOLDS, part.reason
+    per_fold = part.measured["per_fold"]
+    assert set(per_fold) == {1, 2, 3} and all(set(f["seeds"]) == {0, 1, 2} for f in per_fold.values())
+    # both quantities per fold and seed; b_d = 1 + softplus(θ_d) (2 at the start), and it is b_d that is compared
+    run = per_fold[2]["seeds"][1]
+    assert run["theta_d_final"] == pytest.approx(0.91, abs=1e-6)
+    assert run["b_d_final"] == pytest.approx(1 + np.log1p(np.exp(0.91)), abs=1e-6)
+    assert log_base(THETA_0) == pytest.approx(2.0)
+    b_means = {f: np.mean([1 + np.log1p(np.exp(finals[(f, s)])) for s in (0, 1, 2)]) for f in (1, 2, 3)}
+    assert part.measured["b_d_range"] == pytest.approx(max(b_means.values()) - min(b_means.values()), abs=1e-6)
+    assert part.measured["seed_spread"] < part.measured["b_d_range"]
+    anova = stats.f_oneway(*[[1 + np.log1p(np.exp(finals[(f, s)])) for s in (0, 1, 2)] for f in (1, 2, 3)])
+    assert part.evidence["anova"]["p"] == pytest.approx(anova.pvalue, rel=1e-4) and anova.pvalue < 0.05
+    assert part.measured["compared_quantity"] == "b_d" and part.measured["paper_range"] == [1.8, 2.15]
+    assert part.measured["folds_in_paper_range"] == sorted(f for f, b in b_means.items() if 1.8 <= b <= 2.15)
+    assert "b_d" in finding.definitions["why_b_d"] and finding.rule["min_seeds"] == 2
+    assert part.evidence["n"] == 3 and part.evidence["seeds_per_fold"] == 3
+
+
+def test_theta_d_is_not_fold_specific_where_the_seeds_differ_as_much(tmp_path):
+    """The old finding read "holds" here: every fold settled."""
+    finals = {(fold, seed): 0.7 + 0.005 * fold + 0.1 * seed for fold in (1, 2, 3) for seed in (0, 1, 2)}
+    with _theta_store(tmp_path / "runs.sqlite", finals) as store:
+        finding, part = _theta(store)
+    assert part.verdict == FAILS and finding.verdict == FAILS
+    assert "differ no more than the seeds" in part.reason
+    assert part.measured["b_d_range"] <= part.measured["seed_spread"]
+
+
+def test_theta_d_with_one_seed_is_inconclusive(tmp_path):
+    """One seed per fold: nothing measures the seed-to-seed spread (the old finding read "holds")."""
+    with _theta_store(tmp_path / "runs.sqlite", {(1, 0): 0.6, (2, 0): 0.9, (3, 0): 1.2}) as store:
+        finding, part = _theta(store)
+    assert part.verdict == INCONCLUSIVE and finding.verdict == INCONCLUSIVE
+    assert "one seed per fold" in part.reason and part.evidence["seeds_per_fold"] == 1
+
+
+def test_theta_d_that_drifts_does_not_hold(tmp_path):
+    finals = {(fold, seed): centre + 0.01 * seed for fold, centre in ((1, 0.6), (2, 0.9)) for seed in (0, 1)}
+    with _theta_store(tmp_path / "runs.sqlite", finals, drifting={(2, 1)}) as store:
+        _finding, part = _theta(store)
+    assert part.verdict == FAILS and "fold 2 seed 1 did not settle" in part.reason
+    assert part.measured["seed_spread"] >= 0  # the spread is measured whatever decides the verdict
+
+
+def _ranking_store(path, *, queries_per_fold, seeds=(0, 1), data="mq2008-planted", experiment=EXPERIMENT):
+    """LearnDCG 4 points above NeuralLoss and 10 above ListNet on every query, with seed noise; returns the
+    per-query values {loss: {seed: {qid: value}}}."""
+    rng = np.random.default_rng(7)
+    store = RunStore(path)
+    values = {loss: {s: {} for s in seeds} for loss in ("learndcg", "neuralloss", "listnet")}
+    for fold in (1, 2):
+        base = rng.uniform(0.3, 0.7, queries_per_fold)
+        for loss, lead in (("learndcg", 0.0), ("neuralloss", -0.04), ("listnet", -0.10)):
+            for seed in seeds:
+                v = base + lead + rng.normal(0, 0.03, queries_per_fold)
+                mine = {f"{fold}_{q}": float(x) for q, x in enumerate(v)}
+                values[loss][seed].update(mine)
+                _plant(store, data=data, fold=fold, loss=loss, seed=seed, values=mine, experiment=experiment)
+    return store, values
+
+
+def test_learndcg_highest_reads_the_seeds_the_paired_test_holm_and_the_magnitude(tmp_path):
+    from core.multiple_testing import holm_adjust
+    from ltr.findings import check_findings, paper_figures
+
+    store, values = _ranking_store(tmp_path / "runs.sqlite", queries_per_fold=60)
+    with store:
+        result = check_findings(store, EXPERIMENT)
+    highest = result["findings"]["learndcg_highest"]
+    assert highest.verdict == HOLDS and [p.measured["k"] for p in highest.parts] == [1, 3, 5, 10]
+    part = highest.parts[-1]
+    qids = sorted(values["learndcg"][0])
+    averaged = {loss: np.array([np.mean([values[loss][s][q] for s in (0, 1)]) for q in qids]) for loss in values}
+    p = {b: stats.ttest_rel(averaged["learndcg"], averaged[b]).pvalue for b in ("neuralloss", "listnet")}
+    holm = dict(zip(p, holm_adjust(list(p.values()))))
+    for b in p:
+        assert part.evidence["test"][b]["p"] == pytest.approx(p[b], rel=1e-6)
+        assert part.evidence["test"][b]["p_holm"] == pytest.approx(holm[b], rel=1e-6)
+        diff = 100 * np.mean(averaged["learndcg"] - averaged[b])
+        assert part.evidence["magnitude"]["measured_points"][b] == pytest.approx(diff, rel=1e-6)
+        sd = np.std(averaged["learndcg"] - averaged[b], ddof=1)
+        power = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
+        assert part.evidence["test"][b]["detectable_points"] == pytest.approx(100 * power * sd / np.sqrt(120), rel=1e-6)
+    # the means are over folds x seeds
+    for loss in values:
+        runs = [np.mean([values[loss][s][q] for q in qids if q.startswith(f"{f}_")]) for f in (1, 2) for s in (0, 1)]
+        assert part.measured["ndcg"][loss] == pytest.approx(np.mean(runs), rel=1e-6)
+    assert part.evidence["n"] == 120 and part.evidence["seeds"] == [0, 1] and part.evidence["folds"] == 2
+    assert "n = 120 paired queries (2 folds × 2 seeds)" in part.reason
+    # the paper's NDCG@10 difference beside the measured one, read from the claims file
+    figures = paper_figures("mq2008-planted")
+    paper = figures["learndcg"] - figures["baselines"]["neuralloss"]
+    assert part.evidence["magnitude"]["paper_points"]["neuralloss"] == pytest.approx(paper)
+    assert f"(paper {paper:+.2f})" in part.reason
+    assert "paper_points" not in highest.parts[0].evidence["magnitude"]  # the paper gives NDCG@10 only
+    assert highest.rule["min_queries"] == 100 and "Holm" in highest.rule["correction"]
+    assert highest.rests_on[0]["seeds"] == [0, 1] and "seeds=0,1" in highest.rests_on[0]["configuration"]
+    neural = result["findings"]["neuralloss_vs_learndcg"]
+    assert neural.verdict == HOLDS and neural.parts[-1].evidence["n"] == 120
+    (ranking,) = result["cost_ranking"].values()
+    assert {r["loss"]: r["seeds"] for r in ranking} == {"listnet": 2, "neuralloss": 2, "learndcg": 2}
+
+
+def test_learndcg_highest_below_the_minimum_n_is_inconclusive(tmp_path):
+    """40 paired queries: the same clear lead, but fewer queries than the claim's minimum (the old finding
+    read "holds")."""
+    from ltr.findings import check_findings
+
+    store, _ = _ranking_store(tmp_path / "runs.sqlite", queries_per_fold=20, seeds=(0,))
+    with store:
+        highest = check_findings(store, EXPERIMENT)["findings"]["learndcg_highest"]
+    assert highest.verdict == INCONCLUSIVE
+    assert all(p.verdict == INCONCLUSIVE and p.evidence["n"] == 40 for p in highest.parts)
+    assert "n = 40 paired queries (2 folds × 1 seed)" in highest.parts[0].reason
+    assert "below the claim's minimum 100" in highest.reason
+
+
+def test_with_one_seed_the_findings_test_is_the_reports(tmp_path):
+    """One seed: the seed-averaged table's tests are :func:`ltr.report.significance_table`'s."""
+    from ltr.findings import comparison_runs, seed_averaged_table, seed_group
+    from ltr.report import significance_table
+
+    store, _ = _ranking_store(tmp_path / "runs.sqlite", queries_per_fold=30, seeds=(0,))
+    with store:
+        runs, label, _ = seed_group(comparison_runs(store, "mq2008-planted", MODEL, EXPERIMENT))
+        mine = seed_averaged_table(store, runs, label).set_index("loss")
+        report = significance_table(store, "mq2008-planted", MODEL, experiment=EXPERIMENT, holm=True).set_index("loss")
+    for k in (1, 10):
+        for column in (f"ndcg@{k}", f"diff@{k}", f"p@{k}", f"p_holm@{k}"):
+            assert mine.loc[["neuralloss", "listnet"], column].tolist() == pytest.approx(
+                report.loc[["neuralloss", "listnet"], column].tolist(), rel=1e-9)
+
+
+def test_runs_without_an_experiment_are_listed_and_checked(tmp_path, capsys):
+    """Issue 34: the Training page stores its runs without an experiment name and Findings listed only named
+    experiments, so dashboard runs never appeared."""
+    from ltr import cli
+    from ltr.findings import NO_EXPERIMENT, check_findings
+    from ltr.views import findings as view
+
+    path = tmp_path / "runs.sqlite"
+    store, _ = _ranking_store(path, queries_per_fold=60, seeds=(0,), experiment=None)
+    with store:
+        _plant(store, data="other", fold=1, loss="learndcg", seed=0, values={"q": 0.5}, experiment="a-grid")
+        assert view.experiments(store) == ["a-grid", NO_EXPERIMENT]
+        result = check_findings(store, NO_EXPERIMENT)
+        version = view.experiment_version(store, NO_EXPERIMENT)
+    assert result["findings"]["learndcg_highest"].verdict == HOLDS
+    assert [r["data"] for r in result["findings"]["learndcg_highest"].rests_on] == ["mq2008-planted"]  # not the grid's
+    assert len(version[1]) == 6 and view.file_stem(NO_EXPERIMENT) == "no-experiment"
+    assert not view.exportable(NO_EXPERIMENT) and view.exportable("a-grid")
+    assert cli.main(["findings", "--no-experiment", "--store", str(path), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["experiment"] == NO_EXPERIMENT and printed["findings"]["learndcg_highest"]["verdict"] == HOLDS
+    assert printed["findings"]["learndcg_highest"]["rule"]["min_queries"] == 100
+
+
+def test_the_papers_figures_are_matched_by_the_data_sets_name_and_ranker(tmp_path):
+    """Beside a data set the paper reports (by its folder or registry name), never beside a synthetic one;
+    WEB10K's figures are the MLP's only. The summary shows each finding's n and rule."""
+    from ltr.findings import check_findings, paper_figures
+    from ltr.views import findings as view
+
+    assert paper_figures("../shared/data/letor/MQ2008")["dataset"] == "mq2008"
+    assert paper_figures("mslr-web10k")["dataset"] == "web10k" and paper_figures("synthetic-mq2008") is None
+    store, _ = _ranking_store(tmp_path / "runs.sqlite", queries_per_fold=60, data="synthetic-mq2008")
+    with store:
+        result = check_findings(store, EXPERIMENT)
+    assert "paper_points" not in result["findings"]["learndcg_highest"].parts[-1].evidence["magnitude"]
+    summary = view.summary_frame(result).set_index("finding")
+    assert summary.loc["learndcg_highest", "n"] == "120 paired queries"
+    assert "minimum 100 paired queries" in summary.loc["learndcg_highest", "rule"]
+    assert "minimum 2 seeds per fold" in summary.loc["theta_d_fold_specific", "rule"]
+
+
+def test_a_loss_trained_on_fewer_seeds_is_named(tmp_path):
+    from ltr.findings import check_findings
+
+    store, _ = _ranking_store(tmp_path / "runs.sqlite", queries_per_fold=60)
+    with store:
+        for run_id in store.list_runs(loss="listnet", experiment=EXPERIMENT).query("seed == 1")["run_id"]:
+            store.delete_run(run_id)
+        part = check_findings(store, EXPERIMENT)["findings"]["learndcg_highest"].parts[0]
+    assert "(2 folds × 2 seeds; other seeds: listnet 0)" in part.reason
