@@ -1,0 +1,90 @@
+"""Issue 33: ``typology_agreement`` graded by its evidence. A share read from 12 assigned reasons "held"
+(no minimum, no interval); a typology assigned by a model of unknown size counted; a degenerate run
+(every category for every query) read like any other. Now: 95% Wilson intervals against the paper's
+figure less the claims file's margin, a minimum n, the model gate and the degenerate flag, each
+verdict with its n, interval and models in ``Part.evidence`` and the rule beside the finding."""
+from __future__ import annotations
+
+import pytest
+
+from core.findings import FAILS, HOLDS, INCONCLUSIVE
+from pipeline.findings.agreement import typology_agreement
+from pipeline.findings.finding import paper_claims
+from pipeline.prompting.pairwise import wilson_interval
+from tests.pipeline.stored_figures import CATEGORIES, annotation_rows
+
+MODEL = "ollama:qwen3:8b [0123456789ab]"
+SIZED = {"backend": "ollama", "model": "qwen3:8b", "digest": "0123456789abcdef", "parameters_b": 8.0,
+         "size_source": "ollama /api/show"}
+
+
+def _runs(**provenance):
+    return {f"run-{MODEL}": {"provenance": {**SIZED, **provenance}, "degenerate": "", "n_unparseable": 0}}
+
+
+def _agreement(rows, runs=None):
+    found = typology_agreement(rows, "store.sqlite", _runs() if runs is None else runs)
+    (part,) = found.parts
+    return found, part
+
+
+def test_the_rule_is_data_beside_the_claim():
+    claim = paper_claims()["typology_agreement"]
+    rule = claim["rule"]
+    assert {"statistic", "level", "min_n", "threshold", "margin", "correction", "reading"} <= set(rule)
+    for name, figure in claim["figures"].items():  # the thresholds are the paper's figures less the margin
+        assert rule["threshold"][name] == pytest.approx(figure["paper"] - rule["margin"])
+    found, _ = _agreement(annotation_rows(MODEL, 100, 95))
+    assert found.rule == rule
+
+
+def test_a_share_of_few_reasons_is_inconclusive_not_holds():
+    found, part = _agreement(annotation_rows(MODEL, 12, 12))  # 12 of 12 assigned reasons judged correct
+    assert found.verdict == INCONCLUSIVE and "n = 12 < minimum 30" in part.reason
+    assert part.evidence["n"] == {"accuracy": 36, "precision": 12}
+
+
+def test_verdicts_follow_the_interval_against_the_threshold():
+    found, part = _agreement(annotation_rows(MODEL, 100, 95))
+    assert found.verdict == HOLDS
+    low, high = part.evidence["interval"]["precision"]
+    assert (low, high) == pytest.approx(wilson_interval(95, 100), abs=1e-9) and low >= 0.70
+    assert part.evidence["models"] == ["assigner: ollama:qwen3:8b [0123456789ab] (8B (ollama /api/show))"]
+    assert part.measured["precision_interval"] == part.evidence["interval"]["precision"]
+    found, part = _agreement(annotation_rows(MODEL, 100, 50))  # precision 0.50: [0.40, 0.60] wholly below 0.70
+    assert found.verdict == FAILS and "precision 0.50" in part.reason and "wholly below 0.7" in part.reason
+    found, part = _agreement(annotation_rows(MODEL, 40, 29))  # 0.725: the interval straddles 0.70
+    assert found.verdict == INCONCLUSIVE and "straddles 0.7" in part.reason
+
+
+@pytest.mark.parametrize("runs, words", [
+    (_runs(parameters_b=0.494), "sub-1B model (0.49B (ollama /api/show))"),
+    (_runs(parameters_b=None, size_source=""), "unknown size"),
+    ({}, "not in the typology store"),
+])
+def test_a_sub_1b_or_unknown_size_assigner_is_inconclusive(runs, words):
+    found, part = _agreement(annotation_rows(MODEL, 100, 95), runs)  # figures that hold on their own
+    assert found.verdict == INCONCLUSIVE and words in part.reason
+
+
+def _every_category_assigned(n):
+    return [{"annotator": "ann", "dataset": "dl19", "task": "h2r", "qid": f"q{i}", "category": c, "llm_assigned": 1,
+             "human_applicable": 1, "run_id": f"run-{MODEL}", "model": MODEL, "llm_answer": "readable"}
+            for i in range(n) for c in CATEGORIES]
+
+
+def test_a_degenerate_assignment_gives_no_verdict():
+    found, part = _agreement(_every_category_assigned(40))  # precision 1.0 over 120 reasons: it would hold
+    assert found.verdict == INCONCLUSIVE and "degenerate assignment: every one of the 3 categories" in part.reason
+    runs = _runs()
+    runs[f"run-{MODEL}"]["degenerate"] = "degenerate assignment: no category was assigned to any of the 9 readable queries"
+    found, part = _agreement(annotation_rows(MODEL, 100, 95), runs)  # the whole run, beyond the annotated rows
+    assert found.verdict == INCONCLUSIVE and "no category was assigned" in part.reason
+
+
+def test_unreadable_assignments_are_excluded_and_counted():
+    unreadable = [{**r, "qid": f"u{r['qid']}", "llm_answer": "unreadable", "llm_assigned": 0, "human_applicable": 0}
+                  for r in annotation_rows(MODEL, 5, 0)]
+    found, part = _agreement(annotation_rows(MODEL, 100, 95) + unreadable)
+    assert part.measured["n_queries"] == 100 and found.verdict == HOLDS
+    assert part.evidence["excluded"] == {"unreadable": 5} and "excluded: 5 unreadable queries" in part.reason
