@@ -55,6 +55,8 @@ from pipeline.annotation.items import AnnotationError, Item, check_name
 from pipeline.annotation.migrations import match_run
 from pipeline.annotation.sampling import annotator_seed, draw_sample
 from pipeline.annotation.schema import SCHEMA
+from pipeline.typology.categories import UNKNOWN_CATEGORY, Category
+from pipeline.typology.parse import reread_status
 
 DEFAULT_SAMPLE = "default"
 DEFAULT_SIZE = 50
@@ -78,9 +80,16 @@ def default_path() -> Path:
 
 
 def _item(row) -> Item:
+    categories = json.loads(row["categories"])
     return Item(row["dataset"], row["task"], row["qid"], row["run_id"], row["model"], row["query"], row["context"],
-                json.loads(row["categories"]), json.loads(row["assigned"]), row["status"], row["raw"],
+                categories, json.loads(row["assigned"]), _reread(row["status"], row["raw"], categories), row["raw"],
                 row["generator"], tuple(json.loads(row["unknown"])))
+
+
+def _reread(status: str, raw: str, categories: list[dict]) -> str:
+    """The item's assignment status as today's reader reads its answer (an item sampled before issue 33
+    kept ``[7]``, ``[{}]``, ... as "ok, nothing assigned"): :func:`pipeline.typology.parse.reread_status`."""
+    return reread_status(status, raw, [Category(c["name"], c.get("description", "")) for c in categories])
 
 
 class AnnotationStore(SchemaStore):
@@ -300,7 +309,19 @@ class AnnotationStore(SchemaStore):
         findings all read."""
         rows = self.conn.execute(f"SELECT * FROM ({ANSWERED_CELLS}) ORDER BY annotator, dataset, task, qid, run_id, "
                                  "category")
-        return [{c: r[c] for c in CSV_COLUMNS} for r in rows]
+        out = [{c: r[c] for c in CSV_COLUMNS} for r in rows]
+        unreadable = self._unreadable_now()
+        for row in out:  # decisions written before issue 33 on an answer the reader no longer reads
+            if row["llm_answer"] == "readable" and (row["run_id"], row["dataset"], row["task"], row["qid"]) in unreadable:
+                row["llm_answer"] = "unreadable"
+        return out
+
+    def _unreadable_now(self) -> set[tuple[str, str, str, str]]:
+        """Decision keys of the sampled items whose stored "ok" answer today's reader cannot read."""
+        return {(r["run_id"], r["dataset"], r["task"], r["qid"]) for r in self.conn.execute(
+            "SELECT DISTINCT run_id, dataset, task, qid, status, raw, categories FROM items "
+            "WHERE status IN ('ok', ?) AND raw != ''", (UNKNOWN_CATEGORY,))
+            if _reread(r["status"], r["raw"], json.loads(r["categories"])) == "unparseable"}
 
     def answered_queries(self) -> dict[str, int]:
         """How many (annotator, query) items the exported rows come from: ``complete`` (every cell),

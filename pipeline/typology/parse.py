@@ -14,7 +14,8 @@ import json
 import re
 from dataclasses import dataclass
 
-from pipeline.typology.categories import MAX_NAME_CHARS, Category, clean_category, dedupe, normalise_name
+from pipeline.typology.categories import (MAX_NAME_CHARS, UNKNOWN_CATEGORY, Category, clean_category, dedupe,
+                                          normalise_name)
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 _LIST_LINE = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)]|#+)\s*(.+)$")
@@ -282,6 +283,16 @@ def read_assignment(text: str, typology: list[Category]) -> AssignmentReading:
     unreadable = 0 if read_from_lines else unreadable
     return AssignmentReading(unique, (parsed or bool(unique) or bool(invented)) and not unreadable, invented,
                              unreadable)
+
+
+def reread_status(stored: str | None, raw: str | None, categories: list[Category]) -> str | None:
+    """A stored assignment's status as today's reader reads its answer: a stored "ok" (or
+    "unknown_category") whose answer :func:`read_assignment` cannot read is ``unparseable`` (stores
+    written before issue 33 kept ``[7]``, ``[{}]``, ... as "ok, nothing assigned"); any other status
+    stays. An empty ``raw`` (reasons not from a model's answer) is never re-read."""
+    if stored in ("ok", UNKNOWN_CATEGORY) and raw and categories and not read_assignment(raw, categories).parsed:
+        return "unparseable"
+    return stored
 
 
 def parse_assignment(text: str, typology: list[Category]) -> tuple[list[tuple[Category, str]], bool]:

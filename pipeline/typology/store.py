@@ -20,7 +20,7 @@ from core.paths import cache_dir
 from pipeline.typology.categories import UNKNOWN_CATEGORY, Assignment, Category
 from pipeline.typology.degenerate import run_degenerate_reason
 from pipeline.typology.induction import HardQuery, Round
-from pipeline.typology.parse import read_assignment
+from pipeline.typology.parse import reread_status
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -57,13 +57,6 @@ def run_id_for(*, dataset: str, task: str, hard_set: dict, provenance: dict, con
            "model": {k: provenance.get(k) for k in ("backend", "model")}, "config": config,
            "imported": [c.as_dict() for c in imported] if imported is not None else None}
     return f"{dataset}-{task}-{content_digest(key, 12)}"
-
-
-def _status(stored: str | None, raw: str | None, categories: list[Category]) -> str | None:
-    """An assignment's status as today's reader reads its stored answer (:meth:`TypologyStore.queries`)."""
-    if stored in ("ok", UNKNOWN_CATEGORY) and raw and categories and not read_assignment(raw, categories).parsed:
-        return "unparseable"
-    return stored
 
 
 def _cats(text: str | None) -> list[Category]:
@@ -160,7 +153,7 @@ class TypologyStore(SchemaStore):
             "FROM queries q LEFT JOIN assignments a ON a.run_id = q.run_id AND a.qid = q.qid "
             "WHERE q.run_id = ? ORDER BY q.position", (run_id,))
         return [{"qid": r["qid"], "query": r["query"], "context": r["context"], "reason": r["reason"],
-                 "reason_failure": r["reason_failure"], "status": _status(r["status"], r["raw"], categories),
+                 "reason_failure": r["reason_failure"], "status": reread_status(r["status"], r["raw"], categories),
                  "raw": r["raw"],
                  "assigned": json.loads(r["reasons"]) if r["reasons"] else [],
                  "unknown_categories": json.loads(r["unknown"] or "[]")} for r in rows]

@@ -99,3 +99,23 @@ def test_a_degenerate_run_is_flagged_by_the_store_the_cli_and_the_page(tmp_path,
     assert any(line.startswith("warning: degenerate assignment") and "no verdict" in line
                for line in assignment_lines(result))
     assert words in degenerate_warning(result) and "no verdict" in degenerate_warning(result)
+
+
+def test_an_annotation_sample_from_before_reads_its_unreadable_answer_as_unreadable(tmp_path):
+    from pipeline.annotation.items import Item
+    from pipeline.annotation.store import AnnotationStore
+    from pipeline.annotation.validation import report
+
+    cats = [c.as_dict() for c in CATS]
+    old = Item("dl19", "h2r", "q1", "run", "ollama:m", "query 1", "", cats, [], status="ok", raw="[7]")
+    readable = Item("dl19", "h2r", "q2", "run", "ollama:m", "query 2", "", cats, [], status="ok", raw="[]")
+    with AnnotationStore(tmp_path / "a.sqlite") as store:
+        store.create_sample([old, readable], size=2)
+        store.confirm("ann", old)  # the grid as the old reading wrote it: llm_answer readable
+        store.confirm("ann", readable)
+        assert {i.qid: i.status for i in store.queue("ann")} == {"q1": "unparseable", "q2": "ok"}
+        rows = store.export_rows()
+    assert {r["qid"]: r["llm_answer"] for r in rows} == {"q1": "unreadable", "q2": "readable"}
+    figures = report(rows)
+    assert figures["excluded"]["unreadable"]["queries"] == 1
+    assert figures["by_model"]["ollama:m"]["llm_vs_union"]["overall"]["n_queries"] == 1
