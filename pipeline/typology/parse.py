@@ -287,11 +287,14 @@ def read_assignment(text: str, typology: list[Category]) -> AssignmentReading:
 
 def reread_status(stored: str | None, raw: str | None, categories: list[Category]) -> str | None:
     """A stored assignment's status as today's reader reads its answer: a stored "ok" (or
-    "unknown_category") whose answer :func:`read_assignment` cannot read is ``unparseable`` (stores
-    written before issue 33 kept ``[7]``, ``[{}]``, ... as "ok, nothing assigned"); any other status
-    stays. An empty ``raw`` (reasons not from a model's answer) is never re-read."""
-    if stored in ("ok", UNKNOWN_CATEGORY) and raw and categories and not read_assignment(raw, categories).parsed:
-        return "unparseable"
+    "unknown_category") whose answer has JSON items that name nothing (:attr:`AssignmentReading.unreadable`)
+    is ``unparseable`` (stores written before issue 33 kept ``[7]``, ``[{}]``, ... as "ok, nothing
+    assigned"); any other status stays (an answer an older reader read some other way keeps its
+    reading). An empty ``raw`` (reasons not from a model's answer) is never re-read."""
+    if stored in ("ok", UNKNOWN_CATEGORY) and raw and categories:
+        reading = read_assignment(raw, categories)
+        if reading.unreadable and not reading.parsed:
+            return "unparseable"
     return stored
 
 
