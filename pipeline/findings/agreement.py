@@ -170,7 +170,9 @@ def typology_agreement(rows: list[dict], store_path: str = "", runs: Mapping[str
         gate, models = model_gate(model, runs_of, runs)
         evidence["models"] = models
         degenerate = [runs[r]["degenerate"] for r in runs_of if runs.get(r, {}).get("degenerate")]
-        degenerate += [d for d in [rows_degenerate([row for row in rows if (row.get("model") or "") == model])] if d]
+        # per run: each run is one task's typology, and "every category" means every category of that typology
+        degenerate += [d for d in (rows_degenerate([row for row in rows if (row.get("model") or "") == model
+                                                    and (row.get("run_id") or "") == r]) for r in runs_of) if d]
         evidence["degenerate"] = list(dict.fromkeys(degenerate))
         text = "; ".join(texts) + excluded_text
         if gate:

@@ -88,3 +88,15 @@ def test_unreadable_assignments_are_excluded_and_counted():
     found, part = _agreement(annotation_rows(MODEL, 100, 95) + unreadable)
     assert part.measured["n_queries"] == 100 and found.verdict == HOLDS
     assert part.evidence["excluded"] == {"unreadable": 5} and "excluded: 5 unreadable queries" in part.reason
+
+
+def test_degenerate_is_judged_per_run_not_across_the_models_tasks():
+    # one model's two runs (two tasks, two typologies): each assigns some categories, neither is degenerate
+    h2r = annotation_rows(MODEL, 50, 48)
+    h2j = [{**r, "task": "h2j", "run_id": "run-h2j", "category": f"j-{r['category']}"} for r in annotation_rows(MODEL, 50, 48)]
+    runs = {**_runs(), "run-h2j": _runs()[f"run-{MODEL}"]}
+    found = typology_agreement(h2r + h2j, "store.sqlite", runs)
+    assert found.verdict == HOLDS and found.parts[0].evidence["degenerate"] == []
+    everything_h2j = [{**r, "task": "h2j", "run_id": "run-h2j"} for r in _every_category_assigned(10)]
+    found = typology_agreement(h2r + everything_h2j, "store.sqlite", runs)
+    assert found.verdict == INCONCLUSIVE and "10 readable queries" in found.reason
