@@ -11,6 +11,7 @@ from core.findings import FAILS, HOLDS, INCONCLUSIVE
 from pipeline.findings.agreement import typology_agreement
 from pipeline.findings.finding import paper_claims
 from pipeline.prompting.pairwise import wilson_interval
+from pipeline.typology.categories import Category
 from tests.pipeline.stored_figures import CATEGORIES, annotation_rows
 
 MODEL = "ollama:qwen3:8b [0123456789ab]"
@@ -100,3 +101,41 @@ def test_degenerate_is_judged_per_run_not_across_the_models_tasks():
     everything_h2j = [{**r, "task": "h2j", "run_id": "run-h2j"} for r in _every_category_assigned(10)]
     found = typology_agreement(h2r + everything_h2j, "store.sqlite", runs)
     assert found.verdict == INCONCLUSIVE and "10 readable queries" in found.reason
+
+
+@pytest.mark.parametrize("size, words", [(None, "a model of unknown size"), (0.5, "sub-1B model (0.5B (stated"),
+                                         (8.0, "")])
+def test_the_gate_reads_the_typology_runs_stored_provenance(tmp_path, monkeypatch, size, words):
+    """End to end: a typology run stored with its model's size, sampled, annotated; the finding reads the
+    run's provenance from the typology store (a size the backend did not report is unknown)."""
+    from pipeline.annotation.store import AnnotationStore
+    from pipeline.annotation.typology_items import sample_items
+    from pipeline.findings.agreement import annotation_rows
+    from pipeline.llm import CachedClient, Provenance, ResponseCache, ScriptedBackend
+    from pipeline.typology.induction import HardQuery
+    from pipeline.typology.runner import run_typology
+    from pipeline.typology.store import TypologyStore
+    from tests.pages.support import typology_reply
+
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path))
+    provenance = Provenance("scripted", "m", parameters_b=size, size_source="stated by the user" if size else "")
+    client = CachedClient(ScriptedBackend(typology_reply, provenance=provenance),
+                          ResponseCache(tmp_path / "llm-cache.sqlite"), retries=0)
+    queries = [HardQuery("q1", "query one", ""), HardQuery("q2", "query two", "")]
+    with TypologyStore() as store:
+        run_typology(client, store, dataset="dl19", task="h2r", queries=queries, hard_set={}, imported=(
+            "test", [Category(c, c) for c in ("Ambiguity", "Numbers", "Jargon")]))
+        items = sample_items(store)
+    with AnnotationStore() as annotations:
+        annotations.create_sample(items, size=2)
+        for it in annotations.queue("ann"):
+            for name in it.assigned_names:
+                annotations.set_answer("ann", it, name, True)
+    found = typology_agreement(*annotation_rows())
+    (part,) = found.parts
+    assert part.evidence["models"][0].startswith("assigner: scripted:m")
+    if words:
+        assert found.verdict == INCONCLUSIVE and words in part.reason
+    else:  # a sized model: the figures decide (here too few for the minimum)
+        assert found.verdict == INCONCLUSIVE and part.reason.startswith("accuracy") and "< minimum 30" in part.reason
+        assert part.evidence["models"] == ["assigner: scripted:m (8B (stated by the user))"]
