@@ -30,11 +30,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from scipy.stats import binomtest
-
 from core.findings import INCONCLUSIVE
 from pipeline.findings.finding import FAILS, HOLDS, UNMEASURABLE, Finding, Part, finding, paper_claims
 from pipeline.llm.base import SMALL_MODEL, Provenance
+from pipeline.prompting.pairwise import wilson_interval
 from pipeline.typology.degenerate import degenerate_reason, run_degenerate_reason
 
 # the n each figure's share is taken over, and the counts of its numerator
@@ -71,14 +70,6 @@ def typology_runs(run_ids: Iterable[str], path: str | Path | None = None) -> dic
                                "degenerate": run_degenerate_reason(queries, run["categories"]),
                                "n_unparseable": sum(q["status"] == "unparseable" for q in queries)}
     return out
-
-
-def wilson(k: int, n: int, level: float) -> list[float] | None:
-    """The Wilson score interval of ``k / n`` at ``level`` (None when n = 0)."""
-    if n == 0:
-        return None
-    ci = binomtest(k, n).proportion_ci(confidence_level=level, method="wilson")
-    return [float(ci.low), float(ci.high)]
 
 
 def figure_verdict(interval: list[float] | None, n: int, threshold: float, min_n: int) -> tuple[str, str]:
@@ -158,14 +149,15 @@ def typology_agreement(rows: list[dict], store_path: str = "", runs: Mapping[str
         for name, f in figures_of.items():
             n_key, successes, unit = FIGURE_COUNTS[f["project"]]
             n, threshold = overall[n_key], rule["threshold"][name]
-            interval = wilson(successes(overall), n, rule["level"])
+            bounds = wilson_interval(successes(overall), n, rule["level"])  # scipy's binomtest, Wilson method
+            interval = list(bounds) if bounds else None
             measured[f"{name}_interval"] = interval
             evidence["n"][name], evidence["interval"][name] = n, interval
             evidence["threshold"][name], evidence["paper"][name] = threshold, f["paper"]
             verdicts[name], why = figure_verdict(interval, n, threshold, rule["min_n"])
             value = "undefined" if measured[name] is None else f"{measured[name]:.2f}"
-            ci = "" if interval is None else f", {rule['level']:.0%} [{interval[0]:.2f}, {interval[1]:.2f}]"
-            texts.append(f"{name} {value} (n = {n} {unit}{ci}; paper {f['paper']}): {verdicts[name]}, {why}")
+            shown = "" if interval is None else f", {rule['level']:.0%} [{interval[0]:.2f}, {interval[1]:.2f}]"
+            texts.append(f"{name} {value} (n = {n} {unit}{shown}; paper {f['paper']}): {verdicts[name]}, {why}")
         runs_of = [r or "" for r in per["runs"]]
         gate, models = model_gate(model, runs_of, runs)
         evidence["models"] = models
