@@ -130,6 +130,8 @@ def test_annotate_page_name_sample_answers_tags_and_notes(runs):
     assert overall.loc["bob", "decisions"] == 3 and overall.loc["bob", "queries"] == 1
     kappa = at.tabs[1].dataframe[3].value.set_index("category")
     assert kappa.loc["overall", "decisions"] == 3
+    # what the figures are made of (issue 33: partial queries count by their answered cells)
+    assert "6 answered cells: 2 complete queries, 0 partial queries" in page_texts(at)
 
 
 def test_annotate_page_opens_the_linked_query(runs):
