@@ -220,9 +220,11 @@ with annotate_tab:
 with validation_tab:
     rows = store.export_rows()
     st.caption("Each (query, category) is a binary decision: the LLM assigned it or not; an annotator says it applies "
-               "(an assigned reason marked correct, or a category they added) or not. Only completed queries count. "
-               "The figures are computed from exactly the rows of the CSV export, per model that assigned the "
-               "reasons; what each figure means is in the table of definitions below.")
+               "(an assigned reason marked correct, or a category they added) or not. A complete query counts every "
+               "cell; a query with an assigned reason still unmarked counts only the cells answered so far, never "
+               "its untouched categories. The figures are computed from exactly the rows of the CSV export, per "
+               "model that assigned the reasons; what each figure means is in the table of definitions below.")
+    st.text(view.answered_text(store.answered_queries()))
     try:
         figures = view.validation_report(rows)
     except ValueError as exc:
@@ -242,7 +244,7 @@ with validation_tab:
             st.dataframe(view.overall_frame(by_model), hide_index=True, column_config=fmt)
             st.dataframe(view.per_category_frame(by_model), hide_index=True, column_config=fmt)
         if not figures["by_model"]:
-            st.info("No readable assignment among the completed queries: no figure of the LLM can be computed.")
+            st.info("No readable assignment among the answered queries: no figure of the LLM can be computed.")
         st.subheader("Agreement between annotators (Cohen's κ)")
         kappa = view.kappa_frame(figures)
         if kappa.empty:
@@ -256,7 +258,7 @@ with validation_tab:
             st.subheader("Notes and proposed reasons")
             st.dataframe(proposals, hide_index=True)
     else:
-        st.info("No completed annotation yet.")
+        st.info("No answer saved yet.")
     # The CSV is made when the button is clicked, from the store as it is then (drawn with the page, it
     # missed what another tab, annotator or the CLI stored since).
     st.download_button("Export CSV", view.export_csv_now, file_name="annotations.csv", mime="text/csv",

@@ -45,7 +45,9 @@ else:
     cols[0].metric("Hard queries", result["n_queries"])
     cols[1].metric("Categories", len(result["categories"]))
     cols[2].metric("Rounds", result["n_rounds"] if result["source"] == "induced" else "imported")
-    cols[3].metric("Unreadable assignments", result["n_unparseable"] + result["n_failed"])
+    cols[3].metric("Unreadable assignments", result["n_unparseable"] + result["n_failed"],
+                   help="answers no category list could be read from (e.g. [7], [{}]) and failed calls: left out "
+                        "of every validation figure, never read as 'no reason applies'")
     cols[4].metric("Outside the typology", result["n_unknown_category"],
                    help="assignment answers that name categories not in the typology (counted apart)")
     if result["unknown_categories"]:
@@ -53,6 +55,9 @@ else:
                 + "; ".join(f"{c['name']} ({c['n_queries']})" for c in result["unknown_categories"]))
     if result["source"] == "induced":
         st.text(view.stop_text(result, run.get("error")))
+    degenerate = view.degenerate_warning(result)
+    if degenerate:
+        st.warning(degenerate)
 
     st.subheader("Reasons")
     st.dataframe(view.categories_frame(result), hide_index=True,

@@ -24,8 +24,12 @@ Model of the data
   so "not assigned" says nothing either; ``unknown`` for rows from before this was recorded, see below),
   ``human_applicable`` (0/1, NULL while an assigned reason is still unmarked) and ``model`` (who
   assigned the reasons). The first answer on an item writes its full grid: assigned categories start
-  unmarked, the others start at 0 ("not tagged"). An item is *complete* when no row is unmarked; only
-  complete items are exported and reported.
+  unmarked, the others start at 0 ("not tagged"). An item is *complete* when no row is unmarked. What
+  is exported and reported are the *answered* cells (:data:`ANSWERED_CELLS`): every cell of a complete
+  item (its untagged categories are the annotator's "does not apply"), and of a partial item the cells
+  an answer set (a marked assigned reason, a category tagged or untagged, an imported row), never its
+  untouched 0s, which are no answer yet. Before issue 33 only complete items counted: 10 saved answers
+  read "exported 0 rows", "0 decisions" and "no annotations".
 * **Received answers**: an answer that carries an id (one the page's browser kept while the server was
   unreachable, sent when it is back, perhaps more than once) is recorded by id with the time it was
   given: it is applied once, and never over an answer given later (:meth:`AnnotationStore.set_answer`).
@@ -51,10 +55,24 @@ from pipeline.annotation.items import AnnotationError, Item, check_name
 from pipeline.annotation.migrations import match_run
 from pipeline.annotation.sampling import annotator_seed, draw_sample
 from pipeline.annotation.schema import SCHEMA
+from pipeline.typology.categories import UNKNOWN_CATEGORY, Category
+from pipeline.typology.parse import reread_status
 
 DEFAULT_SAMPLE = "default"
 DEFAULT_SIZE = 50
 SHARED = ""  # the annotator column of a sample shared by everyone
+
+
+# The decision rows that carry an answer (module docstring), with ``complete``: 1 for a complete item.
+ANSWERED_CELLS = """
+SELECT d.*, COALESCE(c.complete, 0) AS complete FROM decisions d
+LEFT JOIN (SELECT annotator, run_id, dataset, task, qid, 1 AS complete FROM decisions
+           GROUP BY annotator, run_id, dataset, task, qid HAVING SUM(human_applicable IS NULL) = 0) c
+  USING (annotator, run_id, dataset, task, qid)
+WHERE d.human_applicable IS NOT NULL AND (c.complete = 1 OR d.source != 'ui' OR EXISTS (
+  SELECT 1 FROM history h WHERE h.annotator = d.annotator AND h.run_id = d.run_id AND h.dataset = d.dataset
+  AND h.task = d.task AND h.qid = d.qid AND h.field = 'category:' || d.category))
+"""
 
 
 def default_path() -> Path:
@@ -62,9 +80,16 @@ def default_path() -> Path:
 
 
 def _item(row) -> Item:
+    categories = json.loads(row["categories"])
     return Item(row["dataset"], row["task"], row["qid"], row["run_id"], row["model"], row["query"], row["context"],
-                json.loads(row["categories"]), json.loads(row["assigned"]), row["status"], row["raw"],
+                categories, json.loads(row["assigned"]), _reread(row["status"], row["raw"], categories), row["raw"],
                 row["generator"], tuple(json.loads(row["unknown"])))
+
+
+def _reread(status: str, raw: str, categories: list[dict]) -> str:
+    """The item's assignment status as today's reader reads its answer (an item sampled before issue 33
+    kept ``[7]``, ``[{}]``, ... as "ok, nothing assigned"): :func:`pipeline.typology.parse.reread_status`."""
+    return reread_status(status, raw, [Category(c["name"], c.get("description", "")) for c in categories])
 
 
 class AnnotationStore(SchemaStore):
@@ -279,12 +304,35 @@ class AnnotationStore(SchemaStore):
 
     # ------------------------------------------------------------------------------- CSV
     def export_rows(self) -> list[dict]:
-        """The rows of complete items, as the CSV has them (ints for the 0/1 columns)."""
-        rows = self.conn.execute(
-            "SELECT d.* FROM decisions d JOIN (SELECT annotator, run_id, dataset, task, qid FROM decisions "
-            "GROUP BY annotator, run_id, dataset, task, qid HAVING SUM(human_applicable IS NULL) = 0) c "
-            "USING (annotator, run_id, dataset, task, qid) ORDER BY annotator, dataset, task, qid, run_id, category")
-        return [{c: r[c] for c in CSV_COLUMNS} for r in rows]
+        """The answered cells (:data:`ANSWERED_CELLS`: complete items whole, partial items' answered
+        cells), as the CSV has them (ints for the 0/1 columns): what the export, the report and the
+        findings all read."""
+        rows = self.conn.execute(f"SELECT * FROM ({ANSWERED_CELLS}) ORDER BY annotator, dataset, task, qid, run_id, "
+                                 "category")
+        out = [{c: r[c] for c in CSV_COLUMNS} for r in rows]
+        unreadable = self._unreadable_now()
+        for row in out:  # decisions written before issue 33 on an answer the reader no longer reads
+            if row["llm_answer"] == "readable" and (row["run_id"], row["dataset"], row["task"], row["qid"]) in unreadable:
+                row["llm_answer"] = "unreadable"
+        return out
+
+    def _unreadable_now(self) -> set[tuple[str, str, str, str]]:
+        """Decision keys of the sampled items whose stored "ok" answer today's reader cannot read."""
+        return {(r["run_id"], r["dataset"], r["task"], r["qid"]) for r in self.conn.execute(
+            "SELECT DISTINCT run_id, dataset, task, qid, status, raw, categories FROM items "
+            "WHERE status IN ('ok', ?) AND raw != ''", (UNKNOWN_CATEGORY,))
+            if _reread(r["status"], r["raw"], json.loads(r["categories"])) == "unparseable"}
+
+    def answered_queries(self) -> dict[str, int]:
+        """How many (annotator, query) items the exported rows come from: ``complete`` (every cell),
+        ``partial`` (an assigned reason still unmarked: only the cells answered so far) and
+        ``rows`` (the answered cells); what the export, the report and the page say beside the figures."""
+        complete_of, n_rows = {}, 0
+        for r in self.conn.execute(f"SELECT annotator, run_id, dataset, task, qid, complete FROM ({ANSWERED_CELLS})"):
+            complete_of[(r["annotator"], r["run_id"], r["dataset"], r["task"], r["qid"])] = r["complete"]
+            n_rows += 1
+        n_complete = sum(complete_of.values())
+        return {"complete": n_complete, "partial": len(complete_of) - n_complete, "rows": n_rows}
 
     def export_csv(self, path: str | Path | None = None) -> str:
         text = csv_text(self.export_rows())

@@ -26,6 +26,10 @@ Definitions (also in ``report(...)["definitions"]``, which the CLI and the Valid
   correct plus the reasons they added), the share the LLM assigned; every added reason is a miss
   (``added`` = FN).
 * ``exact_agreement`` = share of queries whose LLM-assigned set equals the annotator's applicable set.
+* **Answered cells**: the rows are the store's answered cells
+  (:data:`pipeline.annotation.store.ANSWERED_CELLS`): a complete query with every cell, a partial one
+  (an assigned reason still unmarked) with only the cells answered so far, so its untouched categories
+  are never true negatives; its exact agreement is over those cells.
 * **LLM vs the union**: a decision applies when *any* annotator who made it says so; over every
   decision at least one annotator made. All annotators must agree on ``llm_assigned`` for a decision
   (they saw the same run's output); rows that disagree are an error, not averaged away.
@@ -58,7 +62,10 @@ DEFINITIONS = {
     "precision": "TP / (TP + FP): share of the LLM-assigned reasons the annotator judged correct",
     "recall": "TP / (TP + FN): of the reasons the annotator found applicable (judged correct or added), the share "
               "the LLM assigned; each reason the annotator added is a miss (added = FN)",
-    "exact_agreement": "share of queries whose LLM-assigned set equals the annotator's applicable set",
+    "exact_agreement": "share of queries whose LLM-assigned set equals the annotator's applicable set (over the "
+                       "cells answered)",
+    "answered": "a complete query counts every cell; a partial one (an assigned reason still unmarked) only the cells "
+                "answered so far (marked reasons, tagged or untagged categories), never its untouched categories",
     "kappa": "Cohen's kappa between two annotators over the decisions both made (2x2 counts beside it); undefined "
              "when expected agreement is 1",
     "union": "a decision applies when any annotator who made it says so",

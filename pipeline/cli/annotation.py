@@ -26,13 +26,14 @@ def cmd_annotations(args) -> None:
             n = store.import_csv(args.import_csv)
             done["imported"] = {"file": str(args.import_csv), "n_rows": n}
             print(f"imported {n} rows from {args.import_csv}", file=sys.stderr)
+        answered = store.answered_queries()
         if args.export_csv:
             store.export_csv(args.export_csv)
-            n = len(store.export_rows())
-            done["exported"] = {"file": str(args.export_csv), "n_rows": n}
-            print(f"exported {n} rows to {args.export_csv}", file=sys.stderr)
+            done["exported"] = {"file": str(args.export_csv), "n_rows": answered["rows"],
+                                "complete_queries": answered["complete"], "partial_queries": answered["partial"]}
+            print(f"exported {answered['rows']} rows to {args.export_csv} ({answered_text(answered)})", file=sys.stderr)
         if args.report:
-            figures = report(store.export_rows())
+            figures = {**report(store.export_rows()), "answered_queries": answered}
             if args.json:
                 cli.print_json(figures)
             else:
@@ -46,10 +47,17 @@ def _fmt(value) -> str:
     return "undefined" if value is None else f"{value:.3f}"
 
 
+def answered_text(answered: dict) -> str:
+    """Where the exported rows come from (:meth:`AnnotationStore.answered_queries`), in words."""
+    return (f"{answered['complete']} complete queries, {answered['partial']} partial queries counted by their "
+            "answered cells")
+
+
 def _report_lines(figures: dict):
     from pipeline.annotation.validation import EXCLUDED_WORDS
 
-    yield f"{figures['n_rows']} decisions from {len(figures['annotators'])} annotator(s)"
+    yield f"{figures['n_rows']} decisions from {len(figures['annotators'])} annotator(s)" + (
+        f" ({answered_text(figures['answered_queries'])})" if "answered_queries" in figures else "")
     for answer, n in figures["excluded"].items():
         if n["queries"]:
             yield f"excluded: {n['queries']} queries ({n['decisions']} decisions) with {EXCLUDED_WORDS[answer]}"
@@ -73,7 +81,7 @@ def _report_lines(figures: dict):
 def _annotations_arguments(p) -> None:
     p.add_argument("--import", dest="import_csv", type=cli.existing_file, metavar="FILE.csv",
                    help="merge annotation rows from a CSV")
-    p.add_argument("--export", dest="export_csv", metavar="FILE.csv", help="write the complete annotations")
+    p.add_argument("--export", dest="export_csv", metavar="FILE.csv", help="write the answered cells: complete queries whole, partial queries' answered cells")
     p.add_argument("--report", action="store_true", help="accuracy, precision, recall and kappa with counts")
     p.add_argument("--create-sample", action="store_true", help="draw an annotation sample from typology runs")
     p.add_argument("--run", action="append", default=[], metavar="RUN_ID",

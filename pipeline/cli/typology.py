@@ -59,13 +59,24 @@ def cmd_typology(args) -> None:
           f"{result['n_rounds']} round(s), stop: {result['stop_reason'] or 'imported'}")
     if (hard_set.get("set") or {}).get("warning"):
         print(f"warning: ties decide membership: {hard_set['set']['warning']}")
-    for cat in result["categories"]:
-        print(f"  {cat['n_queries']:3d}  {cat['name']}: {cat['description']}")
-    print(f"unparseable assignments: {result['n_unparseable']}, failed calls: {result['n_failed']}, "
-          f"assignments naming categories outside the typology: {result['n_unknown_category']}")
+    for line in assignment_lines(result):
+        print(line)
+
+
+def assignment_lines(result: dict) -> list[str]:
+    """The text form of a run's assignment (:meth:`pipeline.typology.store.TypologyStore.result`): the
+    categories with their counts, what could not be read (excluded, counted) and a degenerate
+    assignment's warning."""
+    lines = [f"  {cat['n_queries']:3d}  {cat['name']}: {cat['description']}" for cat in result["categories"]]
+    lines.append(f"unparseable assignments: {result['n_unparseable']}, failed calls: {result['n_failed']}, "
+                 f"assignments naming categories outside the typology: {result['n_unknown_category']} "
+                 "(each left out of the validation figures)")
     if result["unknown_categories"]:
-        print("  outside the typology (kept, never read as 'no reason applies'): "
-              + "; ".join(f"{c['name']!r} ({c['n_queries']})" for c in result["unknown_categories"]))
+        lines.append("  outside the typology (kept, never read as 'no reason applies'): "
+                     + "; ".join(f"{c['name']!r} ({c['n_queries']})" for c in result["unknown_categories"]))
+    if result.get("degenerate"):
+        lines.append(f"warning: {result['degenerate']}: its agreement with annotators gives no verdict")
+    return lines
 
 
 def _typology_arguments(p) -> None:

@@ -6,6 +6,7 @@
 - :mod:`.context`: the task context a model sees per query;
 - :mod:`.induction`: per-query reasons, refinement rounds with a defined stop rule;
 - :mod:`.assignment`: the one reason-assignment procedure (typology runs and the preference step);
+- :mod:`.degenerate`: an assignment that gives every category to every query, or none to any;
 - :mod:`.store`: every run, round, reason and assignment in ``cache/typology.sqlite``;
 - :mod:`.runner`: one run end to end.
 

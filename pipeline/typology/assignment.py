@@ -58,7 +58,8 @@ def assign(client: ChatClient, task: str, queries: Sequence[HardQuery], categori
             out.append(Assignment(hq.qid, task, [], "failed", source, str(reply)))
             continue
         read = read_assignment(reply.text, categories)
-        status = UNKNOWN_CATEGORY if read.unknown else "ok" if read.parsed else "unparseable"
+        # unparseable first: an answer with an item that names nothing is no reading, invented names or not
+        status = "unparseable" if not read.parsed else UNKNOWN_CATEGORY if read.unknown else "ok"
         out.append(Assignment(hq.qid, task, read.found, status, source, reply.text, tuple(read.unknown)))
     return out
 
@@ -71,7 +72,7 @@ def assign_reasons(client: ChatClient, typology: Typology, queries: Mapping[str,
     task context). ``on_progress(n)``: ``n`` more queries answered.
 
     Returns the assignments that name a reason (source ``llm:<label>``) and a report: per task the
-    queries asked, assigned, unassigned (the reply named no reason), unknown_category (``{qid: the
+    queries asked, assigned, unassigned (the reply named no reason, or could not be read), unknown_category (``{qid: the
     names outside the typology it gave}``; such a reply's reasons of the typology, if any, are still
     used) and failed (the call failed; a rerun retries it), with the raw replies.
     """
@@ -91,7 +92,7 @@ def assign_reasons(client: ChatClient, typology: Typology, queries: Mapping[str,
             entry["replies"][a.qid] = a.raw
             if a.unknown:
                 entry["unknown_category"][a.qid] = list(a.unknown)
-            if not a.reasons:
+            if not a.reasons or a.status == "unparseable":  # an unparseable reply's reasons are no reading
                 if not a.unknown:
                     entry["unassigned"].append(a.qid)
                 continue

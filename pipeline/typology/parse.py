@@ -14,7 +14,8 @@ import json
 import re
 from dataclasses import dataclass
 
-from pipeline.typology.categories import MAX_NAME_CHARS, Category, clean_category, dedupe, normalise_name
+from pipeline.typology.categories import (MAX_NAME_CHARS, UNKNOWN_CATEGORY, Category, clean_category, dedupe,
+                                          normalise_name)
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 _LIST_LINE = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)]|#+)\s*(.+)$")
@@ -208,10 +209,14 @@ class AssignmentReading:
     it gives that are no category of the typology (a model without a grammar constraint invents
     them: "Lack of context"), in order, without repeats. An answer with such a name is no evidence
     that the typology's other categories do not apply (the invented name may stand for one of
-    them), so the assignment records them instead of reading "nothing else assigned"."""
+    them), so the assignment records them instead of reading "nothing else assigned".
+    ``unreadable``: how many items of its JSON list name nothing at all (``7`` or ``"7"`` beyond the
+    typology's numbers, ``{}``, ``{"category": ""}``, ``null``, a nested list); any such item makes
+    the answer unparseable (``parsed`` False): it says neither which categories apply nor that none does."""
     found: list[tuple[Category, str]]
     parsed: bool
     unknown: list[str]
+    unreadable: int = 0
 
 
 def read_assignment(text: str, typology: list[Category]) -> AssignmentReading:
@@ -220,7 +225,11 @@ def read_assignment(text: str, typology: list[Category]) -> AssignmentReading:
     Read in turn: a JSON list (of objects, names or numbers), list lines ("1. Name: why"), and an
     answer of bare category numbers ("2, 1", as small models give). ``parsed`` is False when nothing
     in the answer could be read as a list of categories (the query is then recorded as unparseable,
-    not as "no reason applies"). An explicit empty JSON list is a parsed answer with no reason.
+    not as "no reason applies"). An explicit empty JSON list is a parsed answer with no reason; a
+    JSON list with an item that names nothing (``[7]``, ``["7"]``, ``[{}]``, ``[{"category": 7}]``,
+    ``[{"category": ""}]``) is not parsed, even beside readable items (the model meant something the
+    reading cannot see, so "not assigned" would be a guess), unless the answer is read from its list
+    lines instead (the JSON was then a passage marker the model echoed, such as "[12]").
     Names outside the typology are collected from the JSON items only (an item's name, or a string
     item's text before ":"): list lines of prose are not category names. The prompt's own
     placeholder ("category name") is no name at all.
@@ -232,6 +241,7 @@ def read_assignment(text: str, typology: list[Category]) -> AssignmentReading:
                  candidates[0] if candidates else None)
     found: list[tuple[Category, str]] = []
     unknown: list[str] = []
+    unreadable = 0
     parsed = False
     if value is not None:
         items = _items_from_json(value)
@@ -253,12 +263,15 @@ def read_assignment(text: str, typology: list[Category]) -> AssignmentReading:
                 found.append((cat, " ".join(why.split())))
             elif _is_name(label):
                 unknown.append(" ".join(label.split())[:MAX_NAME_CHARS * 2])
+            elif not _placeholder(item):  # the prompt's example copied back is skipped, not unreadable
+                unreadable += 1
+    read_from_lines = False
     if not found:
         for name, rest in _list_lines(text):
             cat = match_category(name, typology)
             if cat is not None:
                 found.append((cat, " ".join(rest.split())))
-                parsed = True
+                parsed = read_from_lines = True
     if not found and not re.search(r"[^\W\d_]", text or ""):  # no word at all: "2, 1" names categories by number
         found = [(typology[k - 1], "") for k in parse_numbers(text, len(typology))]
     seen, unique = set(), []
@@ -267,7 +280,22 @@ def read_assignment(text: str, typology: list[Category]) -> AssignmentReading:
             seen.add(cat.key)
             unique.append((cat, why))
     invented = list(dict.fromkeys(unknown))
-    return AssignmentReading(unique, parsed or bool(unique) or bool(invented), invented)
+    unreadable = 0 if read_from_lines else unreadable
+    return AssignmentReading(unique, (parsed or bool(unique) or bool(invented)) and not unreadable, invented,
+                             unreadable)
+
+
+def reread_status(stored: str | None, raw: str | None, categories: list[Category]) -> str | None:
+    """A stored assignment's status as today's reader reads its answer: a stored "ok" (or
+    "unknown_category") whose answer has JSON items that name nothing (:attr:`AssignmentReading.unreadable`)
+    is ``unparseable`` (stores written before issue 33 kept ``[7]``, ``[{}]``, ... as "ok, nothing
+    assigned"); any other status stays (an answer an older reader read some other way keeps its
+    reading). An empty ``raw`` (reasons not from a model's answer) is never re-read."""
+    if stored in ("ok", UNKNOWN_CATEGORY) and raw and categories:
+        reading = read_assignment(raw, categories)
+        if reading.unreadable and not reading.parsed:
+            return "unparseable"
+    return stored
 
 
 def parse_assignment(text: str, typology: list[Category]) -> tuple[list[tuple[Category, str]], bool]:

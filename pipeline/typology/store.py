@@ -18,7 +18,9 @@ from core.db import Migration, Schema, SchemaStore, transaction
 from core.digest import content_digest
 from core.paths import cache_dir
 from pipeline.typology.categories import UNKNOWN_CATEGORY, Assignment, Category
+from pipeline.typology.degenerate import run_degenerate_reason
 from pipeline.typology.induction import HardQuery, Round
+from pipeline.typology.parse import reread_status
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -139,13 +141,20 @@ class TypologyStore(SchemaStore):
 
     def queries(self, run_id: str) -> list[dict]:
         """Per query: qid, query, context, reason (or reason_failure), status, assigned reasons and the
-        names outside the typology the answer gave (``unknown_categories``)."""
+        names outside the typology the answer gave (``unknown_categories``).
+
+        A stored answer that today's reader cannot read (:func:`pipeline.typology.parse.read_assignment`:
+        ``[7]``, ``[{}]``, ... were stored as "ok, nothing assigned" before issue 33) reads back as
+        ``unparseable``: its status is never taken as a reading the reader would not make."""
+        run = self.get_run(run_id)
+        categories = run["categories"] if run else []
         rows = self.conn.execute(
             "SELECT q.qid, q.query, q.context, q.reason, q.reason_failure, a.status, a.reasons, a.raw, a.unknown "
             "FROM queries q LEFT JOIN assignments a ON a.run_id = q.run_id AND a.qid = q.qid "
             "WHERE q.run_id = ? ORDER BY q.position", (run_id,))
         return [{"qid": r["qid"], "query": r["query"], "context": r["context"], "reason": r["reason"],
-                 "reason_failure": r["reason_failure"], "status": r["status"], "raw": r["raw"],
+                 "reason_failure": r["reason_failure"], "status": reread_status(r["status"], r["raw"], categories),
+                 "raw": r["raw"],
                  "assigned": json.loads(r["reasons"]) if r["reasons"] else [],
                  "unknown_categories": json.loads(r["unknown"] or "[]")} for r in rows]
 
@@ -169,6 +178,8 @@ class TypologyStore(SchemaStore):
                 "n_rounds": len(self.rounds(run_id)), "rounds": [r.as_dict() for r in self.rounds(run_id)],
                 "categories": [{**c.as_dict(), "n_queries": counts.get(c.name, 0)} for c in run["categories"]],
                 "n_queries": len(queries), "n_unparseable": statuses.count("unparseable"),
+                # every category for every readable query, or none for any: flagged, and no verdict
+                "degenerate": run_degenerate_reason(queries, run["categories"]),
                 "n_failed": statuses.count("failed"),
                 # answers naming categories outside the typology: counted apart, never "no reason applies"
                 "n_unknown_category": statuses.count(UNKNOWN_CATEGORY),

@@ -39,6 +39,12 @@ def export_csv_now() -> str:
         return store.export_csv()
 
 
+def answered_text(answered: dict) -> str:
+    """What the figures and the export are made of (:meth:`AnnotationStore.answered_queries`), in words."""
+    return (f"{answered['rows']} answered cells: {answered['complete']} complete queries, {answered['partial']} "
+            "partial queries counted by their answered cells.")
+
+
 def first_open(queue: Sequence[Item], done: set) -> int:
     """Where an annotator resumes: the first item not completed (0 when all are); ``done`` holds
     decision keys (:meth:`AnnotationStore.completed`)."""

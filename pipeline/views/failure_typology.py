@@ -141,6 +141,15 @@ def unreadable_queries(result: dict) -> list[dict]:
     return [q for q in result["queries"] if q["status"] in UNREADABLE_STATUSES]
 
 
+def degenerate_warning(result: dict) -> str | None:
+    """The page's warning for a degenerate assignment (:mod:`pipeline.typology.degenerate`), None otherwise."""
+    if not result.get("degenerate"):
+        return None
+    return (f"This run's {result['degenerate']}. Its agreement with annotators gives no verdict: with every "
+            "category assigned, precision only measures how many categories apply at all; with none, accuracy "
+            "only counts the cells nobody tagged.")
+
+
 def empty_chart_reason(result: dict) -> str | None:
     """Why the per-reason bar chart would be empty (and is not drawn), or None when it has bars."""
     if any(c["n_queries"] for c in result["categories"]):

@@ -130,6 +130,8 @@ def test_annotate_page_name_sample_answers_tags_and_notes(runs):
     assert overall.loc["bob", "decisions"] == 3 and overall.loc["bob", "queries"] == 1
     kappa = at.tabs[1].dataframe[3].value.set_index("category")
     assert kappa.loc["overall", "decisions"] == 3
+    # what the figures are made of (issue 33: partial queries count by their answered cells)
+    assert "6 answered cells: 2 complete queries, 0 partial queries" in page_texts(at)
 
 
 def test_annotate_page_opens_the_linked_query(runs):
@@ -403,3 +405,20 @@ def test_the_small_model_warning_comes_from_the_runs_stored_provenance(cache, tm
         assert note.startswith(f"Reasons produced by a {SMALL_MODEL}") and "not a finding" in note
         assert view.small_model_note(view.run_provenances(store, ["", "no-such-run"])) == ""
     assert view.small_model_note([Provenance("scripted", "SmolLM2-135M-lookalike").as_dict()]) == ""
+
+
+def test_typology_page_flags_a_degenerate_assignment(cache, tmp_path):
+    """Issue 33: a run that gave every category to every query was shown without a warning."""
+    def everything(messages):
+        if "Which of these categories" in messages[-1]["content"]:
+            return json.dumps([{"category": c, "justification": "j"} for c in ("Ambiguity", "Numbers", "Jargon")])
+        return typology_reply(messages)
+
+    queries = [HardQuery(f"q{i}", f"query {i}", "ctx") for i in (1, 2, 3)]
+    with TypologyStore() as store:
+        result = run_typology(scripted_client(everything, tmp_path), store, dataset="dl19", task="h2r",
+                              queries=queries, hard_set={}, config=InductionConfig(batch_size=3))
+    assert [c["n_queries"] for c in result["categories"]] == [3, 3, 3]
+    warnings = [w.value for w in app_page("failure-typology").warning]
+    assert any("degenerate assignment: every one of the 3 categories was assigned to every one of the 3 readable "
+               "queries" in w and "no verdict" in w for w in warnings), warnings

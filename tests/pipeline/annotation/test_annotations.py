@@ -57,7 +57,8 @@ def test_answers_grid_completion_history_and_reload(tmp_path):
     it = item("r1", assigned=("Numbers", "Ambiguity"))
     store.set_answer("ann", it, "Numbers", True)
     assert store.answers("ann", it) == {"Numbers": 1, "Ambiguity": None, "Jargon": 0}
-    assert store.completed("ann") == set() and store.export_rows() == []  # Ambiguity still unmarked
+    assert store.completed("ann") == set()  # Ambiguity still unmarked: only the answered cell is exported (issue 33)
+    assert [(r["category"], r["human_applicable"]) for r in store.export_rows()] == [("Numbers", 1)]
     store.set_answer("ann", it, "Ambiguity", False)
     store.set_answer("ann", it, "Jargon", True)  # a reason the LLM missed
     store.set_answer("ann", it, "Ambiguity", True)  # changed her mind

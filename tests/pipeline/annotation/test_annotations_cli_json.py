@@ -18,7 +18,8 @@ def test_import_and_export_say_what_they_did(tmp_path, capsys, monkeypatch):
     assert main(["annotations", "--import", str(source), "--export", str(target), "--json"]) == 0
     done = capsys.readouterr()
     assert json.loads(done.out) == {"imported": {"file": str(source), "n_rows": 2},
-                                    "exported": {"file": str(target), "n_rows": 2}}
+                                    "exported": {"file": str(target), "n_rows": 2, "complete_queries": 1,
+                                                 "partial_queries": 0}}
     assert "imported 2 rows" in done.err and target.is_file()
     assert main(["annotations", "--report", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["n_rows"] == 2  # the figures, unchanged

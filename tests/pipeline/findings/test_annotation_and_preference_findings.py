@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from core.findings import INCONCLUSIVE
 from pipeline.findings.agreement import typology_agreement
 from pipeline.findings.finding import FAILS, HOLDS, UNMEASURABLE
 from pipeline.findings.preference import difficulty_aware_preferred
@@ -17,19 +18,23 @@ from tests.pipeline.stored_figures import annotation_rows, write_preference_resu
 def test_typology_agreement_per_model():
     good, poor, small = "ollama:qwen3:8b [0123456789ab]", "ollama:llama3.2:3b [ba9876543210]", \
         "embedded:smollm2 [feedfeedfeed] (sub-1B model: not a finding)"
-    found = typology_agreement(annotation_rows(good, 12, 10) + annotation_rows(poor, 12, 6) + annotation_rows(small, 12, 12), "store.sqlite")
+    sized = {"backend": "ollama", "model": "m", "parameters_b": 8.0, "size_source": "ollama /api/show"}
+    runs = {f"run-{m}": {"provenance": {**sized, "parameters_b": b}, "degenerate": "", "n_unparseable": 0}
+            for m, b in ((good, 8.0), (poor, 3.0), (small, 0.135))}
+    found = typology_agreement(annotation_rows(good, 100, 95) + annotation_rows(poor, 100, 50)
+                               + annotation_rows(small, 100, 100), "store.sqlite", runs)
     parts = {p.scope: p for p in found.parts}
-    # by hand: 12 queries x 3 cells; TP = correct, FP = 12 - correct, FN = 0, TN = 24
-    assert parts[good].measured["precision"] == pytest.approx(10 / 12)
-    assert parts[good].measured["accuracy"] == pytest.approx((10 + 24) / 36) and parts[good].verdict == HOLDS
-    assert parts[poor].measured["precision"] == pytest.approx(6 / 12) and parts[poor].verdict == FAILS
-    assert "below the paper: precision" in parts[poor].reason
-    assert parts[small].verdict == UNMEASURABLE and "sub-1B model" in parts[small].reason
+    # by hand: 100 queries x 3 cells; TP = correct, FP = 100 - correct, FN = 0, TN = 200
+    assert parts[good].measured["precision"] == pytest.approx(95 / 100)
+    assert parts[good].measured["accuracy"] == pytest.approx((95 + 200) / 300) and parts[good].verdict == HOLDS
+    assert parts[poor].measured["precision"] == pytest.approx(50 / 100) and parts[poor].verdict == FAILS
+    assert "precision 0.50" in parts[poor].reason and "wholly below" in parts[poor].reason
+    assert parts[small].verdict == INCONCLUSIVE and "sub-1B model" in parts[small].reason
     assert found.verdict == FAILS  # one model below the paper: never softened by the others
     assert {r["model"] for r in found.rests_on} == {good, poor, small}
     # too few assigned reasons to read a share from
-    few = typology_agreement(annotation_rows(good, 5, 5), "store.sqlite")
-    assert few.verdict == UNMEASURABLE and "too few assigned reasons (5" in few.reason
+    few = typology_agreement(annotation_rows(good, 5, 5), "store.sqlite", runs)
+    assert few.verdict == INCONCLUSIVE and "n = 5 < minimum" in few.reason
 
 
 def test_difficulty_aware_preferred_per_dataset(tmp_path, monkeypatch):
