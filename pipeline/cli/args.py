@@ -135,7 +135,8 @@ def llm_args(p) -> None:
     g.add_argument("--retries", type=cli.nonnegative_int, default=2, help="extra attempts after a server error")
     g.add_argument("--model-size", action=StatedSizes, default=None, metavar="MODEL=SIZE",
                    help="repeatable: the size of a model whose backend reports none (an OpenAI-compatible server "
-                        "other than llama.cpp's, imported answers or judgments: MODEL is their NAME), e.g. "
+                        "other than llama.cpp's; imported answers or judgments: MODEL is their NAME, or prefer's "
+                        "answers file as given), e.g. "
                         "qwen3:8b=8B or llama-3.3-70b=70B; recorded in its provenance as stated by the user. "
                         "Without it such a model's size is unknown and its output carries no verdict")
     g.add_argument("--executor", choices=["local", "ray"], default="local",

@@ -19,7 +19,7 @@ import re
 from dataclasses import replace
 from typing import Mapping
 
-from pipeline.llm.base import Provenance
+from pipeline.llm.base import SMALL_MODEL, Provenance
 
 SOURCE_OLLAMA = "ollama /api/show"
 SOURCE_GGUF = "GGUF metadata"
@@ -115,6 +115,6 @@ def stated_record(record: Mapping, stated: Mapping[str, float] | None) -> dict:
     out = dict(record)
     if updated.parameters_b is not None:
         out.update(parameters_b=updated.parameters_b, size_source=updated.size_source, small=updated.small)
-        if "label" in out:
-            out["label"] = updated.label
+        if "label" in out and updated.small and not record.get("small"):  # marked as Provenance.label marks it
+            out["label"] += f" ({SMALL_MODEL}: not a finding)"
     return out

@@ -139,3 +139,14 @@ def test_an_imported_record_gets_the_stated_size_and_keeps_its_shape():
     stated = stated_record(record, {"llama-3.3-70b": 70.0})
     assert stated == {**record, "parameters_b": 70.0, "size_source": SOURCE_STATED}
     assert Provenance.from_dict(stated).evidence_gate == ""
+    small = stated_record(record, {"llama-3.3-70b": 0.5})
+    assert small["small"] and small["label"] == "imported:llama-3.3-70b (sub-1B model: not a finding)"
+
+
+def test_imported_preference_answers_take_the_stated_size_under_their_file_name():
+    from pipeline.prompting.preference import AnswerSide
+
+    side = AnswerSide(imported={"1": "an answer"}, imported_from="big.jsonl")
+    assert "parameters_b" not in side.provenance and "unknown size" in Provenance.from_dict(side.provenance).evidence_gate
+    stated = AnswerSide(imported={"1": "an answer"}, imported_from="big.jsonl", stated_sizes={"big.jsonl": 8.0})
+    assert stated.provenance == {**side.provenance, "parameters_b": 8.0, "size_source": SOURCE_STATED}
