@@ -79,6 +79,26 @@ def test_a_malformed_generator_spec_stops_the_run_before_any_step(tmp_path, caps
     assert not (tmp_path / "cache" / "failure").exists()
 
 
+def test_a_malformed_assigner_spec_stops_typology_before_the_hard_set(tmp_path, capsys, monkeypatch):
+    """Before, the hard set was computed first (here: answers from a generator no server answers for, which
+    failed with exit 1 before the assigner's spec was read)."""
+    from tests.pipeline.cli.support import typology_args, write_typology_collection
+
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "c"
+    folder.mkdir()
+    write_typology_collection(folder)
+    argv = typology_args(folder, "nonsense:::model", task="h2g")
+    argv[argv.index("--generator") + 1] = "ollama:m@http://127.0.0.1:9"  # nothing listens there
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "unknown LLM spec 'nonsense:::model'" in err and "127.0.0.1:9" not in err
+    argv[argv.index("--assigner") + 1] = "auto"
+    argv[argv.index("--generator") + 1] = "also-bad:::spec"  # a generator spec is checked up front too
+    assert cli.main(argv) == 2 and "unknown LLM spec 'also-bad:::spec'" in capsys.readouterr().err
+    assert not (tmp_path / "cache" / "failure").exists()
+
+
 @pytest.mark.slow  # a whole study: answers, BERTScore (MiniLM), judgments, overlap (~25 s on the busy shared machine)
 def test_a_study_run_through_the_cli_stores_each_models_size(tmp_path, capsys, monkeypatch):
     """The generator reports 494.03M on /api/show (sub-1B: gated); the LLM judge reports no size and is
