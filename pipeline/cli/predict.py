@@ -6,6 +6,16 @@ from core import cli
 from pipeline.cli.args import (GENERATOR_HELP, JUDGE_HELP, bertscore_args, cap_arg, check_models, collection_args,
                                llm_args, llm_options)
 
+# The flags' minimums, so a value that cannot give its figure is refused at parsing (exit 2, naming it):
+# sd@k, NQC@k, SMV@k and sigma_max@k are spreads of the top k scores, and a spread needs two of them;
+# a 95% percentile interval takes its bounds at the 2.5% and 97.5% quantiles of the resamples, which
+# needs at least 1/0.025 = 40 resamples for each tail to hold one (with 1 resample the "interval" is
+# that one resample's value twice, a zero-width range that need not contain the estimate).
+MIN_K = 2
+MIN_BOOTSTRAP = 40
+DEPTH = cli.number(int, MIN_K, what=f"an integer >= {MIN_K}")
+RESAMPLES = cli.number(int, MIN_BOOTSTRAP, what=f"an integer >= {MIN_BOOTSTRAP}")
+
 RETRIEVER_HELP = "NAME (the data folder's run, or computed), NAME@computed, or NAME=RUNFILE (an imported run)"
 
 
@@ -31,7 +41,7 @@ def _num(value, fmt="+.3f") -> str:
 
 
 def cmd_predict(args) -> None:
-    check_models(args, [*args.generator, *args.judge])
+    check_models(args, [*args.generator, *args.judge], generators=args.generator)
     from pipeline.predict import store
     from pipeline.predict.compute import predict
     from pipeline.predict.evaluation import AUC_NOTE
@@ -71,12 +81,15 @@ def _arguments(p) -> None:
     p.add_argument("--judge", action="append", default=[], type=cli.named_file, metavar="SPEC|NAME[=FILE]",
                    help=JUDGE_HELP + "; repeatable: the disagreement target (and, with expected grades, their spread)")
     p.add_argument("--setup", action="append", choices=["binary", "graded"], help="judging setups (default: binary)")
-    p.add_argument("--k", type=cli.positive_int, default=100, help="cut-off of sd@k, NQC@k, SMV@k and sigma_max@k")
+    p.add_argument("--k", type=DEPTH, default=100, help="cut-off of sd@k, NQC@k, SMV@k and sigma_max@k (at least "
+                                                         f"{MIN_K}: a standard deviation needs two scores)")
     p.add_argument("--wig-k", type=cli.positive_int, default=5, help="cut-off of WIG@k")
     p.add_argument("--index", default=None, metavar="PATH|prebuilt:NAME",
                    help="full-corpus Lucene index for the pre-retrieval statistics (default: [qpp_index] in "
                         "irdash.toml, else the data folder's passages, marked partial)")
-    p.add_argument("--bootstrap", type=cli.positive_int, default=1000, help="bootstrap resamples for the intervals")
+    p.add_argument("--bootstrap", type=RESAMPLES, default=1000,
+                   help=f"bootstrap resamples for the 95%% intervals (at least {MIN_BOOTSTRAP}: each 2.5%% tail must "
+                        f"hold a resample)")
     p.add_argument("--bootstrap-seed", type=cli.nonnegative_int, default=0, help="seed of the bootstrap")
     bertscore_args(p)
     cap_arg(p)

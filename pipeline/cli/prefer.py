@@ -48,7 +48,7 @@ def cmd_prefer(args) -> None:
         def side(file):
             if file:
                 return preference.AnswerSide(imported=read_answers_jsonl(file, data.topics),
-                                             imported_from=str(file))
+                                             imported_from=str(file), stated_sizes=args.model_size)
             return preference.AnswerSide(generator)
 
         result = preference.run_preference(data, assignments, typology, templates, judge,

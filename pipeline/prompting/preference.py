@@ -78,6 +78,9 @@ class AnswerSide:
     client: ChatClient | None = None
     imported: Mapping[str, str] | None = None  # qid -> text
     imported_from: str = ""  # file name, recorded with the result
+    # {model: billions} the user stated (--model-size): imported answers report no size, so it is
+    # unknown unless stated under their file name (pipeline.llm.sizes)
+    stated_sizes: Mapping[str, float] | None = None
 
     def __post_init__(self):
         if (self.client is None) == (self.imported is None):
@@ -88,7 +91,10 @@ class AnswerSide:
         if self.client is not None:
             return self.client.provenance.as_dict()
         digest = content_digest(sorted(self.imported.items()), 12)
-        return Provenance("imported", self.imported_from or "answers").as_dict() | {"digest": digest}
+        from pipeline.llm.sizes import stated_record
+
+        record = Provenance("imported", self.imported_from or "answers").as_dict() | {"digest": digest}
+        return stated_record(record, self.stated_sizes)
 
 
 def truncate(text: str, limit: int) -> str:

@@ -265,12 +265,15 @@ def imported_judges(dataset: str, folder: str | Path | None) -> list[str]:
 def submit_study(dataset: str, folder: str | Path | None, **options) -> int:
     """Queue a study run; its id is chosen here, so the job's row can link to the study it writes
     and read its progress record (``meta["study_id"]``, ``meta["progress"]``). The form's numbers are
-    checked first (``cap``: pairs per query; ``max_queries``: 0 or None = all): a bad one raises
+    checked first (``cap``: pairs per query; ``max_queries``: 0 or None = all), and its LLM specs
+    (``generator``, ``llm_judge``) as the command checks them: a bad one raises
     :class:`core.fields.FormError` naming it, and nothing is queued."""
     from pipeline.study import store
 
     forms.check_fields((forms.PAIRS_PER_QUERY, options.get("cap", DEFAULT_CAP)),
-                       (forms.STUDY_QUERIES, options.get("max_queries") or 0))
+                       (forms.STUDY_QUERIES, options.get("max_queries") or 0),
+                       (forms.STUDY_GENERATOR, options.get("generator", "auto")),
+                       (forms.STUDY_LLM_JUDGE, options.get("llm_judge", "")))
     options["max_queries"] = forms.query_limit(options.get("max_queries"))
 
     study_id = store.new_study_id({"dataset": dataset, **options, "nonce": uuid.uuid4().hex})
