@@ -151,7 +151,8 @@ def export_study(dataset: str, study_id: str | None, out: str | Path, *, data_fo
             export.text(f"hard-{task}-{stem}.csv", f"the {task.upper()} set ({TASK_WORDS[task]}) with every query's "
                         f"values", hard_set_table(study, label, task).to_csv(index=False), format="csv", **extra)
     settings = f"{study.dataset.upper()}, study {study.id}: every configuration; quantile {study.quantile}"
-    export.table(pd.DataFrame(study.stability), "stability", "every configuration's pairwise overlaps (as stored)",
+    stability_rows = [{**row, "pair": intersection_label(row["pair"])} for row in study.stability]
+    export.table(pd.DataFrame(stability_rows), "stability", "every configuration's pairwise overlaps (as stored)",
                  f"Overlap structure across configurations. {settings}.")
     found = {f.name: f for f in check_findings(study.dataset, study_id=study.id)}
     export.table(findings_table(list(found.values())), "findings", "the paper's claims checked on this study",

@@ -12,7 +12,8 @@ generator that is sub-1B or of unknown size, make a dataset inconclusive.
 from __future__ import annotations
 
 from pipeline.findings.evidence import graded, n_gate
-from pipeline.findings.finding import FAILS, HOLDS, INCONCLUSIVE, UNMEASURABLE, Finding, Part, finding, paper_claims, percent
+from pipeline.findings.finding import (FAILS, HOLDS, INCONCLUSIVE, UNMEASURABLE, Finding, Part, finding, paper_claims,
+                                       percent)
 from pipeline.findings.scope import datasets_in_scope
 from pipeline.llm.base import Provenance
 

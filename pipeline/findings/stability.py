@@ -102,6 +102,14 @@ def structure_stable(scoped: list[DatasetStudy]) -> Finding:
                                        "(Webber et al. 2010; pipeline.stats.rank)"})
 
 
+def _of_either(study: StudyResult, first: str, second: str, lines_of) -> list[str]:
+    """``lines_of(study, label)`` of both configurations, each line once: one both share as it is, one of a
+    single configuration prefixed with its label."""
+    a, b = lines_of(study, first), lines_of(study, second)
+    return ([line for line in a if line in b] + [f"{first}: {line}" for line in a if line not in b]
+            + [f"{second}: {line}" for line in b if line not in a])
+
+
 def _pair_part(study: StudyResult, first: str, second: str, component: str, rule: dict, level: float) -> Part:
     """One pair of configurations: each pairwise share's change and its interval against +/- the tolerance."""
     tolerance = rule["tolerance"]
@@ -113,8 +121,7 @@ def _pair_part(study: StudyResult, first: str, second: str, component: str, rule
     rbo = "RBO —" if agreement["rbo"] is None else f"RBO {agreement['rbo']:.2f}"
     context = f"largest {lead[0]} → {lead[1]}; {tau}, {rbo} over {agreement['n']} queries"
     shared = sorted(set(study.universe_ids(first)) & set(study.universe_ids(second)))
-    gates = n_gate(len(shared), rule) + [f"{label}: {g}" for label in (first, second)
-                                         for g in context_gates(study, label)]
+    gates = n_gate(len(shared), rule) + _of_either(study, first, second, context_gates)
     if not shared:
         return Part(scope, measured, UNMEASURABLE if not gates else INCONCLUSIVE,
                     f"no query in both universes ({context})", {"n": 0, "inconclusive_because": gates})
@@ -128,6 +135,6 @@ def _pair_part(study: StudyResult, first: str, second: str, component: str, rule
                       for k, c in changes.items()) + f" ({level:.1%} bootstrap) vs ±{tolerance}"
     evidence = {"n": len(shared), "statistic": rule["statistic"], "level": level, "tolerance": tolerance,
                 "changes": changes, "shown": shown,
-                "models": [f"{label}: {line}" for label in (first, second) for line in model_lines(study, label)]}
+                "models": _of_either(study, first, second, model_lines)}
     return graded(scope, measured, verdict, f"share changes {shown}; {context}", evidence, gates,
                   unsure="a change's interval straddles the tolerance")

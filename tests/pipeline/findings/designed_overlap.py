@@ -35,7 +35,8 @@ def _values(scored: list[str], hard: set[str], hard_is_top: bool) -> dict[str, f
 
 def designed_study(dataset: str, retrievers: dict[str, set[str]], generator: set[str], judge: set[str], *,
                    queries: list[str], scored: dict[str, list[str]] | None = None, n_judged: int | None = None,
-                   generator_model: dict = SIZED, judge_model: dict = SIZED, study_id: str = "designed0000") -> StudyResult:
+                   generator_model: dict = SIZED, judge_model: dict = SIZED,
+                   study_id: str = "designed0000") -> StudyResult:
     """A study of ``dataset`` with one configuration per retriever (each with its H2R set), one generator
     (H2G ``generator``), one judge in the binary setup (H2J ``judge``); ``scored``: the queries each task
     scores (default every one of ``queries``); ``n_judged``: the judged queries (default ``len(queries)``)."""
@@ -73,5 +74,6 @@ def designed_study(dataset: str, retrievers: dict[str, set[str]], generator: set
         retrievers=retriever_results,
         generators={"designed-generator": GeneratorResult(generator_model, None, {}, None, {}, {}, generated.values,
                                                           {}, [], None)},
-        judges={"designed-judge": {"binary": JudgeResult({"provenance": judge_model}, judged.values, {}, {}, [], None)}},
+        judges={"designed-judge": {"binary": JudgeResult({"provenance": judge_model}, judged.values, {}, {}, [],
+                                                         None)}},
         configurations=configurations, stability=[], universe="per-task")

@@ -67,7 +67,8 @@ def test_a_lead_of_one_query_is_inconclusive():
     q = qids(43)
     h2r, h2j = set(q[:11]), set(q[:5]) | set(q[11:17])
     h2g = set(q[5:9]) | {q[11]} | set(q[17:23])
-    (part,) = _check(designed_study("lead", {"run": h2r}, h2g, h2j, queries=q), h2r_h2j_largest)["h2r_h2j_largest"].parts
+    study = designed_study("lead", {"run": h2r}, h2g, h2j, queries=q)
+    (part,) = _check(study, h2r_h2j_largest)["h2r_h2j_largest"].parts
     assert part.measured["pair_counts"] == {"h2r&h2g": 4, "h2r&h2j": 5, "h2g&h2j": 1}
     assert part.measured["largest_pair"] == "h2r&h2j"  # the largest count, but not in enough resamples
     boot = part.measured["bootstrap"]
