@@ -195,3 +195,15 @@ def test_every_claim_states_its_rule_beside_it():
 def test_a_dataset_without_a_study_stays_not_measurable():
     found = all_three_under_10pct([DatasetStudy("dl22", None, "no study for dl22")])
     assert found.verdict == UNMEASURABLE and found.parts[0].headline == UNMEASURABLE
+
+
+def test_the_findings_page_shows_each_parts_headline_and_the_claims_rule():
+    from pipeline.views import findings as view
+
+    found = _check(_clear_lead(generator_model=SUB_1B), h2r_h2j_largest)["h2r_h2j_largest"]
+    frame = view.parts_frame(found)
+    assert list(frame.columns) == ["scope", "verdict", "headline", "reason"]
+    assert frame["headline"][0].startswith("inconclusive (generator is a sub-1B model (0.49B (ollama /api/show))) · "
+                                           "n = 43 · H2R ∩ H2J (incl. H2G) strictly largest in ")
+    assert view.rule_line(found).startswith(paper_claims()["h2r_h2j_largest"]["rule"]["statistic"])
+    assert "minimum n 30" in view.rule_line(found) and "correction bonferroni" in view.rule_line(found)
