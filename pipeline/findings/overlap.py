@@ -136,6 +136,8 @@ def largest_pair_part(study: StudyResult, label: str, config: ConfigurationResul
     text = ", ".join(f"{pair_name(k)} {c}" for k, c in counts.items())
     if TARGET_PAIR not in counts:
         return Part(scope, measured, UNMEASURABLE, f"no {pair_name(TARGET_PAIR)} pair in this configuration")
+    if not a["n_queries"]:
+        return Part(scope, measured, UNMEASURABLE, "no query in the common universe")
     boot = largest_pair_bootstrap(config.hard_in_universe, universe_of(config), TARGET_PAIR,
                                   resamples=rule["resamples"], seed=rule["seed"])
     threshold = family_threshold(rule, m)
