@@ -24,13 +24,15 @@ def ltr_result(store_path: str, experiment: str, version: tuple) -> dict:
         return ltr_findings.check(store, experiment)
 
 
-def show(found, parts_frame) -> None:
-    """Each finding: its verdict, the paper's figure and the reason (text from the stores stays text), and
-    its measured parts (``parts_frame``: the section's view helper)."""
+def show(found, parts_frame, rule_line=None) -> None:
+    """Each finding: its verdict, the paper's figure, its rule (``rule_line``: the section's view helper, where
+    the claims state one) and the reason (text from the stores stays text), and its measured parts
+    (``parts_frame``: the section's view helper; the failure paper's carry each verdict's headline)."""
     for finding in found:
         with st.expander(f"{finding.name}: {finding.verdict}",
                          expanded=finding.verdict != "not measurable here"):
-            st.text(f"claim: {finding.claim}\npaper: {finding.paper}\nreason: {finding.reason}")
+            rule = f"\nrule: {rule_line(finding)}" if rule_line else ""
+            st.text(f"claim: {finding.claim}\npaper: {finding.paper}{rule}\nreason: {finding.reason}")
             parts = parts_frame(finding)
             if not parts.empty:
                 st.dataframe(parts, hide_index=True, width="stretch")
@@ -38,15 +40,17 @@ def show(found, parts_frame) -> None:
 
 st.title("Findings")
 st.caption("Each claim of the two papers checked on what the stores hold: the paper's figure, the measured figures, "
-           "a verdict (holds / does not hold / not measurable here, with the reason) and what it rests on. "
-           "A verdict is never softened: one configuration against a claim makes it not hold.")
+           "a verdict (holds / does not hold / inconclusive / not measurable here, with the reason) and what it "
+           "rests on. Inconclusive: measured, but the evidence cannot carry a verdict (n under the claim's minimum, "
+           "an interval that straddles the threshold, a sub-1B or unknown-size model, a universe under half of the "
+           "judged queries). A verdict is never softened: one configuration against a claim makes it not hold.")
 
 st.header("Query failure (pipeline findings)")
 dataset = st.selectbox("Dataset", view.dataset_choices(), key="findings_dataset",
                        help="all: every TREC DL year (those without a study read 'not measurable here')")
 found = failure_findings(dataset, view.stores_version(dataset))
 st.dataframe(view.summary_frame(found), hide_index=True, width="stretch")
-show(found, view.parts_frame)
+show(found, view.parts_frame, view.rule_line)
 c = st.columns(3)
 c[0].download_button("Download findings (CSV)", partial(view.findings_csv, found),
                      file_name=f"findings-{dataset}.csv", mime="text/csv")

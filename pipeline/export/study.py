@@ -19,7 +19,7 @@ from core.export import Export, slug
 from pipeline.export.venn import VENN_ORDER, venn_figure
 from pipeline.findings.finding import Finding, pair_name
 from pipeline.findings.scope import study_record
-from pipeline.sets.overlap import all_pairwise, further_note
+from pipeline.sets.overlap import all_pairwise, further_note, intersection_label, region_label
 from pipeline.study.result import StudyResult
 
 TASK_VALUES = {"h2r": "ndcg@10", "h2g": "bertscore_f1", "h2j": "disagreement"}
@@ -40,7 +40,7 @@ def venn_caption(study: StudyResult, label: str) -> list[str]:
 
 def regions_table(analysis: dict) -> pd.DataFrame:
     n = analysis["n_queries"]
-    rows = [{"region": " ∩ ".join(t.upper() for t in name.split("&")) + ("" if "&" in name else " only"),
+    rows = [{"region": region_label(name),
              "queries": analysis["regions"][name]["count"],
              "share_of_universe": analysis["regions"][name]["count"] / n if n else None} for name in VENN_ORDER]
     rows.append({"region": "hard in all three", "queries": analysis["all_three"]["count"],
@@ -52,7 +52,7 @@ def regions_table(analysis: dict) -> pd.DataFrame:
 
 def pairwise_table(analysis: dict) -> pd.DataFrame:
     largest = analysis["largest_pairwise"]
-    return pd.DataFrame([{"pair": pair_name(key), "overlap": f["count"], "expected_if_independent":
+    return pd.DataFrame([{"pair": intersection_label(key), "overlap": f["count"], "expected_if_independent":
                           f["expected_if_independent"], "jaccard": f["jaccard"], "share_of_first": f["share_of_first"],
                           "share_of_second": f["share_of_second"], "p_hypergeometric": f["p_value"],
                           "largest": key == largest["pair"] or key in largest["tied_with"]}
@@ -87,7 +87,7 @@ def stability_measurements(found: dict[str, Finding]) -> pd.DataFrame:
         if not m:
             continue
         row = {"differs_in": m["differs_in"], "first": m["first"], "second": m["second"]}
-        row.update({f"change {pair_name(k)}": s["change"] for k, s in m["pair_shares"].items()})
+        row.update({f"change {intersection_label(k)}": s["change"] for k, s in m["pair_shares"].items()})
         row.update(all_three_change=m["all_three_change"], same_largest=m["same_largest"],
                    kendall_tau=m["rank_agreement"]["kendall_tau"], rbo=m["rank_agreement"]["rbo"],
                    queries=m["rank_agreement"]["n"], verdict=part.verdict)
@@ -151,7 +151,8 @@ def export_study(dataset: str, study_id: str | None, out: str | Path, *, data_fo
             export.text(f"hard-{task}-{stem}.csv", f"the {task.upper()} set ({TASK_WORDS[task]}) with every query's "
                         f"values", hard_set_table(study, label, task).to_csv(index=False), format="csv", **extra)
     settings = f"{study.dataset.upper()}, study {study.id}: every configuration; quantile {study.quantile}"
-    export.table(pd.DataFrame(study.stability), "stability", "every configuration's pairwise overlaps (as stored)",
+    stability_rows = [{**row, "pair": intersection_label(row["pair"])} for row in study.stability]
+    export.table(pd.DataFrame(stability_rows), "stability", "every configuration's pairwise overlaps (as stored)",
                  f"Overlap structure across configurations. {settings}.")
     found = {f.name: f for f in check_findings(study.dataset, study_id=study.id)}
     export.table(findings_table(list(found.values())), "findings", "the paper's claims checked on this study",

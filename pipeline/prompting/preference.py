@@ -44,8 +44,8 @@ from pipeline.typology.categories import TASKS, Assignment, Typology
 
 RESULT_VERSION = 1
 DIFFICULTY_PLACEMENT = "the baseline prompt with the difficulty text on its own line after the question line"
-# The study's preference rates for the difficulty-aware answer (its judge, its generators), shown beside ours.
-STUDY_RATES = {"dl19": 0.6456, "dl20": 0.7540, "dl21": 0.5277, "dl22": 0.6049}
+# The study's preference rates for the difficulty-aware answer are data in the failure paper's claims file
+# (pipeline/findings/paper_claims.json; pipeline.findings.preference.paper_rates), their one source.
 STAGES = 3  # run_preference's stages in a job's progress record: baseline answers, aware answers, judging
 
 

@@ -26,7 +26,7 @@ from pipeline.generation.h2g import answer_cut_note, reference_note, truncation_
 from pipeline.judging.benchmark import benchmark_line  # noqa: E402
 from pipeline.judging.judgments import DEFAULT_CAP  # noqa: E402
 from pipeline.llm.base import SMALL_MODEL  # noqa: E402
-from pipeline.sets.overlap import TASKS, all_pairwise, further_note  # noqa: E402,F401  (the page's note)
+from pipeline.sets.overlap import TASKS, all_pairwise, further_note, intersection_label  # noqa: E402,F401  (the page's note)
 from pipeline.study.result import Components, StudyResult  # noqa: E402
 from pipeline.study.universe import DEFAULT_UNIVERSE, UNIVERSE_HELP, UNIVERSES, check_universe  # noqa: E402,F401
 from pipeline.views import forms  # noqa: E402
@@ -111,7 +111,7 @@ def summary_frame(analysis: dict) -> pd.DataFrame:
 
 def pairwise_frame(analysis: dict) -> pd.DataFrame:
     largest = {analysis["largest_pairwise"]["pair"], *analysis["largest_pairwise"]["tied_with"]}
-    rows = [{"pair": " ∩ ".join(p.upper() for p in key.split("&")), "overlap": f["count"],
+    rows = [{"pair": intersection_label(key), "overlap": f["count"],
              "expected if independent": f["expected_if_independent"], "Jaccard": f["jaccard"],
              "share of first": f["share_of_first"], "share of second": f["share_of_second"],
              "p (hypergeometric, ≥)": f["p_value"], "largest (ties marked)": key in largest}
@@ -129,10 +129,10 @@ def stability_frame(study: StudyResult) -> pd.DataFrame:
                "scored per task": ", ".join(f"{t.upper()} {n}" for t, n in universe.n_task.items()),
                "universe": universe.rule, "all three": a["all_three"]["share"]}
         for key, f in a["pairwise"].items():
-            name = key.replace("&", "∩").upper()
+            name = intersection_label(key)
             row[f"{name}"] = f["count"]
             row[f"{name} p"] = f["p_value"]
-        row["largest pair"] = (a["largest_pairwise"]["pair"] or "").replace("&", "∩").upper()
+        row["largest pair"] = intersection_label(a["largest_pairwise"]["pair"]) if a["largest_pairwise"]["pair"] else ""
         row[SMALL_MODEL] = ", ".join(c.small_model) or ""
         rows.append(row)
     return pd.DataFrame(rows)
@@ -197,7 +197,7 @@ def comparison_frame(a: StudyResult, b: StudyResult, label: str) -> pd.DataFrame
     for task in TASKS:
         add(f"{task.upper()} exclusive share", "share", lambda x, t=task: x["exclusive"][t]["share"])
     for key in a.configurations[label].analysis["pairwise"]:
-        pair = key.replace("&", " ∩ ").upper()
+        pair = intersection_label(key)
         add(f"{pair} overlap", "count", lambda x, k=key: x["pairwise"][k]["count"])
         add(f"{pair} Jaccard", "share", lambda x, k=key: x["pairwise"][k]["jaccard"])
     return pd.DataFrame(rows, columns=["figure", "kind", "first", "second", "difference"])

@@ -79,9 +79,10 @@ def test_pipeline_export_of_the_planted_study(planted_cache, tmp_path, capsys):
     tex = (out / f"pairwise-{LABEL}.tex").read_text()
     assert r"\toprule" in tex and r"\midrule" in tex and r"\bottomrule" in tex
     assert "retriever bm25, generator planted, judge llama-3.3-70b, setup binary" in tex
-    assert r"H2R $\cap$ H2G & 11 &" in tex
+    assert r"H2R $\cap$ H2G (incl. H2J) & 11 &" in tex  # the whole intersection, named as such (issue 33)
     findings_tex = (out / "findings.tex").read_text()
-    assert r"h2r\_h2j\_largest & does not hold & H2R $\cap$ H2J largest" in findings_tex
+    # inconclusive since issue 33: the planted answers and the imported judgments are of unknown size
+    assert r"h2r\_h2j\_largest & inconclusive & H2R $\cap$ H2J largest" in findings_tex
     # the per-query CSV of H2R holds exactly the H2R set, with its values
     with open(out / f"hard-h2r-{LABEL}.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))

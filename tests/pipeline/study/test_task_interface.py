@@ -170,6 +170,9 @@ def test_a_live_study_stores_what_the_old_code_stored(old_study, cache, tmp_path
         old.pop(key), new.pop(key)
     for study_json in (old, new):  # the encoder's CPU threads and load: the machine at run time
         study_json["generators"]["answers-without-q3"]["bertscore"].pop("threads")
+    # issue 33: each configuration now also records its gated models (imported: of unknown size)
+    gated = {label: c.pop("gated") for label, c in new["configurations"].items()}
+    assert all(set(g) == {"generator", "judge"} and "unknown size" in g["judge"] for g in gated.values())
     assert new == old
     assert logged[:2] == ["[designed] retriever designed-run: 8 queries",
                           "[designed] generator answers-without-q3: 7 queries scored (minilm); "
