@@ -22,6 +22,7 @@ def _ndcg_at_10(scores: np.ndarray, labels: np.ndarray) -> float:
     return 1.0 if ideal == 0 else dcg(np.argsort(-scores, kind="stable")) / ideal
 
 
+@pytest.mark.slow  # ~4 s on a busy machine, most of it importing LightGBM (and scikit-learn)
 def test_a_lambdamart_run_is_stored_like_every_other(tiny_data, tmp_path):
     config = RunConfig(data=tiny_data, fold=1, loss="lambdamart", model="lambdamart", epochs=8, patience=3,
                        model_params={"num_leaves": 7, "min_data_in_leaf": 5})
