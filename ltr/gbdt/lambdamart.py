@@ -93,8 +93,8 @@ def train_booster(prepared, store, threads: int, progress: Callable[[str], None]
 
     cfg, run_id = prepared.config, prepared.config.run_id
     store.truncate_after(run_id, step=0, epoch=0)  # no checkpoint: a restarted run starts over
-    train, vali = lgb_dataset(prepared.splits["train"]), None
-    vali = lgb_dataset(prepared.splits["vali"], reference=train)
+    train = lgb_dataset(prepared.splits["train"])
+    vali = lgb_dataset(prepared.splits["vali"], reference=train)  # binned as the training data
     params = {**booster_parameters(cfg), "num_threads": int(threads)}
     state = {"best": -np.inf, "best_round": -1, "last": time.perf_counter(), "cpu": time.process_time(),
              "store_seconds": 0.0, "store_cpu": 0.0}

@@ -112,3 +112,19 @@ def test_lambdamart_on_mq2008_fold1_matches_lightgbm_trained_directly(shared_dir
           f"LightGBM directly {direct:.4f} (best iteration {booster.best_iteration})")
     assert best_round + 1 == booster.best_iteration
     assert abs(result.summary["test"]["ndcg@10"] - direct) < 0.01
+
+
+@pytest.mark.slow
+def test_a_cancel_request_stops_a_lambdamart_run_as_cancelled(tiny_data, tmp_path):
+    import threading
+
+    from ltr.train import RunCancelled
+
+    cancel = threading.Event()
+    cancel.set()
+    config = RunConfig(data=tiny_data, fold=1, loss="lambdamart", model="lambdamart", epochs=50, patience=0)
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        with pytest.raises(RunCancelled):
+            train_run(config, store, cancel=cancel)
+        run = store.get_run(config.run_id)
+    assert run["status"] == "cancelled" and run["epochs_done"] == 0
