@@ -53,7 +53,9 @@ def letor_folder(tmp_path):
 def test_bad_input_is_one_line_and_writes_nothing(capsys, tmp_path, tiny_data, letor_folder, monkeypatch):
     store = tmp_path / "store" / "runs.sqlite"
     base = ["train", "--data", tiny_data, "--fold", "1", "--epochs", "1"]
-    _bad(capsys, base + ["--loss", "lambdamart", "--model", "mlp"], store, "unknown loss 'lambdamart'")
+    _bad(capsys, base + ["--loss", "lambdamartt", "--model", "mlp"], store, "unknown loss 'lambdamartt'")
+    # the lambdarank objective is a tree ranker's (ltr.gbdt), not a loss of a neural one
+    _bad(capsys, base + ["--loss", "lambdamart", "--model", "mlp"], store, "train it with --model lambdamart")
     _bad(capsys, base + ["--loss", "ranknet", "--model", "gbdt"], store, "unknown model 'gbdt'")
     _bad(capsys, ["train", "--data", "mq2009", "--fold", "1", "--loss", "ranknet", "--model", "mlp"], store,
          "unknown dataset 'mq2009'")
