@@ -73,15 +73,42 @@ def _setting_key(config: dict) -> str:
     return configuration_label({**config, "seed": "*"})
 
 
-def variant_label(config: dict) -> str:
-    """The loss with its own parameters: ``learndcg``, ``learndcg(loss_lr=0.01)``, ``learndcg_meta(p_d=3)``."""
+def variant_label(config: dict, per_loss: Sequence[str] = ()) -> str:
+    """The loss with its own parameters: ``learndcg``, ``learndcg(loss_lr=0.01)``, ``learndcg_meta(p_d=3)``;
+    ``per_loss``: settings the run's grid sets per loss (a tuned grid's ``lr``, ``batch_size``), shown too:
+    ``approxndcg(alpha=2.5,batch_size=32,lr=0.004)``."""
     loss = config.get("loss", "?")
     extra = dict(sorted((config.get("loss_params") or {}).items()))
     if loss in LEARNABLE_LOSSES and config.get("loss_lr") not in (None, config.get("lr")):
         extra["loss_lr"] = config["loss_lr"]
+    for name in sorted(per_loss):
+        extra[name] = config.get(name)
     if not extra:
         return loss
     return f"{loss}(" + ",".join(f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in extra.items()) + ")"
+
+
+# Settings a grid may set per loss (``[overrides.loss.<name>]``, e.g. ``ltr grid --tuned``): in such a grid's runs
+# they make the loss's variant, not the configuration, so the tuned losses are compared in one table.
+PER_LOSS_SETTINGS = ("epochs", "lr", "batch_size", "slate_length", "patience")
+PER_LOSS = "per loss"
+
+
+def per_loss_settings(store: RunStore, experiments) -> dict[str, tuple[str, ...]]:
+    """``{experiment: settings its grid overrides for some loss}`` (only experiments that override any)."""
+    names = {e for e in experiments if isinstance(e, str)}
+    if not names:
+        return {}
+    grids = store.experiments()
+    out = {}
+    for name, config in zip(grids["name"], grids["config_json"]):
+        if name not in names:
+            continue
+        by_loss = (json.loads(config).get("overrides") or {}).get("loss") or {}
+        fields = sorted({f for values in by_loss.values() for f in values} & set(PER_LOSS_SETTINGS))
+        if fields:
+            out[name] = tuple(fields)
+    return out
 
 
 def variant_loss(label: str) -> str:
@@ -94,16 +121,21 @@ def completed_runs(store: RunStore, data: str, model: str, *, experiment: str | 
     """Completed runs of ``data``/``model`` with their ``configuration`` and ``variant`` labels.
 
     Runs that differ only in their seed share a configuration, labelled with its seeds
-    (:func:`configuration_label`); ``seed`` keeps only that seed's runs."""
+    (:func:`configuration_label`); ``seed`` keeps only that seed's runs. The runs of a grid that sets some
+    settings per loss (:func:`per_loss_settings`: a tuned grid) share a configuration whatever those settings
+    (``lr=per loss``) and carry them in their variant."""
     runs = store.list_runs(data=canonical_data(data), model=model, status="completed", experiment=experiment,
                            with_config=True)
     if seed is not None:
         runs = runs[runs["seed"] == seed]
     runs = runs.copy()
-    setting = pd.Series([_setting_key(c) for c in runs["config"]], index=runs.index, dtype=object)
+    per_loss = per_loss_settings(store, set(runs["experiment"].dropna())) if len(runs) else {}
+    fields = [per_loss.get(e, ()) if isinstance(e, str) else () for e in runs["experiment"]]
+    shared = [{**c, **{f: PER_LOSS for f in own}} for c, own in zip(runs["config"], fields)]
+    setting = pd.Series([_setting_key(c) for c in shared], index=runs.index, dtype=object)
     seeds_of = runs.groupby(setting)["seed"].agg(lambda s: sorted(set(int(x) for x in s))) if len(runs) else {}
-    runs["configuration"] = [configuration_label(c, seeds_of[key]) for c, key in zip(runs["config"], setting)]
-    runs["variant"] = [variant_label(c) for c in runs["config"]]
+    runs["configuration"] = [configuration_label(c, seeds_of[key]) for c, key in zip(shared, setting)]
+    runs["variant"] = [variant_label(c, own) for c, own in zip(runs["config"], fields)]
     return runs
 
 

@@ -396,3 +396,40 @@ def test_two_folds_by_two_seeds_mean_spread_and_the_seed_averaged_paired_test(tm
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "per fold x seed" in out and "seed 1" in out and "±" in out and "averaged over the 2 seeds" in out
+
+
+def test_a_tuned_grid_is_one_configuration_with_its_per_loss_settings_in_the_variants(tmp_path):
+    """A grid with per-loss learning rates and batch sizes (``ltr grid --tuned``) is compared in one table: its
+    configuration says ``lr=per loss``, each row names its loss's settings, and the folds are paired as usual."""
+    from ltr.grid import expand_grid
+    from ltr.tune import apply_tuned
+
+    spec = {"name": "tuned", "data": [DATA], "folds": [1, 2], "losses": ["learndcg", "approxndcg", "ranknet"],
+            "models": [MODEL], "train": {"lr": 0.001, "batch_size": 64}}
+    spec = apply_tuned(spec, {"overrides": {"loss": {"approxndcg": {"lr": 0.004, "batch_size": 32},
+                                                     "learndcg": {"lr": 0.002}}},
+                              "loss_params": {"approxndcg": {"alpha": 2.5}}})
+    grid = expand_grid(spec)
+    rng = np.random.default_rng(3)
+    pooled = {}
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        store.register_experiment(grid.name, grid.source)
+        for fold in (1, 2):
+            base = rng.uniform(0.3, 0.7, 20)
+            for cfg in (c for c in grid.configs if c.fold == fold):
+                values = np.clip(base + rng.normal(0.02 if cfg.loss == "learndcg" else 0, 0.03, 20), 0, 1)
+                pooled.setdefault(cfg.loss, []).extend(values)
+                store.register_run(cfg.run_id, cfg.result_config(), experiment=grid.name)
+                store.start_run(cfg.run_id, device="cpu")
+                store.finish_run(cfg.run_id, test_means={f"ndcg@{k}": float(values.mean()) for k in (1, 3, 5, 10)},
+                                 per_query={f"ndcg@{k}(gain=exp,norel=1)": dict(zip([f"{fold}_{i}" for i in range(20)],
+                                                                                    values)) for k in (1, 3, 5, 10)},
+                                 train_seconds=1.0)
+        table = significance_table(store, DATA, MODEL, experiment="tuned").set_index("loss")
+    assert "lr=per loss" in table.attrs["configuration"] and "batch=per loss" in table.attrs["configuration"]
+    assert table.attrs["other_configurations"] == []
+    assert list(table.index) == ["ranknet(batch_size=64,lr=0.001)", "approxndcg(alpha=2.5,batch_size=32,lr=0.004)",
+                                 "learndcg(batch_size=64,lr=0.002)"]  # the study's loss order
+    assert table.attrs["candidate"] == "learndcg(batch_size=64,lr=0.002)" and (table["folds"] == 2).all()
+    assert table.loc["ranknet(batch_size=64,lr=0.001)", "p@10"] == pytest.approx(
+        stats.ttest_rel(pooled["learndcg"], pooled["ranknet"]).pvalue, rel=1e-6, abs=0)
