@@ -17,12 +17,17 @@ epoch early stopping keeps, :data:`ltr.train.run.SELECTION_METRIC`):
   and a trial left ``RUNNING`` by a killed process is resumed by its own number, with its own parameters,
   from its run's checkpoint, so no trial is lost or repeated. ``trials`` is the study's total.
 
-Trials train in this process through :func:`ltr.train.inprocess.train_one`, the entry point of the trainer
-hosts and of Ray's tasks (fold read once per process). The tuned configuration per loss
-(:func:`tuned_grid`) is a grid fragment: ``ltr grid --tuned FILE`` (the ``--json`` document) applies it.
+Executors: ``local`` trains each trial in this process through :func:`ltr.train.inprocess.train_one`, the
+entry point of the trainer hosts (fold read once per process); ``ray`` runs each trial as one Ray task of the
+existing runner (:func:`ltr.ray_runner.run_one_ray`: the store actor writes its epochs into the same store, its
+checkpoint is mirrored), while this process reads the trial's epochs from the store as they arrive
+(:class:`EpochWatcher`, every 0.25 s) and reports them; a pruned Ray trial is stopped the way the runner stops a
+cancelled grid (the driver's KeyboardInterrupt cancels the task, the run is stored ``cancelled``). The tuned
+configuration per loss (:func:`tuned_grid`) is a grid fragment: ``ltr grid --tuned FILE`` applies it.
 """
 from __future__ import annotations
 
+import _thread
 import fcntl
 import math
 import threading
@@ -176,37 +181,127 @@ def _seeded_sampler(seed: int, number: int):
     return optuna.samplers.TPESampler(seed=int(content_digest([seed, number], 8), 16))
 
 
+class EpochWatcher(threading.Thread):
+    """Reports a Ray trial's epochs as the store actor writes them (this process reads the same store every
+    ``poll`` seconds) and, when the pruner says so, interrupts the main thread, where the Ray runner cancels
+    the task as it does for Ctrl-C. It interrupts only while the Ray call is running (:meth:`ray_call_ended`
+    closes that window under the same lock), so the interrupt always lands where :func:`_train_on_ray` catches it."""
+
+    def __init__(self, store_path: Path, run_id: str, trial, poll: float = 0.25):
+        super().__init__(daemon=True, name=f"tune-watch-{run_id}")
+        self.store_path, self.run_id, self.trial, self.poll = store_path, run_id, trial, poll
+        self.stop, self.pruned_at = threading.Event(), None
+        self._reported: set[int] = set()
+        self._lock, self._in_ray_call = threading.Lock(), True
+
+    def ray_call_ended(self) -> None:
+        with self._lock:
+            self._in_ray_call = False
+
+    def report_new(self, store: RunStore) -> None:
+        for epoch, value in _epochs(store, self.run_id):
+            if epoch in self._reported:
+                continue
+            self._reported.add(epoch)
+            self.trial.report(value, epoch)
+            with self._lock:
+                if self._in_ray_call and self.pruned_at is None and self.trial.should_prune():
+                    self.pruned_at = epoch
+                    self.stop.set()
+                    _thread.interrupt_main()  # the Ray runner's KeyboardInterrupt path: cancel the task
+                    return
+
+    def run(self) -> None:
+        with RunStore(self.store_path) as store:
+            while not self.stop.wait(self.poll):
+                self.report_new(store)
+
+
 def tune_loss(base: RunConfig, trials: int, *, store_path: str | Path | None = None, sampler_seed: int = 0,
-              pruner=None, progress: Callable[[str], None] | None = None) -> LossTuning:
+              pruner=None, progress: Callable[[str], None] | None = None, ray_settings=None) -> LossTuning:
     """Run the study of ``base``'s loss up to ``trials`` trials in all (finished ones count; a trial a killed
-    process left running is finished first, by its own number) and return every trial and the best."""
+    process left running is finished first, by its own number) and return every trial and the best.
+    ``ray_settings`` (:class:`core.ray_cluster.RaySettings`): each trial is a Ray task; else in this process."""
     import optuna
     from optuna.trial import TrialState
 
+    from ltr.store import default_store_path
+
     say = progress or (lambda _msg: None)
     name = study_name(base, sampler_seed=sampler_seed)
+    store_path = Path(store_path) if store_path else default_store_path()
     with _study_lock(name), RunStore(store_path) as store:
         study = _open_study(name, pruner=pruner)
         for frozen in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
             say(f"{name}: resuming trial {frozen.number} (left running by a process that ended)")
-            _run_trial(optuna.trial.Trial(study, frozen._trial_id), base, name, store, say, resumed=True)
+            _run_trial(optuna.trial.Trial(study, frozen._trial_id), base, name, store, say, resumed=True,
+                       ray_settings=ray_settings)
         while len(study.get_trials(deepcopy=False)) < trials:
             study.sampler = _seeded_sampler(sampler_seed, len(study.get_trials(deepcopy=False)))
-            _run_trial(study.ask(), base, name, store, say, resumed=False)
+            _run_trial(study.ask(), base, name, store, say, resumed=False, ray_settings=ray_settings)
         return _summary(study, base.loss, name, store)
 
 
-def _run_trial(trial, base: RunConfig, study: str, store: RunStore, say, *, resumed: bool) -> TrialOutcome:
-    from optuna.trial import TrialState
+@dataclass(frozen=True)
+class _Trained:
+    status: str  # completed | cancelled | failed | bad input
+    message: str
+    trained: bool
+    pruned_at: int | None
 
+
+def _train_here(config: RunConfig, trial, store: RunStore, say) -> _Trained:
     from ltr.train.inprocess import train_one
 
-    config = trial_config(base, trial, study)
-    trial.set_user_attr("run_id", config.run_id)
     cancel = threading.Event()
     reporting = TrialReportingStore(store, trial, cancel)
     outcome = train_one(config, reporting, cancel=cancel, progress=lambda msg: say(f"  trial {trial.number}: {msg}"))
     trained = outcome.status != "completed" or bool(outcome.result and outcome.result.retrained)
+    return _Trained(outcome.status, outcome.message, trained, reporting.pruned_at)
+
+
+def _train_on_ray(config: RunConfig, trial, store: RunStore, settings) -> _Trained:
+    from ltr.ray_runner import run_one_ray
+
+    done = store.find_run(config.run_id)
+    if done is not None and done["status"] == "completed":
+        return _Trained("completed", "already completed", False, None)
+    watcher = EpochWatcher(Path(store.path), config.run_id, trial)
+    watcher.start()
+    try:
+        try:
+            outcome = run_one_ray(config, store.path, settings)
+        finally:
+            watcher.ray_call_ended()
+    except KeyboardInterrupt:
+        if watcher.pruned_at is None:
+            raise  # Ctrl-C or SIGTERM: the trial stays RUNNING, resumed next time
+        run = store.find_run(config.run_id)
+        if run is not None and run["status"] == "completed":  # it finished before the cancel reached it
+            return _Trained("completed", "", True, None)
+        return _Trained("cancelled", "pruned", True, watcher.pruned_at)
+    finally:
+        watcher.stop.set()
+        watcher.join()
+    watcher.report_new(store)  # the epochs stored after the last look (a finished run's last ones)
+    if outcome.completed:
+        return _Trained("completed", "", True, None)
+    if outcome.cancelled:
+        return _Trained("cancelled", "cancelled on Ray", True, None)
+    return _Trained("failed", outcome.failed.get(config.run_id, "failed on Ray"), True, None)
+
+
+def _run_trial(trial, base: RunConfig, study: str, store: RunStore, say, *, resumed: bool,
+               ray_settings=None) -> TrialOutcome:
+    from optuna.trial import TrialState
+
+    config = trial_config(base, trial, study)
+    trial.set_user_attr("run_id", config.run_id)
+    if ray_settings is not None:
+        outcome = _train_on_ray(config, trial, store, ray_settings)
+    else:
+        outcome = _train_here(config, trial, store, say)
+    trained = outcome.trained
     if outcome.status == "completed":
         value = best_validation(store, config.run_id)
         study_obj = trial.study
@@ -218,8 +313,8 @@ def _run_trial(trial, base: RunConfig, study: str, store: RunStore, say, *, resu
                     trial.report(v, epoch)
             study_obj.tell(trial.number, value)
         state = "COMPLETE" if value is not None else "FAIL"
-    elif outcome.status == "cancelled" and reporting.pruned_at is not None:
-        trial.set_user_attr("pruned_at_epoch", reporting.pruned_at)
+    elif outcome.status == "cancelled" and outcome.pruned_at is not None:
+        trial.set_user_attr("pruned_at_epoch", outcome.pruned_at)
         trial.study.tell(trial.number, state=TrialState.PRUNED)
         state, value = "PRUNED", None
     elif outcome.status == "cancelled":  # SIGTERM or Ctrl-C: the trial stays RUNNING, resumed next time

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from core import cli
-from ltr.cli.options import write_json
+from ltr.cli.options import add_executor_flags, ray_settings, write_json
 
 
 def cmd_tune(args) -> int:
@@ -14,9 +14,6 @@ def cmd_tune(args) -> int:
     from ltr.train import RunConfig
     from ltr.tune import tune_loss, tuned_grid
 
-    if args.executor == "ray":
-        raise cli.InputError("tune --executor ray is not supported yet: trials run in this process (the trainer "
-                             "hosts' entry point); run a grid with --tuned on Ray instead")
     bases = []
     for loss in args.losses:
         values = {"data": args.data, "fold": args.fold, "loss": loss, "model": args.model, "seed": args.seed,
@@ -26,8 +23,9 @@ def cmd_tune(args) -> int:
         bases.append(RunConfig.from_dict(values))
     validate_grid(Grid("tune", bases))  # names, data set and fold checked before any trial starts
     say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    results = [tune_loss(base, args.trials, store_path=args.store, sampler_seed=args.sampler_seed, progress=say)
-               for base in bases]
+    settings = ray_settings(args)  # None: trials train in this process
+    results = [tune_loss(base, args.trials, store_path=args.store, sampler_seed=args.sampler_seed, progress=say,
+                         ray_settings=settings) for base in bases]
     document = {"data": bases[0].data, "fold": args.fold, "model": args.model, "trials": args.trials,
                 "objective": "best validation ndcg@10 (the epoch early stopping keeps)",
                 "sampler": f"TPE, seed {args.sampler_seed}", "pruner": "median (3 startup trials, 1 warm-up epoch)",
@@ -67,8 +65,7 @@ def _arguments(t) -> None:
     t.add_argument("--store", default=None, help="run store (default cache/runs.sqlite)")
     t.add_argument("--out", default=None, help="write the JSON document to this file (for ltr grid --tuned)")
     t.add_argument("--quiet", action="store_true", help="no per-epoch progress on stderr")
-    t.add_argument("--executor", choices=("local", "ray"), default="local",
-                   help="local: trials train in this process (default); ray: not supported yet")
+    add_executor_flags(t)  # local: each trial trains in this process; ray: each trial is one Ray task
     cli.json_arg(t, help='print {"losses": [{"loss", "study", "trials", "best"}], "grid": {...}} as one JSON document')
 
 

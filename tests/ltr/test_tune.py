@@ -162,5 +162,7 @@ def test_bad_input_starts_no_trial(tmp_path, tiny_data, private_cache, capsys):
     args = ["tune", "--data", tiny_data, "--fold", "1", "--trials", "2", "--store", str(tmp_path / "runs.sqlite")]
     assert main(args + ["--losses", "nosuchloss"]) == 2
     assert "unknown loss 'nosuchloss'" in capsys.readouterr().err
-    assert main(args + ["--losses", "listnet", "--executor", "ray"]) == 2
+    with pytest.raises(SystemExit) as refused:  # argparse: the flag and its rule
+        main(args + ["--losses", "listnet", "--trials", "0"])
+    assert refused.value.code == 2 and "argument --trials: expected an integer >= 1, got 0" in capsys.readouterr().err
     assert not (tmp_path / "runs.sqlite").exists()  # refused before the store was opened
