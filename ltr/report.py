@@ -462,7 +462,8 @@ def format_text(table: pd.DataFrame, ks: Sequence[int] = NDCG_CUTOFFS, *, with_p
         text.append(f"{BETTER_MARK}/{WORSE_MARK}: {table.attrs.get('candidate', CANDIDATE)} significantly "
                     f"better/worse than this loss ({test_description(table)})")
     if "seed_sd@10" in table or "seeds" in table:
-        text.append("spread: " + spread_table(table, ks).to_string(index=False))
+        text.append("mean over folds x seeds ± seed sd (sd over seeds of each seed's mean), fold sd:\n"
+                    + spread_table(table, ks).to_string(index=False))
     per_run = fold_seed_table(table, max(ks))
     if not per_run.empty:
         text.append(f"test NDCG@{max(ks)} per fold x seed:\n"
