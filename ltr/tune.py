@@ -315,6 +315,11 @@ def _run_trial(trial, base: RunConfig, study: str, store: RunStore, say, *, resu
         state = "COMPLETE" if value is not None else "FAIL"
     elif outcome.status == "cancelled" and outcome.pruned_at is not None:
         trial.set_user_attr("pruned_at_epoch", outcome.pruned_at)
+        run = store.find_run(config.run_id)
+        if run is not None and run["status"] == "cancelled":  # say why, where the Results page lists it
+            store.fail_run(config.run_id, f"pruned by ltr tune after epoch {outcome.pruned_at} (study {study}, "
+                                          f"trial {trial.number}); its validation NDCG@10 trailed the other trials'",
+                           status="cancelled")
         trial.study.tell(trial.number, state=TrialState.PRUNED)
         state, value = "PRUNED", None
     elif outcome.status == "cancelled":  # SIGTERM or Ctrl-C: the trial stays RUNNING, resumed next time

@@ -117,6 +117,7 @@ def test_a_pruned_trial_cancels_its_run_at_the_next_epoch(tmp_path, tiny_data, p
     with RunStore(tmp_path / "runs.sqlite") as s:
         run = s.get_run(trial["run_id"])
         assert run["status"] == "cancelled" and run["epochs_done"] == 1
+        assert run["error"].startswith("pruned by ltr tune after epoch 0")
     frozen = _load_study(result.study).trials[0]
     with RunStore(tmp_path / "runs.sqlite") as s:
         stored = float(s.epoch_series([trial["run_id"]], ["ndcg@10"])["value"].iloc[0])

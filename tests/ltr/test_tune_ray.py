@@ -64,4 +64,4 @@ def test_trials_run_as_ray_tasks_and_a_pruned_one_is_cancelled_mid_run(gated_ray
     assert pruned["state"] == "PRUNED"
     with RunStore(store) as s:
         run = s.get_run(pruned["run_id"])
-    assert run["status"] == "cancelled" and run["epochs_done"] == 1
+    assert run["status"] == "cancelled" and run["epochs_done"] == 1 and run["error"].startswith("pruned by ltr tune")
