@@ -72,6 +72,12 @@ with reader.session_store(st.session_state) as store:
                          width="stretch", column_config={"loss": st.column_config.TextColumn("loss", width="medium",
                                                                                               pinned=True)})
             st.caption(significance.significance_legend(report))
+            st.markdown("**Mean and spread** (mean over folds x seeds ± the standard deviation over seeds of the "
+                        "mean each seed alone gives; fold sd: over the seed-averaged fold means)")
+            st.dataframe(significance.seed_spread(report), hide_index=True, width="stretch")
+            st.markdown(f"**Test NDCG@{k} per fold x seed** (the runs behind the table; the paired test pairs each "
+                        "query's NDCG averaged over these seeds)")
+            st.dataframe(significance.fold_seed(report, k), hide_index=True, width="stretch")
             if significance.has_tests(report):  # nothing to export while there is nothing to test
                 d_csv, d_tex = st.columns(2)
                 # files made on click (callables), not on every render: LaTeX goes through pandas' Styler
@@ -88,7 +94,7 @@ with reader.session_store(st.session_state) as store:
             st.caption("One point per fold of this configuration. A slope equal to the loss-parameter learning rate "
                        "means the final θ_d is set by how many steps a fold trained (drift), not by the fold's data.")
 
-        st.subheader("Per fold")
+        st.subheader("Per fold (mean over seeds)")
         st.dataframe(view.fold_table(runs, k), width="stretch")
         losses = list(table["loss"])
         chosen = st.selectbox("Drill down into a loss", losses,

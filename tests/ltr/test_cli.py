@@ -124,10 +124,11 @@ def test_train_out_json_and_no_retraining(tmp_path, tiny_data, capsys):
 
 def test_shipped_grid_configs_expand():
     study = expand_grid(read_grid_file(CONFIGS / "study_grid.toml"), source="study_grid.toml")
-    assert len(study.configs) == 4 * 5 * 11 * 4
-    assert {c.data for c in study.configs} == {"mq2007", "mq2008", "web10k", "yahoo"}
-    # learndcg_fixed at its defaults is approxndcg bit for bit: its 80 configs are approxndcg's runs
-    assert len({c.run_id for c in study.configs}) == len(study.configs) - 4 * 5 * 4
+    assert len(study.configs) == 4 * 5 * 11 * 4 * 3  # x seeds 0, 1, 2 (issue 34)
+    assert {c.data for c in study.configs} == {"mq2007", "mq2008", "web10k", "yahoo"} and \
+        {c.seed for c in study.configs} == {0, 1, 2}
+    # learndcg_fixed at its defaults is approxndcg bit for bit: its 240 configs are approxndcg's runs
+    assert len({c.run_id for c in study.configs}) == len(study.configs) - 4 * 5 * 4 * 3
     assert not any(c.loss == "learndcg_fixed" for c in study.configs)
     web10k = next(c for c in study.configs if c.data == "web10k")
     assert web10k.slate_length is not None and web10k.experiment == study.name

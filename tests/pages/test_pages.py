@@ -133,7 +133,7 @@ def test_home_counts_runs_and_finds_configured_data(cache, tmp_path, monkeypatch
 def test_training_page_empty_store(cache):
     at = _page("pages/training.py")
     labels = [s.label for s in at.selectbox]
-    assert labels[:3] == ["Dataset", "Loss", "Ranker"]
+    assert labels[:2] == ["Dataset", "Ranker"] and at.multiselect[1].label == "Losses"
     assert at.selectbox[0].value == "synthetic-mq2008"
     assert "synthetic-mq2008" in at.selectbox[0].options and "mq2008" not in at.selectbox[0].options
     assert at.multiselect[0].value == [1]
@@ -269,12 +269,16 @@ def test_results_page_cost_plot_significance_and_drill_down(cache):
     assert sig.loc["approxndcg", "p@10"] < 0.05
     downloads = [d.proto.label for d in at.get("download_button")]
     assert downloads == ["Download CSV", "Download LaTeX"]
-    slopes = at.dataframe[2].value
+    spread = at.dataframe[2].value.set_index("loss")  # mean and seed spread beside the test (one seed here)
+    assert spread.loc["approxndcg", "seeds"] == 1 and spread.loc["approxndcg", "folds"] == 3
+    per_run = at.dataframe[3].value  # test NDCG per fold x seed
+    assert list(per_run.columns) == ["loss", "fold", "seed 0", "mean over seeds"] and len(per_run) == 3 * len(LOSSES)
+    slopes = at.dataframe[4].value
     assert list(slopes["loss"]) == ["learndcg"]
-    folds = at.dataframe[3].value
+    folds = at.dataframe[5].value
     assert list(folds.index) == ["fold 1", "fold 2", "fold 3", "mean"]
     at.selectbox[4].set_value("approxndcg").run()
-    detail = at.dataframe[4].value
+    detail = at.dataframe[6].value
     assert list(detail["run_id"]) == [ids["approxndcg", f] for f in FOLDS]
     at.selectbox[2].set_value(1).run()
     assert "NDCG@1 vs training time" in _plotly_specs(at)[0]["layout"]["title"]["text"]
