@@ -157,31 +157,46 @@ def test_job_runner_hosts_runs_cancels_one_and_reuses_the_host(tiny_data, tmp_pa
 
 
 @pytest.mark.slow
-def test_grid_host_killed_mid_run_loses_that_run_only(tiny_data, tmp_path):
-    """SIGKILL the host while it trains: that run is marked failed, a new host trains the rest."""
+def test_grid_host_killed_mid_run_loses_that_run_only(tiny_data, tmp_path, monkeypatch):
+    """SIGKILL the host while it trains: that run is marked failed, a new host trains the rest.
+
+    The run is held mid-run by the epoch gate (ltr.train.epoch_gate), not by luck: the killer used to
+    wait for one epoch done and then kill, and a 3-epoch run on tiny data could finish in between; the
+    SIGKILL then landed on the next run or on an idle host (measured: a 0.5 s pause between reading the
+    pid and the kill failed the old test every time). Not a trainer bug: the run that was killed was
+    marked failed, and a kill between runs lost nothing."""
     from ltr.grid import expand_grid, run_grid
 
-    spec = {"name": "kill", "data": [tiny_data], "folds": [1], "losses": ["ranknet", "listnet", "approxndcg"],
+    spec = {"name": "kill", "data": [tiny_data], "folds": [1], "losses": ["listnet", "ranknet", "approxndcg"],
             "models": ["mlp"], "train": {"epochs": 3, "batch_size": 8, "patience": 0}}
     grid = expand_grid(spec)
-    victim = next(c for c in grid.configs if c.loss == "listnet")
+    victim = grid.configs[0]  # the first run the host trains (one fold: the grid's order)
     store = tmp_path / "runs.sqlite"
+    gate = tmp_path / "epoch-gate"
+    gate.write_text("1")  # every run may train its first epoch only, until the killer lets them go on
+    monkeypatch.setenv(EPOCH_GATE_ENV, str(gate))  # the grid's hosts inherit it
+    seen = {}
 
     def killer():
-        def running_pid():
+        def held_pid():
             if not store.exists():
                 return None
             with RunStore(store) as s:
                 run = s.find_run(victim.run_id)
-            return run["pid"] if run and run["status"] == "running" and run["epochs_done"] >= 1 else None
-        pid = wait_until(running_pid, timeout=300, what="the victim run to train")
-        os.kill(pid, signal.SIGKILL)
+            return run["pid"] if run and run["status"] == "running" and run["epochs_done"] == 1 else None
+        pid = wait_until(held_pid, timeout=300, what="the victim run to wait at its second epoch")
+        os.kill(pid, signal.SIGKILL)  # the run cannot have moved on: it waits for the gate
+        seen["pid"] = pid
+        gate.write_text("3")  # the other runs, on a new host, train all their epochs
 
     thread = threading.Thread(target=killer, daemon=True)
     thread.start()
     outcome = run_grid(grid, store, workers=1, devices=["cpu"], progress=False)
     thread.join(5)
+    assert "pid" in seen
     assert set(outcome.failed) == {victim.run_id} and "died" in outcome.failed[victim.run_id]
     assert sorted(outcome.completed) == sorted(c.run_id for c in grid.configs if c is not victim)
     with RunStore(store) as s:
-        assert s.get_run(victim.run_id)["status"] == "failed"
+        killed = s.get_run(victim.run_id)
+        assert killed["status"] == "failed" and killed["epochs_done"] == 1 and killed["pid"] == seen["pid"]
+        assert {s.get_run(c.run_id)["epochs_done"] for c in grid.configs if c is not victim} == {3}
