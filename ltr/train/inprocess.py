@@ -13,7 +13,10 @@ What stays isolated per run:
   here as in a fresh process (``tests/ltr/train/test_inprocess.py`` checks it);
 - **store rows**: each run registers, logs and finishes its own rows (:func:`train_run`);
 - **failure**: a run that raises is marked ``failed`` in the store and the next run starts;
-- **cancel**: a per-run :class:`threading.Event` stops only that run (marked ``cancelled``).
+- **cancel**: a per-run :class:`threading.Event` stops only that run (marked ``cancelled``);
+- **threads**: each run chooses its torch threads afresh at its start (:func:`core.threads.choose_torch_threads`),
+  from the machine as it is then, and records them, so a host started on a busy machine is not held
+  to one thread for its life (nor to every core once the machine got busy).
 
 Fold data are kept by :class:`FoldCache` (the last ``capacity`` folds, read-only numpy arrays: every
 run builds its own device tensors from them), and runs are ordered by ``(data, fold)`` so a worker
@@ -28,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+from core.threads import choose_torch_threads
 from ltr.store import RunStore
 from ltr.train.config import RunCancelled, RunConfig, RunInputError, one_line
 from ltr.train.prepare import prepare_run
@@ -81,14 +85,17 @@ class RunOutcome:
 
 def train_one(config: RunConfig, store: RunStore, *, resume: bool = True, force: bool = False,
               cancel: threading.Event | None = None, progress: Callable[[str], None] | None = None,
-              folds: FoldCache = FOLDS) -> RunOutcome:
+              folds: FoldCache = FOLDS, threads_at_most: int | None = None) -> RunOutcome:
     """Train one run in this process with its fold from ``folds``; never raises for the run's own errors.
+
+    Its torch threads are chosen afresh (at most ``threads_at_most``: a Ray task's CPUs, CUDA or not).
 
     Bad input (the fold cannot be read, a config clash) is reported as ``bad input`` with nothing
     stored; a crash is stored as ``failed`` by :func:`train_run` and reported; a cancel as ``cancelled``.
     """
     run_id = config.run_id
     try:
+        choose_torch_threads(at_most=threads_at_most)  # before prepare_run: NeuralLoss pre-trains on them
         try:
             splits = folds.splits(config.data, config.fold)
         except Exception:  # noqa: BLE001 - prepare_run below re-reads and reports it as one clear line
