@@ -19,8 +19,11 @@ What stays isolated per run:
   to one thread for its life (nor to every core once the machine got busy).
 
 Fold data are kept by :class:`FoldCache` (the last ``capacity`` folds, read-only numpy arrays: every
-run builds its own device tensors from them), and runs are ordered by ``(data, fold)`` so a worker
-reads each fold once.
+run builds its own device tensors from them), keyed by the *content* of the fold's files (their
+SHA-256, memoised on path, size, mtime and inode by :func:`ltr.data.cache.file_digest`) and how the
+data set reads them, not by the name a run gives: a long-lived host never trains on a fold whose files
+changed since it read them, and the same files under two names (``mq2008`` and its folder) are read
+once. Runs are ordered by ``(data, fold)`` so a worker reads each fold once.
 """
 from __future__ import annotations
 
@@ -42,19 +45,33 @@ SPLITS = ("train", "vali", "test")
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 
 
+def fold_content_key(data: str, fold: int) -> tuple:
+    """What a fold's splits are made of: the SHA-256 of each split's file and the data set's reading of them
+    (width, sparse, query normalisation); raises like :func:`ltr.data.datasets.load_fold` for a bad name."""
+    from ltr.data.cache import file_digest
+    from ltr.data.datasets import DatasetError, resolve_dataset
+
+    spec, folder = resolve_dataset(data)
+    files = [folder / f"Fold{int(fold)}" / f"{split}.txt" for split in SPLITS]
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        raise DatasetError(f"missing fold file {missing[0]}")
+    return (tuple(file_digest(f) for f in files), spec.n_features, spec.sparse, spec.query_normalise)
+
+
 class FoldCache:
-    """The splits of the most recently used folds, keyed by ``(data, fold)``."""
+    """The splits of the most recently used folds, keyed by their content (:func:`fold_content_key`)."""
 
     def __init__(self, capacity: int = 2):
         self.capacity = capacity
-        self._folds: OrderedDict[tuple[str, int], dict] = OrderedDict()
+        self._folds: OrderedDict[tuple, dict] = OrderedDict()
         self.loads = 0  # folds read from disk (the cache's misses), for tests and benchmarks
 
     def splits(self, data: str, fold: int) -> dict:
-        """``{"train", "vali", "test": RankingDataset}`` of the fold, read on first use."""
+        """``{"train", "vali", "test": RankingDataset}`` of the fold, read on first use of its content."""
         from ltr.data.datasets import load_fold
 
-        key = (data, int(fold))
+        key = fold_content_key(data, fold)
         if key in self._folds:
             self._folds.move_to_end(key)
             return self._folds[key]

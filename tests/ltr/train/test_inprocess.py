@@ -37,6 +37,24 @@ def _results(store: RunStore, run_id: str) -> tuple:
             list(zip(steps["name"], steps["step"], steps["value"].round(12))))
 
 
+def test_the_fold_cache_is_keyed_by_the_folds_content(tiny_data, tmp_path):
+    """A long-lived host kept a fold by the name it was asked for: files edited since were never read
+    again, and the same files under another name were read twice. Keyed by content, neither."""
+    import shutil
+
+    folds = FoldCache()
+    copy = shutil.copytree(tiny_data, tmp_path / "same-files")
+    first = folds.splits(tiny_data, 1)
+    assert folds.splits(str(copy), 1)["train"] is first["train"] and folds.loads == 1  # one read, two names
+    train = copy / "Fold1" / "train.txt"
+    lines = train.read_text().splitlines()
+    last_qid = lines[-1].split()[1]
+    train.write_text("\n".join(line for line in lines if line.split()[1] != last_qid) + "\n")
+    edited = folds.splits(str(copy), 1)
+    assert folds.loads == 2 and edited["train"].n_queries == first["train"].n_queries - 1
+    assert folds.splits(tiny_data, 1)["train"] is first["train"] and folds.loads == 2  # the original, still held
+
+
 @pytest.mark.slow
 def test_a_run_that_raises_is_failed_and_the_others_complete_on_one_fold_read(tiny_data, tmp_path, monkeypatch):
     import ltr.train.run as run_module
