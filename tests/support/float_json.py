@@ -14,6 +14,9 @@ from __future__ import annotations
 import math
 
 FLOAT32_ENCODER_TOL = 1e-5  # absolute and relative; see the module docstring
+# float64 statistics of integer labels (agreement rates, kappa): summation order and SIMD width move them by
+# a few units in the last place (~1e-16 relative); 1e-9 allows that and no change a table could show.
+FLOAT64_STATISTIC_TOL = 1e-9
 
 
 def json_differences(new, old, *, tol: float = FLOAT32_ENCODER_TOL, path: str = "$") -> list[str]:
