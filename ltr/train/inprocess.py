@@ -112,7 +112,10 @@ def train_one(config: RunConfig, store: RunStore, *, resume: bool = True, force:
     """
     run_id = config.run_id
     try:
-        choose_torch_threads(at_most=threads_at_most)  # before prepare_run: NeuralLoss pre-trains on them
+        try:  # before prepare_run: NeuralLoss pre-trains on them
+            choose_torch_threads(at_most=threads_at_most)
+        except ValueError as exc:  # IRDASH_TORCH_THREADS or a cgroup file that is not a count: named, nothing stored
+            raise RunInputError(one_line(exc)) from None
         try:
             splits = folds.splits(config.data, config.fold)
         except Exception:  # noqa: BLE001 - prepare_run below re-reads and reports it as one clear line

@@ -144,6 +144,20 @@ def test_a_long_lived_host_chooses_its_threads_again_for_each_run(machine, tiny_
     assert [n for n, _ in recorded] == [1, 2]
 
 
+def test_a_thread_count_that_is_not_a_count_is_bad_input_and_stores_nothing(machine, tiny_data, tmp_path,
+                                                                              monkeypatch):
+    from ltr.train import RunConfig
+    from ltr.train.inprocess import FoldCache, train_one
+
+    monkeypatch.setenv(threads.TORCH_THREADS_ENV, "many")
+    config = RunConfig(data=tiny_data, fold=1, loss="listnet", model="mlp", epochs=1, device="cpu")
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        outcome = train_one(config, store, folds=FoldCache())
+        assert store.find_run(config.run_id) is None
+    assert (outcome.status, outcome.exit_code) == ("bad input", 2)
+    assert "IRDASH_TORCH_THREADS='many': expected a whole number of threads" in outcome.message
+
+
 def test_a_ray_task_takes_at_most_its_cpus_on_cuda_too(machine, tmp_path, monkeypatch):
     """A CUDA Ray task skipped the task's CPU limit and took the whole node's free cores; each task of a
     reused Ray worker now chooses at most its CPUs, on either device."""
