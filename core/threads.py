@@ -161,11 +161,11 @@ def cgroup_cpu_quota(root: Path | None = None, self_cgroup: Path | None = None) 
                 quota, period = int(fields[0]), int(fields[1]) if len(fields) > 1 else 100_000
             except ValueError:
                 raise ValueError(f"{folder / 'cpu.max'}: {' '.join(fields)!r} is not 'QUOTA PERIOD' or 'max'") from None
-            found.append(CpuQuota(quota / period, folder / "cpu.max", folders[0] / "cpu.stat", 1e-6))
+            # the usage of every process under this quota (a pod's containers share a parent's quota)
+            found.append(CpuQuota(quota / period, folder / "cpu.max", folder / "cpu.stat", 1e-6))
     elif "cpu" in paths:  # v1: the cpu controller's own mount ("cpu" or "cpu,cpuacct")
         mount = next((root / name for name in ("cpu", "cpu,cpuacct", "cpuacct,cpu") if (root / name).is_dir()), None)
         acct = next((root / name for name in ("cpuacct", "cpu,cpuacct", "cpuacct,cpu") if (root / name).is_dir()), None)
-        usage = None if acct is None else _own_then_parents(acct, paths.get("cpuacct", paths["cpu"]))[0] / "cpuacct.usage"
         for folder in ([] if mount is None else _own_then_parents(mount, paths["cpu"])):
             quota, period = _read_ints(folder / "cpu.cfs_quota_us"), _read_ints(folder / "cpu.cfs_period_us")
             if not quota or not period or quota[0] == "-1":
@@ -174,6 +174,9 @@ def cgroup_cpu_quota(root: Path | None = None, self_cgroup: Path | None = None) 
                 cores = int(quota[0]) / int(period[0])
             except (ValueError, ZeroDivisionError):
                 raise ValueError(f"{folder / 'cpu.cfs_quota_us'}: {quota[0]!r} / {period[0]!r} is not a quota") from None
+            usage = None  # the same cgroup's counter in the cpuacct hierarchy (the one mount when joined)
+            if acct is not None and (acct / folder.relative_to(mount) / "cpuacct.usage").is_file():
+                usage = acct / folder.relative_to(mount) / "cpuacct.usage"
             found.append(CpuQuota(cores, folder / "cpu.cfs_quota_us", usage, 1e-9))
     return min(found, key=lambda q: q.cores) if found else None
 

@@ -69,10 +69,16 @@ def test_a_v2_quota_caps_the_cores_and_the_load_is_the_containers_own(host):
     assert threads.choose_threads(workers=2).threads == 1
 
 
-def test_the_smallest_quota_along_the_cgroups_ancestry_counts(host):
-    _v2(host, "max 100000", parent="150000 100000")
-    assert threads.cgroup_cpu_quota().cores == 1.5
-    assert threads.choose_threads().cores == 1  # 1.5 cores of time: two threads would be throttled
+def test_the_smallest_quota_along_the_cgroups_ancestry_counts_with_the_usage_under_it(host):
+    _v2(host, "max 100000", parent="350000 100000")
+    host["counter"] = _write(host["root"] / "kubepods" / "cpu.stat", "usage_usec 9000000\n")  # the pod's
+    quota = threads.cgroup_cpu_quota()
+    assert (quota.cores, quota.limit_file.parent.name) == (3.5, "kubepods")
+    host["usage"] = 2.0  # another container of the pod keeps two of its cores busy
+    choice = threads.choose_threads()
+    assert (choice.cores, choice.threads) == (3, 1)  # 3.5 cores of time, rounded down; two of them taken
+    _write(host["root"] / "kubepods" / "pod1" / "cpu.max", "150000 100000\n")
+    assert threads.cgroup_cpu_quota().cores == 1.5  # the container's own, smaller
 
 
 def test_a_v1_quota_and_its_cpuacct_counter(host):
