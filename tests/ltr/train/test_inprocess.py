@@ -218,3 +218,29 @@ def test_grid_host_killed_mid_run_loses_that_run_only(tiny_data, tmp_path, monke
         killed = s.get_run(victim.run_id)
         assert killed["status"] == "failed" and killed["epochs_done"] == 1 and killed["pid"] == seen["pid"]
         assert {s.get_run(c.run_id)["epochs_done"] for c in grid.configs if c is not victim} == {3}
+
+
+def test_a_host_that_dies_after_storing_its_run_whole_books_it_completed_and_one_mid_run_failed(tmp_path):
+    """The kill test's other window: SIGKILL after the run was stored completed but before the host wrote
+    its exit file. The grid booked it failed ("died while training it") beside a completed row."""
+    import types
+
+    from ltr import grid as grid_module
+
+    store_path = tmp_path / "runs.sqlite"
+    done, running = _cfg("synthetic-mq2008", seed=1), _cfg("synthetic-mq2008", seed=2)
+    with RunStore(store_path) as store:
+        for cfg in (done, running):
+            store.register_run(cfg.run_id, cfg.result_config(), total_epochs=2)
+            store.start_run(cfg.run_id, device="cpu", threads=1)
+        store.finish_run(done.run_id, test_means={"ndcg@10": 0.5}, per_query={}, train_seconds=1.0,
+                         pretrain_seconds=None, best_epoch=1, cpu_seconds=1.0)
+    outcome = grid_module.GridOutcome()
+    for cfg in (done, running):
+        dead = types.SimpleNamespace(proc=types.SimpleNamespace(returncode=-signal.SIGKILL),
+                                     exit_path=tmp_path / f"{cfg.run_id}.exit")
+        grid_module._record(grid_module._Slot("cpu", {}, host=dead, config=cfg), None, store_path, tmp_path, outcome)
+    assert outcome.completed == [done.run_id] and list(outcome.failed) == [running.run_id]
+    with RunStore(store_path) as store:
+        assert store.get_run(done.run_id)["status"] == "completed"
+        assert store.get_run(running.run_id)["status"] == "failed"
