@@ -291,7 +291,10 @@ def _record(slot: _Slot, code: int | None, store_path: Path, log_dir: Path, outc
             run = store.find_run(run_id)
             if run is not None and run["status"] == "running":
                 store.fail_run(run_id, why + "; resume it to continue")
-        outcome.failed[run_id] = why
+        if run is not None and run["status"] == "completed":  # stored whole before the host died (no exit file yet)
+            outcome.completed.append(run_id)
+        else:
+            outcome.failed[run_id] = why
     else:
         outcome.failed[run_id] = f"exit {code}: {_last_line(log)}"
     slot.host.exit_path.unlink(missing_ok=True)

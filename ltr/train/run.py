@@ -75,7 +75,7 @@ def train_run(config: RunConfig, store: RunStore, resume: bool = True, *, force:
         ckpt_path.unlink(missing_ok=True)  # a leftover from a deleted store must not be resumed
     try:
         with _sigterm_cancels():
-            # Once per process (core.threads): every run of a host is timed on the same threads.
+            # The process's current choice (core.threads): a host's train_one chose it afresh for this run.
             threads = apply_torch_threads().threads
             try:
                 store.start_run(run_id, device=str(prepared.device), threads=threads)
