@@ -161,6 +161,7 @@ def cost_ranking(store: RunStore, data: str, model: str, experiment: str, config
 
 def check_findings(store: RunStore, experiment: str) -> dict:
     """``{"experiment", "test", "findings": {name: Finding}, "cost_ranking": {"data / model": [...]}}``."""
+    from ltr.data.datasets import display_name
     from ltr.report import ReportError
 
     pairs = experiment_pairs(store, experiment)
@@ -168,7 +169,7 @@ def check_findings(store: RunStore, experiment: str) -> dict:
         raise ReportError(f"no completed runs in experiment {experiment!r} (see python -m ltr runs)")
     highest, theta, neural, rests, costs = [], [], [], [], {}
     for data, model in pairs:
-        scope = f"{data} / {model}"
+        scope = f"{display_name(data)} / {model}"  # the user's name for the data, never a cache path
         try:
             table = _table(store, data, model, experiment)
         except ReportError as exc:

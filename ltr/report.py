@@ -332,7 +332,9 @@ def table_notes(table: pd.DataFrame) -> list[str]:
 
 def format_text(table: pd.DataFrame, ks: Sequence[int] = NDCG_CUTOFFS, *, with_p: bool = True) -> str:
     """A plain-text table (and the p-values) for the terminal."""
-    head = f"{table['data'].iloc[0]} / {table['model'].iloc[0]}"
+    from ltr.data.datasets import display_name
+
+    head = f"{display_name(table['data'].iloc[0])} / {table['model'].iloc[0]}"
     text = [head, display_table(table, ks).to_string(index=False)]
     p_cols = [c for c in table.columns if c.startswith("p@") or c.startswith("p_holm@")]
     if with_p and p_cols:
@@ -360,8 +362,10 @@ def test_description(table: pd.DataFrame) -> str:
 def table_caption(table: pd.DataFrame) -> str:
     """``data / ranker: test NDCG@k, mean over N folds; <configuration: epochs, lr, batch, slate, patience,
     seed>; test: <test and correction>``: what a reader of the exported table needs to know."""
+    from ltr.data.datasets import display_name
+
     folds = int(table["folds"].max()) if "folds" in table and len(table) else 0
-    return (f"{table['data'].iloc[0]} / {table['model'].iloc[0]}: test NDCG@k, mean over {folds} folds; "
+    return (f"{display_name(table['data'].iloc[0])} / {table['model'].iloc[0]}: test NDCG@k, mean over {folds} folds; "
             f"{table.attrs.get('configuration', '?')}; test: {test_description(table)}")
 
 
@@ -369,20 +373,20 @@ def to_latex(tables: Sequence[pd.DataFrame] | pd.DataFrame, path: str | Path | N
              ks: Sequence[int] = NDCG_CUTOFFS) -> str:
     """A booktabs LaTeX table per (data, model), best mean per column in bold, the caption naming data, ranker,
     configuration (epochs, learning rate, seed, ...), folds, test and correction; written when ``path``."""
-    from core.export import latex_escape
+    from core.export import latex_text
 
     if isinstance(tables, pd.DataFrame):
         tables = [tables]
     parts = []
     for table in tables:
         shown = display_table(table, ks)
-        shown["loss"] = shown["loss"].str.replace("_", r"\_")
+        shown["loss"] = shown["loss"].map(latex_text)
         for k in ks:
             best = table[f"ndcg@{k}"].max()
             col = f"NDCG@{k}"
             shown[col] = [rf"\textbf{{{s}}}" if v == best else s for s, v in zip(shown[col], table[f"ndcg@{k}"])]
             shown[col] = shown[col].str.replace(BETTER_MARK, r"$^\dagger$").str.replace(WORSE_MARK, r"$^\ddagger$")
-        caption = latex_escape(table_caption(table))
+        caption = latex_text(table_caption(table))
         latex = shown.drop(columns="folds").style.hide(axis="index").to_latex(
             hrules=True, caption=caption, column_format="l" + "r" * len(ks), position="t")
         parts.append(latex)
