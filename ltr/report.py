@@ -340,11 +340,16 @@ def format_text(table: pd.DataFrame, ks: Sequence[int] = NDCG_CUTOFFS, *, with_p
     if with_p and p_cols:
         pv = table.loc[table[p_cols].notna().any(axis=1), ["loss", *p_cols]]
         text.append(pv.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
-        text.append(f"{BETTER_MARK}/{WORSE_MARK}: {table.attrs.get('candidate', CANDIDATE)} significantly "
-                    f"better/worse than this loss (paired t-test over pooled test queries, "
-                    f"{'Holm-corrected ' if table.attrs.get('holm') else ''}p < {table.attrs.get('alpha', ALPHA)})")
+        text.append(marks_note(table))
     text += [f"note: {n}" for n in table_notes(table)]
     return "\n".join(text)
+
+
+def marks_note(table: pd.DataFrame) -> str:
+    """What † and ‡ mean in this table (the terminal's table and the LaTeX caption)."""
+    return (f"{BETTER_MARK}/{WORSE_MARK}: {table.attrs.get('candidate', CANDIDATE)} significantly "
+            f"better/worse than this loss (paired t-test over pooled test queries, "
+            f"{'Holm-corrected ' if table.attrs.get('holm') else ''}p < {table.attrs.get('alpha', ALPHA)})")
 
 
 def to_csv(table: pd.DataFrame, path: str | Path) -> None:
@@ -386,7 +391,7 @@ def to_latex(tables: Sequence[pd.DataFrame] | pd.DataFrame, path: str | Path | N
             col = f"NDCG@{k}"
             shown[col] = [rf"\textbf{{{s}}}" if v == best else s for s, v in zip(shown[col], table[f"ndcg@{k}"])]
             shown[col] = shown[col].str.replace(BETTER_MARK, r"$^\dagger$").str.replace(WORSE_MARK, r"$^\ddagger$")
-        caption = latex_text(table_caption(table))
+        caption = latex_text(f"{table_caption(table)}. {marks_note(table)}.")
         latex = shown.drop(columns="folds").style.hide(axis="index").to_latex(
             hrules=True, caption=caption, column_format="l" + "r" * len(ks), position="t")
         parts.append(latex)

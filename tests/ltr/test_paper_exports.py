@@ -148,6 +148,8 @@ def test_ltr_report_latex_caption_carries_the_configuration_and_the_test(trained
                  "no multiple-comparison correction", "alpha = 0.05"):
         assert part in caption, part
     assert "Holm-corrected across the baselines" in holm
+    # issue 33: the caption says what † and ‡ mean, through the one escaping function
+    assert r"$^\dagger$/$^\ddagger$: learndcg significantly better/worse than this loss" in holm
 
 
 def test_ltr_findings_of_an_unknown_experiment_is_bad_input(trained, capsys):
