@@ -84,9 +84,6 @@ def latex_text(value) -> str:
     return "".join(out)
 
 
-latex_escape = latex_text  # the name ltr.report and older callers import
-
-
 def _missing(value) -> bool:
     import math
 
@@ -123,7 +120,7 @@ def format_number(value, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
-_P_COLUMN = re.compile(r"(^|[_ ])p($|[_@ ])|p_value|p-value", re.I)
+_P_COLUMN = re.compile(r"(^|(?<!top)[_ ])p($|[_@ ])|p_value|p-value", re.I)  # not an LLM option's top_p
 
 
 def is_p_column(name: str) -> bool:
