@@ -468,6 +468,7 @@ def _run_record(experiment: str, data: str, model: str, configuration: str, runs
 
 def check_findings(store: RunStore, experiment: str) -> dict:
     """``{"experiment", "test", "findings": {name: Finding}, "cost_ranking": {"data / model": [...]}}``."""
+    from ltr.data.datasets import display_name
     from ltr.report import ReportError
 
     pairs = experiment_pairs(store, experiment)
@@ -475,7 +476,7 @@ def check_findings(store: RunStore, experiment: str) -> dict:
         raise ReportError(f"no completed runs in experiment {experiment!r} (see python -m ltr runs)")
     highest, theta, neural, rests, costs = [], [], [], [], {}
     for data, model in pairs:
-        scope = f"{data} / {model}"
+        scope = f"{display_name(data)} / {model}"  # the user's name for the data, never a cache path
         runs, configuration, others = seed_group(comparison_runs(store, data, model, experiment))
         table = seed_averaged_table(store, runs, configuration)
         rests.append(_run_record(experiment, data, model, configuration, runs, others))

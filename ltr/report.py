@@ -453,14 +453,15 @@ def table_notes(table: pd.DataFrame) -> list[str]:
 
 def format_text(table: pd.DataFrame, ks: Sequence[int] = NDCG_CUTOFFS, *, with_p: bool = True) -> str:
     """A plain-text table (and the p-values) for the terminal."""
-    head = f"{table['data'].iloc[0]} / {table['model'].iloc[0]}"
+    from ltr.data.datasets import display_name
+
+    head = f"{display_name(table['data'].iloc[0])} / {table['model'].iloc[0]}"
     text = [head, display_table(table, ks).to_string(index=False)]
     p_cols = [c for c in table.columns if c.startswith("p@") or c.startswith("p_holm@")]
     if with_p and p_cols:
         pv = table.loc[table[p_cols].notna().any(axis=1), ["loss", *p_cols]]
         text.append(pv.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
-        text.append(f"{BETTER_MARK}/{WORSE_MARK}: {table.attrs.get('candidate', CANDIDATE)} significantly "
-                    f"better/worse than this loss ({test_description(table)})")
+        text.append(marks_note(table))
     if "seed_sd@10" in table or "seeds" in table:
         text.append("mean over folds x seeds ± seed sd (sd over seeds of each seed's mean), fold sd:\n"
                     + spread_table(table, ks).to_string(index=False))
@@ -506,6 +507,12 @@ def fold_seed_records(table: pd.DataFrame) -> dict[str, list[dict]]:
     return out
 
 
+def marks_note(table: pd.DataFrame) -> str:
+    """What † and ‡ mean in this table (the terminal's table and the LaTeX caption)."""
+    return (f"{BETTER_MARK}/{WORSE_MARK}: {table.attrs.get('candidate', CANDIDATE)} significantly "
+            f"better/worse than this loss ({test_description(table)})")
+
+
 def to_csv(table: pd.DataFrame, path: str | Path) -> None:
     """The full table (means, differences, p-values, flags) as CSV, written atomically."""
     atomic_write_text(path, table.to_csv(index=False))
@@ -524,10 +531,12 @@ def test_description(table: pd.DataFrame) -> str:
 def table_caption(table: pd.DataFrame) -> str:
     """``data / ranker: test NDCG@k, mean over N folds; <configuration: epochs, lr, batch, slate, patience,
     seed>; test: <test and correction>``: what a reader of the exported table needs to know."""
+    from ltr.data.datasets import display_name
+
     folds = int(table["folds"].max()) if "folds" in table and len(table) else 0
     seeds = len(table.attrs.get("seeds") or [])
     over = f"{folds} folds x {seeds} seeds" if seeds > 1 else f"{folds} folds"
-    return (f"{table['data'].iloc[0]} / {table['model'].iloc[0]}: test NDCG@k, mean over {over}; "
+    return (f"{display_name(table['data'].iloc[0])} / {table['model'].iloc[0]}: test NDCG@k, mean over {over}; "
             f"{table.attrs.get('configuration', '?')}; test: {test_description(table)}")
 
 
@@ -535,20 +544,20 @@ def to_latex(tables: Sequence[pd.DataFrame] | pd.DataFrame, path: str | Path | N
              ks: Sequence[int] = NDCG_CUTOFFS) -> str:
     """A booktabs LaTeX table per (data, model), best mean per column in bold, the caption naming data, ranker,
     configuration (epochs, learning rate, seed, ...), folds, test and correction; written when ``path``."""
-    from core.export import latex_escape
+    from core.export import latex_text
 
     if isinstance(tables, pd.DataFrame):
         tables = [tables]
     parts = []
     for table in tables:
         shown = display_table(table, ks)
-        shown["loss"] = shown["loss"].str.replace("_", r"\_")
+        shown["loss"] = shown["loss"].map(latex_text)
         for k in ks:
             best = table[f"ndcg@{k}"].max()
             col = f"NDCG@{k}"
             shown[col] = [rf"\textbf{{{s}}}" if v == best else s for s, v in zip(shown[col], table[f"ndcg@{k}"])]
             shown[col] = shown[col].str.replace(BETTER_MARK, r"$^\dagger$").str.replace(WORSE_MARK, r"$^\ddagger$")
-        caption = latex_escape(table_caption(table))
+        caption = latex_text(f"{table_caption(table)}. {marks_note(table)}.")
         latex = shown.drop(columns="folds").style.hide(axis="index").to_latex(
             hrules=True, caption=caption, column_format="l" + "r" * len(ks), position="t")
         parts.append(latex)

@@ -29,7 +29,7 @@ with reader.session_store(st.session_state) as store:
                 "`python -m ltr grid`.")
     else:
         c_data, c_model, c_k = st.columns(3)
-        data = c_data.selectbox("Dataset", sorted(options["data"].unique()))
+        data = c_data.selectbox("Dataset", sorted(options["data"].unique()), format_func=view.display_name)
         model = c_model.selectbox("Ranker", sorted(options.loc[options["data"] == data, "model"]))
         k = c_k.selectbox("Metric", view.NDCG_CUTOFFS, index=view.NDCG_CUTOFFS.index(10), format_func=lambda v: f"NDCG@{v}")
         every_run = view.completed_runs(store, data, model)
@@ -47,7 +47,7 @@ with reader.session_store(st.session_state) as store:
 
         st.subheader("Effectiveness against training cost")
         table = view.cost_effectiveness(runs, k)
-        st.plotly_chart(view.cost_figure(table, k, title=f"{data} · {model}: test NDCG@{k} vs training time",
+        st.plotly_chart(view.cost_figure(table, k, title=f"{view.display_name(data)} · {model}: test NDCG@{k} vs training time",
                                          runs=runs), width="stretch")
         st.caption("Per loss: each fold (small points) and the mean over folds (large marker), bars from the "
                    "lowest to the highest fold. Training time is the training loop alone (no validation, "
@@ -82,9 +82,9 @@ with reader.session_store(st.session_state) as store:
                 d_csv, d_tex = st.columns(2)
                 # files made on click (callables), not on every render: LaTeX goes through pandas' Styler
                 d_csv.download_button("Download CSV", partial(significance.significance_csv, report),
-                                      file_name=f"significance-{data}-{model}.csv", mime="text/csv")
+                                      file_name=f"significance-{view.display_name(data)}-{model}.csv", mime="text/csv")
                 d_tex.download_button("Download LaTeX", partial(significance.significance_latex, report),
-                                      file_name=f"significance-{data}-{model}.tex", mime="text/x-tex")
+                                      file_name=f"significance-{view.display_name(data)}-{model}.tex", mime="text/x-tex")
 
         points = drift.theta_vs_steps(store, runs, "theta_d")
         if not points.empty:

@@ -214,3 +214,15 @@ def _synthetic_folder(preset: str, options: str) -> Path:
     if not meta.is_file():
         write_synthetic(preset, folder, seed=seed, n_queries=n_queries, conflict=bool(conflict))
     return folder
+
+
+def display_name(data: str) -> str:
+    """The user's name for ``data`` as runs store it: a registry name or synthetic preset as it is
+    (``mq2008``, ``synthetic-web10k:seed=1``), a folder path by the folder's name (the MQ2008 sample at
+    ``…/cache/letor_folds/mq2008-sample`` is ``mq2008-sample``). What selectors, titles, captions and
+    LaTeX show; the stored path stays in the run's config and in manifests."""
+    text = str(data)
+    name = text.partition(":")[0].lower()
+    if name in DATASETS:
+        return text
+    return Path(text).expanduser().name or text

@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 
 from ltr.cost import completed_runs, cost_effectiveness, in_configuration as runs_in_configuration  # noqa: F401  (the page helpers' names)
 from ltr.cost import one_run_per_fold_and_seed
+from ltr.data.datasets import display_name  # noqa: F401  (the Results page names data by it)
 from ltr.ndcg_conventions import NDCG_CUTOFFS  # noqa: F401  (the Results page's metric choices)
 from ltr.losses import LOSS_NAMES
 from ltr.report import variant_loss

@@ -73,33 +73,28 @@ def table_csv(frame: pd.DataFrame) -> str:
     return frame.to_csv(index=False)
 
 
-_TEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
-                "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
-
-
-def _tex(text) -> str:
-    """``text`` with LaTeX's special characters escaped (names hold ``_``, ``@`` and brackets)."""
-    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in str(text))
-
-
 def _fmt(value, digits=3) -> str:
     return "--" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
 
 
 def table_latex(frame: pd.DataFrame, caption: str = "") -> str:
-    """A booktabs table: predictor, target, n, τ [CI] (* Holm p < 0.05), r, AUC [CI]."""
-    lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{lllrrrr}", r"\toprule",
-             r"Scope & Predictor & Target & $n$ & $\tau$ [95\% CI] & $r$ & AUC [95\% CI] \\", r"\midrule"]
+    """A booktabs table (:func:`core.export.booktabs`: one escaping, A4 width): scope, predictor, target, n,
+    τ (* Holm p < 0.05) and its interval, Holm p, r and its interval, Pearson p, AUC and its interval."""
+    from core.export import booktabs, format_number
+
+    def number(value, digits=3):
+        return format_number(None if value is None or pd.isna(value) else value, digits)
+
+    rows = []
     for row in frame.itertuples(index=False):
-        mark = r"$^{*}$" if row.kendall_p_holm is not None and not pd.isna(row.kendall_p_holm) \
+        mark = "*" if row.kendall_p_holm is not None and not pd.isna(row.kendall_p_holm) \
             and row.kendall_p_holm < ALPHA else ""
-        lines.append(" & ".join([_tex(row.dataset), _tex(row.predictor), _tex(row.target), str(row.n),
-                                 f"{_fmt(row.kendall_tau)}{mark} {row.tau_ci}".strip(), _fmt(row.pearson_r),
-                                 f"{_fmt(row.auc)} {row.auc_ci}".strip()]) + r" \\")
-    note = (r"$^{*}$ Holm-corrected $p < 0.05$ across the table. " + _tex(AUC_NOTE) + ".")
-    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_tex(caption)} {note}}}".replace("  ", " "),
-              r"\end{table}"]
-    return "\n".join(lines) + "\n"
+        rows.append({"scope": row.dataset, "predictor": row.predictor, "target": row.target, "n": row.n,
+                     "τ": f"{number(row.kendall_tau)}{mark}", "τ 95% CI": row.tau_ci or "--",
+                     "p Holm": row.kendall_p_holm, "r": row.pearson_r, "r 95% CI": row.r_ci or "--",
+                     "p (r)": row.pearson_p, "AUC": row.auc, "AUC 95% CI": row.auc_ci or "--"})
+    return booktabs(pd.DataFrame(rows), caption,
+                    notes=[f"* Holm-corrected p < {ALPHA} across the table. {AUC_NOTE}."])
 
 
 def heatmap(result: dict, scope: str):
@@ -127,16 +122,23 @@ def heatmap(result: dict, scope: str):
                              f"{_interval_text(ci.get('kendall_tau'))} · p_holm={_fmt(r.get('kendall_p_holm'))}"
                              f"<br>AUC={_fmt(r.get('auc'))} {_interval_text(ci.get('auc'))} (>0.5: higher predicts "
                              f"easier){'<br>' + r['note'] if r.get('note') else ''}")
+    # the heatmap only colours: plotly gives a click on a heatmap no selection, so each cell's hover and
+    # click belong to a transparent point over it (a point with hoverinfo "skip" emits no click either:
+    # that is why a click did nothing in Chromium, issue 33)
     fig = go.Figure(go.Heatmap(z=z, x=target_names, y=predictors, text=text, texttemplate="%{text}",
-                               hovertext=hover, hoverinfo="text", zmin=-1, zmax=1, colorscale="RdBu",
+                               hoverinfo="skip", zmin=-1, zmax=1, colorscale="RdBu",
                                colorbar={"title": "τ (easier +)"}))
     xs = [t for _ in predictors for t in target_names]
     ys = [p for p in predictors for _ in target_names]
     fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", marker={"size": 28, "opacity": 0.0, "symbol": "square"},
-                             customdata=[[p, t] for p, t in zip(ys, xs)], hoverinfo="skip", showlegend=False))
-    fig.update_layout(height=max(320, 26 * len(predictors) + 160), margin={"l": 10, "r": 10, "t": 40, "b": 10},
+                             customdata=[[p, t] for p, t in zip(ys, xs)], hovertext=[h for row in hover for h in row],
+                             hoverinfo="text", showlegend=False, name="cells"))
+    # the target labels under the cells, rotated: above them they ran into the title
+    fig.update_layout(height=max(360, 26 * len(predictors) + 220), margin={"l": 10, "r": 10, "t": 50, "b": 10},
                       title={"text": f"{scope.upper()}: τ of predictor vs target", "font": {"size": 14}},
-                      xaxis={"side": "top"}, yaxis={"autorange": "reversed"})
+                      xaxis={"side": "bottom", "tickangle": -30, "automargin": True},
+                      yaxis={"autorange": "reversed", "automargin": True}, clickmode="event+select",
+                      dragmode=False)
     return fig
 
 

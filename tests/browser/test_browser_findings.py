@@ -43,6 +43,12 @@ def test_findings_page_downloads(study_in_cache, dashboard, tmp_path):
             reasons = {r["finding"]: r["reason"] for r in rows}
             assert verdicts["difficulty_aware_preferred"] == "not measurable here"
             assert "designed: no preference result for designed" in reasons["difficulty_aware_preferred"]
+            # issue 33: after three other downloads the ZIP failed silently ("Deferred file ... not found"):
+            # each download reran the page, which dropped the deferred files the browser still pointed at
+            for name in ("Download findings (LaTeX)", "Download findings (JSON)"):
+                with page.expect_download(timeout=60_000) as download:
+                    click(page, page.get_by_role("button", name=name))
+                assert open(download.value.path(), encoding="utf-8").read().strip()
             # the study export: pick the designed dataset, download the ZIP, read its manifest and Venn SVG
             page.get_by_text("Study dataset").wait_for(timeout=30_000)
             choose_option(page, page.locator("[data-testid='stSelectbox']", has_text="Study dataset"), "designed")
@@ -54,7 +60,7 @@ def test_findings_page_downloads(study_in_cache, dashboard, tmp_path):
             manifest = json.loads(archive.read("manifest.json"))
             assert manifest["study_id"] == study_in_cache["id"]
             svg = archive.read("venn-designed-run_designed-answers_designed-judge_binary.svg").decode()
-            assert "retriever designed-run" in svg and "judge designed-judge (binary)" in svg
+            assert "DESIGNED: designed-run | designed-answers | designed-judge | binary" in svg  # one-line title
             assert {f["file"] for f in manifest["files"]} == set(archive.namelist()) - {"manifest.json"}
             page.screenshot(path=str(ARTIFACTS / "findings.png"), full_page=True)
         except BaseException:
