@@ -71,7 +71,9 @@ class Timed:
         return self
 
     def __exit__(self, *exc):
-        self.record[self.name] = {"wall_seconds": round(time.perf_counter() - self.wall0, 1),
+        from core.export import git_state
+
+        self.record[self.name] = {**git_state(), "wall_seconds": round(time.perf_counter() - self.wall0, 1),
                                   "cpu_seconds": round(cpu_seconds() - self.cpu0, 1),
                                   "load_1_5_15_before": [round(x, 2) for x in self.load0],
                                   "load_1_5_15_after": [round(x, 2) for x in os.getloadavg()],
@@ -100,15 +102,17 @@ def run_spec(spec: dict, store: Path, workers: int, source: str) -> dict:
             "failed": dict(outcome.failed)}
 
 
-def tune_fold(fold: int, losses: list[str], trials: int, store: Path, train: dict, tuned_dir: Path) -> dict:
-    """Tune every loss on ``fold``'s validation set; the tuned grid fragment is written to ``tuned_dir``."""
+def tune_fold(fold: int, losses: list[str], trials: int, store: Path, spec: dict, tuned_dir: Path) -> dict:
+    """Tune every loss on ``fold``'s validation set, from the grid ``spec``'s epochs, patience and fixed loss
+    parameters (LearnDCG's normalisation); the tuned grid fragment is written to ``tuned_dir``."""
     from ltr.train import RunConfig
     from ltr.tune import tune_loss, tuned_grid
 
     results = []
     for loss in losses:
         base = RunConfig.from_dict({"data": DATA_NAME, "fold": fold, "loss": loss, "model": "mlp", "seed": 0,
-                                    "epochs": train["epochs"], "patience": train["patience"]})
+                                    "epochs": spec["train"]["epochs"], "patience": spec["train"]["patience"],
+                                    "loss_params": dict(spec.get("loss_params", {}).get(loss, {}))})
         results.append(tune_loss(base, trials, store_path=store, sampler_seed=0,
                                  progress=lambda msg: print(msg, file=sys.stderr, flush=True)))
     document = {"fold": fold, "trials": trials, "losses": [r.as_dict() for r in results], "grid": tuned_grid(results)}
@@ -178,6 +182,9 @@ def main() -> int:
     ap.add_argument("--threads", default="1", help="IRDASH_TORCH_THREADS of every trainer (default 1)")
     ap.add_argument("--store", type=Path, default=None, help="run store (default cache/bench/mq2008-repro.sqlite)")
     ap.add_argument("--export-dir", type=Path, default=None, help="exports (default cache/bench/mq2008-repro-export)")
+    ap.add_argument("--merge", nargs="+", type=Path, default=[],
+                    help="result files of this script whose parts ran in other processes: their parts and timings "
+                         "are taken into --out")
     args = ap.parse_args()
     folds = [args.data / f"Fold{k}" for k in FOLDS]
     missing = [str(f / name) for f in folds for name in ("train.txt", "vali.txt", "test.txt") if not (f / name).is_file()]
@@ -210,6 +217,10 @@ def main() -> int:
     })
     record.setdefault("parts", {})
     record.setdefault("timing", {})
+    for other in args.merge:  # parts run in parallel processes, each with its own result file
+        done = json.loads(other.read_text(encoding="utf-8"))
+        record["parts"].update(done.get("parts", {}))
+        record["timing"].update(done.get("timing", {}))
 
     def save():
         args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -225,8 +236,8 @@ def main() -> int:
 
         tuned_dir = store.parent / "mq2008-repro-tuned"
         with Timed(record["timing"], "tune"):
-            train = read_grid_file(STUDY_GRID)["train"]
-            record["parts"]["tune"] = {f"fold{k}": tune_fold(k, TUNED_LOSSES, args.trials, store, train, tuned_dir)
+            spec = base_spec(EXPERIMENTS["tuned"], TUNED_LOSSES, ["mlp"], args.seeds, FOLDS)
+            record["parts"]["tune"] = {f"fold{k}": tune_fold(k, TUNED_LOSSES, args.trials, store, spec, tuned_dir)
                                        for k in FOLDS}
         save()
         with Timed(record["timing"], "tuned"):
