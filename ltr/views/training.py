@@ -141,9 +141,12 @@ def jobs_frame(store: RunStore, job_list: Sequence[jobs.Job]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def fold_tag(job: jobs.Job) -> str:
-    """What a training job's Cancel button adds to its number: ``fold 2`` (its full label on hover)."""
-    return f"fold {job.meta['fold']}" if "fold" in job.meta else ""
+def cancel_tag(job: jobs.Job) -> str:
+    """What a training job's Cancel button adds to its number: the loss and the fold it trains,
+    ``learndcg · fold 2`` (data set and ranker on hover, in its full label). Why the loss: a grid queues
+    one job per loss and fold, and "Cancel #7 · fold 2" did not say which of the fold-2 jobs it stopped."""
+    return " · ".join(part for part in (job.meta.get("loss"), f"fold {job.meta['fold']}" if "fold" in job.meta
+                                        else None) if part)
 
 
 def _mean_epoch_seconds(store: RunStore, run_ids: Sequence[str]) -> dict[str, float]:

@@ -209,7 +209,10 @@ def test_start_button_queues_one_job_per_fold_and_cancel_works(cache):
     frame = at.dataframe[0].value
     assert list(frame["status"]) == ["queued", "queued"]
     cancel = [b for b in at.button if b.label.startswith("Cancel #")]
-    assert len(cancel) == 2
+    # each names the loss and the fold it stops (before: "Cancel #1 · fold 1", the loss only on hover)
+    first, second = sorted(j.id for j in queued)
+    assert sorted(b.label for b in cancel) == [f"Cancel #{first} · learndcg · fold 1",
+                                               f"Cancel #{second} · learndcg · fold 3"]
     cancel[0].click().run()
     assert sorted(j.status for j in jobs.list_jobs()) == ["cancelled", "queued"]
 
@@ -395,7 +398,7 @@ def test_training_page_shows_what_a_queued_job_waits_for(cache, monkeypatch):
     (message,) = frame["message"]
     assert message == f"waiting for cpu: job #{holder}, retrieve dense on dl19 (partial corpus), running 12 min"
     cancel = [b for b in at.button if b.label.startswith("Cancel #")]
-    assert [b.label for b in cancel] == [f"Cancel #{holder + 1} · fold 1"]  # short: never cut before the fold
+    assert [b.label for b in cancel] == [f"Cancel #{holder + 1} · learndcg · fold 1"]  # short: never cut
 
 
 def test_five_folds_on_one_line_stay_visible(cache):
