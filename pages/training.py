@@ -146,7 +146,7 @@ def charts_section(store) -> None:
 st.subheader("Jobs")
 jobs_panel(view.TRAINING, jobs_table, limit=30, every=REFRESH_SECONDS, idle_every=REFRESH_SECONDS,
            empty="No training jobs yet: choose a data set and press **Start training**.",
-           cancel=view.fold_tag, failed_logs=3,
+           cancel=view.cancel_tag, failed_logs=3,
            columns={"progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0,
                                                                 format="percent"),
                     "message": st.column_config.TextColumn(width="large")})

@@ -158,12 +158,14 @@ def jobs_frame(store: RunStore, job_list: Sequence[jobs.Job]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def fold_tag(job: jobs.Job) -> str:
-    """What a training job's Cancel button adds to its number: ``fold 2``, ``fold 2 · seed 1`` for a seed other
-    than 0 (its full label on hover)."""
-    if "fold" not in job.meta:
-        return ""
-    return f"fold {job.meta['fold']}" + (f" · seed {job.meta['seed']}" if job.meta.get("seed") else "")
+def cancel_tag(job: jobs.Job) -> str:
+    """What a training job's Cancel button adds to its number: the loss, the fold and a seed other than 0 it
+    trains, ``learndcg · fold 2`` / ``learndcg · fold 2 · seed 1`` (data set and ranker on hover, in its full
+    label). Why the loss: a grid queues one job per loss and fold, and "Cancel #7 · fold 2" did not say which of
+    the fold-2 jobs it stopped."""
+    seed = f"seed {job.meta['seed']}" if job.meta.get("seed") else None
+    return " · ".join(part for part in (job.meta.get("loss"), f"fold {job.meta['fold']}" if "fold" in job.meta
+                                        else None, seed) if part)
 
 
 def _mean_epoch_seconds(store: RunStore, run_ids: Sequence[str]) -> dict[str, float]:
