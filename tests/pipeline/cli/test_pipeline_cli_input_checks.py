@@ -137,3 +137,36 @@ def test_llm_check_shows_the_size_and_whether_it_gates(capsys):
     assert "size: 0.49B (ollama /api/show); a sub-1B model" in lines["tiny"] and "carries no verdict" in lines["tiny"]
     assert "size: 8B (ollama /api/show)\n" in lines["big"] and "no verdict" not in lines["big"]
     assert "size: unknown size; a model of unknown size" in lines["nosize"]
+
+
+@pytest.mark.slow  # one whole study with four generators (MiniLM BERTScore on the tiny collection, ~30 s busy)
+def test_the_verdicts_read_each_generators_reported_or_stated_size(tmp_path, capsys, monkeypatch):
+    """Issue 33's done-when against a loopback Ollama-speaking server: a generator reporting "494.03M" makes every
+    overlap verdict of its configurations inconclusive for its size, one reporting "8.0B" leaves no model gate, one
+    reporting no size is gated unless --model-size states it (and the statement is what the verdict reads)."""
+    from pipeline.findings.registry import check_findings
+
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
+    files = write_collection(tmp_path / "c")
+    sizes = {"tiny": "494.03M", "big": "8.0B"}  # "nosize" and "stated" report none
+    with LoopbackLLMServer(models=["tiny", "big", "nosize", "stated"], parameter_sizes=sizes) as server:
+        generators = [a for m in ("tiny", "big", "nosize", "stated") for a in ("--generator", f"ollama:{m}@{server.url}")]
+        code = cli.main(["run", "--qrels", str(files["qrels.txt"]), "--topics", str(files["topics.tsv"]),
+                         "--passages", str(files["passages.tsv"]), "--retriever", f"r={files['run.txt']}",
+                         *generators, "--judge", f"j={files['judge.txt']}", "--setup", "binary",
+                         "--encoder", "minilm", "--model-size", "stated=8B", "--model-size", "j=70B", "--json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    done = json.loads(out.out)
+    found = {f.name: f for f in check_findings(done["dataset"], study_id=done["id"])}
+    for name in ("all_three_under_10pct", "half_exclusive", "h2r_h2j_largest"):
+        by_generator = {}
+        for part in found[name].parts:
+            generator = next(m for m in ("tiny", "big", "nosize", "stated") if f"ollama:{m}" in part.scope)
+            by_generator[generator] = [g for g in part.evidence["inconclusive_because"] if "generator" in g]
+        assert set(by_generator) == {"tiny", "big", "nosize", "stated"}, name
+        assert by_generator["tiny"] and "sub-1B" in by_generator["tiny"][0], name
+        assert by_generator["nosize"] and "unknown size" in by_generator["nosize"][0], name
+        assert by_generator["big"] == [] and by_generator["stated"] == [], name
+        for generator in ("tiny", "nosize"):  # gated: inconclusive whatever the figures say
+            assert all(p.verdict == "inconclusive" for p in found[name].parts if f"ollama:{generator}" in p.scope)
