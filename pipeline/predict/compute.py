@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from pipeline.predict import catalog, evaluation, llm_signals, targets
+from pipeline.predict import catalog, corpus_score, evaluation, llm_signals, targets
 from pipeline.predict.index_stats import open_index, resolve_index
 
 
@@ -29,6 +29,11 @@ class Prediction:
     settings: dict
     absent: list[llm_signals.Absent] = field(default_factory=list)
     seconds: dict = field(default_factory=dict)
+    k_sweep: list[dict] = field(default_factory=list)  # evaluation.k_sweep rows (exploratory: K_SWEEP_NOTE)
+
+    @property
+    def pool(self) -> bool:
+        return any(info.get("pool") for info in self.provenance["index"].values())
 
     @property
     def partial(self) -> bool:
@@ -48,14 +53,15 @@ class Prediction:
                 entry = info.setdefault(name, {**pv.as_dict(), "n_queries": 0, "undefined": {}})
                 entry["n_queries"] += len(pv.values)
                 entry["undefined"][dataset] = pv.undefined
-        return {"datasets": self.datasets, "partial": self.partial, "settings": self.settings,
+        return {"datasets": self.datasets, "partial": self.partial, "pool": self.pool,
+                "pool_note": evaluation.POOL_NOTE if self.pool else "", "settings": self.settings,
                 "predictors": self.predictor_values(), "predictor_info": info,
                 "absent": [a.as_dict() for a in dict.fromkeys(self.absent)],  # one entry per component
                 "targets": {d: {t.name: {"task": t.task, "higher_is_easier": t.higher_is_easier, "values": dict(t.values),
                                          "hard": sorted(t.hard), "provenance": t.provenance} for t in ts}
                             for d, ts in self.targets.items()},
                 "evaluation": [r.as_dict() for r in self.rows], "provenance": self.provenance,
-                "seconds": self.seconds}
+                "k_sweep": {"note": evaluation.K_SWEEP_NOTE, "rows": self.k_sweep}, "seconds": self.seconds}
 
 
 def _check_disjoint(collections) -> None:
@@ -89,20 +95,31 @@ def predict(collections, *, retrievers, generators=(), judges=(), setups=("binar
     predictors, all_targets, absent = {}, {}, []
     provenance = {"index": {}, "runs": {}, "judges": {}, "generators": {}, "llm_signals": {}, "models": []}
     started = time.perf_counter()
+    sweeps, data_queries = [], {}  # (dataset, run, corpus scores): the k sweep once the targets are known
     for data in collections:
         queries = data.queries()
         named: dict[str, catalog.PredictorValues] = {}
         stats = open_index(data, resolve_index(data.name, index))
         provenance["index"][data.name] = stats.as_dict()
-        for pv in catalog.pre_retrieval_values(stats.term_matrix(queries), partial_corpus=stats.partial):
+        terms = stats.term_matrix(queries)
+        for pv in catalog.pre_retrieval_values(terms, partial_corpus=stats.partial, pool=stats.pool):
             named[pv.name] = pv
         dataset_targets = []
         for arg in retrievers:
             target, run = targets.retrieval_target(data, arg, quantile)
             dataset_targets.append(target)
-            provenance["runs"].setdefault(data.name, []).append(run.as_dict())
-            for pv in catalog.post_retrieval_values(run.name, run.run, queries, k=k, wig_k=wig_k, only=set(queries)):
+            model = corpus_score.run_model(run)
+            # the papers' corpus score needs the run's model; without it only the list-mean variant exists
+            scores = corpus_score.corpus_scores(terms, model) if model else None
+            provenance["runs"].setdefault(data.name, []).append(
+                {**run.as_dict(), "retrieval_model": model.as_dict() if model else None,
+                 "corpus_score": (f"{model.describe()} of the collection as one document, from {stats.describe()}"
+                                  if model else "unknown retrieval model: NQC/WIG/SMV in the list-mean variant only")})
+            for pv in catalog.post_retrieval_values(run.name, run.run, queries, k=k, wig_k=wig_k, only=set(queries),
+                                                    corpus_scores=scores, model=model.describe() if model else "",
+                                                    partial_corpus=stats.partial, pool=stats.pool):
                 named[pv.name] = pv
+            sweeps.append((data.name, run, scores))
         for arg in judges:
             for setup in setups:
                 target, judgments = targets.judge_target(data, arg, setup, quantile, cap=cap, llm_options=llm_options,
@@ -123,8 +140,11 @@ def predict(collections, *, retrievers, generators=(), judges=(), setups=("binar
                                                                    llm_options=llm_options, progress=progress),
                            named, absent, catalog.GENERATION, provenance["llm_signals"].setdefault(data.name, {}))
         predictors[data.name], all_targets[data.name] = named, dataset_targets
+        data_queries[data.name] = queries
     computed = time.perf_counter()
     rows = evaluation.evaluate(predictors, all_targets, n_boot=n_boot, seed=seed)
+    sweep = [row for dataset, run, scores in sweeps
+             for row in evaluation.k_sweep(run.name, run.run, all_targets[dataset], scores, data_queries[dataset])]
     provenance["bootstrap"] = {"n_boot": n_boot, "seed": seed, "confidence": evaluation.CONFIDENCE,
                                "method": "percentile; pooled rows resample within each dataset"}
     provenance["auc"] = evaluation.AUC_NOTE
@@ -137,4 +157,4 @@ def predict(collections, *, retrievers, generators=(), judges=(), setups=("binar
                 "judges": list(judges), "index": index}
     seconds = {"predictors_and_targets": computed - started, "evaluation": time.perf_counter() - computed}
     return Prediction([d.name for d in collections], predictors, all_targets, rows, provenance, settings, absent,
-                      seconds)
+                      seconds, sweep)
