@@ -2,8 +2,10 @@
 pipeline predict`` prints and the Predicting failure page shows (:func:`predict` -> :class:`Prediction`).
 
 Per dataset: the index statistics (:mod:`pipeline.predict.index_stats`) give the pre-retrieval
-predictors of its judged queries; each retriever's run gives the post-retrieval ones and its nDCG@10
-target; each judge and setup its disagreement target (and, with expected grades, the H2J predictor);
+predictors of its judged queries; each retriever's run gives the post-retrieval ones (NQC/WIG/SMV
+normalised by the corpus score of :mod:`pipeline.predict.corpus_score` where the run's model is known,
+and by the list's mean as the named variant) and its targets (nDCG@10, or each ``target_measures``
+ir_measures measure, named with its relevance level); each judge and setup its disagreement target (and, with expected grades, the H2J predictor);
 each generator its BERTScore F1 target (and, with token log-probabilities, the H2G predictor).
 Predictors that cannot be computed are listed in ``absent`` with the reason. The JSON form
 (:meth:`Prediction.as_dict`): ``predictors`` ``{name: {qid: value}}`` (the datasets' queries together:
@@ -57,7 +59,9 @@ class Prediction:
                 "pool_note": evaluation.POOL_NOTE if self.pool else "", "settings": self.settings,
                 "predictors": self.predictor_values(), "predictor_info": info,
                 "absent": [a.as_dict() for a in dict.fromkeys(self.absent)],  # one entry per component
-                "targets": {d: {t.name: {"task": t.task, "higher_is_easier": t.higher_is_easier, "values": dict(t.values),
+                "targets": {d: {t.name: {"task": t.task, "higher_is_easier": t.higher_is_easier,
+                                         "measure": t.provenance.get("measure", t.name.split("[")[0]),
+                                         "relevance": t.provenance.get("relevance", ""), "values": dict(t.values),
                                          "hard": sorted(t.hard), "provenance": t.provenance} for t in ts}
                             for d, ts in self.targets.items()},
                 "evaluation": [r.as_dict() for r in self.rows], "provenance": self.provenance,
@@ -86,11 +90,17 @@ def _absent_or_add(result, named: dict, absent: list, family: str, recorded: dic
 
 
 def predict(collections, *, retrievers, generators=(), judges=(), setups=("binary",), k=catalog.DEFAULT_K,
-            wig_k=catalog.DEFAULT_WIG_K, quantile=0.25, index=None, n_boot=evaluation.N_BOOT,
-            seed=evaluation.SEED, cap=None, bertscore=None, llm_options=None, progress=False) -> Prediction:
+            wig_k=catalog.DEFAULT_WIG_K, quantile=0.25, index=None, n_boot=evaluation.N_BOOT, seed=evaluation.SEED,
+            target_measures=(targets.DEFAULT_TARGET_MEASURE,), cap=None, bertscore=None, llm_options=None, progress=False) -> Prediction:
     """Predictors, targets and the evaluation table of ``collections`` (module docstring)."""
     if not retrievers and not generators and not judges:
         raise ValueError("name at least one --retriever, --generator or --judge: nothing to predict")
+    target_measures = list(dict.fromkeys(target_measures)) or [targets.DEFAULT_TARGET_MEASURE]
+    for measure in target_measures:  # an unknown measure is refused before any index is opened
+        try:
+            targets.measure_label(measure)
+        except ValueError as exc:
+            raise ValueError(f"--target-measure: {exc}") from None
     _check_disjoint(collections)
     predictors, all_targets, absent = {}, {}, []
     provenance = {"index": {}, "runs": {}, "judges": {}, "generators": {}, "llm_signals": {}, "models": []}
@@ -106,8 +116,8 @@ def predict(collections, *, retrievers, generators=(), judges=(), setups=("binar
             named[pv.name] = pv
         dataset_targets = []
         for arg in retrievers:
-            target, run = targets.retrieval_target(data, arg, quantile)
-            dataset_targets.append(target)
+            found, run = targets.retrieval_targets(data, arg, quantile, target_measures)
+            dataset_targets.extend(found)
             model = corpus_score.run_model(run)
             # the papers' corpus score needs the run's model; without it only the list-mean variant exists
             scores = corpus_score.corpus_scores(terms, model) if model else None
@@ -154,7 +164,7 @@ def predict(collections, *, retrievers, generators=(), judges=(), setups=("binar
                                      [x["generator"].get("label", "") for x in d]} - {""})
     settings = {"k": k, "wig_k": wig_k, "quantile": quantile, "setups": list(setups), "cap": cap,
                 "bertscore": bertscore or {}, "retrievers": list(retrievers), "generators": list(generators),
-                "judges": list(judges), "index": index}
+                "judges": list(judges), "index": index, "target_measures": list(target_measures)}
     seconds = {"predictors_and_targets": computed - started, "evaluation": time.perf_counter() - computed}
     return Prediction([d.name for d in collections], predictors, all_targets, rows, provenance, settings, absent,
                       seconds, sweep)
