@@ -8,7 +8,7 @@ import pandas as pd
 
 ALPHA = 0.05
 COLUMNS = ("dataset", "predictor", "family", "target", "n", "kendall_tau", "tau_easier", "kendall_p_holm",
-           "pearson_r", "auc")
+           "pearson_r", "auc", "pool", "verdict")
 
 
 def newest_prediction(dataset: str) -> dict | None:
@@ -62,4 +62,6 @@ def caption(prediction: dict, scope: str) -> str:
         if settings.get(key):
             parts.append(f"{key} {', '.join(map(str, settings[key]))}")
     parts.append("partial index" if prediction.get("partial") else "full-corpus index")
+    if prediction.get("pool"):  # issue 35: statistics built from these topics' pools are named and left out
+        parts.append(prediction.get("pool_note") or "pool-built index statistics")
     return "; ".join(parts)

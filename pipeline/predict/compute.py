@@ -123,7 +123,8 @@ def predict(collections, *, retrievers, generators=(), judges=(), setups=("binar
             scores = corpus_score.corpus_scores(terms, model) if model else None
             provenance["runs"].setdefault(data.name, []).append(
                 {**run.as_dict(), "retrieval_model": model.as_dict() if model else None,
-                 "corpus_score": (f"{model.describe()} of the collection as one document, from {stats.describe()}"
+                 "corpus_score": (f"{model.describe()} of the collection as one document, from the {data.name} index's "
+                                  f"statistics ({stats.n_docs:,} documents{'; marked pool' if stats.pool else ''})"
                                   if model else "unknown retrieval model: NQC/WIG/SMV in the list-mean variant only")})
             for pv in catalog.post_retrieval_values(run.name, run.run, queries, k=k, wig_k=wig_k, only=set(queries),
                                                     corpus_scores=scores, model=model.describe() if model else "",

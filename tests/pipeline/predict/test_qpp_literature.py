@@ -140,3 +140,37 @@ def test_predict_on_the_data_folders_bm25_run_gives_canonical_and_list_mean_nqc(
     ks = {(r["predictor"], r["k"]) for r in result["k_sweep"]["rows"]}
     assert {("nqc", 5), ("nqc", 100), ("nqc_listmean", 50)} <= ks and not any(k == 500 for _, k in ks)
     assert "never chosen" in result["k_sweep"]["note"]
+
+
+def _stored(pool: bool) -> dict:
+    row = _row(0.4, [0.2, 0.6], 0.01, pool=pool)
+    row.predictor, row.target = "nqc@100[bm25]", "AP(rel=2)@100[bm25]"
+    return {"id": "r1", "datasets": ["dl19"], "partial": pool, "pool": pool,
+            "pool_note": evaluation.POOL_NOTE if pool else "", "settings": {"retrievers": ["bm25"]},
+            "evaluation": [row.as_dict()],
+            "targets": {"dl19": {"AP(rel=2)@100[bm25]": {"measure": "AP(rel=2)@100",
+                                                         "relevance": "binary: grade >= 2 is relevant"}}},
+            "provenance": {"index": {}, "runs": {"dl19": [{"name": "bm25", "provenance": "x",
+                                                           "corpus_score": "BM25 (k1=0.9, b=0.4) ..."}]}},
+            "k_sweep": {"note": evaluation.K_SWEEP_NOTE, "rows": [
+                {"dataset": "dl19", "predictor": "nqc", "component": "bm25", "k": k, "target": "AP(rel=2)@100[bm25]",
+                 "n": 43, "kendall_tau": tau} for k, tau in ((5, 0.1), (100, 0.3))]}}
+
+
+def test_the_page_and_the_export_say_pool_and_show_targets_and_the_sweep():
+    from pipeline.export import predictors as export
+    from pipeline.views import predicting_failure as view
+
+    pooled, full = _stored(True), _stored(False)
+    assert "conditioned on the queries" in view.partial_warning(pooled) and view.partial_warning(full) is None
+    table = view.table_frame(pooled)
+    assert table.loc[0, "verdict"] == evaluation.POOL_LEFT_OUT and view.table_frame(full).loc[0, "verdict"] == "foresees"
+    assert "conditioned on the queries" in view.table_latex(table) and "conditioned" not in view.table_latex(
+        view.table_frame(full))
+    line = view.provenance_line(pooled)
+    assert "AP(rel=2)@100[bm25] (binary: grade >= 2 is relevant)" in line and "BM25 (k1=0.9" in line
+    sweep = view.k_sweep_frame(pooled, "dl19")
+    assert sweep.loc[0, "τ at k=5"] == 0.1 and sweep.loc[0, "τ at k=100"] == 0.3
+    assert view.k_sweep_frame({"evaluation": []}).empty  # a result stored before the sweep
+    assert "conditioned on the queries" in export.caption(pooled, "dl19")
+    assert "conditioned" not in export.caption(full, "dl19")
