@@ -10,6 +10,8 @@ statistics read from the data folder's partial corpus.
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Callable, Mapping
@@ -135,3 +137,34 @@ def post_retrieval_values(retriever: str, run: Mapping[str, Mapping[str, float]]
                                    normaliser=keywords.get("normaliser", ""), model=model if corpus else "",
                                    pool=pool and corpus))
     return out
+
+
+def relevance_model_values(retriever: str, run: Mapping[str, Mapping[str, float]], queries: Mapping[str, str],
+                           stats, k: int, bases: Mapping[str, PredictorValues]) -> tuple[list[PredictorValues], int]:
+    """Clarity@k and UEF of each NQC/WIG/SMV in ``bases`` (``{predictor key: values}`` of the same run)
+    from the index's document vectors (:mod:`pipeline.predict.relevance_model`); with how many top-k
+    documents the index lacked. The index's ``partial`` and ``pool`` marks carry over."""
+    from pipeline.predict import relevance_model as rm
+
+    clarity, similarity, missing = {}, {}, 0
+    for qid, text in queries.items():
+        if not run.get(qid):
+            continue
+        top, lacked = rm.top_documents(stats, run[qid], text, k)
+        missing += lacked
+        clarity[qid], similarity[qid] = rm.clarity(top), rm.uef_similarity(top)
+    qids = tuple(clarity)
+    out = []
+
+    def add(key: str, values: dict, definition: str, base: PredictorValues | None = None):
+        found, undefined = _values(qids, np.array([values.get(q, np.nan) for q in qids], float))
+        out.append(PredictorValues(f"{key}[{retriever}]", key, POST, retriever, found, undefined, stats.partial,
+                                   " ".join(definition.split()), pool=stats.pool, k=k if base is None else base.k,
+                                   normaliser=base.normaliser if base else "", model=base.model if base else ""))
+
+    add(f"clarity@{k}", clarity, rm.clarity.__doc__)
+    for key, base in bases.items():
+        uef = {q: rm.uef(similarity[q], base.values[q]) for q in qids if q in base.values}
+        add(f"uef_{key}", uef, f"UEF over {key} with the similarity at k={k}: {rm.uef.__doc__} "
+                               f"{rm.uef_similarity.__doc__}", base)
+    return out, missing

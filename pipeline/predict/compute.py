@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from pipeline.predict import catalog, corpus_score, evaluation, llm_signals, targets
+from pipeline.predict import catalog, corpus_score, evaluation, llm_signals, relevance_model, targets
 from pipeline.predict.index_stats import open_index, resolve_index
 
 
@@ -130,6 +130,15 @@ def predict(collections, *, retrievers, generators=(), judges=(), setups=("binar
                                                     corpus_scores=scores, model=model.describe() if model else "",
                                                     partial_corpus=stats.partial, pool=stats.pool):
                 named[pv.name] = pv
+            bases = {pv.predictor: pv for pv in named.values() if pv.component == run.name and pv.normaliser}
+            if stats.has_document_vectors():
+                found, lacked = catalog.relevance_model_values(run.name, run.run, queries, stats, k, bases)
+                named.update({pv.name: pv for pv in found})
+                provenance["runs"][data.name][-1]["relevance_model"] = {
+                    "k": k, "lambda": relevance_model.LAMBDA, "documents_not_in_index": lacked}
+            else:
+                absent.append(llm_signals.Absent(f"clarity@{k}[{run.name}]", "the index holds no document vectors "
+                                                 "(built without -storeDocvectors): no Clarity or UEF"))
             sweeps.append((data.name, run, scores))
         for arg in judges:
             for setup in setups:

@@ -220,7 +220,7 @@ def paired(predictor: Mapping[str, float], target: Target) -> tuple[list[str], n
     qids = [q for q in target.values if q in predictor]
     x = np.array([predictor[q] for q in qids], dtype=float)
     y = np.array([target.values[q] for q in qids], dtype=float)
-    return qids, x, y, np.array([q not in target.hard for q in qids])
+    return qids, x, y, np.array([q not in target.hard for q in qids], dtype=bool)  # bool even when empty
 
 
 def evaluate_pair(predictor: Mapping[str, float], target: Target, *, name: str, family: str, partial: bool = False,

@@ -106,6 +106,7 @@ class IndexStatistics:
     path: str
     _counts: dict = field(default_factory=dict, repr=False)
     _analyzer: object = field(default=None, repr=False)
+    _has_vectors: bool | None = field(default=None, repr=False)
 
     @property
     def partial(self) -> bool:
@@ -143,6 +144,25 @@ class IndexStatistics:
             df, cf = (found.get("docFreq"), found.get("collectionFreq")) if found is not None else (0, 0)
             self._counts[term] = (int(df or 0), int(cf or 0))
         return self._counts[term]
+
+    def has_document_vectors(self) -> bool:
+        """Whether the index stores document vectors (tried on its first document)."""
+        if self._has_vectors is None:
+            try:
+                first = self.reader.convert_internal_docid_to_collection_docid(0)
+                self._has_vectors = self.document_vector(first) is not None
+            except Exception:  # an empty index or one pyserini cannot read vectors from
+                self._has_vectors = False
+        return self._has_vectors
+
+    def document_vector(self, docid: str) -> dict[str, int] | None:
+        """``{analyzed term: tf}`` of a document (pyserini's stored document vector), None when the index
+        does not hold the document or its vectors (an index built without -storeDocvectors)."""
+        try:
+            vector = self.reader.get_document_vector(docid)
+        except Exception:  # pyjnius raises its own types for a missing document
+            return None
+        return {str(t): int(c) for t, c in vector.items()} if vector else None
 
     def term_matrix(self, queries: Mapping[str, str]) -> TermMatrix:
         """The :class:`TermMatrix` of ``queries`` (``{qid: text}``), each distinct term looked up once."""

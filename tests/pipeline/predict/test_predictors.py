@@ -215,3 +215,43 @@ def test_real_dl19_bm25_run():
     assert all(v > 0 for v in values["nqc_listmean@100"].values.values())
     tops = values["top_score"].values
     assert all(tops[q] == max(run[q].values()) for q in tops)
+
+
+def three_documents():
+    """D1 = a a b, D2 = b c, D3 = a c c c; P_coll a 0.1, b 0.2, c 0.3; query "a"; scores 3, 2, 1."""
+    from pipeline.predict import relevance_model as rm
+
+    return rm.TopDocuments.build([{"a": 2, "b": 1}, {"b": 1, "c": 1}, {"a": 1, "c": 3}], [3.0, 2.0, 1.0], ["a"],
+                                 {"a": 0.1, "b": 0.2, "c": 0.3})
+
+
+def hand_relevance_model():
+    lam, coll = 0.6, {"a": 0.1, "b": 0.2, "c": 0.3}
+    docs = [{"a": 2, "b": 1}, {"b": 1, "c": 1}, {"a": 1, "c": 3}]
+    models = [{w: lam * d.get(w, 0) / sum(d.values()) + (1 - lam) * coll[w] for w in coll} for d in docs]
+    likelihood = [m["a"] for m in models]  # P(Q|D) of the one-term query
+    weights = [x / sum(likelihood) for x in likelihood]
+    p_r = {w: sum(wt * m[w] for wt, m in zip(weights, models)) for w in coll}
+    return models, p_r, coll
+
+
+def test_clarity_equals_a_hand_computation():
+    from pipeline.predict import relevance_model as rm
+
+    _, p_r, coll = hand_relevance_model()
+    expected = sum(p_r[w] * math.log2(p_r[w] / coll[w]) for w in coll)
+    assert rm.clarity(three_documents()) == pytest.approx(expected, rel=1e-12)
+    one = rm.TopDocuments.build([{"a": 1}], [1.0], ["a"], {"a": 0.1})
+    assert math.isnan(rm.clarity(one))  # a single document: undefined, not 0
+
+
+def test_uef_equals_a_hand_computation():
+    import statistics
+
+    from pipeline.predict import relevance_model as rm
+
+    models, p_r, _ = hand_relevance_model()
+    rm_scores = [sum(p_r[w] * math.log(m[w]) for w in p_r) for m in models]
+    similarity = statistics.correlation([3.0, 2.0, 1.0], rm_scores)
+    assert rm.uef_similarity(three_documents()) == pytest.approx(similarity, rel=1e-9)
+    assert rm.uef(rm.uef_similarity(three_documents()), 0.5) == pytest.approx(0.5 * similarity, rel=1e-9)

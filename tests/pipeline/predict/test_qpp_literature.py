@@ -137,6 +137,10 @@ def test_predict_on_the_data_folders_bm25_run_gives_canonical_and_list_mean_nqc(
     verdicts = {r["predictor"]: r["verdict"] for r in result["evaluation"]}
     assert verdicts["nqc@100[bm25]"] == verdicts["avg_idf"] == evaluation.POOL_LEFT_OUT
     assert verdicts["nqc_listmean@100[bm25]"] != evaluation.POOL_LEFT_OUT
+    clarity = result["predictor_info"]["clarity@100[bm25]"]
+    assert clarity["pool"] and clarity["n_queries"] == 43 and "Cronen-Townsend" in clarity["definition"]
+    uef = result["predictors"]["uef_nqc@100[bm25]"]
+    assert all(abs(uef[q]) <= abs(nqc[q]) + 1e-12 for q in uef)  # a correlation (|sim| <= 1) times NQC
     ks = {(r["predictor"], r["k"]) for r in result["k_sweep"]["rows"]}
     assert {("nqc", 5), ("nqc", 100), ("nqc_listmean", 50)} <= ks and not any(k == 500 for _, k in ks)
     assert "never chosen" in result["k_sweep"]["note"]
@@ -174,3 +178,11 @@ def test_the_page_and_the_export_say_pool_and_show_targets_and_the_sweep():
     assert view.k_sweep_frame({"evaluation": []}).empty  # a result stored before the sweep
     assert "conditioned on the queries" in export.caption(pooled, "dl19")
     assert "conditioned" not in export.caption(full, "dl19")
+
+
+def test_a_predictor_with_no_value_gets_a_row_with_its_reason():
+    """A predictor defined on no query (e.g. Clarity when none of the run's documents is in the index) made
+    the evaluation fail (numpy's ~ on an empty float array) instead of giving n = 0 and a note."""
+    target = Target("nDCG@10[r]", "h2r", "x", {"q1": 0.5, "q2": 0.1}, True, frozenset({"q2"}))
+    row = evaluation.evaluate_pair({}, target, name="clarity@100[r]", family="post-retrieval")
+    assert row.n == 0 and row.kendall_tau is None and "fewer than" in row.note
