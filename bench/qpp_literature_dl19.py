@@ -177,6 +177,29 @@ def main() -> None:
                          "predictor": name, "n": c["n"], "kendall_tau": c["kendall_tau"],
                          "tau_ci": interval(c["samples"]["kendall_tau"]), "pearson_r": c["pearson_r"]})
 
+    # cause: index statistics conditioned on these queries. The data folder's passages hold DL19's judged pool;
+    # an index of only the passages judged for DL20 and not DL19 (another year's pool: not conditioned on
+    # DL19's queries, though far smaller) shows how far the pool-built statistics move each predictor
+    from pipeline.predict.index_stats import IndexChoice
+    from pipeline.retrieval import bm25
+
+    other_year = {pid: text for pid, text in _passages_judged_in(data_dir, "dl20").items()}
+    other_stats = open_index(None, IndexChoice("local", str(bm25.build_index(other_year)), "bench: DL20-only pool"))
+    other_terms = other_stats.term_matrix(queries)
+    conditioning = []
+    other_values = {pv.predictor: pv.values for pv in catalog.pre_retrieval_values(other_terms, partial_corpus=True)}
+    other_values.update({pv.predictor: pv.values for pv in catalog.post_retrieval_values(
+        "bm25", run.run, queries, k=100, only=set(queries), corpus_scores=corpus_score.corpus_scores(other_terms, model))})
+    for name in ("avg_idf", "max_idf", "avg_scq", "nqc@100", "smv@100", "wig@5"):
+        for label, source in (("DL19 pool index (marked pool)", values), ("DL20-only pool index", other_values)):
+            c = correlate(source[name], target_values["nDCG@10"], counts_for)
+            conditioning.append({"predictor": name, "index": label, "n": c["n"], "kendall_tau": c["kendall_tau"],
+                                 "tau_ci": interval(c["samples"]["kendall_tau"]), "pearson_r": c["pearson_r"]})
+        a = correlate(values[name], target_values["nDCG@10"], counts_for)
+        b = correlate(other_values[name], target_values["nDCG@10"], counts_for)
+        if a["qids"] == b["qids"] and a["kendall_tau"] is not None and b["kendall_tau"] is not None:
+            conditioning[-1]["pool_minus_other_tau"] = a["kendall_tau"] - b["kendall_tau"]
+            conditioning[-1]["pool_minus_other_tau_ci"] = interval(a["samples"]["kendall_tau"] - b["samples"]["kendall_tau"])
     record = {"what": "the tool's QPP on DL19 BM25 beside Faggioli et al. (ECIR 2023)", "published": published,
               "run": run.as_dict(), "retrieval_model": model.as_dict(), "run_depth": depth,
               "mean_nDCG@10": float(np.mean([target_values["nDCG@10"][q] for q in judged])),
@@ -184,6 +207,11 @@ def main() -> None:
               "bootstrap": "percentile 95%, per-query resampling, the same draws for every statistic of a query set",
               "documents_not_in_index_for_clarity_uef": lacked, "table": table,
               "causes": {"relevance_level": relevance, "run_parameters": runs,
+                         "pool_conditioning": {"other_index": f"{len(other_year):,} passages judged for DL20 only, "
+                                                              f"{other_stats.n_docs:,} documents, "
+                                                              f"{other_stats.n_tokens:,} term occurrences "
+                                                              f"(a partial corpus, not conditioned on DL19's topics)",
+                                               "rows": conditioning},
                          "index_statistics": {"measured": False, "index_here": stats.describe(),
                                               "why": "no full-corpus MS MARCO index offline (pyserini's prebuilt "
                                                      "index needs a download)",
@@ -199,6 +227,18 @@ def main() -> None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(record, indent=1) + "\n")
         out.with_suffix(".md").write_text(note)
+
+
+def _passages_judged_in(data_dir: str, year: str) -> dict[str, str]:
+    """The MS MARCO v1 passages of the data folder judged for ``year`` only (``judged_in`` column)."""
+    out = {}
+    with open(Path(data_dir) / "passages.msmarco-v1.dl19-dl20.tsv", encoding="utf-8") as fh:
+        next(fh)
+        for line in fh:
+            pid, judged, text = line.rstrip("\n").split("\t", 2)
+            if judged == year:
+                out[pid] = text
+    return out
 
 
 def _values_of(values, info, key):
@@ -261,6 +301,14 @@ def render_note(record: dict) -> str:
     for r in record["causes"]["run_parameters"]:
         lines.append(f"- **The run ({r['run']}, partial corpus, mean nDCG@10 {r['mean_nDCG@10']:.4f})**: {r['predictor']} "
                      f"vs its own nDCG@10: τ {_f(r['kendall_tau'])}{_ci(r['tau_ci'])}.")
+    pool = record["causes"]["pool_conditioning"]
+    for r in pool["rows"]:
+        lines.append(f"- **Index statistics, conditioning on these queries**: {r['predictor']} vs nDCG@10 with the "
+                     f"{r['index']}: τ {_f(r['kendall_tau'])}{_ci(r['tau_ci'])}"
+                     + (f"; DL19 pool − DL20-only {_f(r['pool_minus_other_tau'])}{_ci(r['pool_minus_other_tau_ci'])} "
+                        f"(paired)" if r.get("pool_minus_other_tau_ci")
+                        else "") + ".")
+    lines.append(f"  (DL20-only index: {pool['other_index']}.)")
     idx = record["causes"]["index_statistics"]
     lines.append(f"- **Index statistics**: not measured here ({idx['why']}); the index used is {idx['index_here']}. "
                  f"Measure with `{idx['command']}`.")
