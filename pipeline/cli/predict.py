@@ -38,7 +38,8 @@ def cmd_predict(args) -> None:
 
     result = predict(collections(args), retrievers=args.retriever, generators=args.generator, judges=args.judge,
                      setups=args.setup or ["binary"], k=args.k, wig_k=args.wig_k, quantile=args.quantile,
-                     index=args.index, target_measures=args.target_measure or ["nDCG@10"], n_boot=args.bootstrap, seed=args.bootstrap_seed, cap=args.cap,
+                     index=args.index, target_measures=args.target_measure or ["nDCG@10"],
+                     pool_in_verdicts=args.pool_in_verdicts, n_boot=args.bootstrap, seed=args.bootstrap_seed, cap=args.cap,
                      bertscore={"encoder": args.encoder, "aggregate": args.aggregate,
                                 "partial_references": args.partial_references, "truncated": args.truncated_answers},
                      llm_options=llm_options(args), progress=not args.json)
@@ -66,7 +67,7 @@ def cmd_predict(args) -> None:
         mark = "*" if row.kendall_p_holm is not None and row.kendall_p_holm < 0.05 else " "
         print(f"{row.dataset:6} {row.predictor:32} {row.target:40} n={row.n:<4} τ={_num(row.kendall_tau)}"
               f"{_ci(row.intervals.get('kendall_tau'))}{mark} AUC={_num(row.auc, '.3f')}"
-              f"{_ci(row.intervals.get('auc'), '.2f')}  {row.verdict()}"
+              f"{_ci(row.intervals.get('auc'), '.2f')}  {row.verdict(args.pool_in_verdicts)}"
               f"{'  ' + row.note if row.note and row.kendall_tau is None else ''}")
     if result.k_sweep:
         print(f"{document['k_sweep']['note']}:")
@@ -92,6 +93,9 @@ def _arguments(p) -> None:
     p.add_argument("--target-measure", action="append", default=[], metavar="MEASURE",
                    help="retrieval target(s) as ir_measures measures, repeatable (default nDCG@10), e.g. AP(rel=2)@100, "
                         "RR(rel=2)@10, R(rel=2)@100; a binary measure is named with its relevance level")
+    p.add_argument("--pool-in-verdicts", action="store_true",
+                   help="let predictors read from a pool-built index (the data folder's passages) carry a "
+                        "'foresees' verdict (default: left out, their statistics are conditioned on these queries)")
     p.add_argument("--k", type=cli.positive_int, default=100, help="cut-off of sd@k, NQC@k, SMV@k and sigma_max@k")
     p.add_argument("--wig-k", type=cli.positive_int, default=5, help="cut-off of WIG@k")
     p.add_argument("--index", default=None, metavar="PATH|prebuilt:NAME",

@@ -64,7 +64,8 @@ class Prediction:
                                          "relevance": t.provenance.get("relevance", ""), "values": dict(t.values),
                                          "hard": sorted(t.hard), "provenance": t.provenance} for t in ts}
                             for d, ts in self.targets.items()},
-                "evaluation": [r.as_dict() for r in self.rows], "provenance": self.provenance,
+                "evaluation": [{**r.as_dict(), "verdict": r.verdict(self.settings.get("pool_in_verdicts", False))}
+                               for r in self.rows], "provenance": self.provenance,
                 "k_sweep": {"note": evaluation.K_SWEEP_NOTE, "rows": self.k_sweep}, "seconds": self.seconds}
 
 
@@ -91,7 +92,8 @@ def _absent_or_add(result, named: dict, absent: list, family: str, recorded: dic
 
 def predict(collections, *, retrievers, generators=(), judges=(), setups=("binary",), k=catalog.DEFAULT_K,
             wig_k=catalog.DEFAULT_WIG_K, quantile=0.25, index=None, n_boot=evaluation.N_BOOT, seed=evaluation.SEED,
-            target_measures=(targets.DEFAULT_TARGET_MEASURE,), cap=None, bertscore=None, llm_options=None, progress=False) -> Prediction:
+            target_measures=(targets.DEFAULT_TARGET_MEASURE,), pool_in_verdicts=False, cap=None, bertscore=None,
+            llm_options=None, progress=False) -> Prediction:
     """Predictors, targets and the evaluation table of ``collections`` (module docstring)."""
     if not retrievers and not generators and not judges:
         raise ValueError("name at least one --retriever, --generator or --judge: nothing to predict")
@@ -174,7 +176,8 @@ def predict(collections, *, retrievers, generators=(), judges=(), setups=("binar
                                      [x["generator"].get("label", "") for x in d]} - {""})
     settings = {"k": k, "wig_k": wig_k, "quantile": quantile, "setups": list(setups), "cap": cap,
                 "bertscore": bertscore or {}, "retrievers": list(retrievers), "generators": list(generators),
-                "judges": list(judges), "index": index, "target_measures": list(target_measures)}
+                "judges": list(judges), "index": index, "target_measures": list(target_measures),
+                "pool_in_verdicts": pool_in_verdicts}
     seconds = {"predictors_and_targets": computed - started, "evaluation": time.perf_counter() - computed}
     return Prediction([d.name for d in collections], predictors, all_targets, rows, provenance, settings, absent,
                       seconds, sweep)

@@ -137,6 +137,7 @@ def test_predict_on_the_data_folders_bm25_run_gives_canonical_and_list_mean_nqc(
     verdicts = {r["predictor"]: r["verdict"] for r in result["evaluation"]}
     assert verdicts["nqc@100[bm25]"] == verdicts["avg_idf"] == evaluation.POOL_LEFT_OUT
     assert verdicts["nqc_listmean@100[bm25]"] != evaluation.POOL_LEFT_OUT
+    assert not result["settings"]["pool_in_verdicts"]
     clarity = result["predictor_info"]["clarity@100[bm25]"]
     assert clarity["pool"] and clarity["n_queries"] == 43 and "Cronen-Townsend" in clarity["definition"]
     uef = result["predictors"]["uef_nqc@100[bm25]"]
