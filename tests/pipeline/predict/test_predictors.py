@@ -141,6 +141,7 @@ def test_term_statistics_come_from_the_lucene_index(tiny_index):
     assert pre.avg_ictf(terms)[0] == pytest.approx((math.log2(5 / 2) + math.log2(5 / 1)) / 2)
 
 
+@pytest.mark.slow  # a Lucene search in the JVM: ~7 s alone
 def test_canonical_nqc_equals_a_hand_computation_on_a_three_document_index(tiny_index):
     """score(D, q) by hand from the tiny index's statistics (N = 3 documents, T = 5 term occurrences;
     "apple" and "apples" stem to appl: df 2, cf 2; "dog": df 1, cf 1) under BM25 k1 = 0.9, b = 0.4, and
