@@ -48,7 +48,8 @@ def cmd_predict(args) -> None:
 
     result = predict(collections(args), retrievers=args.retriever, generators=args.generator, judges=args.judge,
                      setups=args.setup or ["binary"], k=args.k, wig_k=args.wig_k, quantile=args.quantile,
-                     index=args.index, n_boot=args.bootstrap, seed=args.bootstrap_seed, cap=args.cap,
+                     index=args.index, target_measures=args.target_measure or ["nDCG@10"],
+                     pool_in_verdicts=args.pool_in_verdicts, n_boot=args.bootstrap, seed=args.bootstrap_seed, cap=args.cap,
                      bertscore={"encoder": args.encoder, "aggregate": args.aggregate,
                                 "partial_references": args.partial_references, "truncated": args.truncated_answers},
                      llm_options=llm_options(args), progress=not args.json)
@@ -59,6 +60,15 @@ def cmd_predict(args) -> None:
         return
     for dataset, info in document["provenance"]["index"].items():
         print(f"{dataset} index statistics: {info['description']}")
+    if document["pool"]:
+        print(f"{document['pool_note']}; rows marked 'pool' below")
+    for dataset, runs in document["provenance"]["runs"].items():
+        for run in runs:
+            print(f"{dataset} {run['name']}: corpus score: {run['corpus_score']}")
+    for dataset, named in document["targets"].items():
+        for name, target in named.items():
+            if target.get("relevance"):
+                print(f"{dataset} target {name}: {target['measure']} ({target['relevance']})")
     for absent in document["absent"]:
         print(f"not computed: {absent['name']}: {absent['reason']}")
     print(f"{AUC_NOTE}; τ and AUC with 95% bootstrap intervals ({args.bootstrap} resamples, seed "
@@ -67,7 +77,16 @@ def cmd_predict(args) -> None:
         mark = "*" if row.kendall_p_holm is not None and row.kendall_p_holm < 0.05 else " "
         print(f"{row.dataset:6} {row.predictor:32} {row.target:40} n={row.n:<4} τ={_num(row.kendall_tau)}"
               f"{_ci(row.intervals.get('kendall_tau'))}{mark} AUC={_num(row.auc, '.3f')}"
-              f"{_ci(row.intervals.get('auc'), '.2f')}{'  ' + row.note if row.note and row.kendall_tau is None else ''}")
+              f"{_ci(row.intervals.get('auc'), '.2f')}  {row.verdict(args.pool_in_verdicts)}"
+              f"{'  ' + row.note if row.note and row.kendall_tau is None else ''}")
+    if result.k_sweep:
+        print(f"{document['k_sweep']['note']}:")
+        by_line: dict = {}
+        for entry in result.k_sweep:
+            by_line.setdefault((entry["dataset"], f"{entry['predictor']}[{entry['component']}]", entry["target"]),
+                               []).append(f"k={entry['k']}: {_num(entry['kendall_tau'], '+.2f')}")
+        for (dataset, predictor, target), cells in by_line.items():
+            print(f"  {dataset:6} {predictor:32} {target:28} {'  '.join(cells)}")
     print(f"stored as {result_id} ({path}); the Predicting failure page shows it")
 
 
@@ -81,6 +100,12 @@ def _arguments(p) -> None:
     p.add_argument("--judge", action="append", default=[], type=cli.named_file, metavar="SPEC|NAME[=FILE]",
                    help=JUDGE_HELP + "; repeatable: the disagreement target (and, with expected grades, their spread)")
     p.add_argument("--setup", action="append", choices=["binary", "graded"], help="judging setups (default: binary)")
+    p.add_argument("--target-measure", action="append", default=[], metavar="MEASURE",
+                   help="retrieval target(s) as ir_measures measures, repeatable (default nDCG@10), e.g. AP(rel=2)@100, "
+                        "RR(rel=2)@10, R(rel=2)@100; a binary measure is named with its relevance level")
+    p.add_argument("--pool-in-verdicts", action="store_true",
+                   help="let predictors read from a pool-built index (the data folder's passages) carry a "
+                        "'foresees' verdict (default: left out, their statistics are conditioned on these queries)")
     p.add_argument("--k", type=DEPTH, default=100, help="cut-off of sd@k, NQC@k, SMV@k and sigma_max@k (at least "
                                                          f"{MIN_K}: a standard deviation needs two scores)")
     p.add_argument("--wig-k", type=cli.positive_int, default=5, help="cut-off of WIG@k")

@@ -12,12 +12,14 @@ from core.export import format_number
 
 ALPHA = 0.05
 COLUMNS = ("dataset", "predictor", "family", "target", "n", "n_hard", "kendall_tau", "tau_easier", "kendall_p",
-           "kendall_p_holm", "pearson_r", "pearson_p", "pearson_p_holm", "auc", "partial", "note")
+           "kendall_p_holm", "pearson_r", "pearson_p", "pearson_p_holm", "auc", "partial", "pool", "verdict", "note")
 INTERVALS = {"kendall_tau": "tau", "pearson_r": "r", "auc": "auc"}  # stored interval -> column prefix
-# the corpus score of NQC, WIG and SMV (pipeline.predict.post_retrieval's definitions, stated with the figure)
-NORMALISATION = ("NQC@k = sd@k / |score(D, q)|, WIG@k = mean gain of the top k over score(D, q) / sqrt(|q|), "
-                 "SMV@k divided by score(D, q); score(D, q) is the mean score of the query's whole retrieved list "
-                 "(depth {k}), not a full-collection score")
+# how NQC, WIG and SMV are normalised (pipeline.predict.post_retrieval's definitions, stated with the figure)
+NORMALISATION = ("NQC@k = sd@k / |score(D, q)|, WIG@k = mean of the top k's scores minus score(D, q), over "
+                 "sqrt(|q|), SMV@k over score(D, q): score(D, q) is the corpus score (the collection as one document, "
+                 "scored by the run's BM25 from the index's statistics; Shtok et al., Zhou & Croft, Tao & Wu); the "
+                 "*_listmean variants divide by the mean score of the query's retrieved list (depth {k}) instead, the "
+                 "only option for a run without an index or a known retrieval model")
 
 
 def newest_prediction(dataset: str) -> dict | None:
@@ -131,4 +133,6 @@ def caption(prediction: dict, scope: str) -> str:
                      f"not the full collection (the CSV's partial column)")
     else:
         parts.append("full-corpus index")
+    if prediction.get("pool"):  # issue 35: statistics built from these topics' pools are named and left out
+        parts.append(prediction.get("pool_note") or "pool-built index statistics")
     return "; ".join(parts)

@@ -17,7 +17,7 @@ from core.jobs.progress import job_messages
 from pipeline.predict import store
 from pipeline.predict.catalog import GENERATION, JUDGING, POST, PRE
 from pipeline.predict.jobs import PREDICTION, SETUPS  # noqa: F401  (the page's job kind and its choices)
-from pipeline.predict.evaluation import AUC_NOTE, POOLED
+from pipeline.predict.evaluation import AUC_NOTE, K_SWEEP_NOTE, POOL_NOTE, POOLED
 
 FAMILY_ORDER = (PRE, POST, GENERATION, JUDGING)  # the heatmap's rows: pre-retrieval first
 ALPHA = 0.05
@@ -26,7 +26,7 @@ HEATMAP_NOTE = ("colour: Kendall τ-b signed so that positive = a higher predict
                 "(for disagreement, −τ); * Holm-corrected p < 0.05 across the whole table")
 TABLE_COLUMNS = ("dataset", "predictor", "family", "target", "task", "n", "n_hard", "kendall_tau", "tau_ci",
                  "kendall_p", "kendall_p_holm", "pearson_r", "r_ci", "pearson_p", "pearson_p_holm", "auc", "auc_ci",
-                 "partial", "note")
+                 "partial", "pool", "verdict", "note")
 
 
 def results() -> list[dict]:
@@ -93,8 +93,11 @@ def table_latex(frame: pd.DataFrame, caption: str = "") -> str:
                      "τ": f"{number(row.kendall_tau)}{mark}", "τ 95% CI": row.tau_ci or "--",
                      "p Holm": row.kendall_p_holm, "r": row.pearson_r, "r 95% CI": row.r_ci or "--",
                      "p (r)": row.pearson_p, "AUC": row.auc, "AUC 95% CI": row.auc_ci or "--"})
-    return booktabs(pd.DataFrame(rows), caption,
-                    notes=[f"* Holm-corrected p < {ALPHA} across the table. {AUC_NOTE}."])
+    notes = [f"* Holm-corrected p < {ALPHA} across the table. {AUC_NOTE}."]
+    if "pool" in frame and frame["pool"].fillna(False).astype(bool).any():
+        pooled = sorted(set(frame.predictor[frame["pool"].fillna(False).astype(bool)]))
+        notes.append(f"{POOL_NOTE}; rows: {', '.join(pooled)}.")
+    return booktabs(pd.DataFrame(rows), caption, notes=notes)
 
 
 def heatmap(result: dict, scope: str):
@@ -189,8 +192,14 @@ def provenance_line(result: dict) -> str:
     index = "; ".join(f"{d.upper()}: {i['description']}" for d, i in prov.get("index", {}).items())
     runs = "; ".join(f"{d.upper()}: " + ", ".join(f"{r['name']} ({r['provenance']})" for r in rs)
                      for d, rs in prov.get("runs", {}).items())
+    corpus = "; ".join(f"{r['name']}: {r['corpus_score']}" for rs in prov.get("runs", {}).values() for r in rs
+                       if r.get("corpus_score"))
+    measured = "; ".join(f"{name} ({t['relevance']})" for ts in result.get("targets", {}).values()
+                         for name, t in ts.items() if t.get("relevance"))
     boot = prov.get("bootstrap", {})
     parts = [f"Index statistics — {index}" if index else "", f"Runs — {runs}" if runs else "",
+             f"Corpus score of NQC/WIG/SMV — {corpus}" if corpus else "",
+             f"Retrieval targets — {measured}" if measured else "",
              "Models — " + ", ".join(prov.get("models") or []) if prov.get("models") else "",
              f"Bootstrap — {boot.get('n_boot')} resamples, seed {boot.get('seed')}, "
              f"{int(100 * boot.get('confidence', 0.95))}% percentile intervals" if boot else "",
@@ -203,7 +212,22 @@ def partial_warning(result: dict) -> str | None:
         return None
     return ("Pre-retrieval predictors here are partial: their statistics come from the data folder's passages "
             "(a partial corpus), not the full collection. Configure a full-corpus index ([qpp_index] in "
-            "irdash.toml, or --index) for the collection's statistics.")
+            "irdash.toml, or --index) for the collection's statistics."
+            + (" Also marked " + POOL_NOTE + "." if result.get("pool") else ""))
+
+
+def k_sweep_frame(result: dict, scope: str | None = None) -> pd.DataFrame:
+    """τ-b per predictor (rows) and cut-off k (columns) for each target (exploratory: ``K_SWEEP_NOTE``);
+    empty for a result stored before the sweep existed."""
+    rows = [r for r in (result.get("k_sweep") or {}).get("rows", []) if scope in (None, r["dataset"])]
+    if not rows:
+        return pd.DataFrame()
+    frame = pd.DataFrame(rows)
+    frame["predictor"] = frame["predictor"] + "[" + frame["component"] + "]"
+    table = frame.pivot_table(index=["dataset", "target", "predictor"], columns="k", values="kendall_tau",
+                              aggfunc="first", dropna=False)
+    table.columns = [f"τ at k={k}" for k in table.columns]
+    return table.reset_index()
 
 
 def small_model_warning(result: dict) -> str | None:
