@@ -1,7 +1,8 @@
 """The LearnDCG paper's MQ2008 table at the paper's scale, run as a careful reviewer would want it (issue 34).
 
     python bench/learndcg_mq2008_reproduction.py --data ../shared/data/letor/MQ2008 --out RESULT.json \
-        [--parts shared tuned rankers report] [--seeds 0 1 2] [--trials 8] [--store S] [--export-dir D]
+        [--parts shared tuned rankers report] [--seeds 0 1 2] [--trials 8] [--store S] [--export-dir D] \
+        [--merge OTHER_RESULT.json ...] [--readme README.md]
 
 Data: a standard LETOR folder (``Fold1..Fold5/{train,vali,test}.txt``), trained and reported under the data set
 name ``mq2008`` (``IRDASH_DATA_MQ2008`` is set to ``--data`` for this process and its trainer hosts), so runs,
@@ -182,6 +183,8 @@ def main() -> int:
     ap.add_argument("--threads", default="1", help="IRDASH_TORCH_THREADS of every trainer (default 1)")
     ap.add_argument("--store", type=Path, default=None, help="run store (default cache/bench/mq2008-repro.sqlite)")
     ap.add_argument("--export-dir", type=Path, default=None, help="exports (default cache/bench/mq2008-repro-export)")
+    ap.add_argument("--readme", type=Path, default=None,
+                    help="rewrite this Markdown file's reproduction block from --out (ltr.paper_table)")
     ap.add_argument("--merge", nargs="+", type=Path, default=[],
                     help="result files of this script whose parts ran in other processes: their parts and timings "
                          "are taken into --out")
@@ -258,6 +261,13 @@ def main() -> int:
             record["report"] = {name: report_experiment(store, experiment, export_root)
                                 for name, experiment in EXPERIMENTS.items()}
         save()
+    if args.readme:
+        from ltr.paper_table import markdown, sync_block
+
+        source = os.path.relpath(args.out.resolve(), args.readme.resolve().parent)
+        args.readme.write_text(sync_block(args.readme.read_text(encoding="utf-8"), markdown(record, source)),
+                               encoding="utf-8")
+        print(f"rewrote the reproduction block of {args.readme}")
     print(f"wrote {args.out}")
     return 0
 
