@@ -127,7 +127,10 @@ def export_comparison(store: RunStore, data: str, model: str, experiment: str, o
                           "losses": sorted(set(runs["loss"])), "folds": sorted(int(f) for f in set(runs["fold"])),
                           "run_ids": sorted(runs["run_id"]), "test": TEST,
                           "models": [{"role": "ranker", "name": model},
-                                     *({"role": "loss", "name": loss} for loss in sorted(set(runs["loss"])))]})
+                                     *({"role": "loss", "name": loss}
+                                       for loss in sorted(set(runs["loss"]) - set(table.attrs.get("baselines") or {}))),
+                                     *({"role": "baseline", "name": loss, "settings": settings}
+                                       for loss, settings in (table.attrs.get("baselines") or {}).items())]})
     cost = cost_effectiveness(runs, K)
     export.figure(scatter_figure(cost, runs, f"{data} · {model}: test NDCG@{K} vs training time\n{caption}"),
                   "ndcg-vs-time", f"test NDCG@{K} against training minutes per loss (folds and mean)", caption)

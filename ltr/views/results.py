@@ -39,6 +39,9 @@ _LOSS_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b
 _LOSS_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "triangle-down", "cross", "x", "pentagon",
                  "hexagon", "star", "star-square")
 
+# Tree-ranker baselines (LambdaMART), drawn apart from every neural loss.
+_BASELINE_STYLE = ("#8c6d31", "diamond-wide")
+
 
 def axis_range(values, *, min_span: float, floor: float | None = None,
                ceiling: float | None = None) -> list[float]:  # noqa: D401
@@ -71,8 +74,11 @@ def cost_figure(table: pd.DataFrame, k: int, *, title: str, runs: pd.DataFrame |
     latest = one_run_per_fold_and_seed(runs) if runs is not None and not runs.empty else None
     for row in table.to_dict("records"):
         loss = variant_loss(row["loss"])  # a variant (loss parameters) is drawn as its loss
-        i = LOSS_NAMES.index(loss) if loss in LOSS_NAMES else len(LOSS_NAMES) - 1
-        colour, symbol = _LOSS_COLOURS[i % len(_LOSS_COLOURS)], _LOSS_SYMBOLS[i % len(_LOSS_SYMBOLS)]
+        if loss in LOSS_NAMES:
+            i = LOSS_NAMES.index(loss)
+            colour, symbol = _LOSS_COLOURS[i % len(_LOSS_COLOURS)], _LOSS_SYMBOLS[i % len(_LOSS_SYMBOLS)]
+        else:  # a tree baseline (lambdamart (LightGBM), ltr.report.tree_baselines): not one of the losses' styles
+            colour, symbol = _BASELINE_STYLE
         if latest is not None:
             folds = latest[latest["loss"] == row["loss"]].sort_values(["fold", "seed"] if "seed" in latest else "fold")
             custom = folds[["fold", "train_seconds", "cpu_seconds", "load_at_start", "threads"]].astype(float).to_numpy()
