@@ -78,3 +78,33 @@ def test_results_page_shows_the_seed_spread_and_the_fold_by_seed_table(cache):
     per_run = at.dataframe[3].value
     assert list(per_run.columns) == ["loss", "fold", "seed 0", "seed 1", "mean over seeds"] and len(per_run) == 4
     assert any("averaged over the 2 seeds" in c.value for c in at.caption)
+
+
+def test_the_form_submits_lambdamart_as_a_ranker_without_a_loss(cache, monkeypatch):
+    """Issue 34: LambdaMART is a Ranker choice; the Losses field gives way to what the fields mean for it, and one
+    job per fold and seed trains model lambdamart with its objective as the loss and the neural-only settings left
+    at their defaults (RunConfig refuses others). Before, the Ranker choices had no lambdamart."""
+    from ltr.train import RunConfig
+
+    monkeypatch.setattr(jobs, "ensure_worker", lambda: None)
+    monkeypatch.setattr(jobs.queue, "ensure_worker", lambda: None)
+    at = _page()
+    ranker = next(s for s in at.selectbox if s.label == "Ranker")
+    assert "lambdamart" in ranker.options
+    ranker.set_value("lambdamart").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [m for m in at.multiselect if m.label == "Losses"]
+    assert any("tree ranker trained by LightGBM" in c.value for c in at.caption)
+    assert _number(at, "Learning rate").disabled and _number(at, "Batch size").disabled
+    next(m for m in at.multiselect if m.label == "Folds").set_value([1, 2])
+    _number(at, "Epochs").set_value(50)
+    _number(at, "Seeds (").set_value(2)
+    next(b for b in at.button if b.label == "Start training").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    queued = jobs.list_jobs(limit=None)
+    assert {(j.meta["loss"], j.meta["fold"], j.meta["seed"]) for j in queued} == {
+        ("lambdamart", fold, seed) for fold in (1, 2) for seed in (0, 1)}
+    expected = RunConfig(data="synthetic-mq2008", fold=1, loss="lambdamart", model="lambdamart", epochs=50,
+                         patience=10, seed=0)
+    assert expected.run_id in {j.meta["run_ids"][0] for j in queued}
+    assert any("Queued 4 job(s) (lambdamart x 2 fold(s) x 2 seed(s))" in s.value for s in at.success)
