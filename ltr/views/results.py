@@ -20,6 +20,14 @@ def result_options(store: RunStore) -> pd.DataFrame:
     return runs.groupby(["data", "model"]).size().rename("runs").reset_index()
 
 
+def ranker_choices(options: pd.DataFrame, data: str) -> list[str]:
+    """The rankers with completed runs on ``data``, the neural ones first: a tree ranker (LambdaMART) is a
+    baseline row of their tables (:func:`ltr.report.tree_baselines`), so it is the default only when alone."""
+    from ltr.gbdt import is_gbdt_model
+
+    return sorted(options.loc[options["data"] == data, "model"], key=lambda m: (is_gbdt_model(m), m))
+
+
 def configuration_choices(runs: pd.DataFrame) -> pd.DataFrame:
     """The configurations of ``runs`` (label, runs, losses with their folds), the default first."""
     from ltr.report import configurations

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -225,6 +226,7 @@ def test_learndcg_highest_lists_lambdamart_among_the_baselines(tmp_path):
     """Issue 34: LambdaMART (model lambdamart, its own rounds and LightGBM parameters) is a baseline of the MLP's
     LearnDCG claim, tested on the same folds, seeds and queries in the same Holm family, and in the cost ranking
     (before, Findings read only the MLP's runs)."""
+    from ltr.export import export_comparison
     from ltr.findings import check_findings
 
     store, values = _ranking_store(tmp_path / "runs.sqlite", queries_per_fold=60)
@@ -243,6 +245,7 @@ def test_learndcg_highest_lists_lambdamart_among_the_baselines(tmp_path):
                                                      for k in (1, 3, 5, 10)},
                                  per_query={f"ndcg@{k}": tree for k in (1, 3, 5, 10)}, train_seconds=3.0)
         result = check_findings(store, EXPERIMENT)
+        export = export_comparison(store, "mq2008-planted", MODEL, EXPERIMENT, tmp_path / "export")
     tree = "lambdamart (LightGBM)"
     highest = result["findings"]["learndcg_highest"]
     assert highest.verdict == HOLDS
@@ -254,6 +257,12 @@ def test_learndcg_highest_lists_lambdamart_among_the_baselines(tmp_path):
     assert "lambdamart" not in highest.rests_on[0]["configuration"]  # the MLP's configuration, seeds=0,1
     (ranking,) = result["cost_ranking"].values()
     assert {r["loss"]: r["seeds"] for r in ranking}[tree] == 2
+    # ltr export: the scatter's table has its row, the manifest names it a baseline with its settings
+    cost = pd.read_csv(tmp_path / "export" / "cost.csv").set_index("loss")
+    assert cost.loc[tree, "folds"] == 2 and cost.loc[tree, "minutes_mean"] == pytest.approx(3.0 / 60)
+    (baseline,) = [m for m in export.manifest()["models"] if m["role"] == "baseline"]
+    assert baseline["name"] == tree and 'lightgbm {"num_leaves": 15}' in baseline["settings"]
+    assert tree in (tmp_path / "export" / "significance.csv").read_text()
 
 
 def test_runs_without_an_experiment_are_listed_and_checked(tmp_path, capsys):
