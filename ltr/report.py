@@ -220,6 +220,12 @@ def _baselines_of(runs: pd.DataFrame, chosen: pd.DataFrame) -> pd.DataFrame:
     return trees[[(int(f), int(s)) in cells for f, s in zip(trees["fold"], trees["seed"])]]
 
 
+def _with_baselines(runs: pd.DataFrame, chosen: pd.DataFrame) -> pd.DataFrame:
+    """``chosen`` (one configuration's own runs) and the tree baselines' runs on its folds and seeds."""
+    trees = _baselines_of(runs, chosen)
+    return pd.concat([chosen, trees]) if len(trees) else chosen
+
+
 def configurations(runs: pd.DataFrame) -> pd.DataFrame:
     """One row per configuration of ``completed_runs``: label, runs, the variants with their folds, last
     finished; the default first (most runs, then most recently finished)."""
@@ -228,7 +234,7 @@ def configurations(runs: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=cols)
     rows = []
     for label, group in runs[_own(runs)].groupby("configuration"):
-        group = pd.concat([group, _baselines_of(runs, group)])  # tree baselines are listed, not counted
+        group = _with_baselines(runs, group)  # tree baselines are listed, not counted
         losses = ", ".join(f"{v} ({_folds_and_seeds(g)})" for v, g in
                            sorted(group.groupby("variant"), key=lambda kv: _loss_rank(kv[0])))
         rows.append({"configuration": label, "runs": int(_own(group).sum()), "losses": losses,
@@ -257,8 +263,7 @@ def select_configuration(runs: pd.DataFrame, configuration: str | None) -> tuple
     elif configuration not in labels:
         raise ReportError(f"no completed runs in configuration {configuration!r}; stored: "
                           + "; ".join(repr(x) for x in labels))
-    chosen = runs[_own(runs) & (runs["configuration"] == configuration)]
-    chosen = pd.concat([chosen, _baselines_of(runs, chosen)])
+    chosen = _with_baselines(runs, runs[_own(runs) & (runs["configuration"] == configuration)])
     # one run per (variant, fold, seed): equal configs share a run id, so only stores written by hand repeat one
     chosen = chosen.sort_values("finished").drop_duplicates(["variant", "fold", "seed"], keep="last")
     return chosen, configuration, [x for x in labels if x != configuration]
