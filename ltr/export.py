@@ -157,7 +157,10 @@ def export_comparison(store: RunStore, data: str, model: str, experiment: str, o
                           "losses": sorted(set(runs["loss"])), "folds": folds,
                           "run_ids": sorted(runs["run_id"]), "test": TEST,
                           "models": [{"role": "ranker", "name": model},
-                                     *({"role": "loss", "name": loss} for loss in sorted(set(runs["loss"])))]})
+                                     *({"role": "loss", "name": loss}
+                                       for loss in sorted(set(runs["loss"]) - set(table.attrs.get("baselines") or {}))),
+                                     *({"role": "baseline", "name": loss, "settings": settings}
+                                       for loss, settings in (table.attrs.get("baselines") or {}).items())]})
     letor_inputs(export, data, folds)
     cost = cost_effectiveness(runs, K)
     export.figure(scatter_figure(cost, runs, f"{name} · {model}: test NDCG@{K} vs training time"),

@@ -11,6 +11,14 @@ seed and shrink the p-values), and query ``(fold, qid)`` of the candidate is pai
 of the baseline. Optionally the p-values of one k are Holm-corrected across the baselines (family =
 the baselines compared with the candidate). :func:`fold_seed_table` gives the per-fold x seed figures
 beside the test.
+
+Tree rankers (:mod:`ltr.gbdt`, e.g. LambdaMART) are baselines of every neural ranker's table: their runs have
+their own model and settings (rounds, early stopping, LightGBM parameters), so they never share the neural
+runs' configuration, yet the reviewer's question is how the neural losses of *this* ranker compare with them.
+:func:`completed_runs` adds them as rows labelled ``lambdamart (LightGBM)`` (:func:`tree_baselines`) and
+:func:`select_configuration` keeps those of the configuration's folds and seeds, so the one rule that selects
+a configuration's runs also pairs them by (data, fold, seed, test query) with the candidate, in the same Holm
+family; their settings are named in the notes, the caption and the ``baseline_settings`` column.
 """
 from __future__ import annotations
 
@@ -24,6 +32,7 @@ from scipy import special
 
 from core.atomic import atomic_write_text
 from core.multiple_testing import holm_adjust  # noqa: F401  (the table's Holm; re-exported for callers)
+from ltr.gbdt import GBDT_MODELS, is_gbdt_model
 from ltr.ndcg_conventions import NDCG_CUTOFFS
 from ltr.losses import LEARNABLE_LOSSES, LOSS_NAMES
 from ltr.store import RunStore, canonical_data, ndcg_per_query
@@ -112,8 +121,59 @@ def per_loss_settings(store: RunStore, experiments) -> dict[str, tuple[str, ...]
 
 
 def variant_loss(label: str) -> str:
-    """The loss a variant label names (``learndcg(normalisation=standard)`` -> ``learndcg``)."""
-    return label.split("(", 1)[0]
+    """The loss a variant label names (``learndcg(normalisation=standard)`` -> ``learndcg``; a tree baseline's
+    ``lambdamart (LightGBM)`` -> ``lambdamart``)."""
+    return label.split("(", 1)[0].strip()
+
+
+# A tree ranker's row in a neural ranker's table: ``lambdamart (LightGBM)``; with runs of several settings, one
+# row per settings, ``lambdamart (LightGBM; rounds=500 · patience=50 · lightgbm {...})``.
+TREE_BASELINE = "{model} (LightGBM)"
+
+
+def tree_settings(config: dict) -> str:
+    """A tree baseline's own settings in words: ``rounds=500 · patience=50 · lightgbm {"learning_rate": 0.05}``
+    (its most boosting rounds, early-stopping rounds on validation NDCG@10, LightGBM parameters and version)."""
+    version = (config.get("lightgbm") or {}).get("version")
+    return " · ".join([f"rounds={config.get('epochs', '?')}", f"patience={config.get('patience', '?')}",
+                       "lightgbm " + json.dumps(config.get("model_params") or {}, sort_keys=True)
+                       + (f" (LightGBM {version})" if version else "")])
+
+
+def reported_models(models) -> list[str]:
+    """The rankers of one data set that get a table of their own: a tree ranker's runs are a baseline row of every
+    neural ranker's table (:func:`tree_baselines`), so it has one only where no neural ranker ran."""
+    models = sorted(set(models))
+    neural = [m for m in models if not is_gbdt_model(m)]
+    return neural or models
+
+
+def tree_baselines(store: RunStore, data: str, model: str, *, experiment: str | None = None,
+                   seed: int | None = None) -> pd.DataFrame:
+    """Completed runs of the tree rankers on ``data`` (same experiment, same seed filter) as baseline rows of
+    ``model``'s table: ``variant`` ``lambdamart (LightGBM)`` (settings named when its runs have several),
+    ``configuration`` the tree's own label, ``baseline`` True, ``baseline_settings`` (:func:`tree_settings`).
+    Empty for a tree ranker's own table."""
+    if is_gbdt_model(model):
+        return pd.DataFrame()
+    frames = []
+    for tree in GBDT_MODELS:
+        runs = store.list_runs(data=canonical_data(data), model=tree, status="completed", experiment=experiment,
+                               with_config=True)
+        if seed is not None:
+            runs = runs[runs["seed"] == seed]
+        if runs.empty:
+            continue
+        runs = runs.copy()
+        settings = [tree_settings(c) for c in runs["config"]]
+        several = len(set(settings)) > 1
+        label = TREE_BASELINE.format(model=tree)
+        runs["baseline_settings"] = settings
+        runs["variant"] = [f"{label[:-1]}; {s})" if several else label for s in settings]
+        runs["configuration"] = [f"{tree}: {s}" for s in settings]
+        runs["baseline"] = True
+        frames.append(runs)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def completed_runs(store: RunStore, data: str, model: str, *, experiment: str | None = None,
@@ -136,7 +196,34 @@ def completed_runs(store: RunStore, data: str, model: str, *, experiment: str | 
     seeds_of = runs.groupby(setting)["seed"].agg(lambda s: sorted(set(int(x) for x in s))) if len(runs) else {}
     runs["configuration"] = [configuration_label(c, seeds_of[key]) for c, key in zip(shared, setting)]
     runs["variant"] = [variant_label(c, own) for c, own in zip(runs["config"], fields)]
-    return runs
+    runs["baseline"] = False
+    trees = tree_baselines(store, data, model, experiment=experiment, seed=seed) if len(runs) else pd.DataFrame()
+    if trees.empty:
+        return runs
+    return pd.concat([runs, trees], ignore_index=True)
+
+
+def _own(runs: pd.DataFrame) -> pd.Series:
+    """The runs of the table's own ranker (not tree baselines)."""
+    if "baseline" not in runs:
+        return pd.Series(True, index=runs.index)
+    return ~runs["baseline"].fillna(False).astype(bool)
+
+
+def _baselines_of(runs: pd.DataFrame, chosen: pd.DataFrame) -> pd.DataFrame:
+    """The tree-baseline runs of ``runs`` on the folds and seeds ``chosen`` (one configuration's own runs) has:
+    the runs its paired test can pair by (fold, seed, test query)."""
+    trees = runs[~_own(runs)]
+    if trees.empty or chosen.empty:
+        return trees.iloc[:0]
+    cells = set(zip(chosen["fold"].astype(int), chosen["seed"].astype(int)))
+    return trees[[(int(f), int(s)) in cells for f, s in zip(trees["fold"], trees["seed"])]]
+
+
+def _with_baselines(runs: pd.DataFrame, chosen: pd.DataFrame) -> pd.DataFrame:
+    """``chosen`` (one configuration's own runs) and the tree baselines' runs on its folds and seeds."""
+    trees = _baselines_of(runs, chosen)
+    return pd.concat([chosen, trees]) if len(trees) else chosen
 
 
 def configurations(runs: pd.DataFrame) -> pd.DataFrame:
@@ -146,10 +233,11 @@ def configurations(runs: pd.DataFrame) -> pd.DataFrame:
     if runs.empty:
         return pd.DataFrame(columns=cols)
     rows = []
-    for label, group in runs.groupby("configuration"):
+    for label, group in runs[_own(runs)].groupby("configuration"):
+        group = _with_baselines(runs, group)  # tree baselines are listed, not counted
         losses = ", ".join(f"{v} ({_folds_and_seeds(g)})" for v, g in
                            sorted(group.groupby("variant"), key=lambda kv: _loss_rank(kv[0])))
-        rows.append({"configuration": label, "runs": len(group), "losses": losses,
+        rows.append({"configuration": label, "runs": int(_own(group).sum()), "losses": losses,
                      "finished": float(group["finished"].max())})
     return pd.DataFrame(rows, columns=cols).sort_values(["runs", "finished"], ascending=False, ignore_index=True)
 
@@ -162,15 +250,20 @@ def _folds_and_seeds(runs: pd.DataFrame) -> str:
 
 def select_configuration(runs: pd.DataFrame, configuration: str | None) -> tuple[pd.DataFrame, str, list[str]]:
     """The runs of one configuration (default: the first of :func:`configurations`), its label and the
-    other labels. Raises :class:`ReportError` for an unknown label."""
+    other labels. Raises :class:`ReportError` for an unknown label.
+
+    The one rule for a configuration's runs: its own runs, plus the tree baselines' runs (:func:`tree_baselines`)
+    on the folds and seeds it has, which its paired test pairs by (fold, seed, test query)."""
     table = configurations(runs)
     labels = list(table["configuration"])
+    if not labels:
+        raise ReportError("no completed runs of this ranker to compare (only tree-baseline runs)")
     if configuration is None:
         configuration = labels[0]
     elif configuration not in labels:
         raise ReportError(f"no completed runs in configuration {configuration!r}; stored: "
                           + "; ".join(repr(x) for x in labels))
-    chosen = runs[runs["configuration"] == configuration]
+    chosen = _with_baselines(runs, runs[_own(runs) & (runs["configuration"] == configuration)])
     # one run per (variant, fold, seed): equal configs share a run id, so only stores written by hand repeat one
     chosen = chosen.sort_values("finished").drop_duplicates(["variant", "fold", "seed"], keep="last")
     return chosen, configuration, [x for x in labels if x != configuration]
@@ -210,9 +303,6 @@ def significance_table(store: RunStore, data: str, model: str, *, candidate: str
     t-tests; the means stay over all queries), ``identical`` ({loss: note} for losses reported
     under a second name). Raises :class:`ReportError` when nothing is stored.
     """
-    from ltr.ndcg_conventions import metric_name
-    from ltr.losses import IDENTICAL_AT_DEFAULTS
-
     if candidate not in LOSS_NAMES:  # a typo would otherwise give a table with no test at all
         raise ReportError(f"unknown candidate loss {candidate!r}; choose from {', '.join(LOSS_NAMES)}")
     data = canonical_data(data)
@@ -223,7 +313,25 @@ def significance_table(store: RunStore, data: str, model: str, *, candidate: str
         raise ReportError(f"no completed runs for data {data!r} and model {model!r}"
                           + (f" in experiment {experiment!r}" if experiment else ""))
     runs, configuration, others = select_configuration(runs, configuration)
-    candidate = _candidate_variant(runs, candidate)
+    return paired_table(store, runs, data=data, model=model, candidate=_candidate_variant(runs, candidate),
+                        configuration=configuration, others=others, ks=ks, holm=holm, alpha=alpha,
+                        exclude_no_relevant=exclude_no_relevant, losses=losses)
+
+
+def paired_table(store: RunStore, runs: pd.DataFrame, *, data: str, model: str, candidate: str | None,
+                 configuration: str, others: Sequence[str] = (), ks: Sequence[int] = NDCG_CUTOFFS,
+                 holm: bool = False, alpha: float = ALPHA, exclude_no_relevant: bool = False,
+                 losses: Sequence[str] | None = None, no_candidate: str = "") -> pd.DataFrame:
+    """The table of one configuration's runs (:func:`select_configuration`'s: one run per variant, fold and seed,
+    tree baselines included), ``candidate`` the variant tested against every other (None: no test). The one
+    seed-averaged paired test of the project: :func:`significance_table` and :mod:`ltr.findings` both read it.
+
+    Beside :func:`significance_table`'s columns: ``pairs@k`` (the paired test queries against the candidate),
+    ``sd_diff@k`` (the SD of their differences) and ``baseline_settings`` (a tree baseline's own settings);
+    ``attrs``: ``seeds_of`` ({variant: its seeds}), ``baselines`` ({variant: settings}), ``no_candidate``."""
+    from ltr.ndcg_conventions import metric_name
+    from ltr.losses import IDENTICAL_AT_DEFAULTS
+
     excluded = _no_relevant_queries(store, runs) if exclude_no_relevant else set()
     # per k: one column per variant, one row per (fold, qid), each value the query's NDCG averaged over
     # the variant's seeds (one run per variant, fold and seed, so unique before the mean); a variant's
@@ -252,6 +360,8 @@ def significance_table(store: RunStore, data: str, model: str, *, candidate: str
         row = {"data": data, "model": model, "loss": variant, "folds": int(mine["fold"].nunique()),
                "queries": int(n_queries[ks[0]].get(variant, 0)), "seeds": int(mine["seed"].nunique()),
                "runs": int(len(mine))}
+        if "baseline_settings" in mine and mine["baseline_settings"].notna().any():
+            row["baseline_settings"] = mine["baseline_settings"].dropna().iloc[0]
         for k in ks:
             row[f"ndcg@{k}"], row[f"seed_sd@{k}"], row[f"fold_sd@{k}"] = _means_and_spread(
                 mine, per_query[k].get(variant), k)
@@ -261,7 +371,9 @@ def significance_table(store: RunStore, data: str, model: str, *, candidate: str
                 a, b = wide[candidate].to_numpy(), wide[variant].to_numpy()
                 keep = kept[k] & ~np.isnan(a) & ~np.isnan(b)
                 a, b = a[keep], b[keep]
+                row[f"pairs@{k}"] = int(a.size)
                 row[f"diff@{k}"] = float(np.mean(a - b)) if a.size else np.nan
+                row[f"sd_diff@{k}"] = float(np.std(a - b, ddof=1)) if a.size > 1 else np.nan
                 row[f"p@{k}"] = _paired_p(a, b)
         rows.append(row)
     table = pd.DataFrame(rows)
@@ -277,7 +389,11 @@ def significance_table(store: RunStore, data: str, model: str, *, candidate: str
                        metric_names={k: metric_name(k) for k in ks},
                        excluded_queries=len(excluded) if exclude_no_relevant else None,
                        seeds=sorted(int(x) for x in all_seeds), missing_seeds=missing_seeds,
-                       fold_seed=_fold_seed_frame(runs, ks))
+                       fold_seed=_fold_seed_frame(runs, ks), no_candidate=no_candidate,
+                       seeds_of={v: sorted(int(s) for s in set(g["seed"])) for v, g in runs.groupby("variant")},
+                       baselines=dict(zip(table["loss"], table["baseline_settings"]))
+                       if "baseline_settings" in table else {})
+    table.attrs["baselines"] = {v: s for v, s in table.attrs["baselines"].items() if isinstance(s, str)}
     baselines = (table["loss"] != candidate) & ~table["loss"].isin(list(identical))
     if candidate is None or not baselines.any():
         return table  # nothing to test: no candidate, or no baseline beside it
@@ -444,6 +560,10 @@ def table_notes(table: pd.DataFrame) -> list[str]:
                      f"(they score 1 under every loss by convention); means include them")
     for loss, note in (attrs.get("identical") or {}).items():
         notes.append(f"{loss}: {note}")
+    for loss, settings in (attrs.get("baselines") or {}).items():
+        notes.append(f"{loss}: a tree-ranker baseline trained with its own settings ({settings}), not this "
+                     f"configuration's; its runs are paired with the candidate by fold, seed and test query and it "
+                     f"is one of the baselines of the Holm family")
     others = attrs.get("other_configurations") or []
     if others:
         notes.append(f"{len(others)} other configuration(s) in the store not shown (choose with --configuration): "
@@ -536,8 +656,10 @@ def table_caption(table: pd.DataFrame) -> str:
     folds = int(table["folds"].max()) if "folds" in table and len(table) else 0
     seeds = len(table.attrs.get("seeds") or [])
     over = f"{folds} folds x {seeds} seeds" if seeds > 1 else f"{folds} folds"
+    baselines = "".join(f"; baseline {loss}: {settings}" for loss, settings in
+                        (table.attrs.get("baselines") or {}).items())
     return (f"{display_name(table['data'].iloc[0])} / {table['model'].iloc[0]}: test NDCG@k, mean over {over}; "
-            f"{table.attrs.get('configuration', '?')}; test: {test_description(table)}")
+            f"{table.attrs.get('configuration', '?')}{baselines}; test: {test_description(table)}")
 
 
 def to_latex(tables: Sequence[pd.DataFrame] | pd.DataFrame, path: str | Path | None = None,

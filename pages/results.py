@@ -30,7 +30,7 @@ with reader.session_store(st.session_state) as store:
     else:
         c_data, c_model, c_k = st.columns(3)
         data = c_data.selectbox("Dataset", sorted(options["data"].unique()), format_func=view.display_name)
-        model = c_model.selectbox("Ranker", sorted(options.loc[options["data"] == data, "model"]))
+        model = c_model.selectbox("Ranker", view.ranker_choices(options, data))
         k = c_k.selectbox("Metric", view.NDCG_CUTOFFS, index=view.NDCG_CUTOFFS.index(10), format_func=lambda v: f"NDCG@{v}")
         every_run = view.completed_runs(store, data, model)
         choices = view.configuration_choices(every_run)

@@ -7,6 +7,7 @@ from core import jobs
 from ltr.views import training as view
 from ltr.views import charts, drift, home, reader, run_groups
 from ltr.losses import LOSS_NAMES
+from ltr.gbdt import GBDT_MODELS, is_gbdt_model
 from ltr.rankers import RANKER_NAMES
 from pages import use_app_navigation
 from pages.panels.jobs import jobs_panel
@@ -29,21 +30,25 @@ with st.container(border=True):
     data = c_data.selectbox("Dataset", datasets,
                             index=datasets.index("synthetic-mq2008") if "synthetic-mq2008" in datasets else 0)
     folds = c_folds.multiselect("Folds", list(range(1, home.n_folds(data) + 1)), default=[1])
-    losses = c_loss.multiselect("Losses", LOSS_NAMES, default=["learndcg"])
-    model = c_model.selectbox("Ranker", RANKER_NAMES)
+    model = c_model.selectbox("Ranker", [*RANKER_NAMES, *GBDT_MODELS])  # neural rankers, then LambdaMART
+    tree = is_gbdt_model(model)  # LambdaMART: LightGBM's objective, no loss to choose
+    losses = [] if tree else c_loss.multiselect("Losses", LOSS_NAMES, default=["learndcg"])
+    if tree:
+        c_loss.caption(view.tree_model_note(model))
     c = st.columns(7)
     # no min_value/max_value: the browser would keep the old value of an out-of-range entry without a
     # word; submit_training checks each field (view.TRAINING_FIELDS) and names the bad ones
     field = view.TRAINING_FIELDS
     epochs = c[0].number_input(field["epochs"].label, value=20)
-    lr = c[1].number_input(field["lr"].label, value=1e-3, step=1e-4, format="%.4g")
-    batch_size = c[2].number_input(field["batch_size"].label, value=64)
+    lr = c[1].number_input(field["lr"].label, value=1e-3, step=1e-4, format="%.4g", disabled=tree)
+    batch_size = c[2].number_input(field["batch_size"].label, value=64, disabled=tree)
     study_slate = home.study_slate_length(data)
     slate_length = c[3].number_input(
         field["slate_length"].label, value=study_slate or 0, key=f"slate-{data}",
         help=(f"The study trains {data} with {study_slate} documents per list (allRank's setting); " if study_slate
               else "The study trains this data set on whole lists; ") + "longer lists are sub-sampled in training "
-             "only. A run whose estimated peak memory exceeds 80% of what is free is refused before it starts.")
+             "only. A run whose estimated peak memory exceeds 80% of what is free is refused before it starts.",
+        disabled=tree)
     seed = c[4].number_input(field["seed"].label, value=0)
     n_seeds = c[5].number_input(field["n_seeds"].label, value=1,
                                 help="Each loss trains on each fold once per seed; the Results page averages "
@@ -55,7 +60,7 @@ with st.container(border=True):
     if executor == "ray":
         st.caption(f"Each fold runs as a Ray task on {ray_target}; its metrics stream into this dashboard's "
                    "store and **Cancel** cancels the task.")
-    if st.button("Start training", type="primary", disabled=not folds or not losses):
+    if st.button("Start training", type="primary", disabled=not folds or not (losses or tree)):
         request = view.TrainingRequest(data=data, folds=tuple(sorted(folds)), losses=tuple(losses), model=model,
                                        epochs=int(epochs), lr=float(lr), batch_size=int(batch_size),
                                        slate_length=int(slate_length) or None, seed=int(seed),
@@ -66,7 +71,8 @@ with st.container(border=True):
             st.error(str(exc))
         else:
             st.session_state["watch"] = FOLLOW_LATEST
-            st.success(f"Queued {len(job_ids)} job(s) ({len(losses)} loss(es) x {len(folds)} fold(s) x "
+            what = model if tree else f"{len(losses)} loss(es)"
+            st.success(f"Queued {len(job_ids)} job(s) ({what} x {len(folds)} fold(s) x "
                        f"{int(n_seeds)} seed(s)): " + ", ".join(f"#{j}" for j in job_ids))
 
 

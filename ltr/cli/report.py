@@ -10,8 +10,8 @@ from core import cli
 def cmd_report(args) -> int:
     import pandas as pd
 
-    from ltr.report import (completed_runs, configurations, fold_seed_records, format_text, significance_table, to_csv,
-                            to_latex)
+    from ltr.report import (completed_runs, configurations, fold_seed_records, format_text, reported_models,
+                            significance_table, to_csv, to_latex)
     from ltr.store import RunStore, canonical_data
 
     tables, listed = [], []
@@ -20,6 +20,8 @@ def cmd_report(args) -> int:
             models = args.model or sorted(set(store.list_runs(data=canonical_data(data), status="completed")["model"]))
             if not models:
                 raise cli.InputError(f"no completed runs for data {data!r} in {store.path}")
+            if not args.model:  # a tree ranker is a baseline row of the neural rankers' tables
+                models = reported_models(models)
             for model in models:
                 if args.list_configurations:
                     found = configurations(completed_runs(store, data, model, experiment=args.experiment,

@@ -21,6 +21,14 @@ def result_options(store: RunStore) -> pd.DataFrame:
     return runs.groupby(["data", "model"]).size().rename("runs").reset_index()
 
 
+def ranker_choices(options: pd.DataFrame, data: str) -> list[str]:
+    """The rankers with completed runs on ``data``, the neural ones first: a tree ranker (LambdaMART) is a
+    baseline row of their tables (:func:`ltr.report.tree_baselines`), so it is the default only when alone."""
+    from ltr.gbdt import is_gbdt_model
+
+    return sorted(options.loc[options["data"] == data, "model"], key=lambda m: (is_gbdt_model(m), m))
+
+
 def configuration_choices(runs: pd.DataFrame) -> pd.DataFrame:
     """The configurations of ``runs`` (label, runs, losses with their folds), the default first."""
     from ltr.report import configurations
@@ -39,6 +47,9 @@ _LOSS_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b
                  "#bcbd22", "#000000", "#17becf")
 _LOSS_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "triangle-down", "cross", "x", "pentagon",
                  "hexagon", "star", "star-square")
+
+# Tree-ranker baselines (LambdaMART), drawn apart from every neural loss.
+_BASELINE_STYLE = ("#8c6d31", "diamond-wide")
 
 
 def axis_range(values, *, min_span: float, floor: float | None = None,
@@ -72,8 +83,11 @@ def cost_figure(table: pd.DataFrame, k: int, *, title: str, runs: pd.DataFrame |
     latest = one_run_per_fold_and_seed(runs) if runs is not None and not runs.empty else None
     for row in table.to_dict("records"):
         loss = variant_loss(row["loss"])  # a variant (loss parameters) is drawn as its loss
-        i = LOSS_NAMES.index(loss) if loss in LOSS_NAMES else len(LOSS_NAMES) - 1
-        colour, symbol = _LOSS_COLOURS[i % len(_LOSS_COLOURS)], _LOSS_SYMBOLS[i % len(_LOSS_SYMBOLS)]
+        if loss in LOSS_NAMES:
+            i = LOSS_NAMES.index(loss)
+            colour, symbol = _LOSS_COLOURS[i % len(_LOSS_COLOURS)], _LOSS_SYMBOLS[i % len(_LOSS_SYMBOLS)]
+        else:  # a tree baseline (lambdamart (LightGBM), ltr.report.tree_baselines): not one of the losses' styles
+            colour, symbol = _BASELINE_STYLE
         if latest is not None:
             folds = latest[latest["loss"] == row["loss"]].sort_values(["fold", "seed"] if "seed" in latest else "fold")
             custom = folds[["fold", "train_seconds", "cpu_seconds", "load_at_start", "threads"]].astype(float).to_numpy()

@@ -13,6 +13,7 @@ from core import jobs
 from core.fields import (NONNEGATIVE_INT, POSITIVE_FLOAT, POSITIVE_INT, SEED, ZERO_OR_POSITIVE_INT, Field,
                          NumberRule, check_fields)
 from core.ray_cluster import EXECUTORS, ray_settings
+from ltr.gbdt import GBDT_MODELS, is_gbdt_model
 from ltr.jobs import TRAINING
 from ltr.store import RunStore, run_is_live
 from ltr.views.home import gpu_count
@@ -29,6 +30,19 @@ TRAINING_FIELDS = {
     "patience": Field("Patience (0 = never stop early)", NONNEGATIVE_INT),
 }
 CONCURRENCY_RULE = NumberRule(int, 0, 64, what="an integer from 0 to 64")  # the Concurrency control's counts
+# The form's fields a tree ranker (LambdaMART) has no use for: LightGBM's learning rate and tree settings are
+# model parameters (ltr.gbdt), and RunConfig refuses other values than the defaults for them.
+NEURAL_ONLY_FIELDS = ("lr", "batch_size", "slate_length")
+
+
+def tree_model_note(model: str) -> str:
+    """What the form's fields mean for a tree ranker (shown in place of the Losses field)."""
+    return (f"{model} is a tree ranker trained by LightGBM, its runs stored under loss {GBDT_MODELS[model]!r} (no "
+            f"loss to choose): Epochs = the "
+            f"most boosting rounds, Patience = rounds without a validation NDCG@10 gain before it stops, Seed = "
+            f"LightGBM's; learning rate, batch size and slate length do not apply (LightGBM's own defaults; tree "
+            f"settings via `python -m ltr train --model {model} --model-param ...`). Its runs appear as a baseline "
+            f"row of the neural rankers' tables on Results and Findings.")
 
 
 @dataclass(frozen=True)
@@ -55,14 +69,21 @@ class TrainingRequest:
     def seeds(self) -> tuple[int, ...]:
         return tuple(range(self.seed, self.seed + self.n_seeds))
 
+    @property
+    def run_losses(self) -> tuple[str, ...]:
+        """The losses the runs train with: the chosen ones, or a tree ranker's own objective (whatever was chosen)."""
+        return (GBDT_MODELS[self.model],) if is_gbdt_model(self.model) else self.losses
+
     def configs(self) -> list:
-        """The runs, loss by loss, then fold, then seed (the order the jobs are queued in)."""
+        """The runs, loss by loss, then fold, then seed (the order the jobs are queued in). A tree ranker's runs
+        take its objective as their loss and leave the neural-only settings at their defaults."""
         from ltr.train import RunConfig
 
-        return [RunConfig(data=self.data, fold=fold, loss=loss, model=self.model, epochs=self.epochs,
-                          lr=self.lr, batch_size=self.batch_size, slate_length=self.slate_length or None,
-                          seed=seed, patience=self.patience)
-                for loss in self.losses for fold in self.folds for seed in self.seeds]
+        neural = {} if is_gbdt_model(self.model) else {"lr": self.lr, "batch_size": self.batch_size,
+                                                        "slate_length": self.slate_length or None}
+        return [RunConfig(data=self.data, fold=fold, loss=loss, model=self.model, epochs=self.epochs, seed=seed,
+                          patience=self.patience, **neural)
+                for loss in self.run_losses for fold in self.folds for seed in self.seeds]
 
 
 def submit_training(request: TrainingRequest, *, n_gpus: int | None = None) -> list[int]:
@@ -78,11 +99,12 @@ def submit_training(request: TrainingRequest, *, n_gpus: int | None = None) -> l
     local driver that runs its run as a Ray task (resource class ``ray``; Ray picks the node and
     the GPU, the run streams into this store, cancelling the job cancels the task).
     """
+    tree = is_gbdt_model(request.model)
     check_fields(*((field, request.slate_length or 0 if name == "slate_length" else getattr(request, name))
-                   for name, field in TRAINING_FIELDS.items()))
+                   for name, field in TRAINING_FIELDS.items() if not (tree and name in NEURAL_ONLY_FIELDS)))
     if not request.folds:
         raise ValueError("choose at least one fold")
-    if not request.losses:
+    if not request.run_losses:
         raise ValueError("choose at least one loss")
     if request.executor not in EXECUTORS:
         raise ValueError(f"executor {request.executor!r}: choose from {', '.join(EXECUTORS)}")

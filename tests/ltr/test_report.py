@@ -433,3 +433,88 @@ def test_a_tuned_grid_is_one_configuration_with_its_per_loss_settings_in_the_var
     assert table.attrs["candidate"] == "learndcg(batch_size=64,lr=0.002)" and (table["folds"] == 2).all()
     assert table.loc["ranknet(batch_size=64,lr=0.001)", "p@10"] == pytest.approx(
         stats.ttest_rel(pooled["learndcg"], pooled["ranknet"]).pvalue, rel=1e-6, abs=0)
+
+
+def _store_tree_run(store, fold, seed, values: dict[str, float], *, epochs=200, learning_rate=0.05) -> str:
+    """A completed LambdaMART run as ltr.gbdt stores one (model and loss ``lambdamart``, its own rounds,
+    patience and LightGBM parameters, the LightGBM provenance in the stored config)."""
+    from ltr.train import RunConfig
+
+    cfg = RunConfig(data=DATA, fold=fold, loss="lambdamart", model="lambdamart", seed=seed, epochs=epochs,
+                    patience=20, model_params={"learning_rate": learning_rate})
+    store.register_run(cfg.run_id, {**cfg.result_config(), "lightgbm": {"version": "4.7.0"}})
+    store.start_run(cfg.run_id, device="cpu")
+    per_query = {f"ndcg@{k}(gain=exp,norel=1)": dict(values) for k in (1, 3, 5, 10)}
+    means = {f"ndcg@{k}": float(np.mean(list(values.values()))) for k in (1, 3, 5, 10)}
+    store.finish_run(cfg.run_id, test_means=means, per_query=per_query, train_seconds=0.5)
+    return cfg.run_id
+
+
+def test_lambdamart_is_a_baseline_row_of_the_neural_rankers_table(tmp_path, capsys):
+    """Issue 34: LambdaMART's runs (model lambdamart, its own settings) appear as a row ``lambdamart (LightGBM)``
+    of the MLP's table, paired with LearnDCG by (fold, seed, test query) on the seed-averaged NDCG and tested in
+    the same Holm family; its settings are named; a seed the MLP configuration lacks is not paired. Before, the
+    MLP table had no LambdaMART row at all."""
+    from ltr.views import results
+
+    rng = np.random.default_rng(3)
+    n, values = 30, {}
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        for fold in (1, 2):
+            qids = [f"{fold}_{i}" for i in range(n)]
+            base = rng.uniform(0.3, 0.7, n)
+            for loss, shift in (("learndcg", 0.03), ("approxndcg", 0.0), ("lambdamart", 0.01)):
+                for seed in (0, 1):
+                    values[loss, fold, seed] = np.clip(base + shift + rng.normal(0, 0.04, n), 0, 1)
+                    if loss == "lambdamart":
+                        _store_tree_run(store, fold, seed, dict(zip(qids, values[loss, fold, seed])))
+                    else:
+                        _store_seeded_run(store, loss, fold, seed, dict(zip(qids, values[loss, fold, seed])))
+            # a seed the MLP configuration does not have: nothing to pair it with
+            _store_tree_run(store, fold, 2, dict(zip(qids, rng.uniform(0, 1, n))))
+        table = significance_table(store, DATA, MODEL, holm=True)
+        rows = table.set_index("loss")
+        every = results.completed_runs(store, DATA, MODEL)
+        choices = results.configuration_choices(every)
+        runs = results.runs_in_configuration(every, choices["configuration"].iloc[0])
+        cost = results.cost_effectiveness(runs, 10)
+        figure = results.cost_figure(cost, 10, title="t", runs=runs)
+    tree = "lambdamart (LightGBM)"
+    assert list(rows.index) == ["approxndcg", "learndcg", tree]
+    assert table.attrs["other_configurations"] == [] and "seeds=0,1" in table.attrs["configuration"]
+    assert rows.loc[tree, "model"] == MODEL and rows.loc[tree, "runs"] == 4 and rows.loc[tree, "seeds"] == 2
+    averaged = {loss: np.concatenate([(values[loss, f, 0] + values[loss, f, 1]) / 2 for f in (1, 2)])
+                for loss in ("learndcg", "approxndcg", "lambdamart")}
+    p = {b: stats.ttest_rel(averaged["learndcg"], averaged[b]).pvalue for b in ("approxndcg", "lambdamart")}
+    assert rows.loc[tree, "p@10"] == pytest.approx(p["lambdamart"], rel=1e-6, abs=0)
+    assert rows.loc[tree, "pairs@10"] == 2 * n
+    assert rows.loc[tree, "diff@10"] == pytest.approx(np.mean(averaged["learndcg"] - averaged["lambdamart"]), abs=1e-6)
+    holm = holm_adjust([p["approxndcg"], p["lambdamart"]])  # one family: both baselines
+    assert rows.loc[["approxndcg", tree], "p_holm@10"].tolist() == pytest.approx(holm.tolist(), rel=1e-6, abs=0)
+    mean = np.mean([values["lambdamart", f, s].mean() for f in (1, 2) for s in (0, 1)])
+    assert rows.loc[tree, "ndcg@10"] == pytest.approx(mean, rel=1e-6)
+    # its own settings are named: notes, caption, the CSV/JSON column
+    note = next(x for x in table_notes(table) if x.startswith(tree))
+    assert 'rounds=200 · patience=20 · lightgbm {"learning_rate": 0.05} (LightGBM 4.7.0)' in note
+    assert "Holm family" in note and "paired" in note
+    assert 'baseline lambdamart (LightGBM): rounds=200' in report.table_caption(table)
+    assert "rounds=200" in rows.loc[tree, "baseline_settings"] and pd.isna(rows.loc["learndcg", "baseline_settings"])
+    assert "lambdamart (LightGBM)" in to_latex(table)
+    # the NDCG-vs-time scatter: a point per fold x seed of the configuration and its mean marker
+    assert tree in choices["losses"].iloc[0] and choices["runs"].iloc[0] == 8
+    assert cost.set_index("loss").loc[tree, "folds"] == 2
+    trace = next(t for t in figure.data if t.name == tree)
+    assert trace.y[0] == pytest.approx(mean, rel=1e-6)
+    assert len(next(t for t in figure.data if t.name == f"{tree} (folds)").x) == 4
+
+    from ltr.cli import main
+
+    argv = ["report", "--data", DATA, "--store", str(tmp_path / "runs.sqlite"), "--holm"]
+    assert main(argv + ["--json"]) == 0  # no --model: the MLP's table, not a LambdaMART table of its own
+    records = json.loads(capsys.readouterr().out)
+    assert {r["model"] for r in records} == {MODEL}
+    record = next(r for r in records if r["loss"] == tree)
+    assert record["p_holm@10"] == pytest.approx(rows.loc[tree, "p_holm@10"])
+    assert sorted((r["fold"], r["seed"]) for r in record["per_fold_seed"]) == [(1, 0), (1, 1), (2, 0), (2, 1)]
+    assert main(argv) == 0
+    assert "lambdamart (LightGBM): a tree-ranker baseline" in capsys.readouterr().out
