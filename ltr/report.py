@@ -120,6 +120,25 @@ def per_loss_settings(store: RunStore, experiments) -> dict[str, tuple[str, ...]
     return out
 
 
+TUNED_PER_FOLD = "tuned per fold"
+
+
+def _tuned_per_fold(runs: pd.DataFrame, per_loss: dict) -> pd.DataFrame:
+    """A grid tuned on each fold's own validation set (``ltr tune --fold K`` then ``ltr grid --folds K --tuned``
+    for every fold, as ``bench/learndcg_mq2008_reproduction.py`` runs it) gives a loss other settings in each fold,
+    so each fold would be a variant of its own with no fold to pair. When, in such a grid, every fold of a
+    configuration has one variant of a loss, its runs are one variant ``loss(tuned per fold)``; each run's settings
+    stay in its stored config."""
+    if runs.empty or not per_loss:
+        return runs
+    tuned = runs[runs["experiment"].isin(list(per_loss))]
+    loss = tuned["variant"].map(variant_loss)
+    for (_, name), group in tuned.groupby([tuned["configuration"], loss]):
+        if group["variant"].nunique() > 1 and group.groupby("fold")["variant"].nunique().max() == 1:
+            runs.loc[group.index, "variant"] = f"{name}({TUNED_PER_FOLD})"
+    return runs
+
+
 def variant_loss(label: str) -> str:
     """The loss a variant label names (``learndcg(normalisation=standard)`` -> ``learndcg``; a tree baseline's
     ``lambdamart (LightGBM)`` -> ``lambdamart``)."""
@@ -196,6 +215,7 @@ def completed_runs(store: RunStore, data: str, model: str, *, experiment: str | 
     seeds_of = runs.groupby(setting)["seed"].agg(lambda s: sorted(set(int(x) for x in s))) if len(runs) else {}
     runs["configuration"] = [configuration_label(c, seeds_of[key]) for c, key in zip(shared, setting)]
     runs["variant"] = [variant_label(c, own) for c, own in zip(runs["config"], fields)]
+    runs = _tuned_per_fold(runs, per_loss)
     runs["baseline"] = False
     trees = tree_baselines(store, data, model, experiment=experiment, seed=seed) if len(runs) else pd.DataFrame()
     if trees.empty:

@@ -518,3 +518,38 @@ def test_lambdamart_is_a_baseline_row_of_the_neural_rankers_table(tmp_path, caps
     assert sorted((r["fold"], r["seed"]) for r in record["per_fold_seed"]) == [(1, 0), (1, 1), (2, 0), (2, 1)]
     assert main(argv) == 0
     assert "lambdamart (LightGBM): a tree-ranker baseline" in capsys.readouterr().out
+
+
+def test_a_grid_tuned_on_each_folds_validation_set_is_one_variant_per_loss(tmp_path):
+    """Tuning per fold (``ltr tune --fold K``, then ``ltr grid --folds K --tuned`` for each fold, as the MQ2008
+    reproduction runs it) gives each loss other settings in each fold: they are one variant, ``loss(tuned per
+    fold)``, paired over the folds, not one single-fold variant per setting with nothing to pair."""
+    from ltr.grid import expand_grid
+    from ltr.tune import apply_tuned
+
+    tuned = {1: {"learndcg": {"lr": 0.002}, "ranknet": {"lr": 0.003, "batch_size": 32}},
+             2: {"learndcg": {"lr": 0.0005}, "ranknet": {"lr": 0.001, "batch_size": 16}}}
+    rng = np.random.default_rng(5)
+    pooled = {}
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        for fold, overrides in tuned.items():
+            spec = apply_tuned({"name": "per-fold", "data": [DATA], "folds": [fold], "losses": ["learndcg", "ranknet"],
+                                "models": [MODEL], "train": {"lr": 0.001, "batch_size": 64}},
+                               {"overrides": {"loss": overrides}})
+            grid = expand_grid(spec)
+            store.register_experiment(grid.name, grid.source)
+            base = rng.uniform(0.3, 0.7, 20)
+            for cfg in grid.configs:
+                values = np.clip(base + rng.normal(0.03 if cfg.loss == "learndcg" else 0, 0.03, 20), 0, 1)
+                pooled.setdefault(cfg.loss, []).extend(values)
+                store.register_run(cfg.run_id, cfg.result_config(), experiment=grid.name)
+                store.start_run(cfg.run_id, device="cpu")
+                store.finish_run(cfg.run_id, test_means={f"ndcg@{k}": float(values.mean()) for k in (1, 3, 5, 10)},
+                                 per_query={f"ndcg@{k}(gain=exp,norel=1)": dict(zip([f"{fold}_{i}" for i in range(20)],
+                                                                                    values)) for k in (1, 3, 5, 10)},
+                                 train_seconds=1.0)
+        table = significance_table(store, DATA, MODEL, experiment="per-fold").set_index("loss")
+    assert list(table.index) == ["ranknet(tuned per fold)", "learndcg(tuned per fold)"]
+    assert (table["folds"] == 2).all() and table.attrs["candidate"] == "learndcg(tuned per fold)"
+    assert table.loc["ranknet(tuned per fold)", "p@10"] == pytest.approx(
+        stats.ttest_rel(pooled["learndcg"], pooled["ranknet"]).pvalue, rel=1e-6, abs=0)
