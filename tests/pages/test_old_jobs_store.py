@@ -113,8 +113,13 @@ def test_the_forms_queue_the_rows_the_old_code_queued(old_store):
         failure_overlap.submit_study("dl19", None, generator="auto", llm_judge="embedded", cap=4, max_queries=3),
         failure_typology.submit_typology("dl19", "h2r", max_queries=6),
         difficulty_aware_generation.submit_preference("dl19", None, generator="auto", judge="embedded", max_queries=5)]
-    request = training.TrainingRequest(data="synthetic-mq2008", folds=(1, 2), loss="learndcg", model="mlp", epochs=3,
+    request = training.TrainingRequest(data="synthetic-mq2008", folds=(1, 2), losses=("learndcg",), model="mlp", epochs=3,
                                         lr=1e-3, batch_size=64, slate_length=None, seed=0, patience=10)
     new_ids += training.submit_training(request, n_gpus=0)
     new_ids += training.submit_training(dataclasses.replace(request, folds=(3,), executor="ray"), n_gpus=0)
-    assert [_stored(jobs.get_job(i)) for i in new_ids] == [old[i] for i in range(1, 9)]
+    new = [_stored(jobs.get_job(i)) for i in new_ids]
+    # issue 34: a training job now names its seed (label and meta), the one addition to what the old code queued
+    for k, (label, command, resource, meta) in enumerate(new[5:], start=5):
+        assert " · seed 0" in label and ("seed", 0) in meta, label
+        new[k] = (label.replace(" · seed 0", "", 1), command, resource, [m for m in meta if m != ("seed", 0)])
+    assert new == [old[i] for i in range(1, 9)]
