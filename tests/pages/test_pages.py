@@ -113,7 +113,7 @@ def test_home_empty_store(cache):
     links = [link.proto.page for link in at.get("page_link")]
     assert [p for p in links if p not in ("training", "results")] == [
         "hard-to-retrieve", "failure-overlap", "failure-typology", "annotate-reasons", "difficulty-aware-generation",
-        "predicting-failure"]
+        "predicting-failure", "query"]
 
 
 def test_home_counts_runs_and_finds_configured_data(cache, tmp_path, monkeypatch):
