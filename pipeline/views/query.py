@@ -36,6 +36,7 @@ PAGE = "query"  # the page's URL path (pages/query.py)
 TOP_PASSAGES = 10  # a run's top passages shown per retriever (nDCG@10's cut)
 LINK_TEXT = "open"  # the link column's text (st.column_config.LinkColumn(display_text=...))
 LINK_COLUMN = "query page"
+NOT_STORED = "not stored"
 TASK_NAMES = {"h2r": "hard to retrieve (H2R)", "h2g": "hard to generate (H2G)", "h2j": "hard to judge (H2J)"}
 
 
@@ -153,22 +154,19 @@ def query_text(dataset: str, qid: str) -> str | None:
 
 
 # ---------------------------------------------------------------------------- NIST grades of a study
-def nist_grades(study: StudyResult, qid: str) -> tuple[dict[str, int], str]:
-    """``({pid: NIST grade}, where they come from)`` for one query of a study: the qrels file of the study's
-    data folder when it is there (every judged passage), else the grades the study stored (its grade-2/3
-    passages with text only, so a passage missing there is "not stored", never taken as irrelevant)."""
+def nist_grades(study: StudyResult, qid: str) -> tuple[dict[str, int], str, str]:
+    """``({pid: NIST grade}, where they come from, what a passage missing there is)`` for one query of a
+    study: the qrels file of the study's data folder when it is there (every judged passage: a missing one
+    is "unjudged"), else the grades the study stored (its grade-2/3 passages with text only: a missing one
+    is "not stored", never taken as irrelevant)."""
     spec = DATASETS.get(study.dataset)
     if study.data_folder and spec is not None:
         path = Path(study.data_folder) / spec.qrels_file
         if path.is_file():
-            return trec_io.read_qrels(path).get(qid, {}), str(path)
+            return trec_io.read_qrels(path).get(qid, {}), str(path), "unjudged"
     stored = (study.relevant_grades or {}).get(qid, {})
     return dict(stored), (f"study {study.id}'s stored grades (grade-2/3 passages with text only; "
-                          "other passages: not stored)")
-
-
-def _grade_text(grades: dict[str, int], pid: str) -> str:
-    return str(grades[pid]) if pid in grades else "not stored"
+                          "other passages: not stored)"), NOT_STORED
 
 
 # ---------------------------------------------------------------------------- retrieval
@@ -192,9 +190,9 @@ def top_passages(study: StudyResult, retriever: str, qid: str, k: int = TOP_PASS
                 f"{retriever}'s run file ({info.get('path') or 'not recorded'}) is not there any more: "
                 f"its top passages cannot be shown (nDCG@10 above is the study's).")
     ranked = sorted(trec_io.read_run(path).get(qid, {}).items(), key=lambda kv: (-kv[1], kv[0]))[:k]
-    grades, grades_from = nist_grades(study, qid)
+    grades, grades_from, missing = nist_grades(study, qid)
     texts = study.relevant_passages.get(qid, {})
-    rows = [{"rank": i, "pid": pid, "score": score, "NIST grade": _grade_text(grades, pid),
+    rows = [{"rank": i, "pid": pid, "score": score, "NIST grade": str(grades.get(pid, missing)),
              "text": texts.get(pid, "(text not stored in the study)")} for i, (pid, score) in enumerate(ranked, 1)]
     note = f"Run file {path}; NIST grades from {grades_from}; texts of the study's grade-2/3 passages."
     return pd.DataFrame(rows, columns=["rank", "pid", "score", "NIST grade", "text"]), note
@@ -222,7 +220,7 @@ def generation_frame(study: StudyResult, qid: str) -> pd.DataFrame:
 def reference_frame(study: StudyResult, qid: str) -> pd.DataFrame:
     """The reference passages BERTScore compared each answer with: the study's grade-2/3 passages, highest first."""
     grades = (study.relevant_grades or {}).get(qid, {})
-    rows = sorted(({"pid": pid, "NIST grade": _grade_text(grades, pid), "text": text}
+    rows = sorted(({"pid": pid, "NIST grade": str(grades.get(pid, NOT_STORED)), "text": text}
                    for pid, text in study.relevant_passages.get(qid, {}).items()),
                   key=lambda r: (r["NIST grade"] != "3", r["NIST grade"] != "2", r["pid"]))
     return pd.DataFrame(rows, columns=["pid", "NIST grade", "text"])
@@ -239,7 +237,7 @@ def judging_frame(study: StudyResult, qid: str) -> tuple[pd.DataFrame, str]:
     """``(frame, note)``: per judge, setup and labelled passage the judge's label beside NIST's grade and
     whether they disagree under the setup's rule (``pipeline.judging.h2j.disagrees``), then the query's stored
     disagreement share; the note names where the NIST grades come from."""
-    grades, grades_from = nist_grades(study, qid)
+    grades, grades_from, missing = nist_grades(study, qid)
     rows = []
     for name, per_setup in study.judges.items():
         for setup, j in per_setup.items():
@@ -247,13 +245,13 @@ def judging_frame(study: StudyResult, qid: str) -> tuple[pd.DataFrame, str]:
             for pid, label in sorted((j.labels or {}).get(qid, {}).items()):
                 known = pid in grades
                 rows.append({"judge": name, "setup": setup, "model": model_text(j.provenance), "pid": pid,
-                             "judge's label": label, "NIST grade": _grade_text(grades, pid),
+                             "judge's label": label, "NIST grade": str(grades.get(pid, missing)),
                              "disagrees": (("yes" if disagrees(label, grades[pid], setup, llm_is_binary=binary)
-                                            else "no") if known else "NIST grade not stored"),
+                                            else "no") if known else f"NIST grade {missing}"),
                              "query's disagreement (stored)": j.per_query.get(qid)})
             for pid, reply in sorted((j.unparseable or {}).get(qid, {}).items()):
                 rows.append({"judge": name, "setup": setup, "model": model_text(j.provenance), "pid": pid,
-                             "judge's label": None, "NIST grade": _grade_text(grades, pid),
+                             "judge's label": None, "NIST grade": str(grades.get(pid, missing)),
                              "disagrees": f"unparseable reply, excluded: {reply}",
                              "query's disagreement (stored)": j.per_query.get(qid)})
     columns = ["judge", "setup", "model", "pid", "judge's label", "NIST grade", "disagrees",
