@@ -213,7 +213,7 @@ def generation_frame(study: StudyResult, qid: str) -> pd.DataFrame:
                      "BERTScore": f"{g.bertscore.get('label', g.bertscore.get('encoder', ''))}, "
                                   f"{g.bertscore.get('aggregate', '')} over grade-2/3 passages",
                      "in its H2G set (all queries)": qid in g.hard_all_queries})
-    return pd.DataFrame(rows, columns=["generator", "model", "answer", "BERTScore F1", "no value because", "BERTScore",
+    return pd.DataFrame(rows, columns=["generator", "BERTScore F1", "answer", "model", "no value because", "BERTScore",
                                        "in its H2G set (all queries)"])
 
 
@@ -272,8 +272,9 @@ def hard_sets_frame(dataset: str, qid: str) -> pd.DataFrame:
             row.update({TASK_NAMES[t]: qid in sets.get(t, []) for t in TASK_NAMES})
             row["in its universe"] = _scored_by_all(study, label, qid)  # scored by all three: the sets' universe
             rows.append(row)
-    return pd.DataFrame(rows, columns=["study", "configuration", "quantile", "universe", *TASK_NAMES.values(),
-                                       "in its universe"])
+    # the three sets first: the table is read across, and a narrow page cuts its right-hand columns
+    return pd.DataFrame(rows, columns=["configuration", *TASK_NAMES.values(), "in its universe", "quantile", "universe",
+                                       "study"])
 
 
 def _scored_by_all(study: StudyResult, label: str, qid: str) -> bool:

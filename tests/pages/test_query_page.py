@@ -6,17 +6,14 @@ own store. Every expected figure is the designed collection's (module docstring 
 read from the stored file, never typed from a run of the page."""
 from __future__ import annotations
 
-import json
-import shutil
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from pipeline.views import query as view
-from tests.support.failure_fixture import OFF_TOPIC, RELEVANT, TOPICS, write_collection
+from tests.pages.support import store_designed_study
+from tests.support.failure_fixture import OFF_TOPIC, RELEVANT, TOPICS
 from tests.support.paths import ROOT
 
-STUDY_FILE = ROOT / "tests" / "fixtures" / "study_before_generic_tasks.json"
 HOSTILE_REASON = "asks <img src=x onerror=alert(1)> about **markup**"
 BINARY = "designed-run | answers-without-q3 | designed-judge | binary"
 GENERATOR = "answers-without-q3"  # the stored study's generator (its answers lack q3)
@@ -41,19 +38,8 @@ def _frame(at: AppTest, column: str):
 
 @pytest.fixture
 def planted_study(cache, tmp_path):
-    """The designed study stored as a DL19 study whose data folder holds its run and its qrels (as
-    ``qrels.dl19-passage.txt``); returns the stored JSON."""
-    files = write_collection(tmp_path / "designed")
-    folder = tmp_path / "trec_dl"
-    folder.mkdir()
-    shutil.copy(files["qrels.txt"], folder / "qrels.dl19-passage.txt")
-    study = json.loads(STUDY_FILE.read_text())
-    study.update(dataset="dl19", data_folder=str(folder))
-    study["retrievers"]["designed-run"]["info"]["path"] = str(files["run.txt"])
-    target = cache / "failure" / "dl19" / "studies" / f"{study['id']}.json"
-    target.parent.mkdir(parents=True)
-    target.write_text(json.dumps(study))
-    return study
+    """The designed study stored as a DL19 study with its data folder (``support.store_designed_study``)."""
+    return store_designed_study(cache, tmp_path)
 
 
 def _plant_typology() -> str:
