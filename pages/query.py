@@ -24,10 +24,20 @@ if not datasets:
             "`python -m pipeline run --dataset dl19` in a shell.")
     st.stop()
 
+
+
+@st.cache_data(max_entries=4, show_spinner="Reading the studies…")
+def read_studies(name: str, files: tuple) -> list:  # keyed by the files' ids and mtimes (view.study_files)
+    return view.stored_studies(name)
+
+
 left, right = st.columns([1, 4])
 dataset = left.selectbox("Dataset", datasets, format_func=str.upper,
                          index=datasets.index(wanted_dataset) if wanted_dataset in datasets else 0)
-choices = view.query_choices(dataset)
+if dataset != wanted_dataset:
+    wanted_qid = None  # the link's query is another dataset's: open this one's first query
+stored = read_studies(dataset, view.study_files(dataset))
+choices = view.query_choices(dataset, stored)
 qids = list(choices)
 if wanted_qid and wanted_qid not in choices:
     st.warning(f"No store of {dataset.upper()} holds query {wanted_qid!r}.")
@@ -46,7 +56,7 @@ st.text(f"{dataset.upper()} {qid}")
 st.text(choices[qid])
 missing = view.missing_lines(dataset)
 
-found = view.studies_with(dataset, qid)
+found = view.studies_with(stored, qid)
 st.header("Failure studies")
 if not found:
     st.info(missing["study"])
@@ -78,7 +88,7 @@ else:
         st.dataframe(judged, hide_index=True, column_config={"query's disagreement (stored)": VALUE})
 
 st.header("Hard sets")
-sets = view.hard_sets_frame(dataset, qid)
+sets = view.hard_sets_frame(found, qid)
 if sets.empty:
     st.info(missing["study"])
 else:

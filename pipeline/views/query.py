@@ -119,11 +119,11 @@ def datasets() -> list[str]:
     return sorted(names)
 
 
-def query_choices(dataset: str) -> dict[str, str]:
+def query_choices(dataset: str, stored: list[StudyResult] | None = None) -> dict[str, str]:
     """``{qid: query text}`` of every query a store of ``dataset`` holds, in the newest study's order
-    (then the typology runs', then the preference results')."""
+    (then the typology runs', then the preference results'); ``stored``: the dataset's studies, when read already."""
     out: dict[str, str] = {}
-    for study in stored_studies(dataset):
+    for study in stored_studies(dataset) if stored is None else stored:
         for qid, text in study.queries.items():
             out.setdefault(qid, text)
     store = _typology_store()
@@ -137,20 +137,20 @@ def query_choices(dataset: str) -> dict[str, str]:
     return out
 
 
+def study_files(dataset: str) -> tuple[tuple[str, float], ...]:
+    """``((study id, file mtime), ...)`` of the dataset's stored studies, newest first: what the page's cache
+    of :func:`stored_studies` is keyed by (a study stored or deleted since is read anew)."""
+    return tuple((entry["id"], Path(entry["path"]).stat().st_mtime) for entry in studies.list_studies(dataset))
+
+
 def stored_studies(dataset: str) -> list[StudyResult]:
     """Every stored study of ``dataset``, newest first (``StudyResult``, read as the Failure overlap page reads them)."""
-    out = []
-    for entry in studies.list_studies(dataset):
-        out.append(StudyResult.from_dict(studies.load_study(dataset, entry["id"])))
-    return out
+    return [StudyResult.from_dict(studies.load_study(dataset, entry["id"])) for entry in studies.list_studies(dataset)]
 
 
-def studies_with(dataset: str, qid: str) -> list[StudyResult]:
-    return [s for s in stored_studies(dataset) if qid in s.queries]
-
-
-def query_text(dataset: str, qid: str) -> str | None:
-    return query_choices(dataset).get(qid)
+def studies_with(stored: list[StudyResult], qid: str) -> list[StudyResult]:
+    """The studies of ``stored`` that hold the query."""
+    return [s for s in stored if qid in s.queries]
 
 
 # ---------------------------------------------------------------------------- NIST grades of a study
@@ -260,11 +260,11 @@ def judging_frame(study: StudyResult, qid: str) -> tuple[pd.DataFrame, str]:
 
 
 # ---------------------------------------------------------------------------- hard sets
-def hard_sets_frame(dataset: str, qid: str) -> pd.DataFrame:
+def hard_sets_frame(holding: list[StudyResult], qid: str) -> pd.DataFrame:
     """Per stored study and configuration holding the query: in which of the study's three sets (within the
     configuration's universe) it is, with the study id, the quantile and the universe rule."""
     rows = []
-    for study in studies_with(dataset, qid):
+    for study in holding:
         for label, config in study.configurations.items():
             sets = config.hard_in_universe
             row = {"study": study.id, "configuration": label, "quantile": study.quantile,

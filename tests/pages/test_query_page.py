@@ -186,3 +186,20 @@ def test_links_of_a_frame_over_several_datasets():
     frame = pd.DataFrame({"dataset": ["dl19", "dl20"], "qid": ["1 2", "b&c"]})
     linked = view.with_query_links(frame, frame["dataset"])
     assert linked[view.LINK_COLUMN].tolist() == ["query?dataset=dl19&qid=1+2", "query?dataset=dl20&qid=b%26c"]
+
+
+def test_choosing_another_dataset_opens_its_first_query(planted_study, cache):
+    """A deep link's query belongs to its dataset: choosing another dataset opens that one's first query (before:
+    the page looked for the link's qid in the other dataset and stopped with "no store holds query")."""
+    import json
+
+    other = {**planted_study, "dataset": "dl20", "queries": {"d1": "a query of another year"}}
+    target = cache / "failure" / "dl20" / "studies" / f"{planted_study['id']}.json"
+    target.parent.mkdir(parents=True)
+    target.write_text(json.dumps(other))
+    at = _page(dataset="dl19", qid="q7")
+    next(s for s in at.selectbox if s.label == "Dataset").set_value("dl20").run()
+    assert not at.exception and not at.warning
+    assert next(s for s in at.selectbox if s.label == "Query").value == "d1"
+    assert "a query of another year" in [t.value for t in at.text]
+    assert (at.query_params["dataset"], at.query_params["qid"]) == ("dl20", "d1")
