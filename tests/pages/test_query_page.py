@@ -203,3 +203,14 @@ def test_choosing_another_dataset_opens_its_first_query(planted_study, cache):
     assert next(s for s in at.selectbox if s.label == "Query").value == "d1"
     assert "a query of another year" in [t.value for t in at.text]
     assert (at.query_params["dataset"], at.query_params["qid"]) == ("dl20", "d1")
+
+
+def test_the_failure_typology_queries_table_links_each_query(cache):
+    _plant_typology()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("pages/failure-typology.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = _frame(at, view.LINK_COLUMN)
+    assert table[view.LINK_COLUMN].tolist() == ["query?dataset=dl19&qid=q1", "query?dataset=dl19&qid=q8"]
+    assert [b.proto.url for b in at.get("link_button")] == ["query?dataset=dl19&qid=q1"]
