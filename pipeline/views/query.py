@@ -234,9 +234,9 @@ def _labels_binary(judge_info: dict) -> bool:
 
 
 def judging_frame(study: StudyResult, qid: str) -> tuple[pd.DataFrame, str]:
-    """``(frame, note)``: per judge, setup and labelled passage the judge's label beside NIST's grade and
-    whether they disagree under the setup's rule (``pipeline.judging.h2j.disagrees``), then the query's stored
-    disagreement share; the note names where the NIST grades come from."""
+    """``(frame, note)``: per judge, setup and labelled passage (disagreeing ones first) the judge's label beside
+    NIST's grade and whether they disagree under the setup's rule (``pipeline.judging.h2j.disagrees``), then the
+    query's stored disagreement share; the note names where the NIST grades come from."""
     grades, grades_from, missing = nist_grades(study, qid)
     rows = []
     for name, per_setup in study.judges.items():
@@ -256,6 +256,8 @@ def judging_frame(study: StudyResult, qid: str) -> tuple[pd.DataFrame, str]:
                              "query's disagreement (stored)": j.per_query.get(qid)})
     columns = ["judge", "setup", "model", "pid", "judge's label", "NIST grade", "disagrees",
                "query's disagreement (stored)"]
+    # per judge and setup, the disagreeing pairs first (what a reader looks for in a query's 100-odd pairs)
+    rows.sort(key=lambda r: (r["judge"], r["setup"], r["disagrees"] != "yes"))
     return pd.DataFrame(rows, columns=columns), f"NIST grades from {grades_from}."
 
 
