@@ -64,6 +64,8 @@ else:
     by_id = {s.id: s for s in found}
     study = by_id[st.selectbox(f"Study ({len(found)} holding this query, newest first)", list(by_id))]
     st.caption(f"Study {study.id} · {study.source} · quantile {study.quantile} · universe {study.universe_rule}")
+    for warning in view.small_model_warnings(study):
+        st.warning(warning)
 
     st.subheader("Retrieval: nDCG@10 per retriever")
     st.dataframe(view.retrieval_frame(study, qid), hide_index=True, column_config={"nDCG@10": VALUE})
@@ -110,13 +112,15 @@ else:
     st.dataframe(answers, hide_index=True)
 
 st.header("Predictors")
-predictors = view.predictors_frame(dataset, qid)
+predictors, computed_from = view.predictors_frame(dataset, qid)
 if predictors.empty:
     st.info(missing["predictors"])
 else:
     st.caption("Percentile: the share of the same prediction's values over this dataset's queries at or below "
                "this query's value.")
     st.dataframe(predictors, hide_index=True, column_config={"value": VALUE, "percentile": VALUE})
+    for line in computed_from:
+        st.caption(line)
 
 st.header("Difficulty-aware pairs")
 pairs = view.preference_pairs(dataset, qid)

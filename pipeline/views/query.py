@@ -67,6 +67,20 @@ def model_text(provenance: dict | None) -> str:
     return f"{label} ({model.size_text})"
 
 
+def small_model_warnings(study: StudyResult) -> list[str]:
+    """One warning per generator or judge of the study made by a small model (``Provenance.not_a_finding``):
+    its answers, scores and labels here exercise the pipeline and are not findings."""
+    models = [("generator", name, g.provenance) for name, g in study.generators.items()]
+    models += [("judge", name, j.provenance) for name, per in study.judges.items() for j in per.values()]
+    out = []
+    for role, name, provenance in models:
+        note = Provenance.from_dict(provenance).not_a_finding
+        line = f"The {role} {name} ({model_text(provenance)}) is {note}." if note else ""
+        if line and line not in out:
+            out.append(line)
+    return out
+
+
 # ---------------------------------------------------------------------------- which queries exist
 def _typology_store():
     from pipeline.typology.store import TypologyStore, default_path
@@ -316,16 +330,19 @@ def annotations_frame(dataset: str, qid: str) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------------- predictors
-def predictors_frame(dataset: str, qid: str) -> pd.DataFrame:
+def predictors_frame(dataset: str, qid: str) -> tuple[pd.DataFrame, list[str]]:
     """Per stored prediction of the dataset and predictor: the query's value and its percentile among the
     same prediction's values over the dataset's queries (``percentileofscore``, kind "weak": the share at
-    or below it), the family and the prediction id; an undefined value says so."""
+    or below it), the family and the prediction id; an undefined value says so. With it, one line per
+    prediction saying what it was computed from (index, runs, models: the Predicting failure page's line)."""
+    from pipeline.views.predicting_failure import provenance_line
     from scipy.stats import percentileofscore
 
-    rows = []
+    rows, lines = [], []
     for result in _predictions():
         if dataset not in result.get("datasets", []):
             continue
+        lines.append(provenance_line(result))
         own = {q for t in result.get("targets", {}).get(dataset, {}).values() for q in t["values"]}
         for name, values in result.get("predictors", {}).items():
             info = result.get("predictor_info", {}).get(name, {})
@@ -340,7 +357,7 @@ def predictors_frame(dataset: str, qid: str) -> pd.DataFrame:
                                  ("" if value is not None else "no value for this query"),
                          "prediction": result.get("id", "")})
     return pd.DataFrame(rows, columns=["predictor", "family", "value", "percentile", "of queries", "note",
-                                       "prediction"])
+                                       "prediction"]), lines
 
 
 # ---------------------------------------------------------------------------- difficulty-aware pairs

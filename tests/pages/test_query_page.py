@@ -68,16 +68,17 @@ def _plant_annotation(run_id: str) -> None:
         store.import_csv("planted.csv", header + f"ann,dl19,h2j,q1,Numbers,1,0,{run_id},qwen3:8b,readable\n")
 
 
-def _plant_prediction() -> None:
+def _plant_prediction() -> str:
     from pipeline.predict import catalog, evaluation, store
     from pipeline.predict.compute import Prediction
 
     qids = [f"q{i}" for i in range(1, 9)]
     avg_idf = {q: float(i) for i, q in enumerate(qids, start=1)}  # q1 lowest: percentile 1/8
     target = evaluation.Target("nDCG@10[designed-run]", "h2r", "dl19", {q: 0.5 for q in qids}, True, frozenset())
-    store.save(Prediction(["dl19"], {"dl19": {"avg_idf": catalog.PredictorValues("avg_idf", "avg_idf", catalog.PRE,
+    result_id, _ = store.save(Prediction(["dl19"], {"dl19": {"avg_idf": catalog.PredictorValues("avg_idf", "avg_idf", catalog.PRE,
                                                                                   "", avg_idf)}},
-                          {"dl19": [target]}, [], {"index": {}, "runs": {}}, {}, []).as_dict())
+                                         {"dl19": [target]}, [], {"index": {}, "runs": {}}, {}, []).as_dict())
+    return result_id
 
 
 def test_the_page_reads_every_store_for_one_query(planted_study):
@@ -86,7 +87,7 @@ def test_the_page_reads_every_store_for_one_query(planted_study):
     from tests.support.preference_helpers import stored_result
 
     _plant_annotation(_plant_typology())
-    _plant_prediction()
+    prediction = _plant_prediction()
     preference = stored_result()  # the scripted difficulty-aware result of DL19 (its queries q1..q4)
     at = _page(dataset="dl19", qid="q1")
     texts = [t.value for t in at.text]
@@ -127,6 +128,7 @@ def test_the_page_reads_every_store_for_one_query(planted_study):
     predictors = _frame(at, "percentile").set_index("predictor")
     assert predictors.loc["avg_idf", "value"] == 1.0 and predictors.loc["avg_idf", "percentile"] == pytest.approx(12.5)
     assert predictors.loc["avg_idf", "of queries"] == 8
+    assert f"result {prediction}" in [c.value for c in at.caption]  # the prediction's provenance line
 
     pairs = [p for p in preference["pairs"] if p["qid"] == "q1"]
     assert pairs and [e.label for e in at.expander if e.label.startswith(preference["id"])] == [
@@ -214,3 +216,17 @@ def test_the_failure_typology_queries_table_links_each_query(cache):
     table = _frame(at, view.LINK_COLUMN)
     assert table[view.LINK_COLUMN].tolist() == ["query?dataset=dl19&qid=q1", "query?dataset=dl19&qid=q8"]
     assert [b.proto.url for b in at.get("link_button")] == ["query?dataset=dl19&qid=q1"]
+
+
+def test_a_small_model_is_named_not_a_finding(planted_study, cache):
+    import json
+
+    path = cache / "failure" / "dl19" / "studies" / f"{planted_study['id']}.json"
+    study = json.loads(path.read_text())
+    study["generators"][GENERATOR]["provenance"] = {"backend": "embedded", "model": "smollm2-135m", "small": True,
+                                                    "label": "embedded:smollm2-135m [abc] (sub-1B model: not a finding)"}
+    path.write_text(json.dumps(study))
+    at = _page(dataset="dl19", qid="q1")
+    (warning,) = [w.value for w in at.warning]
+    assert warning.startswith(f"The generator {GENERATOR} (embedded:smollm2-135m [abc]") and "not a finding" in warning
+    assert "under 1B" in warning  # the size, as Provenance.size_text gives it
