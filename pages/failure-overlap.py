@@ -194,7 +194,8 @@ region = st.radio("Region", regions["key"].tolist(), horizontal=True, key=region
                   format_func=lambda k: f"{view.region_label(k)} ({analysis['regions'][k]['count']})")
 queries = view.region_queries(study, label, region)
 st.dataframe(query_page.with_query_links(queries, name), hide_index=True,
-             column_config={query_page.LINK_COLUMN: QUERY_LINK, **{c: VALUE for c in ("nDCG@10", "BERTScore F1", "disagreement")}})
+             column_config={query_page.LINK_COLUMN: QUERY_LINK,
+                            **{c: VALUE for c in ("nDCG@10", "BERTScore F1", "disagreement")}})
 if not queries.empty:
     qid = st.selectbox("Query", queries["qid"].tolist(),
                        format_func=lambda q: f"{q}: {study.queries.get(q, '')}")

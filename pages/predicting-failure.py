@@ -66,7 +66,8 @@ else:
         frame = view.cell_frame(result, scope, predictor, target)
         st.plotly_chart(view.cell_scatter(frame, predictor, target), key=f"cell-{entry['id']}-{scope}")
         st.dataframe(query_page.with_query_links(frame, frame["dataset"]), hide_index=True,
-                     column_config={query_page.LINK_COLUMN: st.column_config.LinkColumn(display_text=query_page.LINK_TEXT)})
+                     column_config={query_page.LINK_COLUMN:
+                                    st.column_config.LinkColumn(display_text=query_page.LINK_TEXT)})
 
     st.subheader("Table")
     table = view.table_frame(result, scope)

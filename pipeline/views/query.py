@@ -30,7 +30,8 @@ from pipeline.llm.base import Provenance
 from pipeline.study import store as studies
 from pipeline.study.result import StudyResult
 # one pair as the Difficulty-aware generation page shows it (the page's import)
-from pipeline.views.difficulty_aware_generation import answer_text, outcome_line, prompt_change, verdict_frame  # noqa: F401
+from pipeline.views.difficulty_aware_generation import (answer_text, outcome_line, prompt_change,  # noqa: F401
+                                                        verdict_frame)
 
 PAGE = "query"  # the page's URL path (pages/query.py)
 TOP_PASSAGES = 10  # a run's top passages shown per retriever (nDCG@10's cut)
@@ -158,7 +159,8 @@ def study_files(dataset: str) -> tuple[tuple[str, float], ...]:
 
 
 def stored_studies(dataset: str) -> list[StudyResult]:
-    """Every stored study of ``dataset``, newest first (``StudyResult``, read as the Failure overlap page reads them)."""
+    """Every stored study of ``dataset``, newest first (as ``StudyResult``, read as the Failure overlap page reads
+    them)."""
     return [StudyResult.from_dict(studies.load_study(dataset, entry["id"])) for entry in studies.list_studies(dataset)]
 
 

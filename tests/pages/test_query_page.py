@@ -75,9 +75,9 @@ def _plant_prediction() -> str:
     qids = [f"q{i}" for i in range(1, 9)]
     avg_idf = {q: float(i) for i, q in enumerate(qids, start=1)}  # q1 lowest: percentile 1/8
     target = evaluation.Target("nDCG@10[designed-run]", "h2r", "dl19", {q: 0.5 for q in qids}, True, frozenset())
-    result_id, _ = store.save(Prediction(["dl19"], {"dl19": {"avg_idf": catalog.PredictorValues("avg_idf", "avg_idf", catalog.PRE,
-                                                                                  "", avg_idf)}},
-                                         {"dl19": [target]}, [], {"index": {}, "runs": {}}, {}, []).as_dict())
+    predictors = {"dl19": {"avg_idf": catalog.PredictorValues("avg_idf", "avg_idf", catalog.PRE, "", avg_idf)}}
+    result_id, _ = store.save(Prediction(["dl19"], predictors, {"dl19": [target]}, [], {"index": {}, "runs": {}}, {},
+                                         []).as_dict())
     return result_id
 
 
@@ -94,7 +94,8 @@ def test_the_page_reads_every_store_for_one_query(planted_study):
     assert TOPICS["q1"] in texts and at.query_params["qid"] == "q1"
 
     retrieval = _frame(at, "in its H2R set (all queries)").set_index("retriever")
-    assert retrieval.loc["designed-run", "nDCG@10"] == planted_study["retrievers"]["designed-run"]["per_query"]["q1"] == 1
+    stored_ndcg = planted_study["retrievers"]["designed-run"]["per_query"]["q1"]
+    assert retrieval.loc["designed-run", "nDCG@10"] == stored_ndcg == 1
     top = _frame(at, "rank")  # read from the run file, graded from the data folder's qrels file
     assert top["pid"].tolist() == ["r1", "n1", "x1"] and top["NIST grade"].tolist() == ["3", "0", "unjudged"]
     assert top.loc[0, "text"] == RELEVANT["q1"]
@@ -223,8 +224,9 @@ def test_a_small_model_is_named_not_a_finding(planted_study, cache):
 
     path = cache / "failure" / "dl19" / "studies" / f"{planted_study['id']}.json"
     study = json.loads(path.read_text())
+    label = "embedded:smollm2-135m [abc] (sub-1B model: not a finding)"
     study["generators"][GENERATOR]["provenance"] = {"backend": "embedded", "model": "smollm2-135m", "small": True,
-                                                    "label": "embedded:smollm2-135m [abc] (sub-1B model: not a finding)"}
+                                                    "label": label}
     path.write_text(json.dumps(study))
     at = _page(dataset="dl19", qid="q1")
     (warning,) = [w.value for w in at.warning]
