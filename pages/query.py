@@ -18,7 +18,11 @@ st.caption("One query across every stored result: retrieval, generation, judging
 datasets = view.datasets()
 wanted_dataset, wanted_qid = st.query_params.get("dataset"), st.query_params.get("qid")
 if wanted_dataset and wanted_dataset not in datasets:
-    datasets = sorted({*datasets, wanted_dataset})  # a link to a dataset with no store yet: say what is missing
+    if wanted_dataset in view.DATASETS:  # a link to a known dataset with no store yet: say what is missing below
+        datasets = sorted({*datasets, wanted_dataset})
+    else:  # a name no store or registry knows is never a folder to read
+        st.warning(f"No store holds a dataset called {wanted_dataset!r}.")
+        wanted_dataset = wanted_qid = None
 if not datasets:
     st.info("No store holds a query yet: run a study on the Failure overlap page, or "
             "`python -m pipeline run --dataset dl19` in a shell.")

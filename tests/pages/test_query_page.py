@@ -6,6 +6,8 @@ own store. Every expected figure is the designed collection's (module docstring 
 read from the stored file, never typed from a run of the page."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -194,8 +196,6 @@ def test_links_of_a_frame_over_several_datasets():
 def test_choosing_another_dataset_opens_its_first_query(planted_study, cache):
     """A deep link's query belongs to its dataset: choosing another dataset opens that one's first query (before:
     the page looked for the link's qid in the other dataset and stopped with "no store holds query")."""
-    import json
-
     other = {**planted_study, "dataset": "dl20", "queries": {"d1": "a query of another year"}}
     target = cache / "failure" / "dl20" / "studies" / f"{planted_study['id']}.json"
     target.parent.mkdir(parents=True)
@@ -220,8 +220,6 @@ def test_the_failure_typology_queries_table_links_each_query(cache):
 
 
 def test_a_small_model_is_named_not_a_finding(planted_study, cache):
-    import json
-
     path = cache / "failure" / "dl19" / "studies" / f"{planted_study['id']}.json"
     study = json.loads(path.read_text())
     label = "embedded:smollm2-135m [abc] (sub-1B model: not a finding)"
@@ -232,3 +230,17 @@ def test_a_small_model_is_named_not_a_finding(planted_study, cache):
     (warning,) = [w.value for w in at.warning]
     assert warning.startswith(f"The generator {GENERATOR} (embedded:smollm2-135m [abc]") and "not a finding" in warning
     assert "under 1B" in warning  # the size, as Provenance.size_text gives it
+
+
+def test_a_link_to_an_unknown_dataset_reads_no_folder(planted_study, cache):
+    """A dataset name from the URL is a folder name of the studies store: one no store or registry knows is
+    refused (and a link to a registry dataset without a store says what is missing)."""
+    outside = cache / "failure" / "outside" / "studies"
+    outside.mkdir(parents=True)
+    (outside / f"{planted_study['id']}.json").write_text(json.dumps({**planted_study, "dataset": "outside"}))
+    at = _page(dataset="../failure/outside", qid="q1")
+    assert at.warning[0].value == "No store holds a dataset called '../failure/outside'."
+    assert next(s for s in at.selectbox if s.label == "Dataset").value == "dl19"
+    at = _page(dataset="dl21", qid="1")
+    assert at.warning[0].value == "No store of DL21 holds query '1'."
+    assert any("python -m pipeline run --dataset dl21" in c.value for c in at.caption)
