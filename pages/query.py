@@ -134,6 +134,7 @@ for item in pairs:
     pair = item["pair"]
     with st.expander(f"{item['result']} · {pair['task'].upper()} · {pair['outcome']}"):
         st.caption(f"Judge {item['judge']} · baseline {item['baseline']} · aware {item['aware']} · {item['file']}")
+        st.dataframe(item["details"], hide_index=True)  # reasons may be LLM-written: text cells
         st.text(view.outcome_line(pair))
         st.text("Prompt change:\n" + view.prompt_change(pair))
         base, aware = st.columns(2)

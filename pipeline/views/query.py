@@ -30,8 +30,8 @@ from pipeline.llm.base import Provenance
 from pipeline.study import store as studies
 from pipeline.study.result import StudyResult
 # one pair as the Difficulty-aware generation page shows it (the page's import)
-from pipeline.views.difficulty_aware_generation import (answer_text, outcome_line, prompt_change,  # noqa: F401
-                                                        verdict_frame)
+from pipeline.views.difficulty_aware_generation import (answer_text, outcome_line, pair_details_frame,  # noqa: F401
+                                                        prompt_change, verdict_frame)
 
 PAGE = "query"  # the page's URL path (pages/query.py)
 TOP_PASSAGES = 10  # a run's top passages shown per retriever (nDCG@10's cut)
@@ -364,15 +364,17 @@ def predictors_frame(dataset: str, qid: str) -> tuple[pd.DataFrame, list[str]]:
 
 # ---------------------------------------------------------------------------- difficulty-aware pairs
 def preference_pairs(dataset: str, qid: str) -> list[dict]:
-    """``[{"result", "judge", "baseline", "aware", "pair"}]``: the query's difficulty-aware pairs in every
-    stored preference result (newest first), with the models that answered and judged."""
+    """``[{"result", "file", "judge", "baseline", "aware", "pair", "details"}]``: the query's difficulty-aware pairs
+    in every stored preference result (newest first), with the models that answered and judged and the pair's
+    reasons (``details``: the Difficulty-aware generation page's table)."""
     out = []
     for path, result in _preference_results(dataset):
         for pair in result["pairs"]:
             if pair["qid"] == qid:
                 out.append({"result": result["id"], "file": str(path), "judge": model_text(result["judge"]),
                             "baseline": model_text(result["generators"]["baseline"]),
-                            "aware": model_text(result["generators"]["aware"]), "pair": pair})
+                            "aware": model_text(result["generators"]["aware"]), "pair": pair,
+                            "details": pair_details_frame(pair, result)})
     return out
 
 

@@ -244,3 +244,23 @@ def test_a_link_to_an_unknown_dataset_reads_no_folder(planted_study, cache):
     at = _page(dataset="dl21", qid="1")
     assert at.warning[0].value == "No store of DL21 holds query '1'."
     assert any("python -m pipeline run --dataset dl21" in c.value for c in at.caption)
+
+
+def test_a_difficulty_aware_pair_shows_its_reasons_answers_and_verdicts(cache):
+    from pipeline.views.difficulty_aware_generation import ORDER_TITLES
+    from tests.support.preference_helpers import HOSTILE, stored_result
+
+    result = stored_result()
+    (pair,) = [p for p in result["pairs"] if p["qid"] == "q4"]  # HOSTILE's pair
+    at = _page(dataset="dl19", qid="q4")
+    details = _frame(at, "sentence from")
+    assert details.loc[0, "reasons"] == "; ".join(pair["categories"]) and details.loc[0, "task"] == pair["task"].upper()
+    texts = [t.value for t in at.text]
+    assert HOSTILE in texts  # the query, from the pair: no study of DL19 is stored here
+    assert pair["answers"]["baseline"] in texts and pair["answers"]["aware"] in texts
+    verdicts = _frame(at, "judge's reply")
+    shown = [o for o in ("ab", "ba") if o in pair["verdicts"]]
+    assert verdicts["judge's reply"].tolist() == [pair["verdicts"][o]["raw"] for o in shown]
+    assert verdicts["order"].tolist() == [ORDER_TITLES[o] for o in shown]
+    rendered = [e.value for kind in ("markdown", "caption", "title", "header", "subheader") for e in getattr(at, kind)]
+    assert not [r for r in rendered if "<script" in r or "<b>" in r]
