@@ -49,7 +49,8 @@ def query_link(dataset: str, qid: str) -> str:
 
 def with_query_links(frame: pd.DataFrame, dataset: str | pd.Series, qid_column: str = "qid") -> pd.DataFrame:
     """``frame`` with a :data:`LINK_COLUMN` of each row's Query page link (``dataset``: one name, or a
-    column of names for a frame over several datasets); shown with :func:`link_column_config`."""
+    column of names for a frame over several datasets); a page shows it with
+    ``st.column_config.LinkColumn(display_text=LINK_TEXT)``."""
     frame = frame.copy()
     datasets = dataset if isinstance(dataset, pd.Series) else pd.Series([dataset] * len(frame), index=frame.index)
     frame[LINK_COLUMN] = [query_link(str(d), str(q)) for d, q in zip(datasets, frame[qid_column])]
@@ -83,10 +84,15 @@ def small_model_warnings(study: StudyResult) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- which queries exist
-def _typology_store():
+def _typology_runs(dataset: str | None = None) -> list[tuple[dict, list[dict]]]:
+    """``[(run, its queries)]`` of the typology store, newest first (none before the first run: the page never
+    creates a store); the store is closed on return."""
     from pipeline.typology.store import TypologyStore, default_path
 
-    return TypologyStore() if default_path().is_file() else None  # the page never creates a store
+    if not default_path().is_file():
+        return []
+    with TypologyStore() as store:
+        return [(run, store.queries(run["run_id"])) for run in store.list_runs(dataset)]
 
 
 def _annotation_rows() -> list[dict]:
@@ -127,9 +133,7 @@ def datasets() -> list[str]:
     from pipeline.prompting import preference
 
     names = set(studies.study_datasets())
-    store = _typology_store()
-    if store is not None:
-        names |= {r["dataset"] for r in store.list_runs()}
+    names |= {run["dataset"] for run, _ in _typology_runs()}
     names |= {path.parent.name for path in preference.list_results()}
     return sorted(names)
 
@@ -141,11 +145,9 @@ def query_choices(dataset: str, stored: list[StudyResult] | None = None) -> dict
     for study in stored_studies(dataset) if stored is None else stored:
         for qid, text in study.queries.items():
             out.setdefault(qid, text)
-    store = _typology_store()
-    if store is not None:
-        for run in store.list_runs(dataset):
-            for q in store.queries(run["run_id"]):
-                out.setdefault(q["qid"], q["query"])
+    for _, queries in _typology_runs(dataset):
+        for q in queries:
+            out.setdefault(q["qid"], q["query"])
     for _, result in _preference_results(dataset):
         for pair in result["pairs"]:
             out.setdefault(pair["qid"], pair["query"])
@@ -304,19 +306,11 @@ def _scored_by_all(study: StudyResult, label: str, qid: str) -> bool:
 def typology_frame(dataset: str, qid: str) -> pd.DataFrame:
     """Per finished typology run holding the query: task, the reasons assigned (with their justifications),
     the assignment's status, the model (with its size) and the run id."""
-    store = _typology_store()
-    rows = []
-    if store is not None:
-        for run in store.list_runs(dataset):
-            for q in store.queries(run["run_id"]):
-                if q["qid"] != qid:
-                    continue
-                rows.append({"task": run["task"].upper(), "status": q["status"],
-                             "reasons": "; ".join(f"{a['category']}: {a.get('justification', '')}"
-                                                  for a in q["assigned"]) or "(none)",
-                             "free-text reason": q["reason"] or q["reason_failure"] or "",
-                             "model": model_text(run["provenance"]), "typology": run["typology_label"],
-                             "run": run["run_id"]})
+    rows = [{"task": run["task"].upper(), "status": q["status"],
+             "reasons": "; ".join(f"{a['category']}: {a.get('justification', '')}" for a in q["assigned"]) or "(none)",
+             "free-text reason": q["reason"] or q["reason_failure"] or "",
+             "model": model_text(run["provenance"]), "typology": run["typology_label"], "run": run["run_id"]}
+            for run, queries in _typology_runs(dataset) for q in queries if q["qid"] == qid]
     return pd.DataFrame(rows, columns=["task", "status", "reasons", "free-text reason", "model", "typology", "run"])
 
 
