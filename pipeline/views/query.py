@@ -23,7 +23,7 @@ from urllib.parse import urlencode
 import pandas as pd
 
 from pipeline.data import trec_io
-from pipeline.data.datasets import DATASETS
+from pipeline.data.datasets import DATASETS, TrecDlData, load_dataset
 from pipeline.generation.h2g import answer_cut_note
 from pipeline.judging.h2j import disagrees
 from pipeline.llm.base import Provenance
@@ -38,6 +38,7 @@ TOP_PASSAGES = 10  # a run's top passages shown per retriever (nDCG@10's cut)
 LINK_TEXT = "open"  # the link column's text (st.column_config.LinkColumn(display_text=...))
 LINK_COLUMN = "query page"
 NOT_STORED = "not stored"
+NO_TEXT = "(no text: neither the study nor its data folder holds this passage)"
 TASK_NAMES = {"h2r": "hard to retrieve (H2R)", "h2g": "hard to generate (H2G)", "h2j": "hard to judge (H2J)"}
 
 
@@ -171,17 +172,26 @@ def studies_with(stored: list[StudyResult], qid: str) -> list[StudyResult]:
     return [s for s in stored if qid in s.queries]
 
 
-# ---------------------------------------------------------------------------- NIST grades of a study
-def nist_grades(study: StudyResult, qid: str) -> tuple[dict[str, int], str, str]:
+# ---------------------------------------------------------------------------- NIST grades and texts of a study
+def folder_data(study: StudyResult) -> TrecDlData | None:
+    """The study's data folder as ``pipeline.data`` loads it (topics, qrels, the judged passages' texts, the
+    passages file read once per process), or None when the study names none or it is gone or unreadable."""
+    if not study.data_folder or study.dataset not in DATASETS or not Path(study.data_folder).is_dir():
+        return None
+    try:
+        return load_dataset(study.dataset, study.data_folder)
+    except (ValueError, OSError):  # DatasetError, TrecFormatError: the folder changed since the study
+        return None
+
+
+def nist_grades(study: StudyResult, qid: str, data: TrecDlData | None = None) -> tuple[dict[str, int], str, str]:
     """``({pid: NIST grade}, where they come from, what a passage missing there is)`` for one query of a
-    study: the qrels file of the study's data folder when it is there (every judged passage: a missing one
-    is "unjudged"), else the grades the study stored (its grade-2/3 passages with text only: a missing one
-    is "not stored", never taken as irrelevant)."""
-    spec = DATASETS.get(study.dataset)
-    if study.data_folder and spec is not None:
-        path = Path(study.data_folder) / spec.qrels_file
-        if path.is_file():
-            return trec_io.read_qrels(path).get(qid, {}), str(path), "unjudged"
+    study: the qrels file of the study's data folder (``data``, default :func:`folder_data`) when it is there
+    (every judged passage: a missing one is "unjudged"), else the grades the study stored (its grade-2/3
+    passages with text only: a missing one is "not stored", never taken as irrelevant)."""
+    data = data if data is not None else folder_data(study)
+    if data is not None and data.has_qrels:
+        return dict(data.qrels.get(qid, {})), str(Path(study.data_folder) / data.spec.qrels_file), "unjudged"
     stored = (study.relevant_grades or {}).get(qid, {})
     return dict(stored), (f"study {study.id}'s stored grades (grade-2/3 passages with text only; "
                           "other passages: not stored)"), NOT_STORED
@@ -208,11 +218,15 @@ def top_passages(study: StudyResult, retriever: str, qid: str, k: int = TOP_PASS
                 f"{retriever}'s run file ({info.get('path') or 'not recorded'}) is not there any more: "
                 f"its top passages cannot be shown (nDCG@10 above is the study's).")
     ranked = sorted(trec_io.read_run(path).get(qid, {}).items(), key=lambda kv: (-kv[1], kv[0]))[:k]
-    grades, grades_from, missing = nist_grades(study, qid)
-    texts = study.relevant_passages.get(qid, {})
+    data = folder_data(study)
+    grades, grades_from, missing = nist_grades(study, qid, data)
+    texts = dict(study.relevant_passages.get(qid, {}))
     rows = [{"rank": i, "pid": pid, "score": score, "NIST grade": str(grades.get(pid, missing)),
-             "text": texts.get(pid, "(text not stored in the study)")} for i, (pid, score) in enumerate(ranked, 1)]
-    note = f"Run file {path}; NIST grades from {grades_from}; texts of the study's grade-2/3 passages."
+             "text": texts.get(pid) or (data.passage(pid) if data is not None else None) or NO_TEXT}
+            for i, (pid, score) in enumerate(ranked, 1)]
+    where = (f"the study's grade-2/3 passages, then {Path(study.data_folder) / data.spec.passages_file} (judged "
+             "passages)" if data is not None else "the study's grade-2/3 passages")
+    note = f"Run file {path}; NIST grades from {grades_from}; texts from {where}."
     return pd.DataFrame(rows, columns=["rank", "pid", "score", "NIST grade", "text"]), note
 
 

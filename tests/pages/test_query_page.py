@@ -100,7 +100,8 @@ def test_the_page_reads_every_store_for_one_query(planted_study):
     assert retrieval.loc["designed-run", "nDCG@10"] == stored_ndcg == 1
     top = _frame(at, "rank")  # read from the run file, graded from the data folder's qrels file
     assert top["pid"].tolist() == ["r1", "n1", "x1"] and top["NIST grade"].tolist() == ["3", "0", "unjudged"]
-    assert top.loc[0, "text"] == RELEVANT["q1"]
+    # texts: the study's relevant passage, then the data folder's judged passage; x1 is in neither
+    assert top["text"].tolist() == [RELEVANT["q1"], OFF_TOPIC, view.NO_TEXT]
 
     generation = _frame(at, "BERTScore F1").set_index("generator")
     assert generation.loc[GENERATOR, "answer"] == RELEVANT["q1"]
