@@ -174,8 +174,8 @@ def studies_with(stored: list[StudyResult], qid: str) -> list[StudyResult]:
 
 # ---------------------------------------------------------------------------- NIST grades and texts of a study
 def folder_data(study: StudyResult) -> TrecDlData | None:
-    """The study's data folder as ``pipeline.data`` loads it (topics, qrels, the judged passages' texts, the
-    passages file read once per process), or None when the study names none or it is gone or unreadable."""
+    """The study's data folder as ``pipeline.data`` loads it (topics, qrels, the passages file's texts, read once
+    per process), or None when the study names none or it is gone or unreadable."""
     if not study.data_folder or study.dataset not in DATASETS or not Path(study.data_folder).is_dir():
         return None
     try:
@@ -224,8 +224,8 @@ def top_passages(study: StudyResult, retriever: str, qid: str, k: int = TOP_PASS
     rows = [{"rank": i, "pid": pid, "score": score, "NIST grade": str(grades.get(pid, missing)),
              "text": texts.get(pid) or (data.passage(pid) if data is not None else None) or NO_TEXT}
             for i, (pid, score) in enumerate(ranked, 1)]
-    where = (f"the study's grade-2/3 passages, then {Path(study.data_folder) / data.spec.passages_file} (judged "
-             "passages)" if data is not None else "the study's grade-2/3 passages")
+    where = (f"the study's grade-2/3 passages, then the data folder's {Path(study.data_folder) / data.spec.passages_file}"
+             if data is not None else "the study's grade-2/3 passages")
     note = f"Run file {path}; NIST grades from {grades_from}; texts from {where}."
     return pd.DataFrame(rows, columns=["rank", "pid", "score", "NIST grade", "text"]), note
 
