@@ -224,8 +224,9 @@ def top_passages(study: StudyResult, retriever: str, qid: str, k: int = TOP_PASS
     rows = [{"rank": i, "pid": pid, "score": score, "NIST grade": str(grades.get(pid, missing)),
              "text": texts.get(pid) or (data.passage(pid) if data is not None else None) or NO_TEXT}
             for i, (pid, score) in enumerate(ranked, 1)]
-    where = (f"the study's grade-2/3 passages, then the data folder's {Path(study.data_folder) / data.spec.passages_file}"
-             if data is not None else "the study's grade-2/3 passages")
+    where = "the study's grade-2/3 passages"
+    if data is not None:
+        where += f", then the data folder's {Path(study.data_folder) / data.spec.passages_file}"
     note = f"Run file {path}; NIST grades from {grades_from}; texts from {where}."
     return pd.DataFrame(rows, columns=["rank", "pid", "score", "NIST grade", "text"]), note
 
