@@ -1,26 +1,31 @@
 """The LearnDCG findings (``python -m ltr findings``) and export (``python -m ltr export``) on real LETOR data.
 
-    python bench/learndcg_findings_mq2008.py [--batch-size 16] [--epochs 100] [--losses ranknet listnet ...] \
-        [--store cache/bench/learndcg-mq2008.sqlite] [--out bench/results/learndcg_findings_mq2008[_batchB].json]
+    python bench/learndcg_findings_mq2008.py --out FILE.json [--data FILE.txt | --data FOLDER] [--folds 5] \
+        [--split-seed 0] [--batch-size 16] [--epochs 100] [--losses ranknet listnet ...] \
+        [--store cache/bench/learndcg-mq2008.sqlite] [--export-dir DIR]
 
-Data: the shared MQ2008 sample (``../shared/data/letor/mq2008_fold1_test.txt``, LETOR 4.0 MQ2008 Fold1's test
-file: 156 queries), split into 5 parts by query at random (seed 0) and rotated as LETOR does (Fold k trains on
-three parts, validates on the next, tests on the last: :func:`learndcg_identifiability.mq2008_folds`). Grid: the
-study's settings (``ltr/configs/study_grid.toml``: its ``[train]`` and ``[loss_params]``) with the MLP and the
-losses given (``--batch-size``, ``--epochs``, ``--patience`` override its ``[train]``: the study's batch of 64 lists
-gives this sample's 94 training queries 2 steps an epoch, 16 gives 6, about what 64 gives full MQ2008's ~470),
-trained by ``ltr.grid.run_grid`` with ``--workers`` trainer hosts (default 1) on one torch thread
-each (``IRDASH_TORCH_THREADS``, default 1). Then the findings and the export of that experiment.
+Data (``--data``, default the shared MQ2008 sample ``../shared/data/letor/mq2008_fold1_test.txt``, LETOR 4.0
+MQ2008 Fold1's test file: 156 queries): a LETOR file is cross-validated by query as ``ltr train --data
+FILE.txt:folds=5,seed=0`` does (:mod:`ltr.data.crossval`: 5 parts at random, seed 0, Fold k trains on three
+parts, validates on the next, tests on the last), so the runs and tables name the data by the file, never by
+a cache folder; a folder of ``FoldK/`` (the full MQ2008 in ``../shared/data/letor/MQ2008``) is used as it is.
+Grid: the study's settings (``ltr/configs/study_grid.toml``: its ``[train]`` and ``[loss_params]``) with the
+MLP and the losses given (``--batch-size``, ``--epochs``, ``--patience`` override its ``[train]``: the study's
+batch of 64 lists gives the sample's 94 training queries 2 steps an epoch, 16 gives 6, about what 64 gives
+full MQ2008's ~470), trained by ``ltr.grid.run_grid`` with ``--workers`` trainer hosts (default 1) on one torch
+thread each (``IRDASH_TORCH_THREADS``, default 1). Then the findings and the export of that experiment.
 
-Writes ``--out``: the provenance (data file and its sha256, the split, losses, folds, epochs, lr, seed, commit),
-the machine's conditions (cores, load average before and after, each run's threads and load at start, read from
-the run store), the per-loss mean test NDCG@k, the findings as ``ltr findings --json`` prints them, and the
-export's manifest. Every figure is read from the store or the findings, none typed here.
+Writes ``--out`` (required: the tracked records in ``bench/results/`` are written only when named there):
+the provenance (data file or folder and sha256 of each file read, the split, losses, folds, epochs, lr,
+seed, commit), the machine's conditions (cores, load average before and after, each run's threads and load at
+start, read from the run store), the per-loss mean test NDCG@k, the findings as ``ltr findings --json``
+prints them, and the export's manifest. Every figure is read from the store or the findings, none typed here.
 
-What this is not: the paper's experiment. The paper trains on the full MQ2007/MQ2008/MSLR-WEB10K/Yahoo folds;
-this sample's 5 test folds hold about 31 queries each (156 in all), so a verdict here says what these few
-queries show, not whether the paper's claim holds at its scale. The output says so (``scope_note``).
-NeuralLoss is not in the default losses: its surrogate pre-training alone ran past 10 CPU-minutes here.
+What this is not, on the sample: the paper's experiment. The paper trains on the full MQ2007/MQ2008/
+MSLR-WEB10K/Yahoo folds; the sample's 5 test folds hold about 31 queries each (156 in all), so a verdict there
+says what these few queries show, not whether the paper's claim holds at its scale. The output says so
+(``scope_note``). NeuralLoss is not in the default losses: its surrogate pre-training alone ran past 10
+CPU-minutes here.
 """
 from __future__ import annotations
 
@@ -34,14 +39,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 
-from learndcg_identifiability import MQ2008_SAMPLE, mq2008_folds  # noqa: E402
-
+MQ2008_SAMPLE = ROOT.parent / "shared" / "data" / "letor" / "mq2008_fold1_test.txt"
 EXPERIMENT = "mq2008-sample-findings"
 LOSSES = ["ranknet", "listnet", "listmle", "lambdaloss", "approxndcg", "neuralndcg", "learndcg"]
 MODEL = "mlp"
-FOLDS = [1, 2, 3, 4, 5]
 STUDY_GRID = ROOT / "ltr" / "configs" / "study_grid.toml"
 SCOPE_NOTE = ("A small real sample, not the paper's experiment: MQ2008 Fold1's test file alone (156 queries, "
               "about 31 test queries per fold), one ranker (MLP), one seed. The verdicts say what these queries "
@@ -53,12 +55,24 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def grid_spec(folder: Path, losses: list[str], train: dict, experiment: str) -> dict:
+def data_record(source: Path, data: str, folds: int, split_seed: int) -> dict:
+    """What the runs were trained on: the file (and its split) or the folder, with the sha256 of each file read."""
+    if source.is_file():
+        return {"file": str(source), "sha256": sha256(source), "as_runs_name_it": data,
+                "split": f"{source.name}'s queries split into {folds} parts by query at random (numpy "
+                         f"default_rng({split_seed}) permutation); Fold k trains on the parts k..k+{folds - 3}, "
+                         f"validates on the next, tests on the last (LETOR's rotation): ltr.data.crossval"}
+    files = sorted(source.glob("Fold*/*.txt"))
+    return {"folder": str(source), "as_runs_name_it": data,
+            "sha256": {str(f.relative_to(source)): sha256(f) for f in files}, "split": "the folder's own FoldK/"}
+
+
+def grid_spec(data: str, losses: list[str], train: dict, experiment: str, folds: list[int]) -> dict:
     from ltr.grid import read_grid_file
 
     spec = read_grid_file(STUDY_GRID)
     spec.pop("overrides", None)  # WEB10K/Yahoo slates only
-    spec.update({"name": experiment, "data": [str(folder)], "folds": FOLDS, "losses": losses, "models": [MODEL],
+    spec.update({"name": experiment, "data": [data], "folds": folds, "losses": losses, "models": [MODEL],
                  "seeds": [0]})
     spec["loss_params"] = {k: v for k, v in spec.get("loss_params", {}).items() if k in losses}
     spec["train"] = {**spec["train"], **{k: v for k, v in train.items() if v is not None}}
@@ -81,6 +95,10 @@ def run_conditions(store, experiment: str) -> list[dict]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", default=str(MQ2008_SAMPLE),
+                    help="a LETOR file (cross-validated by query) or a folder of FoldK/ (default: the shared sample)")
+    ap.add_argument("--folds", type=int, default=5, help="folds of a LETOR file's split (default 5)")
+    ap.add_argument("--split-seed", type=int, default=0, help="seed of a LETOR file's split (default 0)")
     ap.add_argument("--losses", nargs="+", default=LOSSES)
     ap.add_argument("--epochs", type=int, default=None, help="maximum epochs (default: the study grid's)")
     ap.add_argument("--batch-size", type=int, default=None, help="lists per batch (default: the study grid's)")
@@ -89,15 +107,19 @@ def main() -> int:
     ap.add_argument("--threads", default="1", help="IRDASH_TORCH_THREADS of every trainer host (default 1)")
     ap.add_argument("--store", default=None, help="run store (default cache/bench/learndcg-mq2008.sqlite)")
     ap.add_argument("--export-dir", default=None, help="export folder (default cache/bench/learndcg-mq2008-export)")
-    ap.add_argument("--out", default=None,
-                    help="result file (default bench/results/learndcg_findings_mq2008.json, _batchB with --batch-size)")
+    ap.add_argument("--experiment", default=None,
+                    help=f"experiment name (default {EXPERIMENT}[-batchB] for the sample, else the data's name)")
+    ap.add_argument("--out", required=True,
+                    help="result file (the tracked records are bench/results/learndcg_findings_mq2008[_batchB].json)")
     args = ap.parse_args()
     suffix = f"_batch{args.batch_size}" if args.batch_size is not None else ""
-    experiment = EXPERIMENT + suffix.replace("_", "-")
-    out = Path(args.out) if args.out else ROOT / "bench" / "results" / f"learndcg_findings_mq2008{suffix}.json"
-    if not MQ2008_SAMPLE.is_file():
-        print(f"{MQ2008_SAMPLE} is absent: this bench needs the shared MQ2008 sample", file=sys.stderr)
+    source = Path(args.data).expanduser().resolve()
+    if not source.exists():
+        print(f"--data {args.data}: no such file or folder", file=sys.stderr)
         return 2
+    sample = source == MQ2008_SAMPLE.resolve()
+    experiment = args.experiment or ((EXPERIMENT if sample else f"{source.stem}-findings") + suffix.replace("_", "-"))
+    out = Path(args.out)
     os.environ["IRDASH_TORCH_THREADS"] = args.threads  # inherited by the trainer hosts
 
     from core.export import git_state
@@ -110,9 +132,14 @@ def main() -> int:
 
     store_path = Path(args.store) if args.store else cache_subdir("bench") / "learndcg-mq2008.sqlite"
     export_dir = Path(args.export_dir) if args.export_dir else cache_subdir("bench") / f"{experiment}-export"
-    folder = mq2008_folds()
-    spec = grid_spec(folder, args.losses, {"epochs": args.epochs, "batch_size": args.batch_size,
-                                           "patience": args.patience}, experiment)
+    from ltr.store import canonical_data
+
+    data = canonical_data(f"{source}:folds={args.folds},seed={args.split_seed}" if source.is_file() else str(source))
+    from ltr.data.datasets import resolve_dataset
+
+    folds = list(range(1, resolve_dataset(data)[0].n_folds + 1))
+    spec = grid_spec(data, args.losses, {"epochs": args.epochs, "batch_size": args.batch_size,
+                                           "patience": args.patience}, experiment, folds)
     grid = expand_grid(spec, source="bench/learndcg_findings_mq2008.py")
     validate_grid(grid)
     load_before, started, wall0 = os.getloadavg(), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), time.perf_counter()
@@ -121,18 +148,14 @@ def main() -> int:
     load_after = os.getloadavg()
     with RunStore(store_path) as store:
         result = as_json(check_findings(store, experiment))
-        table = significance_table(store, str(folder), MODEL, experiment=experiment, holm=True)
-        export = export_comparison(store, str(folder), MODEL, experiment, export_dir)
+        table = significance_table(store, data, MODEL, experiment=experiment, holm=True)
+        export = export_comparison(store, data, MODEL, experiment, export_dir)
         runs = run_conditions(store, experiment)
     record = {
         "what": "the LearnDCG findings and export on a real LETOR sample (bench/learndcg_findings_mq2008.py)",
-        "scope_note": SCOPE_NOTE,
-        "data": {"file": "../shared/data/letor/mq2008_fold1_test.txt", "sha256": sha256(MQ2008_SAMPLE),
-                 "description": "LETOR 4.0 MQ2008 Fold1 test.txt (QueryLevelNorm), 156 queries, 46 features",
-                 "split": "156 queries split into 5 parts by query at random (numpy default_rng(0) permutation); "
-                          "Fold k trains on 3 parts, validates on the next, tests on the last (LETOR's rotation)",
-                 "folder_as_runs_name_it": str(folder)},
-        "experiment": experiment, "model": MODEL, "losses": list(args.losses), "folds": FOLDS, "seeds": [0],
+        "scope_note": SCOPE_NOTE if sample else None,
+        "data": data_record(source, data, args.folds, args.split_seed),
+        "experiment": experiment, "model": MODEL, "losses": list(args.losses), "folds": folds, "seeds": [0],
         "train": spec["train"], "loss_params": spec["loss_params"], "grid_settings_from": "ltr/configs/study_grid.toml",
         **git_state(), "started": started, "cores": os.cpu_count(), "workers": args.workers,
         "torch_threads_env": args.threads, "load_1_5_15_before": list(load_before),
@@ -147,7 +170,8 @@ def main() -> int:
         "export": {"folder": str(export_dir), "manifest": export.manifest()},
     }
     out.write_text(json.dumps(record, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    print(SCOPE_NOTE)
+    if sample:
+        print(SCOPE_NOTE)
     for name, v in record["verdicts"].items():
         print(f"{name}: {v['verdict']} — {v['reason']}")
     for row in record["significance"]["rows"]:

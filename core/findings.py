@@ -24,17 +24,42 @@ class Part:
     measured: dict
     verdict: str
     reason: str = ""
-    # What the verdict rests on, shown in its headline: {"n": int, "statistic": "Wilson 95% interval",
-    # "interval": [low, high], "threshold": ..., "models": ["generator: ollama:x (8B, ollama /api/show)"], ...}
+    # What the verdict rests on, shown in its headline (:attr:`headline`): {"n": int, "statistic": the rule's,
+    # "interval": [low, high], "level": ..., "shown": "Wilson 95.0% [0.0%, 8.2%] vs < 10.0%",
+    # "models": ["generator: ollama:x (8B, ollama /api/show)"], "inconclusive_because": [...],
+    # "on_its_figures": the verdict the figures alone give}
     evidence: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"unknown verdict {self.verdict!r}")
 
+    @property
+    def headline(self) -> str:
+        """``inconclusive (n = 6 < minimum 30) · n = 6 · Wilson 95.0% [0.0%, 39.0%] · models: generator: x (8B)``:
+        the verdict (an inconclusive one with its first reason) and what it rests on (:func:`evidence_text`), as
+        the CLI, the JSON and the Findings page show it."""
+        because = self.evidence.get("inconclusive_because") or []
+        verdict = f"{self.verdict} ({because[0]})" if self.verdict == INCONCLUSIVE and because else self.verdict
+        shown = evidence_text(self.evidence)
+        return f"{verdict} · {shown}" if shown else verdict
+
     def to_dict(self) -> dict:
         return {"scope": self.scope, "measured": self.measured, "verdict": self.verdict, "reason": self.reason,
-                "evidence": self.evidence}
+                "evidence": self.evidence, "headline": self.headline}
+
+
+def evidence_text(evidence: dict) -> str:
+    """What a verdict rests on in one line: ``n = 43 · <statistic text> · models: ...`` (the keys it knows:
+    ``n``, ``shown`` (the statistic's figures as text: an interval, a test, bootstrap shares), ``models``)."""
+    pieces = []
+    if evidence.get("n") is not None:
+        pieces.append(f"n = {evidence['n']}")
+    if evidence.get("shown"):
+        pieces.append(str(evidence["shown"]))
+    if evidence.get("models"):
+        pieces.append("models: " + "; ".join(evidence["models"]))
+    return " · ".join(pieces)
 
 
 @dataclass
@@ -80,6 +105,24 @@ def from_claim(name: str, claim: dict, parts: list[Part], *, measured: dict | No
     verdict, reason = combine(parts)
     return Finding(name, claim["claim"], paper if paper is not None else claim["paper"], verdict, reason, parts,
                    measured or {}, rests_on or [], definitions or {}, dict(claim.get("rule", {})))
+
+
+def rule_text(rule: dict) -> str:
+    """A claim's rule in one line, as the claims file states it: statistic, minimum n, threshold or band,
+    level, correction (``""`` for a claim without one)."""
+    if not rule:
+        return ""
+    pieces = [rule["statistic"]] if rule.get("statistic") else []
+    if rule.get("min_n") is not None:
+        pieces.append(f"minimum n {rule['min_n']}")
+    for key in ("threshold", "target", "tolerance", "level", "resamples", "seed"):
+        if rule.get(key) is not None:
+            pieces.append(f"{key} {rule[key]}")
+    if rule.get("correction"):
+        pieces.append(f"correction {rule['correction']}")
+    if rule.get("reading"):
+        pieces.append(rule["reading"])
+    return "; ".join(pieces)
 
 
 def percent(share: float | None) -> str:

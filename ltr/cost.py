@@ -21,16 +21,25 @@ def completed_runs(store: RunStore, data: str, model: str, experiment: str | Non
     return runs
 
 
-def cost_effectiveness(runs: pd.DataFrame, k: int = 10) -> pd.DataFrame:
-    """Per loss: mean, standard deviation, min and max over folds of test NDCG@k and of training minutes.
+def one_run_per_fold_and_seed(runs: pd.DataFrame) -> pd.DataFrame:
+    """One run per ``(loss, fold, seed)``: the latest finished (a configuration holds each once; a store
+    written by hand may repeat one). Seeds are runs of their own: a fold trained with 3 seeds has 3."""
+    if "seed" not in runs:
+        return latest_per_loss_and_fold(runs)
+    return runs.sort_values("finished").drop_duplicates(["loss", "fold", "seed"], keep="last")
 
-    One row per loss in the study's order; the standard deviation is the sample one (0 for one fold).
+
+def cost_effectiveness(runs: pd.DataFrame, k: int = 10) -> pd.DataFrame:
+    """Per loss: mean, standard deviation, min and max over its runs (folds x seeds) of test NDCG@k and of
+    training minutes.
+
+    One row per loss in the study's order; the standard deviation is the sample one (0 for one run).
     """
     column = f"test_ndcg{k}"
     if runs.empty:
         return pd.DataFrame(columns=["loss", "folds", "ndcg_mean", "ndcg_std", "ndcg_min", "ndcg_max", "minutes_mean",
                                      "minutes_std", "minutes_min", "minutes_max"])
-    latest = latest_per_loss_and_fold(runs)
+    latest = one_run_per_fold_and_seed(runs)
     agg = latest.groupby("loss").agg(folds=("fold", "nunique"), ndcg_mean=(column, "mean"),
                                      ndcg_std=(column, "std"), ndcg_min=(column, "min"), ndcg_max=(column, "max"),
                                      minutes_mean=("minutes", "mean"), minutes_std=("minutes", "std"),

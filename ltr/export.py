@@ -13,7 +13,9 @@ For the configuration the significance table compares (:func:`ltr.report.select_
   ``theta-d-drift`` (the drift diagnostic), ``findings`` (:mod:`ltr.findings`);
 - ``manifest.json``: what each file is, the experiment, the run ids, the ranker and losses, commit and date.
 
-Every figure's title names data, ranker, losses and the configuration (epochs, learning rate, seed...).
+Every figure's title is one short line (data by its display name, ranker); its caption (``<stem>.tex``, the
+manifest, the files' metadata) names data, ranker, losses and the configuration (epochs, learning rate,
+seed...). The manifest gives the sha256 of every LETOR file the runs read.
 """
 from __future__ import annotations
 
@@ -37,10 +39,30 @@ def _plt():
 
 
 def configuration_caption(table: pd.DataFrame, runs: pd.DataFrame) -> str:
-    """``synthetic-mq2008 / mlp; losses approxndcg, learndcg; epochs=2 · lr=0.001 · ... · seed=0; folds 1, 2``."""
+    """``synthetic-mq2008 / mlp; losses approxndcg, learndcg; epochs=2 · lr=0.001 · ... · seed=0; folds 1, 2``
+    (the data by its display name, :func:`ltr.data.datasets.display_name`)."""
+    from ltr.data.datasets import display_name
+
     folds = ", ".join(str(int(f)) for f in sorted(set(runs["fold"])))
-    return (f"{table['data'].iloc[0]} / {table['model'].iloc[0]}; losses {', '.join(sorted(set(runs['loss'])))}; "
-            f"{table.attrs.get('configuration', '?')}; folds {folds}")
+    return (f"{display_name(table['data'].iloc[0])} / {table['model'].iloc[0]}; losses "
+            f"{', '.join(sorted(set(runs['loss'])))}; {table.attrs.get('configuration', '?')}; folds {folds}")
+
+
+def letor_inputs(export: Export, data: str, folds) -> None:
+    """Record the LETOR files of ``folds`` (train, vali, test) with their sha256 (none when the data can no
+    longer be resolved: the manifest says why)."""
+    from core.errors import DatasetError
+    from ltr.data.datasets import SPLITS, resolve_dataset
+
+    try:
+        _, folder = resolve_dataset(data)
+    except DatasetError as exc:
+        export.skip("LETOR input digests", str(exc))
+        return
+    for fold in folds:
+        for split in SPLITS:
+            export.input_file("letor", Path(folder) / f"Fold{int(fold)}" / f"{split}.txt", fold=int(fold),
+                              split=split)
 
 
 def scatter_figure(cost: pd.DataFrame, runs: pd.DataFrame, title: str):
@@ -62,7 +84,7 @@ def scatter_figure(cost: pd.DataFrame, runs: pd.DataFrame, title: str):
     ax.set_xlabel("training time per fold (minutes: training loop + NeuralLoss pre-training)")
     ax.set_ylabel(f"test NDCG@{K}")
     ax.set_xlim(left=0)
-    ax.set_title(title, fontsize=9, wrap=True)
+    ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, title="loss (mean, bars: fold min-max)")
     fig.tight_layout()
     return fig
@@ -82,7 +104,7 @@ def theta_trajectories_figure(store: RunStore, runs: pd.DataFrame, diagnostic: p
                 label=f"drift reference θ₀ + {row['loss_lr']:g}·step" if i == 0 else None)
     ax.set_xlabel("training step")
     ax.set_ylabel("θ_d (LearnDCG)")
-    ax.set_title(title, fontsize=9, wrap=True)
+    ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
@@ -98,7 +120,7 @@ def theta_final_figure(diagnostic: pd.DataFrame, title: str):
                     textcoords="offset points", xytext=(4, 4))
     ax.set_xlabel("training steps")
     ax.set_ylabel("final θ_d")
-    ax.set_title(title, fontsize=9, wrap=True)
+    ax.set_title(title, fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -112,9 +134,14 @@ def significance_for_latex(table: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
+MARK_NOTES = ("† LearnDCG significantly better than this loss, ‡ significantly worse (the table's test and "
+              "correction, alpha 0.05); p and Holm p: against LearnDCG, '--' for LearnDCG itself.")
+
+
 def export_comparison(store: RunStore, data: str, model: str, experiment: str, out: str | Path) -> Export:
     """Write the module docstring's files for ``data``/``model`` in ``experiment`` into ``out``."""
     from ltr.cost import completed_runs, cost_effectiveness, in_configuration
+    from ltr.data.datasets import display_name
     from ltr.drift import drift_diagnostic
     from ltr.findings import TEST, check_findings
     from ltr.report import significance_table, table_caption
@@ -122,15 +149,24 @@ def export_comparison(store: RunStore, data: str, model: str, experiment: str, o
     table = significance_table(store, data, model, experiment=experiment, holm=True)
     runs = in_configuration(completed_runs(store, data, model, experiment), table.attrs.get("configuration"))
     caption = configuration_caption(table, runs)
-    export = Export(out, {"what": "LearnDCG comparison export", "experiment": experiment, "data": data,
-                          "model": model, "configuration": table.attrs.get("configuration"),
-                          "losses": sorted(set(runs["loss"])), "folds": sorted(int(f) for f in set(runs["fold"])),
+    name = display_name(data)
+    folds = sorted(int(f) for f in set(runs["fold"]))
+    export = Export(out, {"what": "LearnDCG comparison export", "experiment": experiment, "data": name,
+                          "data_as_runs_name_it": data, "model": model,
+                          "configuration": table.attrs.get("configuration"),
+                          "losses": sorted(set(runs["loss"])), "folds": folds,
                           "run_ids": sorted(runs["run_id"]), "test": TEST,
                           "models": [{"role": "ranker", "name": model},
-                                     *({"role": "loss", "name": loss} for loss in sorted(set(runs["loss"])))]})
+                                     *({"role": "loss", "name": loss}
+                                       for loss in sorted(set(runs["loss"]) - set(table.attrs.get("baselines") or {}))),
+                                     *({"role": "baseline", "name": loss, "settings": settings}
+                                       for loss, settings in (table.attrs.get("baselines") or {}).items())]})
+    letor_inputs(export, data, folds)
     cost = cost_effectiveness(runs, K)
-    export.figure(scatter_figure(cost, runs, f"{data} · {model}: test NDCG@{K} vs training time\n{caption}"),
-                  "ndcg-vs-time", f"test NDCG@{K} against training minutes per loss (folds and mean)", caption)
+    export.figure(scatter_figure(cost, runs, f"{name} · {model}: test NDCG@{K} vs training time"),
+                  "ndcg-vs-time", f"test NDCG@{K} against training minutes per loss (folds and mean)",
+                  f"Test NDCG@{K} against training time per fold (small points) and the mean over folds (large "
+                  f"marker, bars from the lowest to the highest fold). {caption}.")
     export.table(cost, "cost", "the scatter's numbers: NDCG@10 and minutes per loss over folds",
                  f"Test NDCG@{K} and training minutes per loss (mean, sd, min, max over folds). {caption}.")
     learndcg = runs[runs["loss_name"] == "learndcg"]
@@ -138,27 +174,25 @@ def export_comparison(store: RunStore, data: str, model: str, experiment: str, o
     if diagnostic.empty or "theta_d" not in set(diagnostic["parameter"]):
         export.skip("θ_d figures", "no LearnDCG run with a recorded θ_d in this configuration")
     else:
-        export.figure(theta_trajectories_figure(store, learndcg, diagnostic,
-                                                f"{data} · {model}: LearnDCG θ_d per fold\n{caption}"),
+        export.figure(theta_trajectories_figure(store, learndcg, diagnostic, f"{name} · {model}: LearnDCG θ_d per fold"),
                       "theta-d-trajectories", "LearnDCG's θ_d against the step, one line per fold, drift reference",
-                      caption)
-        export.figure(theta_final_figure(diagnostic, f"{data} · {model}: final θ_d against steps\n{caption}"),
-                      "theta-d-final", "final θ_d against the steps trained, one point per fold", caption)
+                      f"LearnDCG's θ_d against the training step, one line per fold; dashed: the drift reference "
+                      f"θ₀ + loss_lr · step (pure drift). {caption}.")
+        export.figure(theta_final_figure(diagnostic, f"{name} · {model}: final θ_d against steps"),
+                      "theta-d-final", "final θ_d against the steps trained, one point per fold",
+                      f"Final θ_d against the steps trained, one point per fold. {caption}.")
         export.table(diagnostic, "theta-d-drift", "the drift diagnostic of LearnDCG's θ per fold",
                      f"Drift diagnostic of LearnDCG's parameters (of_reference: share of pure drift used). {caption}.")
-    export.text("significance.csv", "the significance table: means, differences, p and Holm p, flags",
-                table.to_csv(index=False), format="csv")
-    from core.export import booktabs
-
-    export.text("significance.tex", "the significance table as booktabs LaTeX",
-                booktabs(significance_for_latex(table), f"{table_caption(table)}. Runs: {caption}. Dagger: LearnDCG "
-                         f"significantly better than this loss (double dagger: worse).", label="tab:significance"),
-                format="latex")
+    export.table(table, "significance", "the significance table: means, differences, p and Holm p, flags",
+                 f"{table_caption(table)}. Runs: {caption}.", latex_frame=significance_for_latex(table),
+                 notes=[MARK_NOTES])
     found = check_findings(store, experiment)
     from core.findings import summary_rows
 
     export.table(pd.DataFrame(summary_rows(found["findings"].values())),
                  "findings", "the LearnDCG paper's claims checked on this experiment",
-                 f"The LearnDCG paper's claims against experiment {experiment}.")
+                 f"The LearnDCG paper's claims against experiment {experiment}.",
+                 notes=["Each verdict's parts, measured figures and full reasons: findings.csv and "
+                        "python -m ltr findings --json."])
     export.write_manifest()
     return export

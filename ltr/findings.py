@@ -1,13 +1,14 @@
 """The LearnDCG paper's claims checked on one experiment of the run store (``python -m ltr findings``).
 
-Per (data set, ranker) of the experiment, the runs of one **seed group**: runs whose result-defining settings
-(:data:`ltr.report.SETTING_FIELDS`) differ only in their seed (:func:`seed_group`; default: the group with the
-most runs). Every figure is a mean over seeds, and each claim is graded by its evidence, with the rule the
-claims file (``paper_claims.json``) states beside it:
+Per (data set, ranker) of the experiment, the runs of the report's configuration
+(:func:`ltr.report.select_configuration`: runs whose result-defining settings differ only in their seed are one;
+default: the configuration with the most runs), with the tree baselines (LambdaMART) on its folds and seeds.
+Every figure is a mean over seeds, and each claim is graded by its evidence, with the rule the claims file
+(``paper_claims.json``) states beside it:
 
 - ``learndcg_highest``: per NDCG@k, LearnDCG's mean over folds x seeds the highest and significantly above
-  every baseline: :data:`TEST` on per-query NDCG averaged over seeds (:func:`seed_averaged_table`; with one
-  seed it is :func:`ltr.report.significance_table`'s test, tested), its n (paired test queries), the Holm
+  every baseline (the tree baselines included): :data:`TEST`, the report's one seed-averaged paired test
+  (:func:`ltr.report.paired_table`, via :func:`comparison_table`), its n (paired test queries), the Holm
   p-values and the magnitude in NDCG points beside the paper's; inconclusive below the rule's minimum n;
 - ``theta_d_fold_specific``: θ_d and b_d = 1 + softplus(θ_d) per fold and seed; fold-specific only if every
   run settled (drift against learning, :func:`ltr.drift.drift_diagnostic`), the folds' range exceeds the
@@ -32,10 +33,9 @@ import numpy as np
 import pandas as pd
 
 from core.findings import FAILS, HOLDS, INCONCLUSIVE, UNMEASURABLE, Finding, Part, from_claim
-from core.multiple_testing import holm_adjust
 from ltr.ndcg_conventions import NDCG_CUTOFFS
-from ltr.report import ALPHA, configuration_label, paired_t_test, variant_loss
-from ltr.store import RunStore, ndcg_per_query
+from ltr.report import ALPHA, paired_table, select_configuration, variant_loss
+from ltr.store import RunStore
 
 CANDIDATE, NEURALLOSS = "learndcg", "neuralloss"
 TEST = ("two-sided paired t-test over the pooled test queries of all folds, on per-query NDCG@k averaged over "
@@ -85,39 +85,36 @@ def experiment_runs(store: RunStore, experiment: str) -> pd.DataFrame:
 
 
 def experiment_pairs(store: RunStore, experiment: str) -> list[tuple[str, str]]:
-    """``(data, model)`` with completed runs in ``experiment``."""
+    """``(data, model)`` with completed runs in ``experiment``; a tree ranker (LambdaMART) only where no neural
+    ranker ran on that data (it is a baseline of theirs otherwise: :func:`ltr.report.reported_models`)."""
+    from ltr.report import reported_models
+
     runs = experiment_runs(store, experiment)
-    return sorted({(d, m) for d, m in zip(runs["data"], runs["model"])}) if not runs.empty else []
+    if runs.empty:
+        return []
+    return sorted((d, m) for d, g in runs.groupby("data") for m in reported_models(g["model"]))
 
 
 def comparison_runs(store: RunStore, data: str, model: str, experiment: str) -> pd.DataFrame:
-    """Completed runs of ``data``/``model`` in ``experiment`` with minutes, ``configuration``, ``variant``
-    (:func:`ltr.cost.completed_runs`) and ``settings``: the configuration without its seed."""
+    """Completed runs of ``data``/``model`` in ``experiment`` with minutes, ``configuration`` and ``variant``
+    (:func:`ltr.cost.completed_runs`, so the tree baselines of :func:`ltr.report.tree_baselines` too)."""
     from ltr.cost import completed_runs
 
-    runs = _in_experiment(completed_runs(store, data, model, None if experiment == NO_EXPERIMENT else experiment),
+    return _in_experiment(completed_runs(store, data, model, None if experiment == NO_EXPERIMENT else experiment),
                           experiment).copy()
-    runs["settings"] = [settings_label(c) for c in runs["config"]]
-    return runs
 
 
-def settings_label(config: dict) -> str:
-    """:func:`ltr.report.configuration_label` without the seed: runs that differ only in seed share it."""
-    return " · ".join(p for p in configuration_label(config).split(" · ") if not p.startswith("seed="))
-
-
-def seed_group(runs: pd.DataFrame, settings: str | None = None) -> tuple[pd.DataFrame, str, list[str]]:
-    """The runs of one seed group (default: the settings with the most runs, then the most recently
-    finished), one per (variant, fold, seed) (the latest), its label (settings and seeds) and the other
-    groups' settings."""
-    order = (runs.groupby("settings").agg(n=("run_id", "size"), last=("finished", "max"))
-             .sort_values(["n", "last"], ascending=False))
-    labels = list(order.index)
-    settings = labels[0] if settings is None else settings
-    chosen = runs[runs["settings"] == settings].sort_values("finished")
-    chosen = chosen.drop_duplicates(["variant", "fold", "seed"], keep="last")
-    seeds = sorted(int(s) for s in set(chosen["seed"]))
-    return chosen, f"{settings} · seeds={','.join(map(str, seeds))}", [x for x in labels if x != settings]
+def comparison_table(store: RunStore, data: str, model: str, runs: pd.DataFrame,
+                     ks=NDCG_CUTOFFS) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """``(table, runs, other configurations)``: the report's configuration (:func:`ltr.report.select_configuration`:
+    the one with the most runs; runs differing only in seed are one, tree baselines on its folds and seeds
+    included) and its seed-averaged paired test (:func:`ltr.report.paired_table`), Holm across the baselines,
+    LearnDCG's row the candidate (:func:`candidate_variant`; none: ``attrs["no_candidate"]`` says why)."""
+    chosen, configuration, others = select_configuration(runs, None)
+    candidate, why = candidate_variant(chosen["variant"])
+    table = paired_table(store, chosen, data=data, model=model, candidate=candidate, configuration=configuration,
+                         others=others, ks=ks, holm=True, alpha=ALPHA, no_candidate=why)
+    return table, chosen, others
 
 
 def candidate_variant(variants) -> tuple[str | None, str]:
@@ -131,75 +128,6 @@ def candidate_variant(variants) -> tuple[str | None, str]:
     if not mine:
         return None, f"no {CANDIDATE} runs in this configuration"
     return None, f"{CANDIDATE} has several variants in this configuration ({', '.join(mine)})"
-
-
-# -- the test -----------------------------------------------------------------------------------------------
-
-def _paired_p(a: np.ndarray, b: np.ndarray) -> float:
-    if a.size < 2:
-        return float("nan")
-    if np.array_equal(a, b):  # nothing differs: t is undefined (the report reads it as p = 1 too)
-        return 1.0
-    return paired_t_test(a, b)[1]
-
-
-def seed_averaged_table(store: RunStore, runs: pd.DataFrame, configuration: str, *, ks=NDCG_CUTOFFS,
-                        alpha: float = ALPHA) -> pd.DataFrame:
-    """The significance table of one seed group (:func:`seed_group`'s runs), with the columns
-    :func:`ltr.report.significance_table` gives (``data, model, loss, folds, queries, ndcg@k, diff@k, p@k,
-    p_holm@k, better@k, worse@k``) plus ``seeds``, ``seed_sd@k`` (the sample SD over seeds of a loss's mean
-    over folds; NaN for one seed) and ``pairs@k`` (the paired test queries against LearnDCG).
-
-    ``ndcg@k`` is the mean over folds x seeds of the runs' test NDCG@k. The test pairs query ``(fold, qid)``
-    of LearnDCG with the same query of a baseline, each value the per-query NDCG@k averaged over that
-    loss's seeds; Holm across the baselines at each k. ``attrs``: ``candidate``, ``configuration``,
-    ``seeds``, ``holm`` (True), ``alpha``, ``no_candidate`` (why there is no candidate row)."""
-    candidate, why = candidate_variant(runs["variant"])
-    per_query = {}
-    for k in ks:
-        pq = ndcg_per_query(store, list(runs["run_id"]), k)
-        meta = runs.set_index("run_id")[["fold", "variant"]]
-        pq = pq.join(meta, on="run_id").astype({"value": float})
-        per_query[k] = pq.groupby(["fold", "qid", "variant"])["value"].mean().unstack("variant")
-    rows = []
-    for variant, mine in sorted(runs.groupby("variant"), key=lambda kv: _loss_rank(kv[0])):
-        row = {"data": mine["data"].iloc[0], "model": mine["model"].iloc[0], "loss": variant,
-               "folds": int(mine["fold"].nunique()), "seeds": int(mine["seed"].nunique()),
-               "queries": int(per_query[ks[0]][variant].notna().sum()) if variant in per_query[ks[0]] else 0}
-        for k in ks:
-            per_seed = mine.groupby("seed")[f"test_ndcg{k}"].mean().astype(float)
-            row[f"ndcg@{k}"] = float(mine[f"test_ndcg{k}"].astype(float).mean())
-            row[f"seed_sd@{k}"] = float(per_seed.std(ddof=1)) if len(per_seed) > 1 else np.nan
-            if candidate is not None and variant != candidate:
-                wide = per_query[k]
-                a, b = wide[candidate].to_numpy(dtype=float), wide[variant].to_numpy(dtype=float)
-                keep = ~np.isnan(a) & ~np.isnan(b)
-                row[f"pairs@{k}"] = int(keep.sum())
-                row[f"diff@{k}"] = float(np.mean(a[keep] - b[keep])) if keep.any() else np.nan
-                row[f"sd_diff@{k}"] = float(np.std(a[keep] - b[keep], ddof=1)) if keep.sum() > 1 else np.nan
-                row[f"p@{k}"] = _paired_p(a[keep], b[keep])
-        rows.append(row)
-    table = pd.DataFrame(rows)
-    seeds_of = {v: sorted(int(s) for s in set(g["seed"])) for v, g in runs.groupby("variant")}
-    table.attrs.update(candidate=candidate, configuration=configuration, holm=True, alpha=alpha,
-                       seeds=sorted(int(s) for s in set(runs["seed"])), seeds_of=seeds_of, no_candidate=why)
-    baselines = table["loss"] != candidate
-    if candidate is None or not baselines.any():
-        return table
-    for k in ks:
-        table[f"p_holm@{k}"] = np.nan
-        table.loc[baselines, f"p_holm@{k}"] = holm_adjust(table.loc[baselines, f"p@{k}"].to_numpy())
-        significant = (table[f"p_holm@{k}"] < alpha).fillna(False)
-        table[f"better@{k}"] = significant & (table[f"diff@{k}"] > 0)
-        table[f"worse@{k}"] = significant & (table[f"diff@{k}"] < 0)
-    return table
-
-
-def _loss_rank(label: str) -> tuple:
-    from ltr.losses import LOSS_NAMES
-
-    order = {name: i for i, name in enumerate(LOSS_NAMES)}
-    return order.get(variant_loss(label), len(order)), label
 
 
 # -- learndcg_highest and neuralloss_vs_learndcg --------------------------------------------------------------
@@ -468,6 +396,7 @@ def _run_record(experiment: str, data: str, model: str, configuration: str, runs
 
 def check_findings(store: RunStore, experiment: str) -> dict:
     """``{"experiment", "test", "findings": {name: Finding}, "cost_ranking": {"data / model": [...]}}``."""
+    from ltr.data.datasets import display_name
     from ltr.report import ReportError
 
     pairs = experiment_pairs(store, experiment)
@@ -475,9 +404,9 @@ def check_findings(store: RunStore, experiment: str) -> dict:
         raise ReportError(f"no completed runs in experiment {experiment!r} (see python -m ltr runs)")
     highest, theta, neural, rests, costs = [], [], [], [], {}
     for data, model in pairs:
-        scope = f"{data} / {model}"
-        runs, configuration, others = seed_group(comparison_runs(store, data, model, experiment))
-        table = seed_averaged_table(store, runs, configuration)
+        scope = f"{display_name(data)} / {model}"  # the user's name for the data, never a cache path
+        table, runs, others = comparison_table(store, data, model, comparison_runs(store, data, model, experiment))
+        configuration = table.attrs["configuration"]
         rests.append(_run_record(experiment, data, model, configuration, runs, others))
         highest += highest_parts(table, scope)
         neural += neuralloss_parts(table, scope)

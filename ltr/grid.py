@@ -6,7 +6,7 @@ A grid file (TOML shown; YAML has the same structure)::
     data = ["mq2007", "mq2008"]           # registry names or folders of FoldK/
     folds = [1, 2, 3, 4, 5]
     losses = ["approxndcg", "learndcg"]
-    models = ["mlp"]
+    models = ["mlp"]                      # "lambdamart": one LightGBM run per data, fold and seed (ltr.gbdt)
     seeds = [0]                           # optional, default [0]
 
     [train]                               # RunConfig fields shared by every run
@@ -42,6 +42,7 @@ from typing import Any, Mapping, Sequence
 
 from core.jobs.hosts import HostProcess
 from core.threads import WORKERS_ENV
+from ltr.gbdt import GBDT_MODELS, NEURAL_ONLY_FIELDS, is_gbdt_model
 from ltr.store import RunStore
 from ltr.train import RunConfig, RunInputError
 
@@ -106,18 +107,29 @@ def expand_grid(spec: Mapping[str, Any], *, source: str = "grid") -> Grid:
     if bad:
         raise GridError(f"{source}: overrides may be per 'data', 'loss' or 'model', not {bad}")
     name = str(spec.get("name") or Path(source).stem)
-    configs = []
+    configs, seen = [], set()
     for data, fold, loss, model, seed in itertools.product(lists["data"], lists["folds"], lists["losses"],
                                                            lists["models"], lists["seeds"]):
         values = {**train, "data": data, "fold": fold, "loss": loss, "model": model, "seed": seed,
                   "loss_params": dict(loss_params.get(loss, {})), "model_params": dict(model_params.get(model, {})),
                   "experiment": name}
-        for kind, key in (("data", data), ("loss", loss), ("model", model)):
+        if is_gbdt_model(str(model)):
+            # A tree ranker has its own objective, not the grid's losses, and no use for the neural training
+            # settings (ltr.gbdt): one run per data set, fold and seed, whatever the losses.
+            values.update(loss=GBDT_MODELS[str(model).lower()], loss_params={})
+            for name_ in NEURAL_ONLY_FIELDS:
+                values.pop(name_, None)
+        for kind, key in (("data", data), ("loss", values["loss"]), ("model", model)):
             values.update(overrides.get(kind, {}).get(str(key), {}))
         try:
-            configs.append(RunConfig.from_dict(values))
+            config = RunConfig.from_dict(values)
         except (RunInputError, TypeError, ValueError) as exc:
             raise GridError(f"{source}: {' '.join(str(exc).split())}") from None
+        if not is_gbdt_model(config.model):
+            configs.append(config)
+        elif config.run_id not in seen:  # once, not once per loss of the grid
+            seen.add(config.run_id)
+            configs.append(config)
     return Grid(name, configs, dict(spec))
 
 
@@ -128,10 +140,12 @@ def validate_grid(grid: Grid) -> None:
     from ltr.rankers import RANKERS
 
     for cfg in grid.configs:
+        if is_gbdt_model(cfg.model):
+            continue  # its objective is checked by RunConfig (ltr.gbdt.gbdt_config_problems)
         if cfg.loss not in LOSSES.names():
             raise GridError(f"unknown loss {cfg.loss!r}; choose from {', '.join(LOSSES.names())}")
         if cfg.model not in RANKERS.names():
-            raise GridError(f"unknown model {cfg.model!r}; choose from {', '.join(RANKERS.names())}")
+            raise GridError(f"unknown model {cfg.model!r}; choose from {', '.join((*RANKERS.names(), *GBDT_MODELS))}")
     for data in sorted({cfg.data for cfg in grid.configs}):
         try:
             spec, _ = resolve_dataset(data)
@@ -277,7 +291,10 @@ def _record(slot: _Slot, code: int | None, store_path: Path, log_dir: Path, outc
             run = store.find_run(run_id)
             if run is not None and run["status"] == "running":
                 store.fail_run(run_id, why + "; resume it to continue")
-        outcome.failed[run_id] = why
+        if run is not None and run["status"] == "completed":  # stored whole before the host died (no exit file yet)
+            outcome.completed.append(run_id)
+        else:
+            outcome.failed[run_id] = why
     else:
         outcome.failed[run_id] = f"exit {code}: {_last_line(log)}"
     slot.host.exit_path.unlink(missing_ok=True)

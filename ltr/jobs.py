@@ -23,13 +23,13 @@ def train_command(config, executor: str = "local") -> list[str]:
 
 
 def train_title(config, executor: str = "local") -> str:
-    label = f"{config.data} · fold {config.fold} · {config.loss} · {config.model}"
+    label = f"{config.data} · fold {config.fold} · {config.loss} · {config.model} · seed {config.seed}"
     return f"{label} · ray" if executor == "ray" else label
 
 
 def train_meta(config, executor: str = "local") -> dict:
     meta = {"run_ids": [config.run_id], "data": config.data, "fold": config.fold, "loss": config.loss,
-            "model": config.model}
+            "model": config.model, "seed": config.seed}
     if executor == "ray":
         return meta | {"executor": "ray"}
     from ltr.train.host import host_command  # imports torch: only when a job is queued

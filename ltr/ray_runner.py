@@ -142,14 +142,11 @@ def train_task(config_values: dict, store_actor, checkpoint_url: str, *, use_cud
     """
     import torch
 
-    from core.threads import apply_torch_threads
     from ltr.train.inprocess import train_one
 
     config = RunConfig.from_dict(config_values)
     # cuda:N named a GPU of the driver's machine; here Ray's CUDA_VISIBLE_DEVICES names the one we got.
     config.device = "cuda" if use_cuda else "cpu"
-    if not use_cuda:  # at most the task's CPUs; chosen once per Ray worker process (core.threads)
-        apply_torch_threads(at_most=max(1, threads))
     scratch = Path(tempfile.mkdtemp(prefix="irdash-run-"))
     store = RemoteRunStore(store_actor, scratch)
     mirror = CheckpointMirror(checkpoint_url, config.run_id, checkpoint_path(store, config.run_id))
@@ -162,7 +159,9 @@ def train_task(config_values: dict, store_actor, checkpoint_url: str, *, use_cud
         mirror.start()
         say = lambda msg: print(f"[{config.run_id}] {msg}", flush=True)  # noqa: E731 (Ray forwards to the driver)
         try:
-            outcome = train_one(config, store, force=force, progress=say)
+            # At most the task's CPUs, CUDA task or not (a CUDA task once took the whole node's free cores),
+            # chosen afresh for each task of this reused worker (core.threads).
+            outcome = train_one(config, store, force=force, progress=say, threads_at_most=max(1, threads))
         finally:
             mirror.stop()
         status = "preempted" if outcome.status == "cancelled" else outcome.status

@@ -133,6 +133,7 @@ with annotate_tab:
         st.warning(warning)
 
     st.subheader("LLM-assigned reasons")
+    st.caption(view.OUTAGE_NOTE)
     # The answer keys: kept in the browser until stored, so one given while the server is down is shown
     # pending and saved when it is back (pages/answer_outbox.js).
     sent = answer_outbox(view.outbox_data(state, annotator, sample, item, answers, focus), key="answer-outbox")

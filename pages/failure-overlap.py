@@ -24,12 +24,12 @@ with st.expander("Run the study (background job)"):
     folder = paths.data_folder("trec_dl")
     c = st.columns([1, 2, 2, 2])
     dataset_to_run = c[0].selectbox("Dataset", ["dl19", "dl20", "dl21", "dl22"], key="run_dataset")
-    c[1].text_input("Generator (LLM spec)", value="auto", key="run_generator",
+    c[1].text_input(view.forms.STUDY_GENERATOR.label, value="auto", key="run_generator",
                     help="auto, embedded, ollama:MODEL[@HOST] or openai:MODEL@BASE_URL")
     choices = view.imported_judges(dataset_to_run, folder)
     c[2].multiselect("Imported judges", choices, default=choices, key=f"run_imported-{dataset_to_run}",
                      help="the data folder's judgments files; only the judges chosen here run")
-    c[3].text_input("LLM judge (LLM spec, empty for none)", value="", key="run_llm_judge",
+    c[3].text_input(view.forms.STUDY_LLM_JUDGE.label, value="", key="run_llm_judge",
                     help="e.g. ollama:llama3.2:3b, embedded; leave empty to use only imported judges")
     c = st.columns([1, 1, 1])
     # no bounds on the number inputs: submit_study checks them and names a bad one (see core.fields)

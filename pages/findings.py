@@ -24,13 +24,15 @@ def ltr_result(store_path: str, experiment: str, version: tuple) -> dict:
         return ltr_findings.check(store, experiment)
 
 
-def show(found, parts_frame) -> None:
-    """Each finding: its verdict, the paper's figure and the reason (text from the stores stays text), and
-    its measured parts (``parts_frame``: the section's view helper)."""
+def show(found, parts_frame, rule_line=None) -> None:
+    """Each finding: its verdict, the paper's figure, its rule (``rule_line``: the section's view helper, where
+    the claims state one) and the reason (text from the stores stays text), and its measured parts
+    (``parts_frame``: the section's view helper; the failure paper's carry each verdict's headline)."""
     for finding in found:
         with st.expander(f"{finding.name}: {finding.verdict}",
                          expanded=finding.verdict != "not measurable here"):
-            st.text(f"claim: {finding.claim}\npaper: {finding.paper}\nreason: {finding.reason}")
+            rule = f"\nrule: {rule_line(finding)}" if rule_line else ""
+            st.text(f"claim: {finding.claim}\npaper: {finding.paper}{rule}\nreason: {finding.reason}")
             parts = parts_frame(finding)
             if not parts.empty:
                 st.dataframe(parts, hide_index=True, width="stretch")
@@ -38,22 +40,26 @@ def show(found, parts_frame) -> None:
 
 st.title("Findings")
 st.caption("Each claim of the two papers checked on what the stores hold: the paper's figure, the measured figures, "
-           "a verdict (holds / does not hold / not measurable here, with the reason) and what it rests on. "
-           "A verdict is never softened: one configuration against a claim makes it not hold.")
+           "a verdict (holds / does not hold / inconclusive / not measurable here, with the reason) and what it "
+           "rests on. Inconclusive: measured, but the evidence cannot carry a verdict (n under the claim's minimum, "
+           "an interval that straddles the threshold, a sub-1B or unknown-size model, a universe under half of the "
+           "judged queries). A verdict is never softened: one configuration against a claim makes it not hold.")
 
 st.header("Query failure (pipeline findings)")
 dataset = st.selectbox("Dataset", view.dataset_choices(), key="findings_dataset",
                        help="all: every TREC DL year (those without a study read 'not measurable here')")
 found = failure_findings(dataset, view.stores_version(dataset))
 st.dataframe(view.summary_frame(found), hide_index=True, width="stretch")
-show(found, view.parts_frame)
+show(found, view.parts_frame, view.rule_line)
+# downloads do not rerun the page (on_click="ignore"): a rerun replaced the deferred files the browser still
+# pointed at, and after three downloads the comparison ZIP failed with "Deferred file ... not found" (issue 33)
 c = st.columns(3)
 c[0].download_button("Download findings (CSV)", partial(view.findings_csv, found),
-                     file_name=f"findings-{dataset}.csv", mime="text/csv")
+                     file_name=f"findings-{dataset}.csv", mime="text/csv", on_click="ignore")
 c[1].download_button("Download findings (LaTeX)", partial(view.findings_latex, found, dataset),
-                     file_name=f"findings-{dataset}.tex", mime="text/x-tex")
+                     file_name=f"findings-{dataset}.tex", mime="text/x-tex", on_click="ignore")
 c[2].download_button("Download findings (JSON)", partial(view.findings_json, found, dataset),
-                     file_name=f"findings-{dataset}.json", mime="application/json")
+                     file_name=f"findings-{dataset}.json", mime="application/json", on_click="ignore")
 
 st.subheader("Export a study")
 export_dataset = dataset if dataset != "all" else st.selectbox(
@@ -63,7 +69,7 @@ if studies:
     study_id = st.selectbox("Study (newest first)", studies, key="export_study")
     st.download_button("Download the study's figures and tables (ZIP)", partial(view.export_zip, export_dataset,
                                                                                  study_id),
-                       file_name=f"export-{export_dataset}-{study_id}.zip", mime="application/zip",
+                       file_name=f"export-{export_dataset}-{study_id}.zip", mime="application/zip", on_click="ignore",
                        help="what python -m pipeline export writes: Venn diagrams (SVG, PDF, PNG), overlap, "
                             "pairwise, stability and findings tables (CSV, LaTeX), the hard sets' per-query "
                             "CSVs and manifest.json")
@@ -89,22 +95,23 @@ with reader.session_store(st.session_state) as store:
         st.dataframe(ltr_findings.cost_frame(result), hide_index=True, width="stretch")
         c = st.columns(3)
         c[0].download_button("Download LearnDCG findings (CSV)", partial(ltr_findings.findings_csv, result),
-                             file_name=f"ltr-findings-{ltr_findings.file_stem(experiment)}.csv", mime="text/csv")
+                             file_name=f"ltr-findings-{ltr_findings.file_stem(experiment)}.csv", mime="text/csv", on_click="ignore")
         c[1].download_button("Download LearnDCG findings (LaTeX)", partial(ltr_findings.findings_latex, result),
-                             file_name=f"ltr-findings-{ltr_findings.file_stem(experiment)}.tex", mime="text/x-tex")
+                             file_name=f"ltr-findings-{ltr_findings.file_stem(experiment)}.tex", mime="text/x-tex", on_click="ignore")
         c[2].download_button("Download LearnDCG findings (JSON)", partial(ltr_findings.findings_json, result),
                              file_name=f"ltr-findings-{ltr_findings.file_stem(experiment)}.json",
-                             mime="application/json")
+                             mime="application/json", on_click="ignore")
         if not ltr_findings.exportable(experiment):
             st.info("The comparison export (python -m ltr export) takes a named experiment: train these runs "
                     "in a grid (python -m ltr grid) to export them.")
         else:
             pairs = ltr_findings.comparisons(store, experiment)
-            data, model = st.selectbox("Comparison to export", pairs, format_func=lambda p: f"{p[0]} / {p[1]}",
+            data, model = st.selectbox("Comparison to export", pairs, format_func=lambda p: f"{ltr_findings.display_name(p[0])} / {p[1]}",
                                        key="ltr_export_pair")
             st.download_button("Download the comparison's figures and tables (ZIP)",
                                partial(ltr_findings.export_zip, str(store.path), data, model, experiment),
-                               file_name=f"ltr-export-{experiment}.zip", mime="application/zip",
+                               file_name=f"ltr-export-{ltr_findings.file_stem(experiment)}.zip", mime="application/zip",
+                               on_click="ignore",
                                help="what python -m ltr export writes: the NDCG-vs-time scatter and θ_d per fold "
                                     "(SVG, PDF, PNG), significance, cost, drift and findings tables (CSV, LaTeX), "
                                     "manifest.json")

@@ -78,3 +78,8 @@ else:
                          mime="text/csv")
     right.download_button("Download LaTeX (every scope)", view.table_latex(full, f"Predicting failure, {entry['id']}."),
                           file_name=f"predicting-failure-{entry['id']}.tex", mime="text/x-tex")
+    sweep = view.k_sweep_frame(result, scope)
+    if not sweep.empty:
+        st.subheader("τ per cut-off k")
+        st.caption(view.K_SWEEP_NOTE)
+        st.dataframe(sweep, hide_index=True)

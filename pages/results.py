@@ -29,8 +29,8 @@ with reader.session_store(st.session_state) as store:
                 "`python -m ltr grid`.")
     else:
         c_data, c_model, c_k = st.columns(3)
-        data = c_data.selectbox("Dataset", sorted(options["data"].unique()))
-        model = c_model.selectbox("Ranker", sorted(options.loc[options["data"] == data, "model"]))
+        data = c_data.selectbox("Dataset", sorted(options["data"].unique()), format_func=view.display_name)
+        model = c_model.selectbox("Ranker", view.ranker_choices(options, data))
         k = c_k.selectbox("Metric", view.NDCG_CUTOFFS, index=view.NDCG_CUTOFFS.index(10), format_func=lambda v: f"NDCG@{v}")
         every_run = view.completed_runs(store, data, model)
         choices = view.configuration_choices(every_run)
@@ -47,7 +47,7 @@ with reader.session_store(st.session_state) as store:
 
         st.subheader("Effectiveness against training cost")
         table = view.cost_effectiveness(runs, k)
-        st.plotly_chart(view.cost_figure(table, k, title=f"{data} · {model}: test NDCG@{k} vs training time",
+        st.plotly_chart(view.cost_figure(table, k, title=f"{view.display_name(data)} · {model}: test NDCG@{k} vs training time",
                                          runs=runs), width="stretch")
         st.caption("Per loss: each fold (small points) and the mean over folds (large marker), bars from the "
                    "lowest to the highest fold. Training time is the training loop alone (no validation, "
@@ -72,13 +72,19 @@ with reader.session_store(st.session_state) as store:
                          width="stretch", column_config={"loss": st.column_config.TextColumn("loss", width="medium",
                                                                                               pinned=True)})
             st.caption(significance.significance_legend(report))
+            st.markdown("**Mean and spread** (mean over folds x seeds ± the standard deviation over seeds of the "
+                        "mean each seed alone gives; fold sd: over the seed-averaged fold means)")
+            st.dataframe(significance.seed_spread(report), hide_index=True, width="stretch")
+            st.markdown(f"**Test NDCG@{k} per fold x seed** (the runs behind the table; the paired test pairs each "
+                        "query's NDCG averaged over these seeds)")
+            st.dataframe(significance.fold_seed(report, k), hide_index=True, width="stretch")
             if significance.has_tests(report):  # nothing to export while there is nothing to test
                 d_csv, d_tex = st.columns(2)
                 # files made on click (callables), not on every render: LaTeX goes through pandas' Styler
                 d_csv.download_button("Download CSV", partial(significance.significance_csv, report),
-                                      file_name=f"significance-{data}-{model}.csv", mime="text/csv")
+                                      file_name=f"significance-{view.display_name(data)}-{model}.csv", mime="text/csv")
                 d_tex.download_button("Download LaTeX", partial(significance.significance_latex, report),
-                                      file_name=f"significance-{data}-{model}.tex", mime="text/x-tex")
+                                      file_name=f"significance-{view.display_name(data)}-{model}.tex", mime="text/x-tex")
 
         points = drift.theta_vs_steps(store, runs, "theta_d")
         if not points.empty:
@@ -88,7 +94,7 @@ with reader.session_store(st.session_state) as store:
             st.caption("One point per fold of this configuration. A slope equal to the loss-parameter learning rate "
                        "means the final θ_d is set by how many steps a fold trained (drift), not by the fold's data.")
 
-        st.subheader("Per fold")
+        st.subheader("Per fold (mean over seeds)")
         st.dataframe(view.fold_table(runs, k), width="stretch")
         losses = list(table["loss"])
         chosen = st.selectbox("Drill down into a loss", losses,

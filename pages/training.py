@@ -1,4 +1,4 @@
-"""Training: start runs (one background job per fold) and watch their loss parameters live."""
+"""Training: start runs (one background job per loss, fold and seed) and watch their loss parameters live."""
 import datetime as dt
 
 import streamlit as st
@@ -7,6 +7,7 @@ from core import jobs
 from ltr.views import training as view
 from ltr.views import charts, drift, home, reader, run_groups
 from ltr.losses import LOSS_NAMES
+from ltr.gbdt import GBDT_MODELS, is_gbdt_model
 from ltr.rankers import RANKER_NAMES
 from pages import use_app_navigation
 from pages.panels.jobs import jobs_panel
@@ -17,8 +18,8 @@ REFRESH_SECONDS = 2.0
 FOLLOW_LATEST = "__latest__"
 
 st.title("Train a ranker")
-st.caption("Each fold trains in its own background job (`python -m ltr train`): closing this tab or "
-           "restarting the dashboard does not stop it, and this page finds it again.")
+st.caption("Each run (a loss on a fold with a seed) trains in its own background job (`python -m ltr train`): "
+           "closing this tab or restarting the dashboard does not stop it, and this page finds it again.")
 jobs.keep_jobs_moving()
 
 datasets = home.dataset_choices()
@@ -29,41 +30,50 @@ with st.container(border=True):
     data = c_data.selectbox("Dataset", datasets,
                             index=datasets.index("synthetic-mq2008") if "synthetic-mq2008" in datasets else 0)
     folds = c_folds.multiselect("Folds", list(range(1, home.n_folds(data) + 1)), default=[1])
-    loss = c_loss.selectbox("Loss", LOSS_NAMES, index=LOSS_NAMES.index("learndcg"))
-    model = c_model.selectbox("Ranker", RANKER_NAMES)
-    c = st.columns(6)
+    model = c_model.selectbox("Ranker", [*RANKER_NAMES, *GBDT_MODELS])  # neural rankers, then LambdaMART
+    tree = is_gbdt_model(model)  # LambdaMART: LightGBM's objective, no loss to choose
+    losses = [] if tree else c_loss.multiselect("Losses", LOSS_NAMES, default=["learndcg"])
+    if tree:
+        c_loss.caption(view.tree_model_note(model))
+    c = st.columns(7)
     # no min_value/max_value: the browser would keep the old value of an out-of-range entry without a
     # word; submit_training checks each field (view.TRAINING_FIELDS) and names the bad ones
     field = view.TRAINING_FIELDS
     epochs = c[0].number_input(field["epochs"].label, value=20)
-    lr = c[1].number_input(field["lr"].label, value=1e-3, step=1e-4, format="%.4g")
-    batch_size = c[2].number_input(field["batch_size"].label, value=64)
+    lr = c[1].number_input(field["lr"].label, value=1e-3, step=1e-4, format="%.4g", disabled=tree)
+    batch_size = c[2].number_input(field["batch_size"].label, value=64, disabled=tree)
     study_slate = home.study_slate_length(data)
     slate_length = c[3].number_input(
         field["slate_length"].label, value=study_slate or 0, key=f"slate-{data}",
         help=(f"The study trains {data} with {study_slate} documents per list (allRank's setting); " if study_slate
               else "The study trains this data set on whole lists; ") + "longer lists are sub-sampled in training "
-             "only. A run whose estimated peak memory exceeds 80% of what is free is refused before it starts.")
+             "only. A run whose estimated peak memory exceeds 80% of what is free is refused before it starts.",
+        disabled=tree)
     seed = c[4].number_input(field["seed"].label, value=0)
-    patience = c[5].number_input(field["patience"].label, value=10)
+    n_seeds = c[5].number_input(field["n_seeds"].label, value=1,
+                                help="Each loss trains on each fold once per seed; the Results page averages "
+                                     "the seeds per query and shows their spread.")
+    patience = c[6].number_input(field["patience"].label, value=10)
     default_executor, ray_target = view.executor_setting()
     executor = st.radio("Run on", ["local", "ray"], index=["local", "ray"].index(default_executor), horizontal=True,
                         key="executor", format_func={"local": "this machine", "ray": "Ray"}.get)
     if executor == "ray":
         st.caption(f"Each fold runs as a Ray task on {ray_target}; its metrics stream into this dashboard's "
                    "store and **Cancel** cancels the task.")
-    if st.button("Start training", type="primary", disabled=not folds):
-        request = view.TrainingRequest(data=data, folds=tuple(sorted(folds)), loss=loss, model=model,
+    if st.button("Start training", type="primary", disabled=not folds or not (losses or tree)):
+        request = view.TrainingRequest(data=data, folds=tuple(sorted(folds)), losses=tuple(losses), model=model,
                                        epochs=int(epochs), lr=float(lr), batch_size=int(batch_size),
                                        slate_length=int(slate_length) or None, seed=int(seed),
-                                       patience=int(patience), executor=executor)
+                                       n_seeds=int(n_seeds), patience=int(patience), executor=executor)
         try:
             job_ids = view.submit_training(request)
         except ValueError as exc:  # a bad field (FormError), an invalid config (RunInputError) or no fold
             st.error(str(exc))
         else:
             st.session_state["watch"] = FOLLOW_LATEST
-            st.success(f"Queued {len(job_ids)} job(s): " + ", ".join(f"#{j}" for j in job_ids))
+            what = model if tree else f"{len(losses)} loss(es)"
+            st.success(f"Queued {len(job_ids)} job(s) ({what} x {len(folds)} fold(s) x "
+                       f"{int(n_seeds)} seed(s)): " + ", ".join(f"#{j}" for j in job_ids))
 
 
 def jobs_table(job_list):
@@ -142,7 +152,7 @@ def charts_section(store) -> None:
 st.subheader("Jobs")
 jobs_panel(view.TRAINING, jobs_table, limit=30, every=REFRESH_SECONDS, idle_every=REFRESH_SECONDS,
            empty="No training jobs yet: choose a data set and press **Start training**.",
-           cancel=view.fold_tag, failed_logs=3,
+           cancel=view.cancel_tag, failed_logs=3,
            columns={"progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0,
                                                                 format="percent"),
                     "message": st.column_config.TextColumn(width="large")})

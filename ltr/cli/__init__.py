@@ -1,5 +1,6 @@
-"""``python -m ltr``: ``train`` one run, run a ``grid``, print/export the ``report``, check the paper's ``findings``,
-``export`` a comparison's figures and tables, list ``runs``;
+"""``python -m ltr``: ``train`` one run, run a ``grid``, ``tune`` a loss's hyper-parameters, print/export the
+``report``, check the paper's ``findings``, ``export`` a comparison's figures and tables, list ``runs``, ``split`` a
+LETOR file into folds by query;
 ``worker`` is the host process that trains many runs (:mod:`ltr.train.host`).
 
 Each module of this package declares its commands (``COMMANDS``, of :class:`core.cli.Command`);
@@ -21,14 +22,14 @@ from core.cli import EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_FAILED  # noqa: F401
 from core.cli import key_value as parse_param  # noqa: F401
 from ltr.cli.train import config_from_args  # noqa: F401
 
-HELP_ORDER = ("train", "grid", "report", "findings", "export", "worker", "runs")
+HELP_ORDER = ("train", "grid", "tune", "report", "findings", "export", "worker", "runs", "split")
 
 
 def _input_errors() -> tuple[type[BaseException], ...]:
     """Bad-input exception types of the modules this command imported (one not imported raised nothing)."""
     errors = []
     for module, name in (("ltr.train", "RunInputError"), ("ltr.grid", "GridError"), ("ltr.report", "ReportError"),
-                         ("core.ray_cluster", "RayConfigError")):
+                         ("ltr.tune", "TuneError"), ("core.ray_cluster", "RayConfigError")):
         if module in sys.modules:
             errors.append(getattr(sys.modules[module], name))
     return tuple(errors)

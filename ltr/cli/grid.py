@@ -13,6 +13,8 @@ def cmd_grid(args) -> int:
     from ltr.store import RunStore, default_store_path
 
     spec = read_grid_file(args.config) if args.config else {}
+    if args.tuned:  # `ltr tune --out FILE`: each loss's tuned lr, batch size and parameters (ltr.tune)
+        spec = _with_tuned(spec, args.tuned)
     for key in ("data", "folds", "losses", "models", "seeds"):
         if getattr(args, key):
             spec[key] = getattr(args, key)
@@ -57,6 +59,18 @@ def cmd_grid(args) -> int:
     return cli.EXIT_FAILED if outcome.failed else cli.EXIT_OK
 
 
+def _with_tuned(spec: dict, path: str) -> dict:
+    import json
+
+    from ltr.tune import apply_tuned
+
+    try:
+        tuned = json.loads(Path(path).read_text())
+        return apply_tuned(spec, tuned)
+    except (ValueError, AttributeError, TypeError) as exc:
+        raise cli.InputError(f"{path}: not an `ltr tune --out` document ({' '.join(str(exc).split())})") from None
+
+
 def _arguments(g) -> None:
     g.add_argument("--config", type=cli.existing_file,
                    help="grid file (.toml, .yaml); flags below override its lists and [train]")
@@ -66,6 +80,9 @@ def _arguments(g) -> None:
     g.add_argument("--losses", nargs="+")
     g.add_argument("--models", nargs="+")
     g.add_argument("--seeds", nargs="+", type=cli.seed)
+    g.add_argument("--tuned", type=cli.existing_file, default=None,
+                   help="the JSON `ltr tune --out` wrote: each tuned loss's lr, batch size, loss_lr and parameters "
+                        "override the grid's (per loss)")
     add_hyper_parameters(g, grid=True)
     g.add_argument("--workers", type=cli.positive_int, default=1, help="runs at once (default 1)")
     g.add_argument("--devices", nargs="+", help="device per worker slot, round-robin (default: every GPU, else cpu)")

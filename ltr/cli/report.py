@@ -10,7 +10,8 @@ from core import cli
 def cmd_report(args) -> int:
     import pandas as pd
 
-    from ltr.report import completed_runs, configurations, format_text, significance_table, to_csv, to_latex
+    from ltr.report import (completed_runs, configurations, fold_seed_records, format_text, reported_models,
+                            significance_table, to_csv, to_latex)
     from ltr.store import RunStore, canonical_data
 
     tables, listed = [], []
@@ -19,6 +20,8 @@ def cmd_report(args) -> int:
             models = args.model or sorted(set(store.list_runs(data=canonical_data(data), status="completed")["model"]))
             if not models:
                 raise cli.InputError(f"no completed runs for data {data!r} in {store.path}")
+            if not args.model:  # a tree ranker is a baseline row of the neural rankers' tables
+                models = reported_models(models)
             for model in models:
                 if args.list_configurations:
                     found = configurations(completed_runs(store, data, model, experiment=args.experiment,
@@ -39,9 +42,13 @@ def cmd_report(args) -> int:
                 print(f"{data} / {model}")
                 print(found.to_string(index=False))
         return cli.EXIT_OK
-    if args.json:
-        records = pd.concat(tables, ignore_index=True)
-        print(records.to_json(orient="records", indent=1))  # a list of table rows (older than core.cli's objects)
+    if args.json:  # a list of table rows (older than core.cli's objects); each row adds the runs behind it
+        records = []
+        for table in tables:
+            runs = fold_seed_records(table)
+            for row in json.loads(table.to_json(orient="records")):
+                records.append({**row, "per_fold_seed": runs.get(row["loss"], [])})
+        print(json.dumps(records, indent=1))
     else:
         print("\n\n".join(format_text(t) for t in tables))
     if args.csv:

@@ -16,6 +16,13 @@ def config_from_args(args: argparse.Namespace):
     values = {k: getattr(args, k) for k in ("data", "fold", "loss", "model", "seed", "epochs", "lr", "loss_lr",
                                             "batch_size", "slate_length", "patience", "log_every", "flush_every", "device",
                                             "experiment") if getattr(args, k, None) is not None}
+    if "loss" not in values:  # a tree ranker's loss is its LightGBM objective (ltr.gbdt)
+        from ltr.gbdt import GBDT_MODELS
+
+        if str(args.model).lower() not in GBDT_MODELS:
+            raise cli.InputError(f"--loss is required for model {args.model!r} (only a tree ranker, "
+                                 f"{', '.join(GBDT_MODELS)}, has its own objective)")
+        values["loss"] = GBDT_MODELS[str(args.model).lower()]
     values["loss_params"] = dict(args.loss_param)
     values["model_params"] = dict(args.model_param)
     return RunConfig.from_dict(values)
@@ -89,8 +96,11 @@ def _report(args, run_id: str, summary: dict) -> None:
 def _arguments(t: argparse.ArgumentParser) -> None:
     t.add_argument("--data", required=True, help="data set name (synthetic-mq2008, mq2008, ...) or a folder of FoldK/")
     t.add_argument("--fold", required=True, type=cli.positive_int)
-    t.add_argument("--loss", required=True)
-    t.add_argument("--model", required=True)
+    t.add_argument("--loss", default=None, help="the loss (required, except for a tree ranker: lambdamart's is "
+                                                "LightGBM's lambdarank objective)")
+    t.add_argument("--model", required=True, help="a ranker (mlp, attsets, attention_mil, context_aware) or a tree "
+                                                  "ranker (lambdamart: LightGBM; --epochs = most trees, --patience = "
+                                                  "early-stopping rounds, --model-param learning_rate=0.05 ...)")
     t.add_argument("--seed", type=cli.seed, default=argparse.SUPPRESS)
     add_hyper_parameters(t, grid=False)
     t.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda when available)")

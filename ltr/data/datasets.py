@@ -12,8 +12,9 @@ Fold k trains on parts k, k+1, k+2, validates on k+3, tests on k+4, mod 5). Yaho
 (absent features are 0), so a split may have a smaller largest index than 700; it is padded.
 
 ``data`` may also be a synthetic preset (generated once into ``cache/synthetic/``), with options
-``synthetic-web10k:n_queries=2000,seed=1``, or a path to any folder of ``FoldK/`` files (used as is,
-no normalisation; its feature count is the widest of Fold1's three files, narrower files are padded).
+``synthetic-web10k:n_queries=2000,seed=1``, a path to any folder of ``FoldK/`` files (used as is,
+no normalisation; its feature count is the widest of Fold1's three files, narrower files are padded), or
+one LETOR file cross-validated by query, ``FILE.txt[:folds=5,seed=0]`` (:mod:`ltr.data.crossval`).
 """
 from __future__ import annotations
 
@@ -69,6 +70,14 @@ def resolve_dataset(data: str) -> tuple[DatasetSpec, Path]:
 
     Synthetic presets are generated on first use. Raises :class:`DatasetError`.
     """
+    from ltr.data.crossval import parse_file_split, split_folder
+
+    file_split = parse_file_split(data)
+    if file_split is not None:  # one LETOR file, cross-validated by query (ltr.data.crossval)
+        folder = split_folder(file_split)
+        widest = max(_load(folder / "Fold1" / f"{s}.txt").n_features for s in SPLITS)
+        return DatasetSpec(file_split.name, widest, None, n_folds=file_split.folds, sparse=True,
+                           description=f"{file_split.path} split by query"), folder
     name, _, options = str(data).partition(":")
     spec = DATASETS.get(name.lower())
     if spec is not None and spec.synthetic:
@@ -91,8 +100,8 @@ def resolve_dataset(data: str) -> tuple[DatasetSpec, Path]:
         widest = max(_load(folder / "Fold1" / f"{s}.txt").n_features for s in SPLITS)
         # sparse=True: a fold file narrower than Fold1's widest is padded, a wider one is an error
         return DatasetSpec(folder.name, widest, None, n_folds=n_folds, sparse=True), folder
-    raise DatasetError(f"unknown dataset {data!r}: expected one of {', '.join(DATASETS)} "
-                       f"or a folder holding Fold1/..Fold5/")
+    raise DatasetError(f"unknown dataset {data!r}: expected one of {', '.join(DATASETS)}, "
+                       f"a folder holding Fold1/..Fold5/ or a LETOR file (FILE.txt[:folds=5,seed=0])")
 
 
 @dataclass(frozen=True)
@@ -205,3 +214,15 @@ def _synthetic_folder(preset: str, options: str) -> Path:
     if not meta.is_file():
         write_synthetic(preset, folder, seed=seed, n_queries=n_queries, conflict=bool(conflict))
     return folder
+
+
+def display_name(data: str) -> str:
+    """The user's name for ``data`` as runs store it: a registry name or synthetic preset as it is
+    (``mq2008``, ``synthetic-web10k:seed=1``), a folder path by the folder's name (the MQ2008 sample at
+    ``…/cache/letor_folds/mq2008-sample`` is ``mq2008-sample``). What selectors, titles, captions and
+    LaTeX show; the stored path stays in the run's config and in manifests."""
+    text = str(data)
+    name = text.partition(":")[0].lower()
+    if name in DATASETS:
+        return text
+    return Path(text).expanduser().name or text

@@ -27,6 +27,10 @@ class TrainingData:
     max_grade: int  # the highest relevance grade: the data set's spec, else the training labels'
     list_lengths: np.ndarray  # documents per training list
     slate_length: int | None  # the run's slate length (None: whole lists)
+    mean_grade: float | None = None  # the training labels' mean (RMSE's offset)
+    # documents per list of the whole data set: the fold's train, vali and test splits together, which in a
+    # LETOR cross-validation are every query of the data set, the same for each fold (NeuralLoss's lengths)
+    dataset_list_lengths: np.ndarray | None = None
 
 
 class RankingLoss(nn.Module):
@@ -53,6 +57,11 @@ class RankingLoss(nn.Module):
     @classmethod
     def dataset_defaults(cls, params: Mapping, data: TrainingData) -> dict:
         """Defaults of the parameters that depend on the training data; explicit ``params`` win over them."""
+        return {}
+
+    def provenance(self) -> dict:
+        """What a run's stored config records about how this loss was built beyond its parameters (NeuralLoss:
+        its surrogate's key and what its lengths were taken from); empty here, and then nothing is recorded."""
         return {}
 
     def tracked_parameters(self) -> dict[str, float]:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 def canonical_data(data: str) -> str:
     """A registry name lower-cased (synthetic options sorted, options at their default dropped), a
-    folder as its absolute path, so that equal runs get equal ids."""
+    folder as its absolute path, a LETOR file as its absolute path with its split's options written out
+    (``/abs/FILE.txt:folds=5,seed=0``), so that equal runs get equal ids."""
     from ltr.data.datasets import DATASETS
     from ltr.data.synthetic import PRESETS
 
@@ -24,5 +25,14 @@ def canonical_data(data: str) -> str:
                 continue  # spelled out at its default: the same data as leaving it out
             items.append(f"{key}={int(value) if value.isdigit() else value}")
         return name + (":" + ",".join(sorted(items)) if items else "")
+    from core.errors import DatasetError
+    from ltr.data.crossval import parse_file_split
+
+    try:
+        file_split = parse_file_split(data)
+    except DatasetError:
+        return data  # bad options: kept as written so the data layer reports them
+    if file_split is not None:  # a LETOR file with its cross-validation written out: FILE.txt:folds=5,seed=0
+        return file_split.data
     path = Path(data).expanduser()
     return str(path.resolve()) if path.exists() else data

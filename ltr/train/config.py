@@ -75,6 +75,9 @@ class RunConfig:
             problems.append("patience must be >= 0")
         if self.slate_length is not None and self.slate_length < 1:
             problems.append("slate_length must be >= 1")
+        from ltr.gbdt import gbdt_config_problems  # a tree ranker (lambdamart) takes its own settings
+
+        problems += gbdt_config_problems(self)
         if problems:
             raise RunInputError("invalid run config: " + "; ".join(problems))
 

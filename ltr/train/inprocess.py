@@ -13,11 +13,17 @@ What stays isolated per run:
   here as in a fresh process (``tests/ltr/train/test_inprocess.py`` checks it);
 - **store rows**: each run registers, logs and finishes its own rows (:func:`train_run`);
 - **failure**: a run that raises is marked ``failed`` in the store and the next run starts;
-- **cancel**: a per-run :class:`threading.Event` stops only that run (marked ``cancelled``).
+- **cancel**: a per-run :class:`threading.Event` stops only that run (marked ``cancelled``);
+- **threads**: each run chooses its torch threads afresh at its start (:func:`core.threads.choose_torch_threads`),
+  from the machine as it is then, and records them, so a host started on a busy machine is not held
+  to one thread for its life (nor to every core once the machine got busy).
 
 Fold data are kept by :class:`FoldCache` (the last ``capacity`` folds, read-only numpy arrays: every
-run builds its own device tensors from them), and runs are ordered by ``(data, fold)`` so a worker
-reads each fold once.
+run builds its own device tensors from them), keyed by the *content* of the fold's files (their
+SHA-256, memoised on path, size, mtime and inode by :func:`ltr.data.cache.file_digest`) and how the
+data set reads them, not by the name a run gives: a long-lived host never trains on a fold whose files
+changed since it read them, and the same files under two names (``mq2008`` and its folder) are read
+once. Runs are ordered by ``(data, fold)`` so a worker reads each fold once.
 """
 from __future__ import annotations
 
@@ -28,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+from core.threads import choose_torch_threads
 from ltr.store import RunStore
 from ltr.train.config import RunCancelled, RunConfig, RunInputError, one_line
 from ltr.train.prepare import prepare_run
@@ -38,19 +45,33 @@ SPLITS = ("train", "vali", "test")
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 
 
+def fold_content_key(data: str, fold: int) -> tuple:
+    """What a fold's splits are made of: the SHA-256 of each split's file and the data set's reading of them
+    (width, sparse, query normalisation); raises like :func:`ltr.data.datasets.load_fold` for a bad name."""
+    from ltr.data.cache import file_digest
+    from ltr.data.datasets import DatasetError, resolve_dataset
+
+    spec, folder = resolve_dataset(data)
+    files = [folder / f"Fold{int(fold)}" / f"{split}.txt" for split in SPLITS]
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        raise DatasetError(f"missing fold file {missing[0]}")
+    return (tuple(file_digest(f) for f in files), spec.n_features, spec.sparse, spec.query_normalise)
+
+
 class FoldCache:
-    """The splits of the most recently used folds, keyed by ``(data, fold)``."""
+    """The splits of the most recently used folds, keyed by their content (:func:`fold_content_key`)."""
 
     def __init__(self, capacity: int = 2):
         self.capacity = capacity
-        self._folds: OrderedDict[tuple[str, int], dict] = OrderedDict()
+        self._folds: OrderedDict[tuple, dict] = OrderedDict()
         self.loads = 0  # folds read from disk (the cache's misses), for tests and benchmarks
 
     def splits(self, data: str, fold: int) -> dict:
-        """``{"train", "vali", "test": RankingDataset}`` of the fold, read on first use."""
+        """``{"train", "vali", "test": RankingDataset}`` of the fold, read on first use of its content."""
         from ltr.data.datasets import load_fold
 
-        key = (data, int(fold))
+        key = fold_content_key(data, fold)
         if key in self._folds:
             self._folds.move_to_end(key)
             return self._folds[key]
@@ -81,14 +102,20 @@ class RunOutcome:
 
 def train_one(config: RunConfig, store: RunStore, *, resume: bool = True, force: bool = False,
               cancel: threading.Event | None = None, progress: Callable[[str], None] | None = None,
-              folds: FoldCache = FOLDS) -> RunOutcome:
+              folds: FoldCache = FOLDS, threads_at_most: int | None = None) -> RunOutcome:
     """Train one run in this process with its fold from ``folds``; never raises for the run's own errors.
+
+    Its torch threads are chosen afresh (at most ``threads_at_most``: a Ray task's CPUs, CUDA or not).
 
     Bad input (the fold cannot be read, a config clash) is reported as ``bad input`` with nothing
     stored; a crash is stored as ``failed`` by :func:`train_run` and reported; a cancel as ``cancelled``.
     """
     run_id = config.run_id
     try:
+        try:  # before prepare_run: NeuralLoss pre-trains on them
+            choose_torch_threads(at_most=threads_at_most)
+        except ValueError as exc:  # IRDASH_TORCH_THREADS or a cgroup file that is not a count: named, nothing stored
+            raise RunInputError(one_line(exc)) from None
         try:
             splits = folds.splits(config.data, config.fold)
         except Exception:  # noqa: BLE001 - prepare_run below re-reads and reports it as one clear line

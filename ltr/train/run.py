@@ -75,13 +75,18 @@ def train_run(config: RunConfig, store: RunStore, resume: bool = True, *, force:
         ckpt_path.unlink(missing_ok=True)  # a leftover from a deleted store must not be resumed
     try:
         with _sigterm_cancels():
-            # Once per process (core.threads): every run of a host is timed on the same threads.
+            # The process's current choice (core.threads): a host's train_one chose it afresh for this run.
             threads = apply_torch_threads().threads
             try:
                 store.start_run(run_id, device=str(prepared.device), threads=threads)
             except RunBusy as exc:
                 raise RunInputError(one_line(exc)) from None
-            _train(prepared, store, ckpt_path, progress or (lambda _msg: None), cancel)
+            if prepared.model is None:  # a tree ranker (ltr.gbdt): LightGBM boosts it, no epochs of Adam
+                from ltr.gbdt.lambdamart import train_booster
+
+                train_booster(prepared, store, threads, progress or (lambda _msg: None), cancel)
+            else:
+                _train(prepared, store, ckpt_path, progress or (lambda _msg: None), cancel)
     except RunInputError:
         raise
     except (RunCancelled, KeyboardInterrupt) as exc:
@@ -179,6 +184,17 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
     model.load_state_dict(best_model)
     test_ds = p.splits["test"]
     per_query = evaluate(model, make_batcher(test_ds, device, eval_bs), test_ds.n_queries, NDCG_CUTOFFS, tick).cpu()
+    finish_with_test(store, run_id, test_ds, per_query, train_seconds=state["train_seconds"],
+                     cpu_seconds=state.get("cpu_seconds"), pretrain_seconds=p.pretrain_seconds,
+                     best_epoch=state["best_epoch"], progress=progress)
+    ckpt_path.unlink(missing_ok=True)
+
+
+def finish_with_test(store: RunStore, run_id: str, test_ds, per_query: torch.Tensor, *, train_seconds: float,
+                     cpu_seconds: float | None, pretrain_seconds: float | None, best_epoch: int,
+                     progress: Callable[[str], None]) -> None:
+    """Store the selected model's test result (``per_query``: NDCG@k of every test query, ``[len(NDCG_CUTOFFS), Q]``)
+    and mark the run completed: what every model family's run ends with."""
     means = {f"ndcg@{k}": float(per_query[i].mean()) for i, k in enumerate(NDCG_CUTOFFS)}
     # stored names carry their convention (ndcg@10(gain=exp,norel=1)); the relevant-document count per
     # query lets a report leave out queries that score 1 under every loss by convention
@@ -186,9 +202,6 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
     relevant = np.add.reduceat((test_ds.labels > 0).astype(np.float64), test_ds.query_ptr[:-1]) \
         if test_ds.n_queries else np.zeros(0)
     per_query_map[N_RELEVANT] = dict(zip(test_ds.qids, relevant.tolist()))
-    store.finish_run(run_id, test_means=means, per_query=per_query_map, train_seconds=state["train_seconds"],
-                     pretrain_seconds=p.pretrain_seconds, best_epoch=state["best_epoch"],
-                     cpu_seconds=state.get("cpu_seconds"))
-    ckpt_path.unlink(missing_ok=True)
+    store.finish_run(run_id, test_means=means, per_query=per_query_map, train_seconds=train_seconds,
+                     pretrain_seconds=pretrain_seconds, best_epoch=best_epoch, cpu_seconds=cpu_seconds)
     progress("test " + " ".join(f"{k} {v:.4f}" for k, v in means.items()))
-

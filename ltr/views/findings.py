@@ -8,6 +8,7 @@ import pandas as pd
 
 from core.export import booktabs, in_temporary_folder
 from core.findings import part_rows, summary_rows
+from ltr.data.datasets import display_name  # noqa: F401  (the Findings page names data by it)
 from ltr.store import RunStore
 
 

@@ -1,6 +1,8 @@
 """The home page's data: where training runs, which data sets are usable, how many runs are stored."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
 from core import jobs
@@ -92,3 +94,55 @@ def study_slate_length(data: str) -> int | None:
 def store_summary(store: RunStore) -> dict[str, int]:
     counts = store.counts()
     return {"total": sum(counts.values()), **counts}
+
+
+@dataclass(frozen=True)
+class FirstStep:
+    """One step of the Home page's "Start here" list: what to do, on which pages (their buttons), and
+    what already shows it done (None: nothing the store can tell)."""
+
+    title: str
+    what: str
+    pages: tuple[str, ...]
+    done: str | None = None
+    needs_trec_dl: bool = False
+
+
+def first_steps(summary: dict[str, int], trec_dl_folder: str, trec_dl_found: bool) -> list[FirstStep]:
+    """What a newcomer does first, in order (issue 36: the Home page explained the studies but gave no
+    first step). Training needs no data, so it comes first; the failure study needs the TREC DL folder."""
+    runs = summary.get("total", 0)
+    return [
+        FirstStep("Train a first run",
+                  "No data needed: keep the synthetic data set `synthetic-mq2008`, pick one fold and a few epochs "
+                  "and press **Start training**. The run trains in the background; its loss parameters and their "
+                  "gradients plot live.",
+                  ("pages/training.py",), done=f"{runs} run(s) in the store" if runs else None),
+        FirstStep("Compare the losses",
+                  "Train a few losses on the same folds, then read NDCG@k against training minutes and the paired "
+                  "t-test table of one configuration.",
+                  ("pages/results.py",), done=f"{summary.get('completed', 0)} completed run(s)"
+                  if summary.get("completed", 0) >= 2 else None),
+        FirstStep("Point the tool at the TREC DL data",
+                  "The query-failure study reads a TREC DL folder (topics, qrels, passages, runs): set "
+                  "`IRDASH_DATA_TREC_DL` or `[data] trec_dl` in `irdash.toml` (the **Data** section of "
+                  "`README.md`), then reload this page.",
+                  (), done=f"found `{trec_dl_folder}`" if trec_dl_found else None),
+        FirstStep("Find the hard-to-retrieve queries",
+                  "Per-query nDCG@10 of each retriever and its hard set (the lowest quartile).",
+                  ("pages/hard-to-retrieve.py",), needs_trec_dl=True),
+        FirstStep("Run a failure study",
+                  "Hard to retrieve, generate and judge on one data set, and how the three sets overlap. The "
+                  "embedded model runs offline; its results are labelled as not findings.",
+                  ("pages/failure-overlap.py",), needs_trec_dl=True),
+        FirstStep("Explain the failures",
+                  "Induce a failure typology from the hard queries, then annotate the assigned reasons.",
+                  ("pages/failure-typology.py", "pages/annotate-reasons.py"), needs_trec_dl=True),
+        FirstStep("Act on them",
+                  "Difficulty-aware answers judged against the baseline, and whether query-performance "
+                  "predictors foresee the hard sets.",
+                  ("pages/difficulty-aware-generation.py", "pages/predicting-failure.py"), needs_trec_dl=True),
+        FirstStep("Check the papers' claims",
+                  "Each claim of both papers against what the stores hold, with its n, interval and verdict.",
+                  ("pages/findings.py",)),
+    ]

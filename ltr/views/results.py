@@ -5,10 +5,12 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ltr.cost import completed_runs, cost_effectiveness, in_configuration as runs_in_configuration  # noqa: F401  (the page helpers' names)
+from ltr.cost import one_run_per_fold_and_seed
+from ltr.data.datasets import display_name  # noqa: F401  (the Results page names data by it)
 from ltr.ndcg_conventions import NDCG_CUTOFFS  # noqa: F401  (the Results page's metric choices)
 from ltr.losses import LOSS_NAMES
 from ltr.report import variant_loss
-from ltr.store import RunStore, latest_per_loss_and_fold
+from ltr.store import RunStore
 
 
 def result_options(store: RunStore) -> pd.DataFrame:
@@ -17,6 +19,14 @@ def result_options(store: RunStore) -> pd.DataFrame:
     if runs.empty:
         return pd.DataFrame(columns=["data", "model", "runs"])
     return runs.groupby(["data", "model"]).size().rename("runs").reset_index()
+
+
+def ranker_choices(options: pd.DataFrame, data: str) -> list[str]:
+    """The rankers with completed runs on ``data``, the neural ones first: a tree ranker (LambdaMART) is a
+    baseline row of their tables (:func:`ltr.report.tree_baselines`), so it is the default only when alone."""
+    from ltr.gbdt import is_gbdt_model
+
+    return sorted(options.loc[options["data"] == data, "model"], key=lambda m: (is_gbdt_model(m), m))
 
 
 def configuration_choices(runs: pd.DataFrame) -> pd.DataFrame:
@@ -37,6 +47,9 @@ _LOSS_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b
                  "#bcbd22", "#000000", "#17becf")
 _LOSS_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "triangle-down", "cross", "x", "pentagon",
                  "hexagon", "star", "star-square")
+
+# Tree-ranker baselines (LambdaMART), drawn apart from every neural loss.
+_BASELINE_STYLE = ("#8c6d31", "diamond-wide")
 
 
 def axis_range(values, *, min_span: float, floor: float | None = None,
@@ -67,13 +80,16 @@ def cost_figure(table: pd.DataFrame, k: int, *, title: str, runs: pd.DataFrame |
     it is, never below zero minutes). Losses are told apart by colour, marker and legend (no text
     labels to collide); the axes stay within [0, 1] NDCG and start at 0 minutes, also for one point."""
     traces, xs, ys = [], [], []  # plain trace dicts, validated once when the figure is built
-    latest = latest_per_loss_and_fold(runs) if runs is not None and not runs.empty else None
+    latest = one_run_per_fold_and_seed(runs) if runs is not None and not runs.empty else None
     for row in table.to_dict("records"):
         loss = variant_loss(row["loss"])  # a variant (loss parameters) is drawn as its loss
-        i = LOSS_NAMES.index(loss) if loss in LOSS_NAMES else len(LOSS_NAMES) - 1
-        colour, symbol = _LOSS_COLOURS[i % len(_LOSS_COLOURS)], _LOSS_SYMBOLS[i % len(_LOSS_SYMBOLS)]
+        if loss in LOSS_NAMES:
+            i = LOSS_NAMES.index(loss)
+            colour, symbol = _LOSS_COLOURS[i % len(_LOSS_COLOURS)], _LOSS_SYMBOLS[i % len(_LOSS_SYMBOLS)]
+        else:  # a tree baseline (lambdamart (LightGBM), ltr.report.tree_baselines): not one of the losses' styles
+            colour, symbol = _BASELINE_STYLE
         if latest is not None:
-            folds = latest[latest["loss"] == row["loss"]].sort_values("fold")
+            folds = latest[latest["loss"] == row["loss"]].sort_values(["fold", "seed"] if "seed" in latest else "fold")
             custom = folds[["fold", "train_seconds", "cpu_seconds", "load_at_start", "threads"]].astype(float).to_numpy()
             traces.append({
                 "type": "scatter", "x": folds["minutes"].to_numpy(), "y": folds[f"test_ndcg{k}"].to_numpy(),
@@ -109,10 +125,12 @@ def cost_figure(table: pd.DataFrame, k: int, *, title: str, runs: pd.DataFrame |
 
 
 def fold_table(runs: pd.DataFrame, k: int = 10) -> pd.DataFrame:
-    """Test NDCG@k per fold (rows) and loss (columns), with the mean over folds as the last row."""
+    """Test NDCG@k per fold (rows) and loss (columns), each the fold's mean over its seeds, with the mean over
+    folds as the last row."""
     if runs.empty:
         return pd.DataFrame()
-    table = latest_per_loss_and_fold(runs).pivot(index="fold", columns="loss", values=f"test_ndcg{k}")
+    table = one_run_per_fold_and_seed(runs).pivot_table(index="fold", columns="loss", values=f"test_ndcg{k}",
+                                                        aggfunc="mean")
     table = table[[n for n in LOSS_NAMES if n in table.columns] + [c for c in table.columns if c not in LOSS_NAMES]]
     table.index = [f"fold {f}" for f in table.index]
     table.loc["mean"] = table.mean()
@@ -120,11 +138,11 @@ def fold_table(runs: pd.DataFrame, k: int = 10) -> pd.DataFrame:
 
 
 def fold_detail(runs: pd.DataFrame, loss: str) -> pd.DataFrame:
-    """The per-fold runs of one loss: test NDCG@k, best epoch, epochs, minutes."""
-    cols = ["fold", "test_ndcg1", "test_ndcg3", "test_ndcg5", "test_ndcg10", "best_epoch", "epochs_done", "minutes",
+    """The runs of one loss, per fold and seed: test NDCG@k, best epoch, epochs, minutes."""
+    cols = ["fold", "seed", "test_ndcg1", "test_ndcg3", "test_ndcg5", "test_ndcg10", "best_epoch", "epochs_done", "minutes",
             "train_seconds", "cpu_seconds", "threads", "load_at_start", "device", "run_id"]
-    latest = latest_per_loss_and_fold(runs)
-    return latest[latest["loss"] == loss].sort_values("fold")[cols].reset_index(drop=True)
+    latest = one_run_per_fold_and_seed(runs)
+    return latest[latest["loss"] == loss].sort_values(["fold", "seed"])[cols].reset_index(drop=True)
 
 
 def failed_runs(store: RunStore, data: str | None = None, model: str | None = None) -> pd.DataFrame:

@@ -41,13 +41,29 @@ def significance_legend(table: pd.DataFrame) -> str:
     if not has_tests(table):
         return (f"Nothing to test yet: train {table.attrs.get('candidate', 'learndcg')} and at least one "
                 f"baseline on the same folds. Values are means over folds.")
-    holm = "Holm-corrected " if table.attrs.get("holm") else ""
+    from ltr.report import table_notes, test_description
+
+    seeds = len(table.attrs.get("seeds") or [])
+    over = f"folds x {seeds} seeds (the mean over folds of each fold's mean over seeds)" if seeds > 1 else "folds"
     text = (f"{BETTER_MARK} / {WORSE_MARK}: {table.attrs.get('candidate', 'learndcg')} is significantly better / "
-            f"worse than this loss (two-sided paired t-test over the pooled test queries of all folds, "
-            f"{holm}p < {table.attrs.get('alpha', ALPHA)}). Values are means over folds.")
-    from ltr.report import table_notes
+            f"worse than this loss ({test_description(table)}). Values are means over {over}.")
 
     return " ".join([text, *(n[0].upper() + n[1:] + "." for n in table_notes(table))])
+
+
+def seed_spread(table: pd.DataFrame) -> pd.DataFrame:
+    """Per loss: folds, seeds, runs, ``mean ± seed sd`` per k and the folds' spread (:func:`ltr.report.spread_table`)."""
+    from ltr.report import spread_table
+
+    return spread_table(table)
+
+
+def fold_seed(table: pd.DataFrame, k: int = 10) -> pd.DataFrame:
+    """Test NDCG@k of every compared run, a row per (loss, fold), a column per seed, and the fold's mean over
+    seeds (:func:`ltr.report.fold_seed_table`)."""
+    from ltr.report import fold_seed_table
+
+    return fold_seed_table(table, k)
 
 
 def significance_csv(table: pd.DataFrame) -> str:

@@ -1,4 +1,5 @@
-"""Starting runs from the training form (one background job per fold) and the table of those jobs."""
+"""Starting runs from the training form (one background job per run: losses x folds x seeds) and the table of
+those jobs."""
 from __future__ import annotations
 
 import math
@@ -12,6 +13,7 @@ from core import jobs
 from core.fields import (NONNEGATIVE_INT, POSITIVE_FLOAT, POSITIVE_INT, SEED, ZERO_OR_POSITIVE_INT, Field,
                          NumberRule, check_fields)
 from core.ray_cluster import EXECUTORS, ray_settings
+from ltr.gbdt import GBDT_MODELS, is_gbdt_model
 from ltr.jobs import TRAINING
 from ltr.store import RunStore, run_is_live
 from ltr.views.home import gpu_count
@@ -24,18 +26,35 @@ TRAINING_FIELDS = {
     "batch_size": Field("Batch size (queries)", POSITIVE_INT),
     "slate_length": Field("Slate length (0 = whole lists)", ZERO_OR_POSITIVE_INT),
     "seed": Field("Seed", SEED),
+    "n_seeds": Field("Seeds (runs per fold and loss: seed, seed+1, ...)", POSITIVE_INT),
     "patience": Field("Patience (0 = never stop early)", NONNEGATIVE_INT),
 }
 CONCURRENCY_RULE = NumberRule(int, 0, 64, what="an integer from 0 to 64")  # the Concurrency control's counts
+# The form's fields a tree ranker (LambdaMART) has no use for: LightGBM's learning rate and tree settings are
+# model parameters (ltr.gbdt), and RunConfig refuses other values than the defaults for them.
+NEURAL_ONLY_FIELDS = ("lr", "batch_size", "slate_length")
+
+
+def tree_model_note(model: str) -> str:
+    """What the form's fields mean for a tree ranker (shown in place of the Losses field)."""
+    return (f"{model} is a tree ranker trained by LightGBM, its runs stored under loss {GBDT_MODELS[model]!r} (no "
+            f"loss to choose): Epochs = the "
+            f"most boosting rounds, Patience = rounds without a validation NDCG@10 gain before it stops, Seed = "
+            f"LightGBM's; learning rate, batch size and slate length do not apply (LightGBM's own defaults; tree "
+            f"settings via `python -m ltr train --model {model} --model-param ...`). Its runs appear as a baseline "
+            f"row of the neural rankers' tables on Results and Findings.")
 
 
 @dataclass(frozen=True)
 class TrainingRequest:
-    """What the training form asks for; one run (and one job) per fold."""
+    """What the training form asks for: every loss on every fold with every seed, one run (and one job) each.
+
+    The seeds are ``seed, seed + 1, ..., seed + n_seeds - 1`` (a grid's ``seeds = [0, 1, 2]`` is seed 0 with
+    3 seeds), so the report averages them like a grid's."""
 
     data: str
     folds: tuple[int, ...]
-    loss: str
+    losses: tuple[str, ...]
     model: str
     epochs: int
     lr: float
@@ -43,36 +62,56 @@ class TrainingRequest:
     slate_length: int | None
     seed: int
     patience: int
-    executor: str = "local"  # "local": a trainer host runs each fold; "ray": a Ray task per fold
+    executor: str = "local"  # "local": a trainer host runs each run; "ray": a Ray task per run
+    n_seeds: int = 1
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        return tuple(range(self.seed, self.seed + self.n_seeds))
+
+    @property
+    def run_losses(self) -> tuple[str, ...]:
+        """The losses the runs train with: the chosen ones, or a tree ranker's own objective (whatever was chosen)."""
+        return (GBDT_MODELS[self.model],) if is_gbdt_model(self.model) else self.losses
 
     def configs(self) -> list:
+        """The runs, loss by loss, then fold, then seed (the order the jobs are queued in). A tree ranker's runs
+        take its objective as their loss and leave the neural-only settings at their defaults."""
         from ltr.train import RunConfig
 
-        return [RunConfig(data=self.data, fold=fold, loss=self.loss, model=self.model, epochs=self.epochs,
-                          lr=self.lr, batch_size=self.batch_size, slate_length=self.slate_length or None,
-                          seed=self.seed, patience=self.patience) for fold in self.folds]
+        neural = {} if is_gbdt_model(self.model) else {"lr": self.lr, "batch_size": self.batch_size,
+                                                        "slate_length": self.slate_length or None}
+        return [RunConfig(data=self.data, fold=fold, loss=loss, model=self.model, epochs=self.epochs, seed=seed,
+                          patience=self.patience, **neural)
+                for loss in self.run_losses for fold in self.folds for seed in self.seeds]
 
 
 def submit_training(request: TrainingRequest, *, n_gpus: int | None = None) -> list[int]:
-    """Queue one training job per fold (run by a trainer host, :mod:`ltr.jobs`); returns the job ids.
+    """Queue one training job per run (losses x folds x seeds; run by a trainer host, :mod:`ltr.jobs`);
+    returns the job ids. Every field is checked and every run config built before the first job is queued,
+    so a bad request queues nothing.
 
-    With GPUs, folds are spread round-robin over them (resource ``cuda:i``; the job runner sets
+    With GPUs, runs are spread round-robin over them (resource ``cuda:i``; the job runner sets
     ``CUDA_VISIBLE_DEVICES`` so the trainer's automatic device picks that GPU); else all go to
     ``cpu``, where the runner's limit runs them one after another.
 
     With ``executor="ray"`` each job is ``python -m ltr train --executor ray`` instead: a light
-    local driver that runs the fold as a Ray task (resource class ``ray``; Ray picks the node and
+    local driver that runs its run as a Ray task (resource class ``ray``; Ray picks the node and
     the GPU, the run streams into this store, cancelling the job cancels the task).
     """
+    tree = is_gbdt_model(request.model)
     check_fields(*((field, request.slate_length or 0 if name == "slate_length" else getattr(request, name))
-                   for name, field in TRAINING_FIELDS.items()))
+                   for name, field in TRAINING_FIELDS.items() if not (tree and name in NEURAL_ONLY_FIELDS)))
     if not request.folds:
         raise ValueError("choose at least one fold")
+    if not request.run_losses:
+        raise ValueError("choose at least one loss")
     if request.executor not in EXECUTORS:
         raise ValueError(f"executor {request.executor!r}: choose from {', '.join(EXECUTORS)}")
+    configs = request.configs()  # an invalid config raises here, before anything is queued
     n_gpus = gpu_count() if n_gpus is None else n_gpus
     job_ids = []
-    for i, config in enumerate(request.configs()):
+    for i, config in enumerate(configs):
         resource = "ray" if request.executor == "ray" else f"cuda:{i % n_gpus}" if n_gpus else "cpu"
         job_ids.append(TRAINING.submit(config=config, executor=request.executor, resource=resource,
                                        start_worker=False))
@@ -141,9 +180,14 @@ def jobs_frame(store: RunStore, job_list: Sequence[jobs.Job]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def fold_tag(job: jobs.Job) -> str:
-    """What a training job's Cancel button adds to its number: ``fold 2`` (its full label on hover)."""
-    return f"fold {job.meta['fold']}" if "fold" in job.meta else ""
+def cancel_tag(job: jobs.Job) -> str:
+    """What a training job's Cancel button adds to its number: the loss, the fold and a seed other than 0 it
+    trains, ``learndcg · fold 2`` / ``learndcg · fold 2 · seed 1`` (data set and ranker on hover, in its full
+    label). Why the loss: a grid queues one job per loss and fold, and "Cancel #7 · fold 2" did not say which of
+    the fold-2 jobs it stopped."""
+    seed = f"seed {job.meta['seed']}" if job.meta.get("seed") else None
+    return " · ".join(part for part in (job.meta.get("loss"), f"fold {job.meta['fold']}" if "fold" in job.meta
+                                        else None, seed) if part)
 
 
 def _mean_epoch_seconds(store: RunStore, run_ids: Sequence[str]) -> dict[str, float]:

@@ -33,7 +33,9 @@ def jobs_panel(kind: jobs.JobKind, table: Callable[[Sequence[jobs.Job]], Any], *
     ``table(job_list)``: the rows of the page's jobs table (a DataFrame or a list of dicts), drawn with
     ``columns`` as its column configuration; ``details(job_list)``: drawn under it (e.g. each job's
     whole progress line); ``empty``: said when the page has no such job yet; ``cancel``: a Cancel
-    button per active job (a function: what its short label adds to ``Cancel #id``); ``failed_logs``: the output of the newest failed jobs, in expanders.
+    button per active job that names what it cancels, ``Cancel #id · <what>``: a function gives the short
+    ``<what>`` (training: the loss and the fold), ``True`` the job's title (``typology h2r on dl19``);
+    ``failed_logs``: the output of the newest failed jobs, in expanders.
     """
     where = dict(where or {})
     first = [kind.jobs(limit, **where)]  # drawn by the fragment's first run: listed once per page run
@@ -70,6 +72,7 @@ def _cancel_buttons(active: Sequence[jobs.Job], tag) -> None:
         return
     cols = st.columns(min(len(active), 5))
     for i, job in enumerate(active):  # short labels (never cut); the full label on hover
-        extra = tag(job) if callable(tag) else ""
+        # a bare "Cancel #7" left the reader to match a number against the table to know what stops
+        extra = tag(job) if callable(tag) else job.label
         cols[i % len(cols)].button(f"Cancel #{job.id}" + (f" · {extra}" if extra else ""), key=f"cancel-{job.id}",
                                    help=job.label, on_click=jobs.cancel, args=(job.id,))

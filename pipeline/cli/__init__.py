@@ -41,6 +41,10 @@ One name per concept, in every command:
     --timeout --retries --executor --address
                                     how every LLM of the command is called (see ``--help``);
                                     unset decoding options keep each step's own defaults
+    --model-size MODEL=SIZE         the size of a model whose backend reports none (imported answers
+                                    or judgments: their NAME), e.g. llama-3.3-70b=70B; recorded as
+                                    stated. An unknown size is never taken for a large one: without
+                                    it, such a model's output carries no verdict
 
 LLM SPEC grammar:
 

@@ -30,6 +30,24 @@ def _cap(text: str):
 _cap.__name__ = "cap"
 
 
+class StatedSizes(argparse.Action):
+    """``--model-size MODEL=SIZE`` (repeatable) -> ``{model: billions}`` (:func:`pipeline.llm.sizes.stated_size`):
+    a malformed value, or one model stated twice with two sizes, exits 2 naming the flag."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from pipeline.llm.sizes import stated_size
+
+        try:
+            model, value = stated_size(values)
+        except ValueError as exc:
+            parser.error(f"argument {option_string}: {exc}")
+        sizes = dict(getattr(namespace, self.dest, None) or {})
+        if model in sizes and sizes[model] != value:
+            parser.error(f"argument {option_string}: {model} is stated twice, as {sizes[model]:g}B and {value:g}B")
+        sizes[model] = value
+        setattr(namespace, self.dest, sizes)
+
+
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
     """Defaults shown after each option's help, except where there is none to show (None, flags)."""
 
@@ -115,6 +133,12 @@ def llm_args(p) -> None:
                    help="seconds one request may take (waiting for a free slot does not count); a request "
                         "past it stops the step")
     g.add_argument("--retries", type=cli.nonnegative_int, default=2, help="extra attempts after a server error")
+    g.add_argument("--model-size", action=StatedSizes, default=None, metavar="MODEL=SIZE",
+                   help="repeatable: the size of a model whose backend reports none (an OpenAI-compatible server "
+                        "other than llama.cpp's; imported answers or judgments: MODEL is their NAME, or prefer's "
+                        "answers file as given), e.g. "
+                        "qwen3:8b=8B or llama-3.3-70b=70B; recorded in its provenance as stated by the user. "
+                        "Without it such a model's size is unknown and its output carries no verdict")
     g.add_argument("--executor", choices=["local", "ray"], default="local",
                    help="ray: fan the LLM calls out over Ray tasks, every call through the response cache")
     g.add_argument("--address", default=None,
@@ -148,7 +172,8 @@ def llm_options(args, step: str | None = None) -> dict:
                  "num_ctx": args.num_ctx, "think": args.think}
     options = {"timeout": args.timeout, "retries": args.retries, "executor": args.executor,
                "address": args.address, "concurrency": args.concurrency, "keep_alive": _keep_alive(args.keep_alive),
-               "overrides": {k: v for k, v in overrides.items() if v is not None}}
+               "overrides": {k: v for k, v in overrides.items() if v is not None},
+               "stated_sizes": dict(args.model_size or {})}
     return {**options, "step": step} if step else options
 
 
@@ -161,12 +186,20 @@ def llm_backend_kinds() -> tuple[str, ...]:
     return tuple(dict.fromkeys(name.partition(":")[0] for name in BACKENDS.names()))
 
 
-def check_models(args, components) -> None:
+def check_models(args, components, *, generators=()) -> None:
     """Check the LLMs among ``components`` (``--generator``/``--judge`` values) before any data is
     loaded, so a dead server or a missing model fails the command in seconds
-    (:class:`pipeline.llm.LLMUnavailable`). Imported files and the data folder's judges are skipped."""
+    (:class:`pipeline.llm.LLMUnavailable`), and a stated size that contradicts a reported one exits 2.
+    Imported files and the data folder's judges are skipped. ``generators`` (``--generator`` values,
+    also among ``components``): not imported, each one is an LLM spec, so a malformed one
+    (``nonsense:::model``) exits 2 here, before any step runs (:func:`pipeline.llm.specs.check_spec`,
+    the check the forms make too); a judge's NAME may be the data folder's, known only with the data."""
     from pipeline.llm import make_client
+    from pipeline.llm.specs import check_spec
 
+    for text in generators:
+        if text and "=" not in text:
+            check_spec(text)
     for text in components:
         if text and "=" not in text and text.partition(":")[0].lower() in ("auto", *llm_backend_kinds()):
             make_client(text, **{**llm_options(args), "executor": "local"})

@@ -20,8 +20,31 @@ def cmd_findings(args) -> None:
         print(line)
 
 
+def findings_dataset(text: str) -> str:
+    """``--dataset``: ``all``, a registry dataset, or another dataset with a stored study; anything else
+    (``dl99``) would check nothing and read like a clean result, so it exits 2 naming the dataset."""
+    import argparse
+
+    from pipeline.data.datasets import DATASETS
+    from pipeline.findings.scope import ALL
+    from pipeline.study import store
+
+    if text == ALL or text in DATASETS:
+        return text
+    stored = store.study_datasets()
+    if store.dataset_dir(text).name in stored:
+        return text
+    raise argparse.ArgumentTypeError(f"unknown dataset {text!r}: use {ALL}, one of {', '.join(DATASETS)}"
+                                     + (f", or a dataset with a stored study ({', '.join(stored)})" if stored else
+                                        " (no other dataset has a stored study)"))
+
+
+findings_dataset.__name__ = "dataset"
+
+
 def _arguments(p) -> None:
-    p.add_argument("--dataset", default="all", help="dl19..dl22, another stored dataset, or all")
+    p.add_argument("--dataset", default="all", type=findings_dataset,
+                   help="dl19..dl22, another stored dataset, or all")
     p.add_argument("--data", default=None, help="only studies computed from this data folder")
     p.add_argument("--study", default=None, metavar="ID|latest", help="this study of --dataset (default: newest)")
     p.add_argument("--annotations", default=None, help="annotation store (default: the cache's annotations.sqlite)")

@@ -9,7 +9,7 @@ from pipeline.sets.rule import SetSummary
 
 
 def cmd_h2g(args) -> None:
-    check_models(args, args.generator)
+    check_models(args, args.generator, generators=args.generator)
     from pipeline.study.tasks.h2g import h2g_sets
     from pipeline.generation.h2g import reference_note, truncation_note
 

@@ -26,13 +26,17 @@ def cmd_llm_check(args) -> None:
 
     backend = make_backend(args.spec, timeout=args.timeout)
     backend.resolve()  # LLMUnavailable (one line, exit 1) when the model cannot be reached
-    prov = backend.provenance.as_dict()
+    model = backend.provenance
+    prov = model.as_dict()
     if args.json:
         cli.print_json({"spec": args.spec, "ok": True, "provenance": prov})
         return
     print(f"{args.spec}: {prov['label']} is available" + (f" at {prov['endpoint']}" if prov["endpoint"] else ""))
     if prov["resolution"]:
         print(f"  {prov['resolution']}")
+    # the size, and whether its output can carry a verdict (pipeline.llm.sizes)
+    print(f"  size: {model.size_text}" + (f"; {model.evidence_gate}: its output carries no verdict"
+                                          if model.evidence_gate else ""))
 
 
 def _cache(args):

@@ -12,6 +12,7 @@ def cmd_prefer(args) -> None:
     from dataclasses import replace
 
     from core.jobs.progress import ProgressWriter
+    from pipeline.findings.preference import paper_rates
     from pipeline.prompting import preference
     from pipeline.data.datasets import load_dataset
     from pipeline.generation.answers import GENERATION_OPTIONS, read_answers_jsonl
@@ -48,7 +49,7 @@ def cmd_prefer(args) -> None:
         def side(file):
             if file:
                 return preference.AnswerSide(imported=read_answers_jsonl(file, data.topics),
-                                             imported_from=str(file))
+                                             imported_from=str(file), stated_sizes=args.model_size)
             return preference.AnswerSide(generator)
 
         result = preference.run_preference(data, assignments, typology, templates, judge,
@@ -63,7 +64,7 @@ def cmd_prefer(args) -> None:
                                                         ("generator", generator.provenance if generator else None))
                if prov is not None and prov.resolution},
            "config": result["config"], "excluded": {k: len(v) for k, v in result["excluded"].items()},
-           "study_rate": preference.STUDY_RATES.get(data.name), **result["summary"]}
+           "study_rate": paper_rates().get(data.name), **result["summary"]}
     if args.json:
         cli.print_json(out)
         return

@@ -15,7 +15,7 @@ from pipeline.study.universe import UniverseSummary
 
 
 def cmd_overlap(args) -> None:
-    check_models(args, [args.generator, args.judge])
+    check_models(args, [args.generator, args.judge], generators=[args.generator])
     from pipeline.study.run import failure_sets
 
     config = study_config(args, retrievers=[args.retriever], generators=[args.generator], judges=[args.judge],
@@ -63,7 +63,7 @@ def _overlap_lines(result):
 
 
 def cmd_run(args) -> None:
-    check_models(args, [*(args.generator or ["auto"]), *(args.judge or ["auto"])])
+    check_models(args, [*(args.generator or ["auto"]), *(args.judge or ["auto"])], generators=args.generator or ())
     from pipeline.study.config import SETUPS
     from pipeline.study.run import run_study
 

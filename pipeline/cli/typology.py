@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from core import cli
-from pipeline.cli.args import (bertscore_args, cap_arg, collection_args, llm_args, llm_options,
+from pipeline.cli.args import (bertscore_args, cap_arg, check_models, collection_args, llm_args, llm_options,
                                progress_key_arg, universe_arg)
 from pipeline.cli.output import print_resolution
 
@@ -20,6 +20,8 @@ def cmd_typology(args) -> None:
     from pipeline.study.typology_sources import HardSetConfig, hard_queries
     from pipeline.typology.store import TypologyStore
 
+    # the assigner (and a generator spec) checked before the hard set is computed: a malformed spec exits 2 at once
+    check_models(args, [], generators=[args.assigner, *([args.generator] if args.generator else [])])
     hard_config = HardSetConfig(dataset=args.dataset, task=args.task, retriever=args.retriever,
                                 generator=args.generator, judge=args.judge, setup=args.setup,
                                 quantile=args.quantile, data=args.data, qrels=args.qrels, topics=args.topics,

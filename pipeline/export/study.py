@@ -11,6 +11,7 @@ each file is, the study id, the models with digests, the commit and the date.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -19,28 +20,79 @@ from core.export import Export, slug
 from pipeline.export.venn import VENN_ORDER, venn_figure
 from pipeline.findings.finding import Finding, pair_name
 from pipeline.findings.scope import study_record
-from pipeline.sets.overlap import all_pairwise, further_note
+from pipeline.sets.overlap import all_pairwise, further_note, intersection_label, region_label
 from pipeline.study.result import StudyResult
 
 TASK_VALUES = {"h2r": "ndcg@10", "h2g": "bertscore_f1", "h2j": "disagreement"}
 TASK_WORDS = {"h2r": "hard to retrieve", "h2g": "hard to generate", "h2j": "hard to judge"}
 
 
+def query_cap(study: StudyResult) -> str:
+    """The study's query cap in words: a capped study's "10 of 10 judged queries" is not all of DL19."""
+    cap = (study.configuration or {}).get("max_queries")
+    if cap:
+        return (f"query cap: the first {cap} judged queries of {study.dataset.upper()} in topic order "
+                f"(the study's {len(study.queries)} queries)")
+    return f"no query cap: all {len(study.queries)} judged queries of {study.dataset.upper()}"
+
+
 def configuration_caption(study: StudyResult, label: str) -> str:
+    """The configuration (components, quantile), its universe (which queries the overlap is over) and the
+    study's query cap: what every table and figure of the configuration states."""
     c = study.configurations[label].components
     return (f"{study.dataset.upper()}, study {study.id}: retriever {c.retriever}, generator {c.generator}, "
-            f"judge {c.judge}, setup {c.setup}; quantile {study.quantile}, universe {study.universe_rule}")
+            f"judge {c.judge}, setup {c.setup}; quantile {study.quantile}; {study.universe_summary(label).line()}; "
+            f"{query_cap(study)}")
 
 
-def venn_caption(study: StudyResult, label: str) -> list[str]:
-    c = study.configurations[label].components
-    return [f"{study.dataset.upper()} · retriever {c.retriever} · generator {c.generator}",
-            f"judge {c.judge} ({c.setup}) · q {study.quantile} · study {study.id}"]
+def study_caption(study: StudyResult) -> str:
+    """The settings shared by every configuration: dataset, study, quantile, universe rule and query cap."""
+    return (f"{study.dataset.upper()}, study {study.id}: every configuration; quantile {study.quantile}; "
+            f"universe {study.universe_rule}; {query_cap(study)}")
+
+
+def venn_title(study: StudyResult, label: str) -> str:
+    """The figure's one-line title: dataset and configuration (the caption says the rest)."""
+    return f"{study.dataset.upper()}: {label}"
+
+
+def venn_caption(study: StudyResult, label: str) -> str:
+    analysis = study.configurations[label].analysis
+    return (f"Overlap of the hard sets (area-proportional Venn diagram, matplotlib-venn) over "
+            f"{analysis['n_queries']} queries. {configuration_caption(study, label)}.")
+
+
+_IMPORTED_FROM = re.compile(r"imported from (\S+)$")
+
+
+def study_inputs(export: Export, study: StudyResult) -> None:
+    """Record every input file of the study with its sha256: the data folder's topics, qrels and passages,
+    the imported runs, answers and judgments (their paths as the study stored them)."""
+    from pipeline.data.datasets import DATASETS
+
+    spec = DATASETS.get(study.dataset)
+    if study.data_folder and spec is not None:
+        for role, name in (("topics", spec.topics_file), ("qrels", spec.qrels_file),
+                           ("passages", spec.passages_file)):
+            if (Path(study.data_folder) / name).exists():
+                export.input_file(role, Path(study.data_folder) / name)
+    for name, retriever in study.retrievers.items():
+        if retriever.info.get("path"):
+            export.input_file("run", retriever.info["path"], name=name)
+    for name, generator in study.generators.items():
+        match = _IMPORTED_FROM.search(str(generator.source or ""))
+        if match:
+            export.input_file("answers", match.group(1), name=name)
+    for name, per_setup in study.judges.items():
+        for setup, judge in per_setup.items():
+            match = _IMPORTED_FROM.search(str(judge.info.get("source") or ""))
+            if match:
+                export.input_file("judgments", match.group(1), name=name, setup=setup)
 
 
 def regions_table(analysis: dict) -> pd.DataFrame:
     n = analysis["n_queries"]
-    rows = [{"region": " ∩ ".join(t.upper() for t in name.split("&")) + ("" if "&" in name else " only"),
+    rows = [{"region": region_label(name),
              "queries": analysis["regions"][name]["count"],
              "share_of_universe": analysis["regions"][name]["count"] / n if n else None} for name in VENN_ORDER]
     rows.append({"region": "hard in all three", "queries": analysis["all_three"]["count"],
@@ -52,7 +104,7 @@ def regions_table(analysis: dict) -> pd.DataFrame:
 
 def pairwise_table(analysis: dict) -> pd.DataFrame:
     largest = analysis["largest_pairwise"]
-    return pd.DataFrame([{"pair": pair_name(key), "overlap": f["count"], "expected_if_independent":
+    return pd.DataFrame([{"pair": intersection_label(key), "overlap": f["count"], "expected_if_independent":
                           f["expected_if_independent"], "jaccard": f["jaccard"], "share_of_first": f["share_of_first"],
                           "share_of_second": f["share_of_second"], "p_hypergeometric": f["p_value"],
                           "largest": key == largest["pair"] or key in largest["tied_with"]}
@@ -87,7 +139,7 @@ def stability_measurements(found: dict[str, Finding]) -> pd.DataFrame:
         if not m:
             continue
         row = {"differs_in": m["differs_in"], "first": m["first"], "second": m["second"]}
-        row.update({f"change {pair_name(k)}": s["change"] for k, s in m["pair_shares"].items()})
+        row.update({f"change {intersection_label(k)}": s["change"] for k, s in m["pair_shares"].items()})
         row.update(all_three_change=m["all_three_change"], same_largest=m["same_largest"],
                    kendall_tau=m["rank_agreement"]["kendall_tau"], rbo=m["rank_agreement"]["rbo"],
                    queries=m["rank_agreement"]["n"], verdict=part.verdict)
@@ -100,7 +152,7 @@ def _measured_parts(finding: Finding, keys: tuple[str, ...]) -> pd.DataFrame:
                          for p in finding.parts if p.measured and any(p.measured.get(k) is not None for k in keys[1:])])
 
 
-def _predictor_heatmap(export: Export, dataset: str) -> None:
+def _predictor_heatmap(export: Export, dataset: str, settings: str) -> None:
     """The newest stored prediction of ``dataset``: its heatmap and table (or why there is none)."""
     from pipeline.export import predictors
 
@@ -114,10 +166,16 @@ def _predictor_heatmap(export: Export, dataset: str) -> None:
         return
     caption = predictors.caption(prediction, dataset)
     extra = {"prediction_id": prediction.get("id")}
-    export.figure(predictors.heatmap_figure(table, caption), "predictor-heatmap",
-                  "predictors x targets: Kendall tau oriented easier-positive, * Holm p < 0.05", caption, **extra)
-    export.table(table, "predictors", "each predictor against each target: tau, Holm p, r, AUC",
-                 f"Query-performance predictors against failure. {caption}.", **extra)
+    export.figure(predictors.heatmap_figure(table, predictors.title(prediction, dataset)), "predictor-heatmap",
+                  "predictors x targets: Kendall tau oriented easier-positive, * Holm p < 0.05",
+                  f"Query-performance predictors against failure. {caption}.", **extra)
+    export.table(table, "predictors", "each predictor against each target: tau, r and AUC with bootstrap "
+                 "intervals, Holm p, Pearson p", f"Query-performance predictors against failure. {caption}. "
+                 f"The hard sets: the study's settings ({settings}).", latex_frame=predictors.latex_frame(table),
+                 **extra)
+    for runs in (prediction.get("provenance") or {}).get("runs", {}).values():
+        for run in runs:
+            export.input_file("run", run.get("path"), name=run.get("name"), prediction_id=prediction.get("id"))
 
 
 def export_study(dataset: str, study_id: str | None, out: str | Path, *, data_folder=None) -> Export:
@@ -134,13 +192,19 @@ def export_study(dataset: str, study_id: str | None, out: str | Path, *, data_fo
     export = Export(out, {"what": "failure study export", "dataset": study.dataset, "study_id": study.id,
                           "study_time": study.time, "data_folder": study.data_folder,
                           "configurations": record["configurations"], "retrievers": record["retrievers"],
-                          "models": record["models"]})
+                          "models": record["models"], "quantile": study.quantile,
+                          "query_cap": (study.configuration or {}).get("max_queries"),
+                          "n_queries": len(study.queries), "query_cap_text": query_cap(study),
+                          "universe_rule": study.universe_rule,
+                          "universes": {label: study.universe_summary(label).to_dict()
+                                        for label in study.configurations}})
+    study_inputs(export, study)
     for label, config in study.configurations.items():
         stem, caption = slug(label), configuration_caption(study, label)
         extra = {"configuration": label}
-        export.figure(venn_figure(config.analysis, study.universe_summary(label), venn_caption(study, label)),
+        export.figure(venn_figure(config.analysis, study.universe_summary(label), title=venn_title(study, label)),
                       f"venn-{stem}", "Venn diagram of the three hard sets (area-proportional, matplotlib-venn)",
-                      " · ".join(venn_caption(study, label)), **extra)
+                      venn_caption(study, label), **extra)
         export.table(regions_table(config.analysis), f"overlap-{stem}", "Venn regions, all-three and exclusive shares",
                      f"Overlap of the hard sets. {caption}.", **extra)
         export.table(pairwise_table(config.analysis), f"pairwise-{stem}",
@@ -150,12 +214,15 @@ def export_study(dataset: str, study_id: str | None, out: str | Path, *, data_fo
         for task in TASK_VALUES:
             export.text(f"hard-{task}-{stem}.csv", f"the {task.upper()} set ({TASK_WORDS[task]}) with every query's "
                         f"values", hard_set_table(study, label, task).to_csv(index=False), format="csv", **extra)
-    settings = f"{study.dataset.upper()}, study {study.id}: every configuration; quantile {study.quantile}"
-    export.table(pd.DataFrame(study.stability), "stability", "every configuration's pairwise overlaps (as stored)",
+    settings = study_caption(study)
+    stability_rows = [{**row, "pair": intersection_label(row["pair"])} for row in study.stability]
+    export.table(pd.DataFrame(stability_rows), "stability", "every configuration's pairwise overlaps (as stored)",
                  f"Overlap structure across configurations. {settings}.")
     found = {f.name: f for f in check_findings(study.dataset, study_id=study.id)}
     export.table(findings_table(list(found.values())), "findings", "the paper's claims checked on this study",
-                 f"The failure paper's claims against this study. {settings}.")
+                 f"The failure paper's claims against this study. {settings}.",
+                 notes=["Each verdict's parts, measured figures and full reasons: findings.csv and "
+                        "python -m pipeline findings --json."])
     stability = stability_measurements(found)
     if stability.empty:
         export.skip("structure-stability table", found["structure_stable"].reason)
@@ -168,13 +235,14 @@ def export_study(dataset: str, study_id: str | None, out: str | Path, *, data_fo
         export.skip("validation figures", found["typology_agreement"].reason)
     else:
         export.table(validation, "validation", "annotation validation figures per model (accuracy = cell_accuracy)",
-                     "Validation of the LLM-assigned failure reasons against the annotators (union).")
+                     f"Validation of the LLM-assigned failure reasons against the annotators (union). {settings}.")
     rates = _measured_parts(found["difficulty_aware_preferred"], ("paper_rate", "rate", "ci_low", "ci_high", "decided"))
     if rates.empty:
         export.skip("preference rates", found["difficulty_aware_preferred"].reason)
     else:
         export.table(rates, "preference", "difficulty-aware preference rates with 95% Wilson intervals",
-                     "Preference for the difficulty-aware answer (pair rule, Wilson 95% interval) beside the paper's.")
-    _predictor_heatmap(export, study.dataset)
+                     f"Preference for the difficulty-aware answer (pair rule, Wilson 95% interval) beside the paper's. "
+                     f"{settings}.")
+    _predictor_heatmap(export, study.dataset, settings)
     export.write_manifest()
     return export

@@ -47,8 +47,54 @@ def draw_venn3(analysis: dict, ax):
         warnings.simplefilter("ignore", UserWarning)
         venn = venn3(subsets=counts, set_labels=[f"{TASK_LABELS[t]} ({sizes[t]})" if sizes[t] else ""
                                                  for t in TASKS], ax=ax)
-    _fit_texts(ax)
+    axes_log = logging.getLogger("matplotlib.axes._base")  # "Ignoring fixed x limits ...": see _fit_texts
+    level = axes_log.level
+    axes_log.setLevel(logging.ERROR)
+    try:
+        for _ in range(6):  # widening the limits shrinks the drawing under the texts: separate again
+            _fit_texts(ax)
+            if not _separate_set_labels(ax, venn):
+                break
+    finally:
+        axes_log.setLevel(level)
+    _fit_texts(ax)  # a draw with equal aspect moves the limits: the last word is the fit's
     return venn
+
+
+def _overlapping(label, texts, renderer, pad: float = 2.0) -> bool:
+    box = label.get_window_extent(renderer).padded(pad)
+    return any(box.overlaps(t.get_window_extent(renderer)) for t in texts if t is not label)
+
+
+def _separate_set_labels(ax, venn, rounds: int = 60, step: float = 0.03) -> bool:
+    """Move each set label that overlaps another text outward from the diagram's centre (a step of
+    ``step`` of the axes' height a round) until no text overlaps it (True when one moved): with small circles matplotlib-venn
+    puts "Hard to retrieve (3)" over "Hard to generate (3)" (a 10-query study). Labels of coinciding
+    circles, with no outward direction, move apart vertically."""
+    import numpy as np
+
+    labels = [t for t in (venn.set_labels or []) if t is not None and t.get_visible() and t.get_text()]
+    texts = [t for t in ax.texts if t.get_visible() and t.get_text()]
+    if not labels:
+        return False
+    centre = np.mean([t.get_position() for t in texts], axis=0)
+    fig = ax.figure
+    moved = False
+    for _ in range(rounds):
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        crowded = [label for label in labels if _overlapping(label, texts, renderer)]
+        if not crowded:
+            return moved
+        moved = True
+        (y0, y1) = ax.get_ylim()
+        for i, label in enumerate(crowded):
+            position = np.asarray(label.get_position(), dtype=float)
+            direction = position - centre
+            norm = float(np.hypot(*direction))
+            direction = direction / norm if norm > 1e-9 else np.array([0.0, 1.0 if i % 2 == 0 else -1.0])
+            label.set_position(tuple(position + direction * step * (y1 - y0)))
+    return moved
 
 
 def _fit_texts(ax, pad: float = 0.04, rounds: int = 8) -> None:
@@ -95,20 +141,23 @@ def has_hard_queries(analysis: dict) -> bool:
     return any(analysis["regions"][name]["count"] for name in VENN_ORDER)
 
 
-def venn_figure(analysis: dict, universe=None, caption: list[str] | None = None):
-    """The area-proportional three-way Venn diagram (matplotlib-venn) of one configuration: the export
-    (``universe``: the configuration's :class:`pipeline.study.universe.UniverseSummary`, for the title;
-    ``caption``: lines above it naming the configuration)."""
-    caption = list(caption or [])
-    fig, ax = plt.subplots(figsize=(5.5, 4.5 + 0.25 * len(caption)))
+def venn_figure(analysis: dict, universe=None, caption: list[str] | None = None, title: str | None = None):
+    """The area-proportional three-way Venn diagram (matplotlib-venn) of one configuration. ``title``: the
+    export's one-line title (the configuration and universe go in its caption file); without it, the
+    page's title lines (``caption`` lines, then :func:`venn_title` of ``universe``). An empty set's note
+    is always shown: it says what is not drawn."""
+    lines = [title] if title is not None else list(caption or [])
+    fig, ax = plt.subplots(figsize=(5.5, 4.5 + 0.25 * len(lines)))
     if not has_hard_queries(analysis):
         ax.text(0.5, 0.5, "no hard queries", ha="center", va="center")
         ax.set_axis_off()
-        if caption:
-            ax.set_title("\n".join(caption), fontsize=10)
+        if lines:
+            ax.set_title("\n".join(lines), fontsize=10)
         return fig
     draw_venn3(analysis, ax)
-    ax.set_title("\n".join([*caption, *venn_title(analysis, universe)]), fontsize=10)
+    notes = [empty_sets_note(analysis)] if empty_sets(analysis) else []
+    lines = [*lines, *notes] if title is not None else [*lines, *venn_title(analysis, universe)]
+    ax.set_title("\n".join(lines), fontsize=10)
     fig.tight_layout()
     return fig
 

@@ -1,6 +1,7 @@
 """The failure paper's claims file and the finding type (:mod:`core.findings`, shared with ``ltr.findings``).
 
-The paper's figures are data: ``paper_claims.json`` (claim text, the paper's figure, how it is read).
+The paper's figures are data: ``paper_claims.json`` (claim text, the paper's figure, how it is read, and
+the claim's ``rule``: statistic, minimum n, threshold, level, correction, shown with the verdict).
 """
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from core.findings import FAILS, HOLDS, UNMEASURABLE, VERDICTS, Finding, Part, combine, from_claim, percent  # noqa: F401
+from core.findings import (FAILS, HOLDS, INCONCLUSIVE, UNMEASURABLE, VERDICTS, Finding, Part, combine,  # noqa: F401
+                           from_claim, percent)
+from pipeline.sets.overlap import intersection_label
 
 CLAIMS_FILE = Path(__file__).with_name("paper_claims.json")
 
@@ -25,5 +28,6 @@ def finding(name: str, parts: list[Part], **kwargs) -> Finding:
 
 
 def pair_name(key: str | None) -> str:
-    """``h2r&h2j`` -> ``H2R ∩ H2J``."""
-    return " ∩ ".join(t.upper() for t in (key or "").split("&")) if key else "none"
+    """``h2r&h2j`` -> ``H2R ∩ H2J (incl. H2G)``: a pair's whole intersection, in the one vocabulary of regions
+    and intersections (:func:`pipeline.sets.overlap.intersection_label`)."""
+    return intersection_label(key)

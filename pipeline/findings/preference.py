@@ -1,25 +1,32 @@
-"""``difficulty_aware_preferred``: the stored preference results against the paper's rates
-(``pipeline.prompting.preference.STUDY_RATES``: DL19 64.56%, DL20 75.40%, DL21 52.77%, DL22 60.49%).
+"""``difficulty_aware_preferred``: the stored preference results against the paper's rates (the claims
+file's ``rates``, :func:`paper_rates`: DL19 64.56%, DL20 75.40%, DL21 52.77%, DL22 60.49%; their one source).
 
 Per dataset, its newest stored result (``pipeline.prompting.preference.list_results``), its figures
 recomputed from the stored pairs (``preference.summarise``, the pair rule over queries: rate = wins /
-decided queries, 95% Wilson score interval). The claim holds where the interval lies above 50% (the
-difficulty-aware answer preferred beyond chance); an interval reaching 50% or below does not show it.
-Beside the verdict: whether the paper's rate lies inside our interval. Fewer than ``min_queries``
-decided queries are too few for the test; a sub-1B judge or generator is not a finding.
+decided queries, 95% Wilson score interval), read by the claim's rule: it holds where the interval lies
+above 50% (the difficulty-aware answer preferred beyond chance), does not hold where it lies below 50%
+(the baseline preferred), and is inconclusive where it straddles 50%. Beside the verdict: whether the
+paper's rate lies inside our interval. Fewer decided queries than the rule's ``min_n``, or a judge or
+generator that is sub-1B or of unknown size, make a dataset inconclusive.
 """
 from __future__ import annotations
 
-from pipeline.findings.finding import FAILS, HOLDS, UNMEASURABLE, Finding, Part, finding, paper_claims, percent
+from pipeline.findings.evidence import graded, n_gate
+from pipeline.findings.finding import (FAILS, HOLDS, INCONCLUSIVE, UNMEASURABLE, Finding, Part, finding, paper_claims,
+                                       percent)
 from pipeline.findings.scope import datasets_in_scope
 from pipeline.llm.base import Provenance
 
 
-def paper_rates_text() -> str:
-    from pipeline.prompting.preference import STUDY_RATES
+def paper_rates() -> dict[str, float]:
+    """The study's preference rate for the difficulty-aware answer per dataset (its judge, its generators), as
+    the claims file states them: the one source the findings, the Difficulty-aware page and ``prefer`` show."""
+    return dict(paper_claims()["difficulty_aware_preferred"]["rates"])
 
-    return " / ".join(f"{100 * r:.2f}%" for r in STUDY_RATES.values()) + " (" + " / ".join(
-        d.upper() for d in STUDY_RATES) + ")"
+
+def paper_rates_text() -> str:
+    rates = paper_rates()
+    return " / ".join(f"{100 * r:.2f}%" for r in rates.values()) + " (" + " / ".join(d.upper() for d in rates) + ")"
 
 
 def result_record(result: dict, path: str) -> dict:
@@ -32,8 +39,9 @@ def result_record(result: dict, path: str) -> dict:
 def dataset_part(dataset: str) -> tuple[Part, dict | None]:
     from pipeline.prompting import preference
 
+    rule = paper_claims()["difficulty_aware_preferred"]["rule"]
     paths = preference.list_results(dataset)
-    paper = preference.STUDY_RATES.get(dataset)
+    paper = paper_rates().get(dataset)
     if not paths:
         return Part(dataset, {"paper_rate": paper}, UNMEASURABLE, f"no preference result for {dataset}"), None
     result = preference.load_result(paths[0])
@@ -50,17 +58,25 @@ def dataset_part(dataset: str) -> tuple[Part, dict | None]:
             f"(paper {percent(paper)}" + ("" if measured["paper_inside_interval"] is None else
                                           f", {'inside' if measured['paper_inside_interval'] else 'outside'} our interval")
             + ")")
-    small = [role for role, p in [("judge", result["judge"]), *result["generators"].items()]
-             if Provenance.from_dict(p).small]
-    minimum = paper_claims()["difficulty_aware_preferred"]["min_queries"]
-    if small:
-        return Part(dataset, measured, UNMEASURABLE, f"a sub-1B {', '.join(small)} ({text})"), record
-    if overall["decided"] < minimum:
-        return Part(dataset, measured, UNMEASURABLE, f"too few queries for the test: {overall['decided']} decided, "
-                                                     f"at least {minimum} ({text})"), record
-    if low > 0.5:
-        return Part(dataset, measured, HOLDS, f"preferred beyond chance: {text}"), record
-    return Part(dataset, measured, FAILS, f"not preferred beyond chance (interval reaches 50%): {text}"), record
+    models = {role: Provenance.from_dict(p) for role, p in [("judge", result["judge"]), *result["generators"].items()]}
+    gates = n_gate(overall["decided"], rule, "decided queries") + [
+        f"{role} is {m.evidence_gate}" for role, m in models.items() if m.evidence_gate]
+    threshold = rule["threshold"]
+    evidence = {"n": overall["decided"], "statistic": rule["statistic"], "interval": [low, high],
+                "level": rule["level"], "threshold": threshold,
+                "shown": f"Wilson {rule['level']:.1%} {interval} vs {percent(threshold)}",
+                "models": [f"{role}: {m.label}, {m.size_text}" for role, m in models.items()]}
+    if low is None:
+        return Part(dataset, measured, UNMEASURABLE if not gates else INCONCLUSIVE,
+                    f"no decided query ({text})", {**evidence, "inconclusive_because": gates}), record
+    if low > threshold:
+        verdict, words = HOLDS, "preferred beyond chance"
+    elif high < threshold:
+        verdict, words = FAILS, "the baseline preferred beyond chance"
+    else:
+        verdict, words = INCONCLUSIVE, "no preference shown"
+    return graded(dataset, measured, verdict, f"{words}: {text}", evidence, gates,
+                  unsure=f"the interval straddles {percent(threshold)}"), record
 
 
 def difficulty_aware_preferred(dataset: str = "all") -> Finding:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.findings.agreement import annotation_rows, typology_agreement
+from core.findings import rule_text
 from pipeline.findings.finding import Finding
 from pipeline.findings.overlap import all_three_under_10pct, h2r_h2j_largest, half_exclusive
 from pipeline.findings.preference import difficulty_aware_preferred
@@ -36,12 +37,16 @@ def findings_report(found: list[Finding], dataset: str) -> dict:
 
 
 def text_lines(found: list[Finding]) -> list[str]:
+    """``pipeline findings``' text: per finding its verdict and reason, the paper's figure, the claim's rule,
+    then per part its headline (verdict, n, interval or test, models with their sizes) and its reason."""
     lines = []
     for f in found:
         lines.append(f"{f.name}: {f.verdict} — {f.reason}")
         lines.append(f"  paper: {f.paper}")
+        if f.rule:
+            lines.append(f"  rule: {rule_text(f.rule)}")
         for part in f.parts:
-            lines.append(f"  [{part.verdict}] {part.scope}: {part.reason}")
+            lines.append(f"  [{part.headline}] {part.scope}: {part.reason}")
         for rest in f.rests_on:
             lines.append("  rests on: " + ", ".join(f"{k} {v}" for k, v in rest.items()
                                                     if k in ("kind", "dataset", "id", "model", "path")))

@@ -26,7 +26,7 @@ ZERO_SHOT_USER = ("Answer the following question in a short paragraph of two to 
                   "your own knowledge.\n\nQuestion: {query}\nAnswer:")
 # Answers of a few sentences, like the study's. The limit is one at which a normal answer finishes
 # (finish reason stop) with room to spare: bench/bench_answer_length.py measures the answers' lengths
-# (README, "Answer length"); an answer that still reaches it is counted and left out of H2G
+# (docs/failure-guide.md, "Answer length"); an answer that still reaches it is counted and left out of H2G
 # (pipeline.generation.h2g). A normal answer stops early, so the limit costs only runaway answers.
 GENERATION_OPTIONS = GenerationOptions(temperature=0.0, seed=0, max_tokens=256)
 

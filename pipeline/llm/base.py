@@ -120,6 +120,12 @@ class Provenance:
     parameters_b: float | None = None
     size_source: str = ""
 
+    def __post_init__(self):
+        # ``small`` follows a known size (sub-1B), so no backend can report 0.49B and leave it False;
+        # where the size is unknown a backend may still know the model is small (``small=True``)
+        if self.parameters_b is not None:
+            object.__setattr__(self, "small", self.parameters_b < 1.0)
+
     @property
     def size_text(self) -> str:
         """``0.49B (ollama /api/show)``, ``unknown size``: how every headline names the model's size."""

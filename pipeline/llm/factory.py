@@ -5,12 +5,17 @@ Keyword arguments: ``cache``, ``concurrency``, ``timeout``, ``retries``, ``backo
 client; ``timeout`` also bounds each HTTP request; ``api_key`` goes to the OpenAI backend;
 ``keep_alive`` to the Ollama backend; ``overrides`` (decoding options the user set, e.g.
 ``{"temperature": 0.7, "think": True}``) replace the step's own in every request; ``step`` names
-the study step in the cache's rows (``pipeline llm failures/purge --step``). ``make_client`` resolves the model before returning (the
+the study step in the cache's rows (``pipeline llm failures/purge --step``); ``stated_sizes``
+(``{model: billions}``, the user's ``--model-size``) fills a size the backend does not report
+(:mod:`pipeline.llm.sizes`). ``make_client`` resolves the model before returning (the
 check that it exists): an unreachable model raises :class:`~pipeline.llm.base.LLMUnavailable` there.
 """
 from __future__ import annotations
 
+from typing import Mapping
+
 from pipeline.llm.client import CachedClient
+from pipeline.llm.sizes import with_stated_size
 from pipeline.llm.specs import make_backend
 
 
@@ -18,7 +23,7 @@ from pipeline.llm.specs import make_backend
 def make_client(spec: str = "auto", *, cache=None, concurrency: int | None = None, timeout: float = 120.0,
                 retries: int = 2, backoff: float = 1.0, api_key: str | None = None, executor: str = "local",
                 address: str | None = None, keep_alive: str | float | None = None, overrides: dict | None = None,
-                step: str | None = None):
+                step: str | None = None, stated_sizes: Mapping[str, float] | None = None):
     """A cached chat client for ``spec``, its model checked (:class:`LLMUnavailable` when unreachable).
 
     ``concurrency`` (requests in flight) defaults to the backend's ``default_concurrency``: 1 for the embedded
@@ -34,7 +39,9 @@ def make_client(spec: str = "auto", *, cache=None, concurrency: int | None = Non
         concurrency = backend.default_concurrency
     client = CachedClient(backend, cache, concurrency=concurrency, timeout=timeout, retries=retries, backoff=backoff,
                           overrides=overrides, step=step)
-    client.provenance  # noqa: B018 - resolve now: a missing model or dead server fails before any work
+    # resolve now: a missing model or dead server fails before any work; then the user's statement of
+    # the model's size (recorded as stated; never in the cache key, Provenance.identity)
+    backend.provenance = with_stated_size(client.provenance, stated_sizes)
     if executor == "local":
         return client
     from core.ray_cluster import ray_settings

@@ -112,6 +112,18 @@ def part_files(model: GGUFModel) -> list[Path]:
     return parts
 
 
+def tensor_elements(reader) -> int:
+    """A GGUF's parameter count: the elements of its tensors (``gguf.GGUFReader``)."""
+    return sum(int(t.n_elements) for t in reader.tensors)
+
+
+def parameter_count(path: str | Path) -> int:
+    """The parameter count of the GGUF file at ``path`` (its header only: the tensors are memory-mapped, not read)."""
+    from gguf import GGUFReader
+
+    return tensor_elements(GGUFReader(str(path)))
+
+
 def check_header(path: Path, model: GGUFModel) -> dict:
     """The GGUF header facts, after checking them against ``model``; LLMError naming what differs."""
     from gguf import GGUFReader
@@ -123,7 +135,7 @@ def check_header(path: Path, model: GGUFModel) -> dict:
         return f.contents() if f is not None else None
 
     facts = {"architecture": field("general.architecture"), "size_label": field("general.size_label"),
-             "file_type": field("general.file_type"), "parameters": sum(int(t.n_elements) for t in reader.tensors),
+             "file_type": field("general.file_type"), "parameters": tensor_elements(reader),
              "has_chat_template": bool(field("tokenizer.chat_template")), "name": field("general.name")}
     facts["quantisation"] = FILE_TYPES.get(facts["file_type"], f"file_type {facts['file_type']}")
     expected = {"architecture": model.architecture, "parameters": model.parameters,

@@ -84,3 +84,15 @@ def make_backend(spec: str = "auto", *, timeout: float = 120.0, api_key: str | N
         return BACKENDS.load(kind).from_spec(rest, options)
     forms = ["auto"] + [BACKENDS.info(name)["form"] for name in names if "form" in BACKENDS.info(name)]
     raise ValueError(f"unknown LLM spec {spec!r}; use {', '.join(forms[:-1])} or {forms[-1]}")
+
+
+def check_spec(spec: str) -> None:
+    """ValueError (the one message :func:`make_backend` gives) when ``spec`` is no LLM spec: the check the
+    command line and the forms make before anything starts. It builds the backend the spec names and
+    nothing more: no server is asked (``auto``, whose choice needs one, is accepted as it is) and no
+    model is loaded."""
+    text = (spec or "").strip()
+    if not text:
+        raise ValueError("empty LLM spec; use auto, embedded[:MODEL], ollama[:MODEL[@HOST]] or openai:MODEL@BASE_URL")
+    if text.lower() != "auto":
+        make_backend(text)

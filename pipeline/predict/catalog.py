@@ -10,6 +10,8 @@ statistics read from the data folder's partial corpus.
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Callable, Mapping
@@ -46,16 +48,29 @@ PRE_RETRIEVAL = (
 )
 
 
-def post_retrieval(k: int = DEFAULT_K, wig_k: int = DEFAULT_WIG_K) -> tuple[Predictor, ...]:
-    """The post-retrieval predictors at cut-off ``k`` (WIG at ``wig_k``: :mod:`pipeline.predict.post_retrieval`)."""
+LIST_MEAN_SUFFIX = "_listmean"  # nqc_listmean@k: NQC normalised by the list's mean, not the corpus score
+
+
+def post_retrieval(k: int = DEFAULT_K, wig_k: int = DEFAULT_WIG_K, *, canonical: bool = True
+                   ) -> tuple[Predictor, ...]:
+    """The post-retrieval predictors at cut-off ``k`` (WIG at ``wig_k``: :mod:`pipeline.predict.post_retrieval`):
+    NQC, WIG and SMV in the list-mean variant (``nqc_listmean@k``) and, with ``canonical`` (a corpus score
+    is known: the run's model and an index), in the papers' own form (``nqc@k``, normalised by the corpus score)."""
     if k < 2 or wig_k < 1:
         raise ValueError(f"cut-offs must be k >= 2 and wig_k >= 1, got k={k}, wig_k={wig_k}")
-    return (Predictor(f"sd@{k}", POST, partial(post.sd_at_k, k=k)),
-            Predictor(f"nqc@{k}", POST, partial(post.nqc_at_k, k=k)),
-            Predictor(f"wig@{wig_k}", POST, partial(post.wig_at_k, k=wig_k)),
-            Predictor(f"smv@{k}", POST, partial(post.smv_at_k, k=k)),
+    normalised = []
+    for normaliser, suffix in ([(post.CORPUS, "")] if canonical else []) + [(post.LIST_MEAN, LIST_MEAN_SUFFIX)]:
+        normalised += [Predictor(f"nqc{suffix}@{k}", POST, partial(post.nqc_at_k, k=k, normaliser=normaliser)),
+                       Predictor(f"wig{suffix}@{wig_k}", POST, partial(post.wig_at_k, k=wig_k, normaliser=normaliser)),
+                       Predictor(f"smv{suffix}@{k}", POST, partial(post.smv_at_k, k=k, normaliser=normaliser))]
+    return (Predictor(f"sd@{k}", POST, partial(post.sd_at_k, k=k)), *normalised,
             Predictor(f"sigma_max@{k}", POST, partial(post.sigma_max, k=k)),
             Predictor("top_score", POST, post.top_score))
+
+
+def uses_corpus_score(predictor: Predictor) -> bool:
+    """Whether the predictor reads the index's corpus score (and so inherits its statistics' marks)."""
+    return isinstance(predictor.function, partial) and predictor.function.keywords.get("normaliser") == post.CORPUS
 
 
 @dataclass
@@ -69,6 +84,10 @@ class PredictorValues:
     undefined: list[str] = field(default_factory=list)  # queries it could not score (NaN)
     partial: bool = False  # read from the data folder's partial corpus
     definition: str = ""
+    pool: bool = False  # read from an index built from these topics' pools (left out of verdicts by default)
+    k: int | None = None  # the cut-off the value was taken at (None: no cut-off)
+    normaliser: str = ""  # NQC/WIG/SMV: "corpus" (the index's corpus score under model) or "list_mean"
+    model: str = ""  # the retrieval model the corpus score was computed with
 
     def as_dict(self, with_values: bool = False) -> dict:
         out = asdict(self)
@@ -88,24 +107,64 @@ def _values(qids, array) -> tuple[dict[str, float], list[str]]:
     return values, undefined
 
 
-def pre_retrieval_values(terms: pre.TermMatrix, *, partial_corpus: bool) -> list[PredictorValues]:
-    """Every pre-retrieval predictor over ``terms``' queries."""
+def pre_retrieval_values(terms: pre.TermMatrix, *, partial_corpus: bool, pool: bool = False) -> list[PredictorValues]:
+    """Every pre-retrieval predictor over ``terms``' queries (``pool``: the index is built from their pools)."""
     out = []
     for p in PRE_RETRIEVAL:
         values, undefined = _values(terms.qids, p.function(terms))
-        out.append(PredictorValues(p.key, p.key, PRE, "", values, undefined, partial_corpus, p.definition()))
+        out.append(PredictorValues(p.key, p.key, PRE, "", values, undefined, partial_corpus, p.definition(),
+                                   pool=pool))
     return out
 
 
 def post_retrieval_values(retriever: str, run: Mapping[str, Mapping[str, float]],
                           queries: Mapping[str, str] | None = None, *, k: int = DEFAULT_K,
-                          wig_k: int = DEFAULT_WIG_K, only: set[str] | None = None) -> list[PredictorValues]:
-    """Every post-retrieval predictor of ``retriever``'s run (over ``only``'s queries when given)."""
+                          wig_k: int = DEFAULT_WIG_K, only: set[str] | None = None,
+                          corpus_scores: Mapping[str, float] | None = None, model: str = "",
+                          partial_corpus: bool = False, pool: bool = False) -> list[PredictorValues]:
+    """Every post-retrieval predictor of ``retriever``'s run (over ``only``'s queries when given); the
+    canonical NQC/WIG/SMV only with ``corpus_scores`` (``{qid: score(D, q)}`` under ``model``, from an
+    index whose ``partial_corpus`` and ``pool`` marks they carry)."""
     scoped = {q: r for q, r in run.items() if only is None or q in only}
-    matrix = post.ScoreMatrix.from_run(scoped, queries)
+    matrix = post.ScoreMatrix.from_run(scoped, queries, corpus_scores)
     out = []
-    for p in post_retrieval(k, wig_k):
+    for p in post_retrieval(k, wig_k, canonical=corpus_scores is not None):
         values, undefined = _values(matrix.qids, p.function(matrix))
-        out.append(PredictorValues(f"{p.key}[{retriever}]", p.key, POST, retriever, values, undefined, False,
-                                   p.definition()))
+        keywords = p.function.keywords if isinstance(p.function, partial) else {}
+        corpus = uses_corpus_score(p)
+        out.append(PredictorValues(f"{p.key}[{retriever}]", p.key, POST, retriever, values, undefined,
+                                   partial_corpus and corpus, p.definition(), k=keywords.get("k"),
+                                   normaliser=keywords.get("normaliser", ""), model=model if corpus else "",
+                                   pool=pool and corpus))
     return out
+
+
+def relevance_model_values(retriever: str, run: Mapping[str, Mapping[str, float]], queries: Mapping[str, str],
+                           stats, k: int, bases: Mapping[str, PredictorValues]) -> tuple[list[PredictorValues], int]:
+    """Clarity@k and UEF of each NQC/WIG/SMV in ``bases`` (``{predictor key: values}`` of the same run)
+    from the index's document vectors (:mod:`pipeline.predict.relevance_model`); with how many top-k
+    documents the index lacked. The index's ``partial`` and ``pool`` marks carry over."""
+    from pipeline.predict import relevance_model as rm
+
+    clarity, similarity, missing = {}, {}, 0
+    for qid, text in queries.items():
+        if not run.get(qid):
+            continue
+        top, lacked = rm.top_documents(stats, run[qid], text, k)
+        missing += lacked
+        clarity[qid], similarity[qid] = rm.clarity(top), rm.uef_similarity(top)
+    qids = tuple(clarity)
+    out = []
+
+    def add(key: str, values: dict, definition: str, base: PredictorValues | None = None):
+        found, undefined = _values(qids, np.array([values.get(q, np.nan) for q in qids], float))
+        out.append(PredictorValues(f"{key}[{retriever}]", key, POST, retriever, found, undefined, stats.partial,
+                                   " ".join(definition.split()), pool=stats.pool, k=k if base is None else base.k,
+                                   normaliser=base.normaliser if base else "", model=base.model if base else ""))
+
+    add(f"clarity@{k}", clarity, rm.clarity.__doc__)
+    for key, base in bases.items():
+        uef = {q: rm.uef(similarity[q], base.values[q]) for q in qids if q in base.values}
+        add(f"uef_{key}", uef, f"UEF over {key} with the similarity at k={k}: {rm.uef.__doc__} "
+                               f"{rm.uef_similarity.__doc__}", base)
+    return out, missing

@@ -42,6 +42,13 @@ SEED = 0
 CONFIDENCE = 0.95
 MIN_QUERIES = 5  # fewer shared queries: no row figures (n shown, reason given)
 POOLED = "pooled"
+POOL_LEFT_OUT = "left out (pool statistics)"
+POOL_NOTE = ("pool: statistics from an index built from these topics' own judged pools and top lists (the data "
+             "folder's passages), conditioned on the queries being predicted; such predictors are left out of "
+             "every 'foresees' verdict (a full-corpus index, --index or irdash.toml [qpp_index], removes the mark)")
+K_SWEEP = (5, 10, 20, 50, 100, 500)
+K_SWEEP_NOTE = ("k sweep: τ-b per cut-off on the same queries the table is measured on, to show how k matters; "
+                "the table's k is fixed beforehand (--k, --wig-k), never chosen from this sweep")
 AUC_NOTE = "AUC: hard-set membership, oriented so that a higher predictor value predicts an easier query " \
            "(AUC > 0.5 = the expected direction)"
 
@@ -79,9 +86,30 @@ class Row:
     partial: bool = False
     higher_is_easier: bool = True
     note: str = ""
+    pool: bool = False  # the predictor reads an index built from these topics' pools
+
+    def verdict(self, include_pool: bool = False) -> str:
+        """Whether the predictor foresees the target here: ``foresees`` (Holm-corrected τ p < 0.05 and τ's
+        interval on the easier-positive side), ``does not foresee`` (τ's interval on the other side),
+        ``inconclusive`` (the evidence cannot carry either: an interval across 0, or Holm p >= 0.05),
+        ``not measurable`` (no τ); a predictor read from pool-built statistics is ``left out (pool
+        statistics)`` unless ``include_pool`` (its statistics are conditioned on these very queries)."""
+        if self.pool and not include_pool:
+            return POOL_LEFT_OUT
+        interval = self.intervals.get("kendall_tau")
+        if self.kendall_tau is None or not interval:
+            return "not measurable"
+        sign = 1 if self.higher_is_easier else -1
+        low, high = sorted((sign * interval[0], sign * interval[1]))
+        if low > 0 and self.kendall_p_holm is not None and self.kendall_p_holm < 0.05:
+            return "foresees"
+        if high < 0 and self.kendall_p_holm is not None and self.kendall_p_holm < 0.05:
+            return "does not foresee"
+        return "inconclusive"
 
     def as_dict(self) -> dict:
-        return {**asdict(self), "p_holm": self.kendall_p_holm}  # p_holm: the table's headline (τ's Holm p)
+        # p_holm: the table's headline (τ's Holm p); verdict: the default one (pool statistics left out)
+        return {**asdict(self), "p_holm": self.kendall_p_holm, "verdict": self.verdict()}
 
 
 # ---- the statistics over resamples, each resample as its counts ------------------------------------
@@ -192,7 +220,7 @@ def paired(predictor: Mapping[str, float], target: Target) -> tuple[list[str], n
     qids = [q for q in target.values if q in predictor]
     x = np.array([predictor[q] for q in qids], dtype=float)
     y = np.array([target.values[q] for q in qids], dtype=float)
-    return qids, x, y, np.array([q not in target.hard for q in qids])
+    return qids, x, y, np.array([q not in target.hard for q in qids], dtype=bool)  # bool even when empty
 
 
 def evaluate_pair(predictor: Mapping[str, float], target: Target, *, name: str, family: str, partial: bool = False,
@@ -298,6 +326,7 @@ def evaluate(predictors: Mapping[str, Mapping[str, Mapping]], targets: Mapping[s
             for target in targets.get(dataset, []):
                 row = evaluate_pair(pv.values, target, name=name, family=pv.family, partial=pv.partial,
                                     n_boot=n_boot, seed=seed)
+                row.pool = bool(getattr(pv, "pool", False))
                 rows.append(row)
                 groups.setdefault((name, target.name), []).append((pv.values, target, row))
     if pooled:
@@ -306,5 +335,29 @@ def evaluate(predictors: Mapping[str, Mapping[str, Mapping]], targets: Mapping[s
                 rows.append(pooled_pair([(p, t) for p, t, _ in members], [r for _, _, r in members], name=name,
                                         family=members[0][2].family, partial=any(r.partial for *_, r in members),
                                         n_boot=n_boot, seed=seed))
+                rows[-1].pool = any(r.pool for *_, r in members)
     holm_table(rows)
     return rows
+
+
+def k_sweep(retriever: str, run: Mapping[str, Mapping[str, float]], targets: Sequence[Target],
+            corpus_scores: Mapping[str, float] | None = None, queries: Mapping[str, str] | None = None,
+            ks: Sequence[int] = K_SWEEP) -> list[dict]:
+    """τ-b of each post-retrieval predictor with a cut-off (WIG's too) at every k of ``ks`` the run is deep
+    enough for (its longest list), against every target: ``K_SWEEP_NOTE`` says what it is for."""
+    from pipeline.predict import catalog
+
+    depth = max((len(r) for r in run.values()), default=0)
+    out = []
+    for k in [k for k in ks if k <= depth]:
+        for pv in catalog.post_retrieval_values(retriever, run, queries, k=k, wig_k=k, only=set(queries or run),
+                                                corpus_scores=corpus_scores):
+            if pv.k is None:
+                continue
+            for target in targets:
+                qids, x, y, _ = paired(pv.values, target)
+                tau = (float(stats.kendalltau(x, y, variant="b").statistic)
+                       if len(qids) >= MIN_QUERIES and np.ptp(x) > 0 and np.ptp(y) > 0 else None)
+                out.append({"dataset": target.dataset, "predictor": pv.predictor.split("@")[0], "component": retriever,
+                            "k": k, "target": target.name, "n": len(qids), "kendall_tau": tau})
+    return out

@@ -15,7 +15,11 @@ Which index (:func:`resolve_index`), in order:
 
 3. otherwise the Lucene index of the data folder's passages (the index BM25 builds, cached under
    ``cache/bm25/``): a partial corpus whose N, df and cf are not the collection's, so every predictor
-   read from it is marked ``partial`` (:attr:`IndexStatistics.partial`).
+   read from it is marked ``partial`` (:attr:`IndexStatistics.partial`). Those passages are the
+   judged pools and top-100 lists of these very topics (the data folder's README), so the statistics
+   are conditioned on the queries being predicted: the index is also marked ``pool``
+   (:attr:`IndexStatistics.pool`), and a predictor read from it is left out of every "foresees"
+   verdict by default (:mod:`pipeline.predict.evaluation`). A full-corpus index (1 or 2) has neither mark.
 
 A full-corpus index must have been built with Anserini's default analyzer (Porter stemming, Lucene's
 English stopwords; every prebuilt MS MARCO passage index is): query terms are analyzed with it and
@@ -52,6 +56,11 @@ class IndexChoice:
 
     @property
     def partial(self) -> bool:
+        return self.kind == "passages"
+
+    @property
+    def pool(self) -> bool:
+        """Built from the study's own topics' pools (the data folder's passages): conditioned on the queries."""
         return self.kind == "passages"
 
 
@@ -97,13 +106,19 @@ class IndexStatistics:
     path: str
     _counts: dict = field(default_factory=dict, repr=False)
     _analyzer: object = field(default=None, repr=False)
+    _has_vectors: bool | None = field(default=None, repr=False)
 
     @property
     def partial(self) -> bool:
         return self.choice.partial
 
+    @property
+    def pool(self) -> bool:
+        return self.choice.pool
+
     def describe(self) -> str:
-        where = {"passages": f"the data folder's passages (a partial corpus) at {self.path}",
+        where = {"passages": f"the data folder's passages (a partial corpus built from these topics' pools: "
+                             f"marked pool) at {self.path}",
                  "prebuilt": f"pyserini's prebuilt index {self.choice.location} at {self.path}",
                  "local": f"the full-corpus index {self.path}"}[self.choice.kind]
         return (f"{where}: {self.n_docs:,} documents, {self.n_tokens:,} term occurrences ({self.choice.origin})"
@@ -112,7 +127,8 @@ class IndexStatistics:
     def as_dict(self) -> dict:
         return {"kind": self.choice.kind, "location": self.choice.location or self.path, "origin": self.choice.origin,
                 "path": self.path, "n_documents": self.n_docs, "n_term_occurrences": self.n_tokens,
-                "n_unique_terms": self.n_terms_indexed, "partial": self.partial, "description": self.describe()}
+                "n_unique_terms": self.n_terms_indexed, "partial": self.partial, "pool": self.pool,
+                "description": self.describe()}
 
     def analyze(self, text: str) -> list[str]:
         return [str(t) for t in self.reader.analyze(text)]
@@ -128,6 +144,25 @@ class IndexStatistics:
             df, cf = (found.get("docFreq"), found.get("collectionFreq")) if found is not None else (0, 0)
             self._counts[term] = (int(df or 0), int(cf or 0))
         return self._counts[term]
+
+    def has_document_vectors(self) -> bool:
+        """Whether the index stores document vectors (tried on its first document)."""
+        if self._has_vectors is None:
+            try:
+                first = self.reader.convert_internal_docid_to_collection_docid(0)
+                self._has_vectors = self.document_vector(first) is not None
+            except Exception:  # an empty index or one pyserini cannot read vectors from
+                self._has_vectors = False
+        return self._has_vectors
+
+    def document_vector(self, docid: str) -> dict[str, int] | None:
+        """``{analyzed term: tf}`` of a document (pyserini's stored document vector), None when the index
+        does not hold the document or its vectors (an index built without -storeDocvectors)."""
+        try:
+            vector = self.reader.get_document_vector(docid)
+        except Exception:  # pyjnius raises its own types for a missing document
+            return None
+        return {str(t): int(c) for t, c in vector.items()} if vector else None
 
     def term_matrix(self, queries: Mapping[str, str]) -> TermMatrix:
         """The :class:`TermMatrix` of ``queries`` (``{qid: text}``), each distinct term looked up once."""

@@ -7,12 +7,18 @@ value per row; a query whose value is undefined (too few scores, a zero normalis
 score where a logarithm needs a positive one) gets NaN, which the evaluation leaves out and counts.
 
 The corpus score. NQC, WIG and SMV were defined with the retrieval score of the whole collection
-taken as one document (``score(D, q)``), which a run file does not hold. Here it is stood in for by
-the mean of the query's retrieved scores over the whole list the run gives (its depth, e.g. 100): the
-query-dependent normaliser such toolkits use when only a ranked list is at hand. With a depth equal
-to ``k`` that makes NQC@k the coefficient of variation of the top k; WIG is therefore taken at a
-smaller cut-off (``wig_k``, 5 by default as in Zhou and Croft's evaluation) so that it does not
-vanish. Each docstring states its normalisation.
+taken as one document (``score(D, q)``), which a run file does not hold. Two normalisers, named:
+
+- ``corpus`` (the papers' own, the canonical ``nqc@k``, ``wig@k``, ``smv@k``): ``score(D, q)`` computed
+  from the index's statistics with the run's retrieval model (:mod:`pipeline.predict.corpus_score`),
+  given to :meth:`ScoreMatrix.from_run` as ``corpus_scores``; a query without one gets NaN;
+- ``list_mean`` (the variant ``nqc_listmean@k`` ...): the mean of the query's retrieved scores over the
+  whole list the run gives (its depth, e.g. 100), the only normaliser when the run's model or an index
+  is unknown (a dense or imported run). With a depth equal to ``k`` it makes NQC@k the coefficient of
+  variation of the top k, and WIG@k vanishes as k nears the depth.
+
+WIG is taken at a smaller cut-off (``wig_k``, 5 by default as in Zhou and Croft's evaluation). Each
+docstring states its normalisation.
 """
 from __future__ import annotations
 
@@ -22,6 +28,8 @@ from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
+
+CORPUS, LIST_MEAN = "corpus", "list_mean"  # the two normalisers of NQC, WIG and SMV (module docstring)
 
 
 @contextmanager
@@ -36,15 +44,17 @@ def quiet_nan():
 class ScoreMatrix:
     """``scores[q, i]``: the i-th highest score of query ``qids[q]`` (NaN past its list);
     ``lengths[q]``: how many scores it has; ``query_terms[q]``: its query length in words
-    (WIG's normaliser; whitespace tokens of the query text, 1 when the text is unknown)."""
+    (WIG's normaliser; whitespace tokens of the query text, 1 when the text is unknown); ``corpus[q]``:
+    its corpus score ``score(D, q)`` from the index (NaN when unknown or not given)."""
     qids: tuple[str, ...]
     scores: np.ndarray  # float64 [Q, L]
     lengths: np.ndarray  # int64 [Q]
     query_terms: np.ndarray  # float64 [Q]
+    corpus: np.ndarray | None = None  # float64 [Q]
 
     @classmethod
-    def from_run(cls, run: Mapping[str, Mapping[str, float]], queries: Mapping[str, str] | None = None
-                 ) -> "ScoreMatrix":
+    def from_run(cls, run: Mapping[str, Mapping[str, float]], queries: Mapping[str, str] | None = None,
+                 corpus_scores: Mapping[str, float] | None = None) -> "ScoreMatrix":
         qids = tuple(run)
         lengths = np.array([len(run[q]) for q in qids], dtype=np.int64)
         width = int(lengths.max()) if len(qids) else 0
@@ -53,7 +63,9 @@ class ScoreMatrix:
             values = np.fromiter(run[qid].values(), dtype=np.float64, count=lengths[row])
             scores[row, :lengths[row]] = -np.sort(-values)
         words = [len((queries or {}).get(q, "").split()) for q in qids]
-        return cls(qids=qids, scores=scores, lengths=lengths, query_terms=np.maximum(np.array(words, float), 1.0))
+        corpus = None if corpus_scores is None else np.array([corpus_scores.get(q, np.nan) for q in qids], float)
+        return cls(qids=qids, scores=scores, lengths=lengths, query_terms=np.maximum(np.array(words, float), 1.0),
+                   corpus=corpus)
 
     def top(self, k: int) -> np.ndarray:
         """The first ``k`` columns (NaN-padded when the lists are shorter)."""
@@ -66,9 +78,14 @@ class ScoreMatrix:
         """Rows with at least ``k`` scores."""
         return self.lengths >= k
 
-    def corpus_score(self) -> np.ndarray:
-        """The stand-in for ``score(D, q)``: the mean of each query's whole retrieved list (module docstring)."""
-        return _nanmean_rows(self.scores)
+    def corpus_score(self, normaliser: str = CORPUS) -> np.ndarray:
+        """``score(D, q)`` per query: the index's corpus score (``corpus``: NaN where not given) or the
+        mean of each query's whole retrieved list (``list_mean``), module docstring."""
+        if normaliser == LIST_MEAN:
+            return _nanmean_rows(self.scores)
+        if normaliser != CORPUS:
+            raise ValueError(f"unknown normaliser {normaliser!r} (corpus, list_mean)")
+        return self.corpus if self.corpus is not None else np.full(len(self.qids), np.nan)
 
 
 def _nanmean_rows(matrix: np.ndarray) -> np.ndarray:
@@ -99,40 +116,44 @@ def sd_at_k(m: ScoreMatrix, k: int = 100) -> np.ndarray:
     return _defined(values, n >= 2)
 
 
-def nqc_at_k(m: ScoreMatrix, k: int = 100) -> np.ndarray:
+def nqc_at_k(m: ScoreMatrix, k: int = 100, normaliser: str = CORPUS) -> np.ndarray:
     """NQC@k (Shtok, Kurland, Carmel, Raiber and Markovits 2012, "Predicting query performance by
-    query-drift estimation"): sd@k / |score(D, q)|, the standard deviation of the top-k scores divided by
-    the corpus score; here ``score(D, q)`` is the mean of the query's whole retrieved list (module
-    docstring), so a depth-k run gives the top k's coefficient of variation. NaN when that mean is 0."""
+    query-drift estimation"): sd@k / |score(D, q)|, the population standard deviation of the top-k scores
+    divided by the corpus score. ``corpus``: the collection scored as one document by the run's model
+    from the index (the paper's); ``list_mean``: the mean of the query's whole retrieved list (so a
+    depth-k run gives the top k's coefficient of variation). NaN when the normaliser is 0 or unknown."""
     sd = sd_at_k(m, k)
-    corpus = np.abs(m.corpus_score())
+    corpus = np.abs(m.corpus_score(normaliser))
     with quiet_nan():
         return _defined(sd / corpus, corpus > 0)
 
 
-def wig_at_k(m: ScoreMatrix, k: int = 5) -> np.ndarray:
+def wig_at_k(m: ScoreMatrix, k: int = 5, normaliser: str = CORPUS) -> np.ndarray:
     """WIG@k (Zhou and Croft 2007, "Query performance prediction in web search environments"):
     (1/k) sum_{i<=k} (s_i - score(D, q)) / sqrt(|q|), the top k's mean gain over the corpus score,
     normalised by the square root of the query length |q| (words of the query text); the corpus score
-    is the mean of the whole retrieved list (module docstring). Needs k scores."""
+    is the index's (``corpus``, the paper's) or the mean of the whole retrieved list (``list_mean``),
+    module docstring. Needs k scores."""
     with quiet_nan():
-        gain = np.nanmean(m.top(k), axis=1) - m.corpus_score()
+        gain = np.nanmean(m.top(k), axis=1) - m.corpus_score(normaliser)
     return _defined(gain / np.sqrt(m.query_terms), m.has(k))
 
 
-def smv_at_k(m: ScoreMatrix, k: int = 100) -> np.ndarray:
+def smv_at_k(m: ScoreMatrix, k: int = 100, normaliser: str = CORPUS) -> np.ndarray:
     """SMV@k (Tao and Wu 2014, "Query performance prediction by considering score magnitude and
     variance together"): (1/k) sum_{i<=k} s_i |ln(s_i / mean_k)| / score(D, q), with mean_k the top k's
-    mean and the corpus score the mean of the whole retrieved list (module docstring). Needs positive
-    scores (the logarithm): a query with a non-positive score among its top k gets NaN."""
+    mean and the corpus score the index's (``corpus``, the paper's) or the mean of the whole retrieved
+    list (``list_mean``), module docstring. Needs positive scores (the logarithm): a query with a
+    non-positive score among its top k gets NaN."""
+    corpus = m.corpus_score(normaliser)
     top = m.top(k)
     n = np.minimum(m.lengths, k)
     with quiet_nan():
         mean_k = np.nanmean(top, axis=1)
         terms = top * np.abs(np.log(top / mean_k[:, None]))
         positive = np.all(np.isnan(top) | (top > 0), axis=1)
-        value = np.nansum(terms, axis=1) / np.maximum(n, 1) / m.corpus_score()
-    return _defined(value, positive & (n >= 1) & (m.corpus_score() > 0))
+        value = np.nansum(terms, axis=1) / np.maximum(n, 1) / corpus
+        return _defined(value, positive & (n >= 1) & (corpus > 0))
 
 
 def sigma_max(m: ScoreMatrix, k: int = 100) -> np.ndarray:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from pipeline.predict.evaluation import Target
 from pipeline.study.task import EASIER, HARDER, PerQueryValues
 
+DEFAULT_TARGET_MEASURE = "nDCG@10"  # the study's H2R measure
+
 
 def target_from(values: PerQueryValues, quantile: float) -> Target:
     """The evaluation's view of a task's values: named ``MEASURE[SYSTEM]`` (``MEASURE[JUDGE (SETUP)]``),
@@ -20,14 +22,54 @@ def target_from(values: PerQueryValues, quantile: float) -> Target:
                   values.higher_is == EASIER, frozenset(hard), values.provenance)
 
 
+REL_MEASURES = ("rel",)  # ir_measures' parameter of a binary relevance level
+
+
+def measure_label(measure: str) -> tuple[str, str]:
+    """``(name, relevance)`` of an ir_measures measure: the name states the relevance level of a binary
+    measure even when left at ir_measures' default (``AP@100`` -> ``AP(rel=1)@100``); ``relevance`` says in
+    words what counts (``grade >= 2``, or the graded gains of nDCG). A measure ir_measures cannot parse is a
+    ``ValueError`` naming it."""
+    from pipeline.retrieval.evaluation import parse_measure
+
+    parsed = parse_measure(measure)
+    if "rel" in parsed.SUPPORTED_PARAMS:
+        rel = parsed.params.get("rel", 1)
+        params = {k: v for k, v in parsed.params.items() if k != "cutoff"} | {"rel": rel}
+        inner = ", ".join(f"{k}={v}" for k, v in sorted(params.items()))
+        cutoff = f"@{parsed.params['cutoff']}" if "cutoff" in parsed.params else ""
+        return f"{parsed.NAME}({inner}){cutoff}", f"binary: grade >= {rel} is relevant"
+    return str(parsed), "graded: the qrels' grades as gains"
+
+
+def retrieval_targets(data, arg: str, quantile: float, measures=(DEFAULT_TARGET_MEASURE,)):
+    """``([Target MEASURE[NAME] per measure], RetrieverRun)`` of retriever ``arg`` (``NAME[=RUNFILE]``):
+    each ir_measures measure of ``measures`` per query (judged queries missing from the run score 0)."""
+    from pipeline.retrieval import evaluation
+    from pipeline.retrieval.retrievers import get_run
+    from pipeline.study.tasks.h2r import RetrievalTask
+    from pipeline.study.components import parse_component
+
+    labels = {m: measure_label(m) for m in measures}  # refuse an unknown measure before any work
+    name, file = parse_component(arg, "--retriever")
+    run = get_run(data, name, file)
+    scored = evaluation.evaluate(data.require_qrels(), run.run, list(measures), complete=True)
+    out = []
+    for measure in measures:
+        label, relevance = labels[measure]
+        values = PerQueryValues("h2r", data.name, run.name, label, RetrievalTask.higher_is, scored[measure],
+                                convention=(RetrievalTask.convention if measure == DEFAULT_TARGET_MEASURE else
+                                            f"lowest {label} ({relevance}; ir_measures, judged queries missing "
+                                            f"from a run score 0), the study's quantile rule"),
+                                provenance={**run.as_dict(), "measure": label, "relevance": relevance})
+        out.append(target_from(values, quantile))
+    return out, run
+
+
 def retrieval_target(data, arg: str, quantile: float):
     """``(Target nDCG@10[NAME], RetrieverRun)`` of retriever ``arg`` (``NAME[=RUNFILE]``)."""
-    from pipeline.study.tasks.h2r import RetrievalTask, scored_run
-
-    run, per_query = scored_run(data, arg)
-    values = PerQueryValues("h2r", data.name, run.name, RetrievalTask.measure, RetrievalTask.higher_is, per_query,
-                            convention=RetrievalTask.convention, provenance=run.as_dict())
-    return target_from(values, quantile), run
+    found, run = retrieval_targets(data, arg, quantile)
+    return found[0], run
 
 
 def judge_target(data, arg: str, setup: str, quantile: float, *, cap=None, llm_options=None, progress=False):

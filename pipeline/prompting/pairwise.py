@@ -30,7 +30,7 @@ every order counts on its own, rate = verdicts for the difficulty-aware answer /
 (ties included), no interval (the verdicts of one query are not independent). On pairs whose two
 verdicts parsed, the verdict rate is never below the pair rate: a win pair gives two verdicts for the
 difficulty-aware answer, a tie pair (position-inconsistent or said so) up to one, which the pair rule
-counts as no win. The study's published rates (``preference.STUDY_RATES``) do not say which rule
+counts as no win. The study's published rates (``pipeline.findings.preference.paper_rates``) do not say which rule
 they use, so the page and the CLI show both of ours beside them, named.
 """
 from __future__ import annotations

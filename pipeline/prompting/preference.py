@@ -44,8 +44,8 @@ from pipeline.typology.categories import TASKS, Assignment, Typology
 
 RESULT_VERSION = 1
 DIFFICULTY_PLACEMENT = "the baseline prompt with the difficulty text on its own line after the question line"
-# The study's preference rates for the difficulty-aware answer (its judge, its generators), shown beside ours.
-STUDY_RATES = {"dl19": 0.6456, "dl20": 0.7540, "dl21": 0.5277, "dl22": 0.6049}
+# The study's preference rates for the difficulty-aware answer are data in the failure paper's claims file
+# (pipeline/findings/paper_claims.json; pipeline.findings.preference.paper_rates), their one source.
 STAGES = 3  # run_preference's stages in a job's progress record: baseline answers, aware answers, judging
 
 
@@ -78,6 +78,9 @@ class AnswerSide:
     client: ChatClient | None = None
     imported: Mapping[str, str] | None = None  # qid -> text
     imported_from: str = ""  # file name, recorded with the result
+    # {model: billions} the user stated (--model-size): imported answers report no size, so it is
+    # unknown unless stated under their file name (pipeline.llm.sizes)
+    stated_sizes: Mapping[str, float] | None = None
 
     def __post_init__(self):
         if (self.client is None) == (self.imported is None):
@@ -88,7 +91,10 @@ class AnswerSide:
         if self.client is not None:
             return self.client.provenance.as_dict()
         digest = content_digest(sorted(self.imported.items()), 12)
-        return Provenance("imported", self.imported_from or "answers").as_dict() | {"digest": digest}
+        from pipeline.llm.sizes import stated_record
+
+        record = Provenance("imported", self.imported_from or "answers").as_dict() | {"digest": digest}
+        return stated_record(record, self.stated_sizes)
 
 
 def truncate(text: str, limit: int) -> str:

@@ -33,8 +33,38 @@ TASKS = ("h2r", "h2g", "h2j")
 
 
 def region_name(members: Iterable[str]) -> str:
-    """``("h2r", "h2j")`` -> ``"h2r&h2j"`` (the JSON key of a Venn region)."""
+    """``("h2r", "h2j")`` -> ``"h2r&h2j"`` (the JSON key of a Venn region, and of a pair's intersection)."""
     return "&".join(members)
+
+
+# One vocabulary for the two things a key like ``h2r&h2g`` can name (issue 33: "H2R ∩ H2G" was the region
+# without H2J, 8 queries, in one CSV and the whole intersection, 11, in another). Every table, figure, CSV
+# and verdict names them through these two functions, never by joining the key itself.
+ONLY, WHOLE, ALL_THREE = "only", "incl.", "all three"
+
+
+def region_label(key: str, tasks: Iterable[str] = TASKS) -> str:
+    """A Venn region, the queries in exactly those sets: ``h2r`` -> ``H2R only``, ``h2r&h2g`` -> ``H2R ∩ H2G
+    only`` (not in H2J), ``h2r&h2g&h2j`` -> ``all three`` (in every set: nothing to leave out)."""
+    members = key.split("&")
+    if set(tasks) <= set(members):
+        return ALL_THREE
+    return " ∩ ".join(m.upper() for m in members) + f" {ONLY}"
+
+
+def intersection_label(key: str | None, tasks: Iterable[str] = TASKS) -> str:
+    """A pair's whole intersection, |A ∩ B| (the pairwise figures): ``h2r&h2g`` -> ``H2R ∩ H2G (incl. H2J)``,
+    the region ``H2R ∩ H2G only`` plus the queries hard in all three; a pair with a further task ->
+    ``H2R ∩ PRED`` (no region bears that name: the Venn regions are the paper's three sets'). ``None`` (no
+    pair) -> ``none``."""
+    if not key:
+        return "none"
+    members = key.split("&")
+    joined = " ∩ ".join(m.upper() for m in members)
+    rest = [t.upper() for t in tasks if t not in members]
+    if set(members) <= set(tasks) and rest:
+        return f"{joined} ({WHOLE} {', '.join(rest)})"
+    return joined
 
 
 def pairwise(a: set, b: set, n: int) -> dict:

@@ -163,7 +163,8 @@ class Components:
 @dataclass
 class ConfigurationResult:
     """One configuration's three sets over its universe and their overlap figures.
-    JSON: ``{configuration, sets, set_info, analysis, small_model, note}``."""
+    JSON: ``{configuration, sets, set_info, analysis, small_model, note, universe_info, gated}`` (the last two
+    only when recorded)."""
     components: Components
     hard_in_universe: dict[str, list[str]]  # task -> the study's set (module docstring), hardest first
     hard_in_universe_rule: dict[str, SetSummary] | None  # task -> how the rule drew it (None: before the tie rule)
@@ -171,6 +172,9 @@ class ConfigurationResult:
     small_model: list[str] = field(default_factory=list)  # "generator" / "judge" when that model is small
     note: str = ""  # Provenance.not_a_finding of a small model (its figures exercise the pipeline)
     universe: UniverseSummary | None = None  # rule and sizes (None: stored before the universe choice)
+    # role -> why that role's model cannot carry a verdict (Provenance.evidence_gate: sub-1B or unknown size);
+    # {} when none is gated; None: stored before issue 33 (StudyResult.model_gates derives it then)
+    gated: dict[str, str] | None = None
 
     @property
     def label(self) -> str:
@@ -181,16 +185,18 @@ class ConfigurationResult:
                 **_optional(set_info=None if self.hard_in_universe_rule is None else
                             {task: s.to_dict() for task, s in self.hard_in_universe_rule.items()}),
                 "analysis": self.analysis, "small_model": self.small_model, "note": self.note,
-                **_optional(universe_info=self.universe.to_dict() if self.universe else None)}
+                **_optional(universe_info=self.universe.to_dict() if self.universe else None, gated=self.gated)}
 
     @classmethod
     def from_dict(cls, data: Mapping) -> ConfigurationResult:
         rule = data.get("set_info")
         universe = data.get("universe_info")
+        gated = data.get("gated")
         return cls(Components.from_dict(data["configuration"]), data["sets"],
                    {task: SetSummary.from_dict(s) for task, s in rule.items()} if rule else None,
                    data["analysis"], data.get("small_model", []), data.get("note", ""),
-                   UniverseSummary.from_dict(universe) if universe else None)
+                   UniverseSummary.from_dict(universe) if universe else None,
+                   dict(gated) if gated is not None else None)
 
 
 @dataclass
@@ -237,6 +243,24 @@ class StudyResult:
                   "h2j": self.judge(label).per_query}
         return UniverseSummary(self.universe_rule, config.analysis["n_queries"], len(self.queries),
                                {t: len(v) for t, v in values.items()}, {t: 0 for t in values}, recorded=False)
+
+    def universe_ids(self, label: str) -> list[str]:
+        """A configuration's common universe: the queries every one of its systems scores, sorted (the same
+        rule as :func:`pipeline.study.universe.common_universe`, over the stored per-query values)."""
+        scored = [set(self.retriever(label).per_query), set(self.generator(label).per_query),
+                  set(self.judge(label).per_query), *(set(v.values) for v in self.further_values(label).values())]
+        return sorted(set.intersection(*scored))
+
+    def model_gates(self, label: str) -> dict[str, str]:
+        """A configuration's gated roles and why (:attr:`ConfigurationResult.gated`): as recorded, or for a
+        study stored before they were, from its generator's and judge's stored provenance (the same rule,
+        :attr:`pipeline.llm.base.Provenance.evidence_gate`)."""
+        config = self.configurations[label]
+        if config.gated is not None:
+            return dict(config.gated)
+        stored = {"generator": self.generator(label).provenance, "judge": self.judge(label).provenance}
+        models = {role: Provenance.from_dict(p if isinstance(p, Mapping) else {}) for role, p in stored.items()}
+        return {role: model.evidence_gate for role, model in models.items() if model.evidence_gate}
 
     def retriever(self, label: str) -> RetrieverResult:
         return self.retrievers[self.configurations[label].components.retriever]

@@ -230,13 +230,16 @@ def _run_tasks(config: StudyConfig, context: StepContext) -> dict:
 def configuration_result(components: Components, chosen: dict[str, PerQueryValues],
                          result: FailureSets) -> ConfigurationResult:
     """One configuration as the study stores it, with the note of a small model among its systems
-    (its figures exercise the pipeline; they are not a finding)."""
+    (its figures exercise the pipeline; they are not a finding) and which roles' models are gated and why
+    (:attr:`pipeline.llm.base.Provenance.evidence_gate`: a sub-1B model or one of unknown size; the findings
+    read such a configuration as inconclusive)."""
     models = {TASK_REGISTRY[t].role: Provenance.from_dict(v.model) for t, v in chosen.items() if v.model is not None}
     small = [role for role, model in models.items() if model.small]
+    gated = {role: model.evidence_gate for role, model in models.items() if model.evidence_gate}
     return ConfigurationResult(components, result.sets,
                                {t: SetSummary.from_dict(s) for t, s in result.set_info.items()}, result.analysis,
                                small, f"{' and '.join(small)} from {models[small[0]].not_a_finding}" if small else "",
-                               UniverseSummary.from_dict(result.universe_info))
+                               UniverseSummary.from_dict(result.universe_info), gated)
 
 
 def task_hard_set(values: dict[str, float], task: str, quantile: float):

@@ -177,6 +177,16 @@ def save_problems(state) -> list[str]:
 # given, is kept in the browser until the server says it is stored (the acks below), and is sent again
 # after an outage. The store applies an id once and never over a later answer.
 OUTBOX_ACKS = "annotation_outbox_acks"
+# What an outage looks like, in the tool's words (issue 36): when the server stops answering, Streamlit's
+# own "Connection error" dialog covers the page with advice for a generic script. Streamlit 1.67 offers no
+# setting that rewords or removes it (its text is fixed in the frontend bundle; the host-config switch
+# blockErrorDialogs is hard-coded false by the server), so the page says beforehand what it means here.
+OUTAGE_NOTE = ("If the dashboard's server stops answering, Streamlit shows its own \"Connection error\" box over "
+               "this page. Its advice is generic (\"Are you connected to the internet?\", or `streamlit run "
+               "yourscript.py` when the page was opened as localhost): here the server runs on the machine that "
+               "serves this page and is started again with `make run`. Keep answering by key meanwhile: each "
+               "answer is kept in this browser, marked pending, and saved once the server is back. Close the box "
+               "(× or Esc) to see them.")
 _ENTRY_TEXT = ("id", "annotator", "sample", "run_id", "dataset", "task", "qid")
 
 

@@ -20,6 +20,7 @@ from core import jobs
 from core.digest import content_digest
 from core.jobs import progress as job_progress
 from pipeline.views import forms
+from pipeline.findings.preference import paper_rates
 from pipeline.prompting import pairwise, preference
 from pipeline.prompting.jobs import PREFERENCE, REASON_SOURCES  # noqa: F401  (the page's form offers REASON_SOURCES)
 from pipeline.prompting.difficulty import prompt_diff
@@ -207,14 +208,14 @@ def summary_frame(results: dict[str, dict], by: str = "overall") -> pd.DataFrame
                          "CI low": s["ci_low"], "CI high": s["ci_high"], "sign test p": s["sign_test_p"],
                          "verdict rate": s["verdict_rule"]["rate"], "verdicts": s["verdict_rule"]["verdicts"],
                          "inconsistent share": s["inconsistent_share"],
-                         "study rate": preference.STUDY_RATES.get(dataset) if by == "overall" else None,
+                         "study rate": paper_rates().get(dataset) if by == "overall" else None,
                          "result": result["id"]})
     return pd.DataFrame(rows)
 
 
 def study_frame() -> pd.DataFrame:
     return pd.DataFrame([{"dataset": d.upper(), "study rate": r, "source": STUDY_NOTE}
-                         for d, r in preference.STUDY_RATES.items()])
+                         for d, r in paper_rates().items()])
 
 
 def summary_figure(frame: pd.DataFrame) -> go.Figure:
@@ -240,7 +241,7 @@ def summary_figure(frame: pd.DataFrame) -> go.Figure:
                             + (f"<br><sup>judge: {html.escape('; '.join(judges))}</sup>" if judges else ""),
                       yaxis={"title": "preference rate", "range": [0, 1], "tickformat": ".0%"},
                       xaxis={"title": "dataset", "categoryorder": "array",
-                             "categoryarray": [d.upper() for d in preference.STUDY_RATES]},
+                             "categoryarray": [d.upper() for d in paper_rates()]},
                       legend={"orientation": "h", "y": -0.2}, height=400)
     return fig
 

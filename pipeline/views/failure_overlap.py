@@ -26,7 +26,7 @@ from pipeline.generation.h2g import answer_cut_note, reference_note, truncation_
 from pipeline.judging.benchmark import benchmark_line  # noqa: E402
 from pipeline.judging.judgments import DEFAULT_CAP  # noqa: E402
 from pipeline.llm.base import SMALL_MODEL  # noqa: E402
-from pipeline.sets.overlap import TASKS, all_pairwise, further_note  # noqa: E402,F401  (the page's note)
+from pipeline.sets.overlap import TASKS, all_pairwise, further_note, intersection_label  # noqa: E402,F401  (the page's note)
 from pipeline.study.result import Components, StudyResult  # noqa: E402
 from pipeline.study.universe import DEFAULT_UNIVERSE, UNIVERSE_HELP, UNIVERSES, check_universe  # noqa: E402,F401
 from pipeline.views import forms  # noqa: E402
@@ -111,7 +111,7 @@ def summary_frame(analysis: dict) -> pd.DataFrame:
 
 def pairwise_frame(analysis: dict) -> pd.DataFrame:
     largest = {analysis["largest_pairwise"]["pair"], *analysis["largest_pairwise"]["tied_with"]}
-    rows = [{"pair": " ∩ ".join(p.upper() for p in key.split("&")), "overlap": f["count"],
+    rows = [{"pair": intersection_label(key), "overlap": f["count"],
              "expected if independent": f["expected_if_independent"], "Jaccard": f["jaccard"],
              "share of first": f["share_of_first"], "share of second": f["share_of_second"],
              "p (hypergeometric, ≥)": f["p_value"], "largest (ties marked)": key in largest}
@@ -129,10 +129,10 @@ def stability_frame(study: StudyResult) -> pd.DataFrame:
                "scored per task": ", ".join(f"{t.upper()} {n}" for t, n in universe.n_task.items()),
                "universe": universe.rule, "all three": a["all_three"]["share"]}
         for key, f in a["pairwise"].items():
-            name = key.replace("&", "∩").upper()
+            name = intersection_label(key)
             row[f"{name}"] = f["count"]
             row[f"{name} p"] = f["p_value"]
-        row["largest pair"] = (a["largest_pairwise"]["pair"] or "").replace("&", "∩").upper()
+        row["largest pair"] = intersection_label(a["largest_pairwise"]["pair"]) if a["largest_pairwise"]["pair"] else ""
         row[SMALL_MODEL] = ", ".join(c.small_model) or ""
         rows.append(row)
     return pd.DataFrame(rows)
@@ -197,7 +197,7 @@ def comparison_frame(a: StudyResult, b: StudyResult, label: str) -> pd.DataFrame
     for task in TASKS:
         add(f"{task.upper()} exclusive share", "share", lambda x, t=task: x["exclusive"][t]["share"])
     for key in a.configurations[label].analysis["pairwise"]:
-        pair = key.replace("&", " ∩ ").upper()
+        pair = intersection_label(key)
         add(f"{pair} overlap", "count", lambda x, k=key: x["pairwise"][k]["count"])
         add(f"{pair} Jaccard", "share", lambda x, k=key: x["pairwise"][k]["jaccard"])
     return pd.DataFrame(rows, columns=["figure", "kind", "first", "second", "difference"])
@@ -265,12 +265,15 @@ def imported_judges(dataset: str, folder: str | Path | None) -> list[str]:
 def submit_study(dataset: str, folder: str | Path | None, **options) -> int:
     """Queue a study run; its id is chosen here, so the job's row can link to the study it writes
     and read its progress record (``meta["study_id"]``, ``meta["progress"]``). The form's numbers are
-    checked first (``cap``: pairs per query; ``max_queries``: 0 or None = all): a bad one raises
+    checked first (``cap``: pairs per query; ``max_queries``: 0 or None = all), and its LLM specs
+    (``generator``, ``llm_judge``) as the command checks them: a bad one raises
     :class:`core.fields.FormError` naming it, and nothing is queued."""
     from pipeline.study import store
 
     forms.check_fields((forms.PAIRS_PER_QUERY, options.get("cap", DEFAULT_CAP)),
-                       (forms.STUDY_QUERIES, options.get("max_queries") or 0))
+                       (forms.STUDY_QUERIES, options.get("max_queries") or 0),
+                       (forms.STUDY_GENERATOR, options.get("generator", "auto")),
+                       (forms.STUDY_LLM_JUDGE, options.get("llm_judge", "")))
     options["max_queries"] = forms.query_limit(options.get("max_queries"))
 
     study_id = store.new_study_id({"dataset": dataset, **options, "nonce": uuid.uuid4().hex})

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 
 from core.export import booktabs, in_temporary_folder
-from core.findings import Finding, part_rows, summary_rows
+from core.findings import Finding, part_rows, rule_text, summary_rows
 from pipeline.findings.scope import ALL, datasets_in_scope
 
 
@@ -51,8 +51,17 @@ def summary_frame(found: list[Finding]) -> pd.DataFrame:
     return pd.DataFrame(summary_rows(found), columns=["finding", "verdict", "paper", "reason"])
 
 
+def rule_line(finding: Finding) -> str:
+    """The claim's rule as the claims file states it beside the claim (shown with the verdict)."""
+    return rule_text(finding.rule) or "no rule stated"
+
+
 def parts_frame(finding: Finding) -> pd.DataFrame:
-    return pd.DataFrame(part_rows(finding), columns=["scope", "verdict", "reason"])
+    """One row per measured part: its verdict's headline (an inconclusive one with its reason, its n, its
+    interval or test, the models with their sizes) beside the reason."""
+    headlines = [p.headline for p in finding.parts]
+    rows = [{**row, "headline": headline} for row, headline in zip(part_rows(finding), headlines)]
+    return pd.DataFrame(rows, columns=["scope", "verdict", "headline", "reason"])
 
 
 def findings_csv(found: list[Finding]) -> str:

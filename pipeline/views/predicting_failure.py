@@ -17,7 +17,7 @@ from core.jobs.progress import job_messages
 from pipeline.predict import store
 from pipeline.predict.catalog import GENERATION, JUDGING, POST, PRE
 from pipeline.predict.jobs import PREDICTION, SETUPS  # noqa: F401  (the page's job kind and its choices)
-from pipeline.predict.evaluation import AUC_NOTE, POOLED
+from pipeline.predict.evaluation import AUC_NOTE, K_SWEEP_NOTE, POOL_NOTE, POOLED
 
 FAMILY_ORDER = (PRE, POST, GENERATION, JUDGING)  # the heatmap's rows: pre-retrieval first
 ALPHA = 0.05
@@ -26,7 +26,7 @@ HEATMAP_NOTE = ("colour: Kendall τ-b signed so that positive = a higher predict
                 "(for disagreement, −τ); * Holm-corrected p < 0.05 across the whole table")
 TABLE_COLUMNS = ("dataset", "predictor", "family", "target", "task", "n", "n_hard", "kendall_tau", "tau_ci",
                  "kendall_p", "kendall_p_holm", "pearson_r", "r_ci", "pearson_p", "pearson_p_holm", "auc", "auc_ci",
-                 "partial", "note")
+                 "partial", "pool", "verdict", "note")
 
 
 def results() -> list[dict]:
@@ -73,33 +73,31 @@ def table_csv(frame: pd.DataFrame) -> str:
     return frame.to_csv(index=False)
 
 
-_TEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
-                "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
-
-
-def _tex(text) -> str:
-    """``text`` with LaTeX's special characters escaped (names hold ``_``, ``@`` and brackets)."""
-    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in str(text))
-
-
 def _fmt(value, digits=3) -> str:
     return "--" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
 
 
 def table_latex(frame: pd.DataFrame, caption: str = "") -> str:
-    """A booktabs table: predictor, target, n, τ [CI] (* Holm p < 0.05), r, AUC [CI]."""
-    lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{lllrrrr}", r"\toprule",
-             r"Scope & Predictor & Target & $n$ & $\tau$ [95\% CI] & $r$ & AUC [95\% CI] \\", r"\midrule"]
+    """A booktabs table (:func:`core.export.booktabs`: one escaping, A4 width): scope, predictor, target, n,
+    τ (* Holm p < 0.05) and its interval, Holm p, r and its interval, Pearson p, AUC and its interval."""
+    from core.export import booktabs, format_number
+
+    def number(value, digits=3):
+        return format_number(None if value is None or pd.isna(value) else value, digits)
+
+    rows = []
     for row in frame.itertuples(index=False):
-        mark = r"$^{*}$" if row.kendall_p_holm is not None and not pd.isna(row.kendall_p_holm) \
+        mark = "*" if row.kendall_p_holm is not None and not pd.isna(row.kendall_p_holm) \
             and row.kendall_p_holm < ALPHA else ""
-        lines.append(" & ".join([_tex(row.dataset), _tex(row.predictor), _tex(row.target), str(row.n),
-                                 f"{_fmt(row.kendall_tau)}{mark} {row.tau_ci}".strip(), _fmt(row.pearson_r),
-                                 f"{_fmt(row.auc)} {row.auc_ci}".strip()]) + r" \\")
-    note = (r"$^{*}$ Holm-corrected $p < 0.05$ across the table. " + _tex(AUC_NOTE) + ".")
-    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_tex(caption)} {note}}}".replace("  ", " "),
-              r"\end{table}"]
-    return "\n".join(lines) + "\n"
+        rows.append({"scope": row.dataset, "predictor": row.predictor, "target": row.target, "n": row.n,
+                     "τ": f"{number(row.kendall_tau)}{mark}", "τ 95% CI": row.tau_ci or "--",
+                     "p Holm": row.kendall_p_holm, "r": row.pearson_r, "r 95% CI": row.r_ci or "--",
+                     "p (r)": row.pearson_p, "AUC": row.auc, "AUC 95% CI": row.auc_ci or "--"})
+    notes = [f"* Holm-corrected p < {ALPHA} across the table. {AUC_NOTE}."]
+    if "pool" in frame and frame["pool"].fillna(False).astype(bool).any():
+        pooled = sorted(set(frame.predictor[frame["pool"].fillna(False).astype(bool)]))
+        notes.append(f"{POOL_NOTE}; rows: {', '.join(pooled)}.")
+    return booktabs(pd.DataFrame(rows), caption, notes=notes)
 
 
 def heatmap(result: dict, scope: str):
@@ -127,16 +125,23 @@ def heatmap(result: dict, scope: str):
                              f"{_interval_text(ci.get('kendall_tau'))} · p_holm={_fmt(r.get('kendall_p_holm'))}"
                              f"<br>AUC={_fmt(r.get('auc'))} {_interval_text(ci.get('auc'))} (>0.5: higher predicts "
                              f"easier){'<br>' + r['note'] if r.get('note') else ''}")
+    # the heatmap only colours: plotly gives a click on a heatmap no selection, so each cell's hover and
+    # click belong to a transparent point over it (a point with hoverinfo "skip" emits no click either:
+    # that is why a click did nothing in Chromium, issue 33)
     fig = go.Figure(go.Heatmap(z=z, x=target_names, y=predictors, text=text, texttemplate="%{text}",
-                               hovertext=hover, hoverinfo="text", zmin=-1, zmax=1, colorscale="RdBu",
+                               hoverinfo="skip", zmin=-1, zmax=1, colorscale="RdBu",
                                colorbar={"title": "τ (easier +)"}))
     xs = [t for _ in predictors for t in target_names]
     ys = [p for p in predictors for _ in target_names]
     fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", marker={"size": 28, "opacity": 0.0, "symbol": "square"},
-                             customdata=[[p, t] for p, t in zip(ys, xs)], hoverinfo="skip", showlegend=False))
-    fig.update_layout(height=max(320, 26 * len(predictors) + 160), margin={"l": 10, "r": 10, "t": 40, "b": 10},
+                             customdata=[[p, t] for p, t in zip(ys, xs)], hovertext=[h for row in hover for h in row],
+                             hoverinfo="text", showlegend=False, name="cells"))
+    # the target labels under the cells, rotated: above them they ran into the title
+    fig.update_layout(height=max(360, 26 * len(predictors) + 220), margin={"l": 10, "r": 10, "t": 50, "b": 10},
                       title={"text": f"{scope.upper()}: τ of predictor vs target", "font": {"size": 14}},
-                      xaxis={"side": "top"}, yaxis={"autorange": "reversed"})
+                      xaxis={"side": "bottom", "tickangle": -30, "automargin": True},
+                      yaxis={"autorange": "reversed", "automargin": True}, clickmode="event+select",
+                      dragmode=False)
     return fig
 
 
@@ -187,8 +192,14 @@ def provenance_line(result: dict) -> str:
     index = "; ".join(f"{d.upper()}: {i['description']}" for d, i in prov.get("index", {}).items())
     runs = "; ".join(f"{d.upper()}: " + ", ".join(f"{r['name']} ({r['provenance']})" for r in rs)
                      for d, rs in prov.get("runs", {}).items())
+    corpus = "; ".join(f"{r['name']}: {r['corpus_score']}" for rs in prov.get("runs", {}).values() for r in rs
+                       if r.get("corpus_score"))
+    measured = "; ".join(f"{name} ({t['relevance']})" for ts in result.get("targets", {}).values()
+                         for name, t in ts.items() if t.get("relevance"))
     boot = prov.get("bootstrap", {})
     parts = [f"Index statistics — {index}" if index else "", f"Runs — {runs}" if runs else "",
+             f"Corpus score of NQC/WIG/SMV — {corpus}" if corpus else "",
+             f"Retrieval targets — {measured}" if measured else "",
              "Models — " + ", ".join(prov.get("models") or []) if prov.get("models") else "",
              f"Bootstrap — {boot.get('n_boot')} resamples, seed {boot.get('seed')}, "
              f"{int(100 * boot.get('confidence', 0.95))}% percentile intervals" if boot else "",
@@ -201,7 +212,22 @@ def partial_warning(result: dict) -> str | None:
         return None
     return ("Pre-retrieval predictors here are partial: their statistics come from the data folder's passages "
             "(a partial corpus), not the full collection. Configure a full-corpus index ([qpp_index] in "
-            "irdash.toml, or --index) for the collection's statistics.")
+            "irdash.toml, or --index) for the collection's statistics."
+            + (" Also marked " + POOL_NOTE + "." if result.get("pool") else ""))
+
+
+def k_sweep_frame(result: dict, scope: str | None = None) -> pd.DataFrame:
+    """τ-b per predictor (rows) and cut-off k (columns) for each target (exploratory: ``K_SWEEP_NOTE``);
+    empty for a result stored before the sweep existed."""
+    rows = [r for r in (result.get("k_sweep") or {}).get("rows", []) if scope in (None, r["dataset"])]
+    if not rows:
+        return pd.DataFrame()
+    frame = pd.DataFrame(rows)
+    frame["predictor"] = frame["predictor"] + "[" + frame["component"] + "]"
+    table = frame.pivot_table(index=["dataset", "target", "predictor"], columns="k", values="kendall_tau",
+                              aggfunc="first", dropna=False)
+    table.columns = [f"τ at k={k}" for k in table.columns]
+    return table.reset_index()
 
 
 def small_model_warning(result: dict) -> str | None:

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from pipeline.export.venn import (TASK_LABELS, VENN_ORDER, draw_venn3, empty_sets, empty_sets_note,  # noqa: F401
                                   has_hard_queries, venn_figure, venn_png, venn_title)
+from pipeline.sets.overlap import region_label as overlap_region_label
 
 REGION_IDS = dict(zip(VENN_ORDER, ("100", "010", "110", "001", "101", "011", "111")))
 VENN_COLOURS = {"h2r": "#d62728", "h2g": "#2ca02c", "h2j": "#1f77b4"}
@@ -93,9 +94,5 @@ def region_from_selection(selection) -> str | None:
 
 
 def region_label(name: str) -> str:
-    members = name.split("&")
-    if len(members) == 1:
-        return f"{members[0].upper()} only"
-    if len(members) == 3:
-        return "all three"
-    return " ∩ ".join(m.upper() for m in members) + " only"
+    """The region's name in the one vocabulary of regions and intersections (:mod:`pipeline.sets.overlap`)."""
+    return overlap_region_label(name)

@@ -1,7 +1,7 @@
 """The one CLI convention (``core.cli``) and the command lines built on it (``python -m ltr``,
 ``python -m pipeline``, ``python -m core.jobs``): flag types that name the flag and the problem, exit status 0/1/2/130,
-``--json`` on every command that prints results, commands found as modules, and the README's
-commands still parsing."""
+``--json`` on every command that prints results, commands found as modules, the README's and the guides'
+commands still parsing, and the generated CLI reference (docs/cli.md) matching the parsers."""
 from __future__ import annotations
 
 import argparse
@@ -153,9 +153,16 @@ def test_every_command_that_prints_results_has_json():
     assert not missing, f"commands without --json: {missing}"
 
 
-def readme_commands() -> list[list[str]]:
-    """Every ``python -m ltr|pipeline ...`` line of the README (continuation lines joined, comments cut)."""
-    text = (ROOT / "README.md").read_text().replace("\\\n", " ")
+# the documents a reader copies commands from: the README and the guides in docs/ (cli.md is generated
+# from the parsers themselves, so it is checked by comparison below, not line by line)
+DOCUMENTS = ("README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md")
+                                  if p.name != "cli.md"))
+
+
+def document_commands(name: str) -> list[list[str]]:
+    """Every ``python -m ltr|pipeline ...`` line of a document's bash blocks (continuation lines joined,
+    comments cut)."""
+    text = (ROOT / name).read_text().replace("\\\n", " ")
     lines = []
     for block in re.findall(r"```bash\n(.*?)```", text, re.S):
         for line in block.splitlines():
@@ -163,6 +170,11 @@ def readme_commands() -> list[list[str]]:
             if re.match(r"python -m (ltr|pipeline) ", line):
                 lines.append(shlex.split(line)[2:])
     return lines
+
+
+def readme_commands() -> list[list[str]]:
+    """The commands of the README and of every guide."""
+    return [argv for name in DOCUMENTS for argv in document_commands(name)]
 
 
 @pytest.mark.parametrize("argv", readme_commands(), ids=lambda a: " ".join(a[:3]))
@@ -173,14 +185,52 @@ def test_readme_commands_still_parse(argv, capsys):
     sub = leaves[path]
     flags = {s for a in sub._actions for s in a.option_strings}
     unknown = [t.split("=")[0] for t in argv if t.startswith("--") and t.split("=")[0] not in flags]
-    assert not unknown, f"README's `{' '.join(argv)}` uses flags the command lacks: {unknown}"
+    assert not unknown, f"the docs' `{' '.join(argv)}` uses flags the command lacks: {unknown}"
     with pytest.raises(SystemExit) as done:
         parser.parse_args([*path.split(), "--help"])
     assert done.value.code == 0 and capsys.readouterr().out.startswith("usage:")
 
 
-def test_the_readme_lists_commands_of_both_clis():
-    assert {argv[0] for argv in readme_commands()} == {"ltr", "pipeline"} and len(readme_commands()) >= 10
+def test_the_readme_and_the_guides_list_commands_of_both_clis():
+    """The README's tour runs both CLIs, and each study's guide lists its own CLI's commands (the reference
+    material moved out of the README: a guide whose commands stopped being read would pass silently)."""
+    assert {argv[0] for argv in document_commands("README.md")} == {"ltr", "pipeline"}
+    assert {argv[0] for argv in document_commands("docs/ltr-guide.md")} == {"ltr"}
+    assert {argv[0] for argv in document_commands("docs/failure-guide.md")} == {"pipeline"}
+    assert len(readme_commands()) >= 40
+
+
+def test_the_command_documents_are_read(tmp_path, monkeypatch):
+    """The reader of the documents finds a continued line, cuts a comment and skips other commands."""
+    (tmp_path / "doc.md").write_text("text\n```bash\nexport X=1\npython -m ltr train --data d \\\n"
+                                     "    --fold 1  # a comment --nope\nmake test\n```\n"
+                                     "```toml\npython -m ltr grid --nope\n```\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert document_commands("doc.md") == [["ltr", "train", "--data", "d", "--fold", "1"]]
+
+
+def test_the_cli_reference_is_what_the_commands_say_now():
+    """docs/cli.md is generated from the parsers (``python -m core.cli_reference``): a flag added, renamed or
+    re-explained without regenerating it fails here, so the reference cannot drift."""
+    from core import cli_reference
+
+    text = cli_reference.render()
+    assert cli_reference.REFERENCE.read_text() == text, "docs/cli.md is out of date: run python -m core.cli_reference"
+    for cli_name, parser in _parsers().items():  # every command of every CLI has its section
+        for path, _sub in _subcommands(parser):
+            assert f"\n### python -m {cli_name} {path}\n" in text, path
+
+
+def test_the_cli_reference_check_fails_on_a_stale_file(tmp_path, monkeypatch, capsys):
+    from core import cli_reference
+
+    stale = tmp_path / "cli.md"
+    stale.write_text(cli_reference.render().replace("--epochs", "--epoch"))
+    monkeypatch.setattr(cli_reference, "REFERENCE", stale)
+    monkeypatch.setattr(cli_reference, "ROOT", tmp_path)
+    assert cli_reference.main(["--check"]) == cli.EXIT_FAILED and "out of date" in capsys.readouterr().err
+    assert cli_reference.main([]) == cli.EXIT_OK and cli_reference.main(["--check"]) == cli.EXIT_OK
+    assert stale.read_text() == cli_reference.render()
 
 
 @pytest.mark.parametrize("argv, message", [

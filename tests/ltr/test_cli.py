@@ -53,7 +53,9 @@ def letor_folder(tmp_path):
 def test_bad_input_is_one_line_and_writes_nothing(capsys, tmp_path, tiny_data, letor_folder, monkeypatch):
     store = tmp_path / "store" / "runs.sqlite"
     base = ["train", "--data", tiny_data, "--fold", "1", "--epochs", "1"]
-    _bad(capsys, base + ["--loss", "lambdamart", "--model", "mlp"], store, "unknown loss 'lambdamart'")
+    _bad(capsys, base + ["--loss", "lambdamartt", "--model", "mlp"], store, "unknown loss 'lambdamartt'")
+    # the lambdarank objective is a tree ranker's (ltr.gbdt), not a loss of a neural one
+    _bad(capsys, base + ["--loss", "lambdamart", "--model", "mlp"], store, "train it with --model lambdamart")
     _bad(capsys, base + ["--loss", "ranknet", "--model", "gbdt"], store, "unknown model 'gbdt'")
     _bad(capsys, ["train", "--data", "mq2009", "--fold", "1", "--loss", "ranknet", "--model", "mlp"], store,
          "unknown dataset 'mq2009'")
@@ -122,10 +124,11 @@ def test_train_out_json_and_no_retraining(tmp_path, tiny_data, capsys):
 
 def test_shipped_grid_configs_expand():
     study = expand_grid(read_grid_file(CONFIGS / "study_grid.toml"), source="study_grid.toml")
-    assert len(study.configs) == 4 * 5 * 11 * 4
-    assert {c.data for c in study.configs} == {"mq2007", "mq2008", "web10k", "yahoo"}
-    # learndcg_fixed at its defaults is approxndcg bit for bit: its 80 configs are approxndcg's runs
-    assert len({c.run_id for c in study.configs}) == len(study.configs) - 4 * 5 * 4
+    assert len(study.configs) == 4 * 5 * 11 * 4 * 3  # x seeds 0, 1, 2 (issue 34)
+    assert {c.data for c in study.configs} == {"mq2007", "mq2008", "web10k", "yahoo"} and \
+        {c.seed for c in study.configs} == {0, 1, 2}
+    # learndcg_fixed at its defaults is approxndcg bit for bit: its 240 configs are approxndcg's runs
+    assert len({c.run_id for c in study.configs}) == len(study.configs) - 4 * 5 * 4 * 3
     assert not any(c.loss == "learndcg_fixed" for c in study.configs)
     web10k = next(c for c in study.configs if c.data == "web10k")
     assert web10k.slate_length is not None and web10k.experiment == study.name

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -199,20 +200,69 @@ def test_learndcg_highest_below_the_minimum_n_is_inconclusive(tmp_path):
     assert "below the claim's minimum 100" in highest.reason
 
 
-def test_with_one_seed_the_findings_test_is_the_reports(tmp_path):
-    """One seed: the seed-averaged table's tests are :func:`ltr.report.significance_table`'s."""
-    from ltr.findings import comparison_runs, seed_averaged_table, seed_group
+@pytest.mark.parametrize("seeds", [(0,), (0, 1)])
+def test_the_findings_test_is_the_reports(tmp_path, seeds):
+    """One seed-averaged paired test: the findings' evidence is :func:`ltr.report.significance_table`'s (the
+    findings had a copy of their own before)."""
+    from ltr.findings import check_findings
     from ltr.report import significance_table
 
-    store, _ = _ranking_store(tmp_path / "runs.sqlite", queries_per_fold=30, seeds=(0,))
+    store, _ = _ranking_store(tmp_path / "runs.sqlite", queries_per_fold=30, seeds=seeds)
     with store:
-        runs, label, _ = seed_group(comparison_runs(store, "mq2008-planted", MODEL, EXPERIMENT))
-        mine = seed_averaged_table(store, runs, label).set_index("loss")
+        highest = check_findings(store, EXPERIMENT)["findings"]["learndcg_highest"]
         report = significance_table(store, "mq2008-planted", MODEL, experiment=EXPERIMENT, holm=True).set_index("loss")
-    for k in (1, 10):
-        for column in (f"ndcg@{k}", f"diff@{k}", f"p@{k}", f"p_holm@{k}"):
-            assert mine.loc[["neuralloss", "listnet"], column].tolist() == pytest.approx(
-                report.loc[["neuralloss", "listnet"], column].tolist(), rel=1e-9)
+    for part in highest.parts:
+        k = part.measured["k"]
+        for baseline in ("neuralloss", "listnet"):
+            test = part.evidence["test"][baseline]
+            assert test["p"] == pytest.approx(report.loc[baseline, f"p@{k}"], rel=1e-9)
+            assert test["p_holm"] == pytest.approx(report.loc[baseline, f"p_holm@{k}"], rel=1e-9)
+            assert test["diff_points"] == pytest.approx(100 * report.loc[baseline, f"diff@{k}"], rel=1e-9)
+            assert part.measured["ndcg"][baseline] == pytest.approx(report.loc[baseline, f"ndcg@{k}"], rel=1e-9)
+        assert part.evidence["configuration"] == report.attrs["configuration"]
+
+
+def test_learndcg_highest_lists_lambdamart_among_the_baselines(tmp_path):
+    """Issue 34: LambdaMART (model lambdamart, its own rounds and LightGBM parameters) is a baseline of the MLP's
+    LearnDCG claim, tested on the same folds, seeds and queries in the same Holm family, and in the cost ranking
+    (before, Findings read only the MLP's runs)."""
+    from ltr.export import export_comparison
+    from ltr.findings import check_findings
+
+    store, values = _ranking_store(tmp_path / "runs.sqlite", queries_per_fold=60)
+    rng = np.random.default_rng(11)
+    with store:
+        for (seed, mine) in values["learndcg"].items():
+            for fold in (1, 2):
+                tree = {q: float(v - 0.05 + rng.normal(0, 0.03)) for q, v in mine.items() if q.startswith(f"{fold}_")}
+                run_id = f"tree-f{fold}-s{seed}"
+                store.register_run(run_id, {"data": "mq2008-planted", "fold": fold, "loss": "lambdamart",
+                                            "model": "lambdamart", "seed": seed, "epochs": 100, "patience": 10,
+                                            "model_params": {"num_leaves": 15}, "lightgbm": {"version": "4.7.0"}},
+                                   experiment=EXPERIMENT)
+                store.start_run(run_id, device="cpu")
+                store.finish_run(run_id, test_means={f"ndcg@{k}": float(np.mean(list(tree.values())))
+                                                     for k in (1, 3, 5, 10)},
+                                 per_query={f"ndcg@{k}": tree for k in (1, 3, 5, 10)}, train_seconds=3.0)
+        result = check_findings(store, EXPERIMENT)
+        export = export_comparison(store, "mq2008-planted", MODEL, EXPERIMENT, tmp_path / "export")
+    tree = "lambdamart (LightGBM)"
+    highest = result["findings"]["learndcg_highest"]
+    assert highest.verdict == HOLDS
+    for part in highest.parts:
+        assert set(part.evidence["test"]) == {"neuralloss", "listnet", tree}
+        assert "Holm across 3 baseline(s)" in part.evidence["correction"]
+        assert part.evidence["n"] == 120 and part.evidence["test"][tree]["p_holm"] < 0.05
+    assert tree in highest.rests_on[0]["losses"]
+    assert "lambdamart" not in highest.rests_on[0]["configuration"]  # the MLP's configuration, seeds=0,1
+    (ranking,) = result["cost_ranking"].values()
+    assert {r["loss"]: r["seeds"] for r in ranking}[tree] == 2
+    # ltr export: the scatter's table has its row, the manifest names it a baseline with its settings
+    cost = pd.read_csv(tmp_path / "export" / "cost.csv").set_index("loss")
+    assert cost.loc[tree, "folds"] == 2 and cost.loc[tree, "minutes_mean"] == pytest.approx(3.0 / 60)
+    (baseline,) = [m for m in export.manifest()["models"] if m["role"] == "baseline"]
+    assert baseline["name"] == tree and 'lightgbm {"num_leaves": 15}' in baseline["settings"]
+    assert tree in (tmp_path / "export" / "significance.csv").read_text()
 
 
 def test_runs_without_an_experiment_are_listed_and_checked(tmp_path, capsys):

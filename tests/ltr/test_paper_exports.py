@@ -5,6 +5,7 @@ and the θ_d trajectories as SVG (text kept as text) and PDF, and a booktabs tab
 the training configuration."""
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -13,6 +14,7 @@ import pytest
 
 from core.findings import FAILS, INCONCLUSIVE, UNMEASURABLE
 from tests.ltr.support import one_torch_thread
+from tests.support.latex import PDFLATEX, compile_tex
 
 EXPERIMENT = "paper-tiny"
 
@@ -96,7 +98,13 @@ def test_ltr_export_writes_scatter_and_theta_as_svg_and_pdf_and_a_captioned_tabl
         assert {f"{stem}.svg", f"{stem}.pdf", f"{stem}.png"} <= names
         svg = ET.parse(out / f"{stem}.svg")
         texts = " ".join("".join(t.itertext()) for t in svg.iter("{http://www.w3.org/2000/svg}text"))
-        assert "mlp" in texts and "epochs=2" in texts and "seed=0" in texts and "folds 1, 2" in texts
+        # issue 33: a short title naming the data by its name (the folder's), never the path; the
+        # configuration is in the caption (the figure's .tex, the manifest, the PDF's metadata)
+        assert "mq2008-like · mlp" in texts and "epochs=2" not in texts and "/tmp" not in texts and data not in texts
+        caption = (out / f"{stem}.tex").read_text()
+        for part in ("mq2008-like / mlp", "epochs=2", "seed=0", "folds 1, 2", rf"\label{{fig:{stem}}}"):
+            assert part in caption, part
+        assert data not in caption
         pdf = (out / f"{stem}.pdf").read_bytes()
         assert pdf.startswith(b"%PDF-") and len(re.findall(rb"/Type\s*/Page\b", pdf)) == 1
     assert "fold 1" in "".join(ET.parse(out / "theta-d-trajectories.svg").getroot().itertext())
@@ -105,9 +113,26 @@ def test_ltr_export_writes_scatter_and_theta_as_svg_and_pdf_and_a_captioned_tabl
     caption = re.search(r"\\caption\{(.*)\}", tex).group(1)
     for part in ("mlp", "epochs=2", "lr=0.001", "seed=0", "folds 1, 2", "paired t-test", "Holm"):
         assert part in caption, part
+    assert data not in tex and "mq2008-like / mlp" in caption
+    # † and ‡ are explained under the table; p-values print as a paper prints them
+    assert r"$^\dagger$ LearnDCG significantly better than this loss, $^\ddagger$ significantly worse" in tex
+    assert r"\label{tab:significance}" in tex
     assert manifest == json.loads((out / "manifest.json").read_text()) | {"created": manifest["created"]}
     assert manifest["experiment"] == EXPERIMENT and len(manifest["run_ids"]) == 4
     assert {f["file"] for f in manifest["files"]} == names - {"manifest.json"}
+    # the sha256 of every LETOR file the runs read: train, vali, test of folds 1 and 2
+    assert manifest["data"] == "mq2008-like" and manifest["data_as_runs_name_it"] == data
+    letor = [item for item in manifest["inputs"] if item["role"] == "letor"]
+    assert sorted((item["fold"], item["split"]) for item in letor) == sorted(
+        (fold, split) for fold in (1, 2) for split in ("train", "vali", "test"))
+    for item in letor:
+        assert item["sha256"] == hashlib.sha256(open(item["path"], "rb").read()).hexdigest()
+    if not PDFLATEX:
+        pytest.skip("pdflatex/pdftotext not installed: the .tex files were not compiled")
+    compiled = compile_tex(out, "preview.tex")  # every table and figure, as a paper includes them
+    assert compiled.overfull(10) == []
+    assert data not in compiled.text()
+    assert not [f for f in out.glob("*.tex") if re.search(r"0\.0{6,}", f.read_text())]  # no p as 0.0000000...
 
 
 def test_ltr_report_latex_caption_carries_the_configuration_and_the_test(trained):
@@ -125,6 +150,8 @@ def test_ltr_report_latex_caption_carries_the_configuration_and_the_test(trained
                  "no multiple-comparison correction", "alpha = 0.05"):
         assert part in caption, part
     assert "Holm-corrected across the baselines" in holm
+    # issue 33: the caption says what † and ‡ mean, through the one escaping function
+    assert r"$^\dagger$/$^\ddagger$: learndcg significantly better/worse than this loss" in holm
 
 
 def test_ltr_findings_of_an_unknown_experiment_is_bad_input(trained, capsys):

@@ -9,7 +9,9 @@ import pytest
 from scipy import stats
 
 from ltr.losses import LOSS_NAMES
-from ltr.report import BETTER_MARK, WORSE_MARK, ReportError, holm_adjust, significance_table, to_csv, to_latex
+from ltr import report
+from ltr.report import (BETTER_MARK, WORSE_MARK, ReportError, fold_seed_table, holm_adjust, significance_table,
+                        table_notes, to_csv, to_latex)
 from ltr.store import RunStore
 
 DATA, MODEL, FOLDS, PER_FOLD = "synthetic-mq2008", "mlp", range(1, 6), 30
@@ -69,22 +71,25 @@ def test_holm_adjustment():
     assert adjusted[0] == pytest.approx(1.0) and np.isnan(adjusted[1]) and adjusted[2] == pytest.approx(1.0)
 
 
-def test_holm_column_and_another_seed_is_another_configuration(study):
-    store, _, _ = study
+def test_holm_column_and_another_seed_joins_the_configuration(study):
+    store, _, fold_means = study
     plain = significance_table(store, DATA, MODEL).set_index("loss")
     corrected = significance_table(store, DATA, MODEL, holm=True).set_index("loss")
     baselines = ["listnet", "ranknet", "approxndcg"]
     assert corrected.loc[baselines, "p_holm@5"].tolist() == pytest.approx(
         holm_adjust(plain.loc[baselines, "p@5"].to_numpy()).tolist())
-    # A later fold-1 run of ranknet with another seed is another configuration: never mixed in.
+    # A fold-1 run of ranknet with another seed is the same configuration (seeds are a dimension of the
+    # study): fold 1's ranknet value becomes the mean of its two seeds, and the missing seeds are named.
     _store_run(store, "ranknet", 1, {f"1_{i}": 0.0 for i in range(PER_FOLD)}, seed=1)
     table = significance_table(store, DATA, MODEL)
-    assert table.set_index("loss").loc["ranknet", "ndcg@10"] == pytest.approx(plain.loc["ranknet", "ndcg@10"])
-    assert len(table.attrs["other_configurations"]) == 1 and "seed=1" in table.attrs["other_configurations"][0]
-    alone = significance_table(store, DATA, MODEL, configuration=table.attrs["other_configurations"][0])
-    assert list(alone["loss"]) == ["ranknet"] and alone["folds"].tolist() == [1]
+    assert table.attrs["other_configurations"] == [] and "seeds=0,1" in table.attrs["configuration"]
+    expected = np.mean([fold_means["ranknet"][0] / 2, *fold_means["ranknet"][1:]])
+    assert table.set_index("loss").loc["ranknet", "ndcg@10"] == pytest.approx(expected)
+    assert table.attrs["missing_seeds"]["ranknet"] == {f: [1] for f in (2, 3, 4, 5)}
+    assert any("ranknet lacks fold 2: seed(s) 1" in n for n in table_notes(table))
     seed0 = significance_table(store, DATA, MODEL, seed=0).set_index("loss")
     assert seed0.loc["ranknet", "ndcg@10"] == pytest.approx(plain.loc["ranknet", "ndcg@10"])
+    assert "seed=0" in seed0.attrs["configuration"]
 
 
 def _store_full_run(store, loss, fold, lr, values, *, loss_params=None, loss_lr=None, n_relevant=None):
@@ -323,3 +328,228 @@ def test_the_results_page_data_path_imports_neither_torch_nor_scipy_stats(study)
     out = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def _store_seeded_run(store, loss, fold, seed, values: dict[str, float]) -> str:
+    from ltr.train import RunConfig
+
+    cfg = RunConfig(data=DATA, fold=fold, loss=loss, model=MODEL, seed=seed)
+    store.register_run(cfg.run_id, cfg.result_config())
+    store.start_run(cfg.run_id, device="cpu")
+    per_query = {f"ndcg@{k}(gain=exp,norel=1)": dict(values) for k in (1, 3, 5, 10)}
+    means = {f"ndcg@{k}": float(np.mean(list(values.values()))) for k in (1, 3, 5, 10)}
+    store.finish_run(cfg.run_id, test_means=means, per_query=per_query, train_seconds=1.0)
+    return cfg.run_id
+
+
+def test_two_folds_by_two_seeds_mean_spread_and_the_seed_averaged_paired_test(tmp_path, capsys):
+    """2 folds x 2 seeds: each loss's mean over folds x seeds, the seed-to-seed spread, and the paired test
+    on each query's NDCG averaged over the seeds (ttest_rel computed here), Holm across the baselines;
+    pooling the seeds as if they were more queries would give another p-value."""
+    rng = np.random.default_rng(7)
+    losses, seeds, n = ("learndcg", "approxndcg", "ranknet"), (0, 1), 25
+    values = {}  # (loss, fold, seed) -> per-query array
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        for fold in (1, 2):
+            qids = [f"{fold}_{i}" for i in range(n)]
+            base = rng.uniform(0.3, 0.7, n)
+            for loss, shift in zip(losses, (0.02, 0.0, 0.01)):
+                for seed in seeds:  # seed noise larger for ranknet: its seeds disagree
+                    noise = rng.normal(0, 0.08 if loss == "ranknet" else 0.04, n)
+                    values[loss, fold, seed] = np.clip(base + shift + noise, 0, 1)
+                    _store_seeded_run(store, loss, fold, seed, dict(zip(qids, values[loss, fold, seed])))
+        table = significance_table(store, DATA, MODEL, holm=True).set_index("loss")
+        assert "seeds=0,1" in table.attrs["configuration"] and table.attrs["other_configurations"] == []
+        assert table.attrs["seeds"] == [0, 1] and table.attrs["missing_seeds"] == {}
+        averaged = {loss: np.concatenate([(values[loss, f, 0] + values[loss, f, 1]) / 2 for f in (1, 2)])
+                    for loss in losses}
+        p = {}
+        for loss in losses:
+            runs = [[values[loss, f, s].mean() for f in (1, 2)] for s in seeds]  # [seed][fold]
+            assert table.loc[loss, "ndcg@10"] == pytest.approx(np.mean(runs), rel=1e-6)
+            assert table.loc[loss, "seed_sd@10"] == pytest.approx(np.std(np.mean(runs, axis=1), ddof=1), rel=1e-5)
+            assert table.loc[loss, "fold_sd@10"] == pytest.approx(np.std(np.mean(runs, axis=0), ddof=1), rel=1e-5)
+            assert table.loc[loss, "seeds"] == 2 and table.loc[loss, "runs"] == 4 and table.loc[loss, "queries"] == 2 * n
+            if loss != "learndcg":
+                p[loss] = stats.ttest_rel(averaged["learndcg"], averaged[loss]).pvalue
+                assert table.loc[loss, "p@10"] == pytest.approx(p[loss], rel=1e-6, abs=0)
+                assert table.loc[loss, "diff@10"] == pytest.approx(np.mean(averaged["learndcg"] - averaged[loss]),
+                                                                   abs=1e-6)
+                pooled = stats.ttest_rel(np.concatenate([values["learndcg", f, s] for f in (1, 2) for s in seeds]),
+                                         np.concatenate([values[loss, f, s] for f in (1, 2) for s in seeds])).pvalue
+                assert not np.isclose(table.loc[loss, "p@10"], pooled, rtol=1e-3, atol=0)
+        baselines = ["approxndcg", "ranknet"]
+        assert table.loc[baselines, "p_holm@10"].tolist() == pytest.approx(holm_adjust([p[b] for b in baselines]).tolist(), rel=1e-6, abs=0)
+        assert "averaged over the 2 seeds" in report.test_description(significance_table(store, DATA, MODEL))
+        grid = fold_seed_table(significance_table(store, DATA, MODEL), 10)
+        assert list(grid.columns) == ["loss", "fold", "seed 0", "seed 1", "mean over seeds"] and len(grid) == 6
+        row = grid[(grid["loss"] == "ranknet") & (grid["fold"] == 2)].iloc[0]
+        assert row["seed 1"] == pytest.approx(values["ranknet", 2, 1].mean(), rel=1e-6)
+
+    from ltr.cli import main
+
+    argv = ["report", "--data", DATA, "--model", MODEL, "--store", str(tmp_path / "runs.sqlite"), "--holm"]
+    assert main(argv + ["--json"]) == 0
+    records = {r["loss"]: r for r in json.loads(capsys.readouterr().out)}
+    assert records["ranknet"]["seed_sd@10"] == pytest.approx(table.loc["ranknet", "seed_sd@10"])
+    assert sorted((r["fold"], r["seed"]) for r in records["ranknet"]["per_fold_seed"]) == [(1, 0), (1, 1), (2, 0), (2, 1)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "per fold x seed" in out and "seed 1" in out and "±" in out and "averaged over the 2 seeds" in out
+
+
+def test_a_tuned_grid_is_one_configuration_with_its_per_loss_settings_in_the_variants(tmp_path):
+    """A grid with per-loss learning rates and batch sizes (``ltr grid --tuned``) is compared in one table: its
+    configuration says ``lr=per loss``, each row names its loss's settings, and the folds are paired as usual."""
+    from ltr.grid import expand_grid
+    from ltr.tune import apply_tuned
+
+    spec = {"name": "tuned", "data": [DATA], "folds": [1, 2], "losses": ["learndcg", "approxndcg", "ranknet"],
+            "models": [MODEL], "train": {"lr": 0.001, "batch_size": 64}}
+    spec = apply_tuned(spec, {"overrides": {"loss": {"approxndcg": {"lr": 0.004, "batch_size": 32},
+                                                     "learndcg": {"lr": 0.002}}},
+                              "loss_params": {"approxndcg": {"alpha": 2.5}}})
+    grid = expand_grid(spec)
+    rng = np.random.default_rng(3)
+    pooled = {}
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        store.register_experiment(grid.name, grid.source)
+        for fold in (1, 2):
+            base = rng.uniform(0.3, 0.7, 20)
+            for cfg in (c for c in grid.configs if c.fold == fold):
+                values = np.clip(base + rng.normal(0.02 if cfg.loss == "learndcg" else 0, 0.03, 20), 0, 1)
+                pooled.setdefault(cfg.loss, []).extend(values)
+                store.register_run(cfg.run_id, cfg.result_config(), experiment=grid.name)
+                store.start_run(cfg.run_id, device="cpu")
+                store.finish_run(cfg.run_id, test_means={f"ndcg@{k}": float(values.mean()) for k in (1, 3, 5, 10)},
+                                 per_query={f"ndcg@{k}(gain=exp,norel=1)": dict(zip([f"{fold}_{i}" for i in range(20)],
+                                                                                    values)) for k in (1, 3, 5, 10)},
+                                 train_seconds=1.0)
+        table = significance_table(store, DATA, MODEL, experiment="tuned").set_index("loss")
+    assert "lr=per loss" in table.attrs["configuration"] and "batch=per loss" in table.attrs["configuration"]
+    assert table.attrs["other_configurations"] == []
+    assert list(table.index) == ["ranknet(batch_size=64,lr=0.001)", "approxndcg(alpha=2.5,batch_size=32,lr=0.004)",
+                                 "learndcg(batch_size=64,lr=0.002)"]  # the study's loss order
+    assert table.attrs["candidate"] == "learndcg(batch_size=64,lr=0.002)" and (table["folds"] == 2).all()
+    assert table.loc["ranknet(batch_size=64,lr=0.001)", "p@10"] == pytest.approx(
+        stats.ttest_rel(pooled["learndcg"], pooled["ranknet"]).pvalue, rel=1e-6, abs=0)
+
+
+def _store_tree_run(store, fold, seed, values: dict[str, float], *, epochs=200, learning_rate=0.05) -> str:
+    """A completed LambdaMART run as ltr.gbdt stores one (model and loss ``lambdamart``, its own rounds,
+    patience and LightGBM parameters, the LightGBM provenance in the stored config)."""
+    from ltr.train import RunConfig
+
+    cfg = RunConfig(data=DATA, fold=fold, loss="lambdamart", model="lambdamart", seed=seed, epochs=epochs,
+                    patience=20, model_params={"learning_rate": learning_rate})
+    store.register_run(cfg.run_id, {**cfg.result_config(), "lightgbm": {"version": "4.7.0"}})
+    store.start_run(cfg.run_id, device="cpu")
+    per_query = {f"ndcg@{k}(gain=exp,norel=1)": dict(values) for k in (1, 3, 5, 10)}
+    means = {f"ndcg@{k}": float(np.mean(list(values.values()))) for k in (1, 3, 5, 10)}
+    store.finish_run(cfg.run_id, test_means=means, per_query=per_query, train_seconds=0.5)
+    return cfg.run_id
+
+
+def test_lambdamart_is_a_baseline_row_of_the_neural_rankers_table(tmp_path, capsys):
+    """Issue 34: LambdaMART's runs (model lambdamart, its own settings) appear as a row ``lambdamart (LightGBM)``
+    of the MLP's table, paired with LearnDCG by (fold, seed, test query) on the seed-averaged NDCG and tested in
+    the same Holm family; its settings are named; a seed the MLP configuration lacks is not paired. Before, the
+    MLP table had no LambdaMART row at all."""
+    from ltr.views import results
+
+    rng = np.random.default_rng(3)
+    n, values = 30, {}
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        for fold in (1, 2):
+            qids = [f"{fold}_{i}" for i in range(n)]
+            base = rng.uniform(0.3, 0.7, n)
+            for loss, shift in (("learndcg", 0.03), ("approxndcg", 0.0), ("lambdamart", 0.01)):
+                for seed in (0, 1):
+                    values[loss, fold, seed] = np.clip(base + shift + rng.normal(0, 0.04, n), 0, 1)
+                    if loss == "lambdamart":
+                        _store_tree_run(store, fold, seed, dict(zip(qids, values[loss, fold, seed])))
+                    else:
+                        _store_seeded_run(store, loss, fold, seed, dict(zip(qids, values[loss, fold, seed])))
+            # a seed the MLP configuration does not have: nothing to pair it with
+            _store_tree_run(store, fold, 2, dict(zip(qids, rng.uniform(0, 1, n))))
+        table = significance_table(store, DATA, MODEL, holm=True)
+        rows = table.set_index("loss")
+        every = results.completed_runs(store, DATA, MODEL)
+        choices = results.configuration_choices(every)
+        runs = results.runs_in_configuration(every, choices["configuration"].iloc[0])
+        cost = results.cost_effectiveness(runs, 10)
+        figure = results.cost_figure(cost, 10, title="t", runs=runs)
+    tree = "lambdamart (LightGBM)"
+    assert list(rows.index) == ["approxndcg", "learndcg", tree]
+    assert table.attrs["other_configurations"] == [] and "seeds=0,1" in table.attrs["configuration"]
+    assert rows.loc[tree, "model"] == MODEL and rows.loc[tree, "runs"] == 4 and rows.loc[tree, "seeds"] == 2
+    averaged = {loss: np.concatenate([(values[loss, f, 0] + values[loss, f, 1]) / 2 for f in (1, 2)])
+                for loss in ("learndcg", "approxndcg", "lambdamart")}
+    p = {b: stats.ttest_rel(averaged["learndcg"], averaged[b]).pvalue for b in ("approxndcg", "lambdamart")}
+    assert rows.loc[tree, "p@10"] == pytest.approx(p["lambdamart"], rel=1e-6, abs=0)
+    assert rows.loc[tree, "pairs@10"] == 2 * n
+    assert rows.loc[tree, "diff@10"] == pytest.approx(np.mean(averaged["learndcg"] - averaged["lambdamart"]), abs=1e-6)
+    holm = holm_adjust([p["approxndcg"], p["lambdamart"]])  # one family: both baselines
+    assert rows.loc[["approxndcg", tree], "p_holm@10"].tolist() == pytest.approx(holm.tolist(), rel=1e-6, abs=0)
+    mean = np.mean([values["lambdamart", f, s].mean() for f in (1, 2) for s in (0, 1)])
+    assert rows.loc[tree, "ndcg@10"] == pytest.approx(mean, rel=1e-6)
+    # its own settings are named: notes, caption, the CSV/JSON column
+    note = next(x for x in table_notes(table) if x.startswith(tree))
+    assert 'rounds=200 · patience=20 · lightgbm {"learning_rate": 0.05} (LightGBM 4.7.0)' in note
+    assert "Holm family" in note and "paired" in note
+    assert 'baseline lambdamart (LightGBM): rounds=200' in report.table_caption(table)
+    assert "rounds=200" in rows.loc[tree, "baseline_settings"] and pd.isna(rows.loc["learndcg", "baseline_settings"])
+    assert "lambdamart (LightGBM)" in to_latex(table)
+    # the NDCG-vs-time scatter: a point per fold x seed of the configuration and its mean marker
+    assert tree in choices["losses"].iloc[0] and choices["runs"].iloc[0] == 8
+    assert cost.set_index("loss").loc[tree, "folds"] == 2
+    trace = next(t for t in figure.data if t.name == tree)
+    assert trace.y[0] == pytest.approx(mean, rel=1e-6)
+    assert len(next(t for t in figure.data if t.name == f"{tree} (folds)").x) == 4
+
+    from ltr.cli import main
+
+    argv = ["report", "--data", DATA, "--store", str(tmp_path / "runs.sqlite"), "--holm"]
+    assert main(argv + ["--json"]) == 0  # no --model: the MLP's table, not a LambdaMART table of its own
+    records = json.loads(capsys.readouterr().out)
+    assert {r["model"] for r in records} == {MODEL}
+    record = next(r for r in records if r["loss"] == tree)
+    assert record["p_holm@10"] == pytest.approx(rows.loc[tree, "p_holm@10"])
+    assert sorted((r["fold"], r["seed"]) for r in record["per_fold_seed"]) == [(1, 0), (1, 1), (2, 0), (2, 1)]
+    assert main(argv) == 0
+    assert "lambdamart (LightGBM): a tree-ranker baseline" in capsys.readouterr().out
+
+
+def test_a_grid_tuned_on_each_folds_validation_set_is_one_variant_per_loss(tmp_path):
+    """Tuning per fold (``ltr tune --fold K``, then ``ltr grid --folds K --tuned`` for each fold, as the MQ2008
+    reproduction runs it) gives each loss other settings in each fold: they are one variant, ``loss(tuned per
+    fold)``, paired over the folds, not one single-fold variant per setting with nothing to pair."""
+    from ltr.grid import expand_grid
+    from ltr.tune import apply_tuned
+
+    tuned = {1: {"learndcg": {"lr": 0.002}, "ranknet": {"lr": 0.003, "batch_size": 32}},
+             2: {"learndcg": {"lr": 0.0005}, "ranknet": {"lr": 0.001, "batch_size": 16}}}
+    rng = np.random.default_rng(5)
+    pooled = {}
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        for fold, overrides in tuned.items():
+            spec = apply_tuned({"name": "per-fold", "data": [DATA], "folds": [fold], "losses": ["learndcg", "ranknet"],
+                                "models": [MODEL], "train": {"lr": 0.001, "batch_size": 64}},
+                               {"overrides": {"loss": overrides}})
+            grid = expand_grid(spec)
+            store.register_experiment(grid.name, grid.source)
+            base = rng.uniform(0.3, 0.7, 20)
+            for cfg in grid.configs:
+                values = np.clip(base + rng.normal(0.03 if cfg.loss == "learndcg" else 0, 0.03, 20), 0, 1)
+                pooled.setdefault(cfg.loss, []).extend(values)
+                store.register_run(cfg.run_id, cfg.result_config(), experiment=grid.name)
+                store.start_run(cfg.run_id, device="cpu")
+                store.finish_run(cfg.run_id, test_means={f"ndcg@{k}": float(values.mean()) for k in (1, 3, 5, 10)},
+                                 per_query={f"ndcg@{k}(gain=exp,norel=1)": dict(zip([f"{fold}_{i}" for i in range(20)],
+                                                                                    values)) for k in (1, 3, 5, 10)},
+                                 train_seconds=1.0)
+        table = significance_table(store, DATA, MODEL, experiment="per-fold").set_index("loss")
+    assert list(table.index) == ["ranknet(tuned per fold)", "learndcg(tuned per fold)"]
+    assert (table["folds"] == 2).all() and table.attrs["candidate"] == "learndcg(tuned per fold)"
+    assert table.loc["ranknet(tuned per fold)", "p@10"] == pytest.approx(
+        stats.ttest_rel(pooled["learndcg"], pooled["ranknet"]).pvalue, rel=1e-6, abs=0)

@@ -124,6 +124,7 @@ MAP_PATH = re.compile(r"`((?:app\.py|core|ltr|pipeline|pages|tests|bench|docs)(?
 def test_every_path_the_map_and_the_readme_name_exists():
     """docs/ARCHITECTURE.md is the project's map (issue 27, item 8): a module moved or renamed leaves no
     entry pointing at nothing (placeholders such as ``ltr/losses/<name>.py`` are not paths)."""
+    documents = ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))]  # + the guides
     missing = {doc: sorted({p for p in MAP_PATH.findall((ROOT / doc).read_text()) if not (ROOT / p).exists()})
-               for doc in ("docs/ARCHITECTURE.md", "README.md")}
+               for doc in documents}
     assert not any(missing.values()), missing

@@ -29,7 +29,7 @@ def listings(monkeypatch):
     return calls
 
 
-def _panel_page():
+def _panel_page(cancel_by_title: bool = False):
     import streamlit as st
 
     from core.jobs import JobKind
@@ -39,11 +39,12 @@ def _panel_page():
                    title=lambda word: f"echo {word}", meta=lambda word: {"word": word})
     st.session_state.setdefault("kind", kind)
     jobs_panel(kind, lambda job_list: [{"job": j.id, "status": j.status} for j in job_list],
-               where={"word": "mine"}, empty="No panel job yet.", cancel=lambda job: job.meta["word"])
+               where={"word": "mine"}, empty="No panel job yet.",
+               cancel=True if cancel_by_title else (lambda job: job.meta["word"]))
 
 
-def _run(at=None) -> AppTest:
-    at = at or AppTest.from_function(_panel_page, default_timeout=30)
+def _run(at=None, **page_args) -> AppTest:
+    at = at or AppTest.from_function(_panel_page, default_timeout=30, kwargs=page_args)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
@@ -67,6 +68,19 @@ def test_the_panel_shows_the_pages_jobs_the_others_holding_a_resource_and_cancel
     assert own_rows.to_dict("records") == [{"job": mine, "status": "queued"}]
     (button,) = at.button
     assert button.label == f"Cancel #{mine} · mine"
+    button.click()
+    _run(at)
+    assert jobs.get_job(mine).status == "cancelled"
+
+
+def test_a_cancel_button_without_a_tag_names_the_job_it_cancels(cache, listings):
+    """``cancel=True`` (any kind without a short tag of its own) gave a bare "Cancel #7": which job it
+    stopped was only on hover. It now carries the job's title."""
+    at = _run(cancel_by_title=True)
+    mine = at.session_state["kind"].submit(word="mine", start_worker=False)
+    at = _run(at)
+    (button,) = at.button
+    assert button.label == f"Cancel #{mine} · echo mine"
     button.click()
     _run(at)
     assert jobs.get_job(mine).status == "cancelled"

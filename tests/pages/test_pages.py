@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -109,11 +110,33 @@ def test_home_empty_store(cache):
     assert row["kind"] == "synthetic" and row["status"].startswith("embedded")
     assert datasets.set_index("dataset").loc["mq2008", "status"] == "not configured"
     assert "TREC DL folder" in _texts(at)
-    # the "Query failure" column links every failure page of app.py's section
+    # "Start here": what to do first, in order, each step with buttons to its pages (before: the studies
+    # explained, a link per page, and no first step)
+    steps = [m.value for m in at.markdown if re.match(r"\*\*\d+\. ", m.value)]
+    assert steps[:3] == ["**1. Train a first run**", "**2. Compare the losses**",
+                         "**3. Point the tool at the TREC DL data**"]
     links = [link.proto.page for link in at.get("page_link")]
-    assert [p for p in links if p not in ("training", "results")] == [
-        "hard-to-retrieve", "failure-overlap", "failure-typology", "annotate-reasons", "difficulty-aware-generation",
-        "predicting-failure", "query"]
+    assert links == ["training", "results", "hard-to-retrieve", "failure-overlap", "failure-typology",
+                     "annotate-reasons", "difficulty-aware-generation", "predicting-failure", "findings"]
+    linked = {f"pages/{page}.py" for page in links}
+    # every page has its step; the Query page (one query across the stores) opens from the tables that list queries
+    assert linked == {page for page, _title in _navigation_pages()} - {"pages/home.py", "pages/query.py"}
+    assert sum(c.value == "Needs the TREC DL folder (step 3)." for c in at.caption) == 4  # no folder configured
+    assert "IRDASH_DATA_TREC_DL" in _texts(at) and "**Data** section of `README.md`" in _texts(at)
+
+
+def test_home_marks_the_steps_already_done(cache, tmp_path, monkeypatch):
+    """A step the store shows done says so (runs stored, the TREC DL folder found), and the failure steps
+    no longer say they wait for the folder."""
+    _seed(cache)
+    monkeypatch.setenv("IRDASH_DATA_TREC_DL", str(tmp_path))
+    at = _app()
+    steps = [m.value for m in at.markdown if re.match(r"\*\*\d+\. ", m.value)]
+    n_runs = len(LOSSES) * len(FOLDS) + 1
+    assert steps[0] == f"**1. Train a first run** · done: {n_runs} run(s) in the store"
+    assert steps[1] == f"**2. Compare the losses** · done: {n_runs - 1} completed run(s)"
+    assert steps[2] == f"**3. Point the tool at the TREC DL data** · done: found `{tmp_path}`"
+    assert not [c for c in at.caption if c.value.startswith("Needs the TREC DL folder")]
 
 
 def test_home_counts_runs_and_finds_configured_data(cache, tmp_path, monkeypatch):
@@ -133,7 +156,7 @@ def test_home_counts_runs_and_finds_configured_data(cache, tmp_path, monkeypatch
 def test_training_page_empty_store(cache):
     at = _page("pages/training.py")
     labels = [s.label for s in at.selectbox]
-    assert labels[:3] == ["Dataset", "Loss", "Ranker"]
+    assert labels[:2] == ["Dataset", "Ranker"] and at.multiselect[1].label == "Losses"
     assert at.selectbox[0].value == "synthetic-mq2008"
     assert "synthetic-mq2008" in at.selectbox[0].options and "mq2008" not in at.selectbox[0].options
     assert at.multiselect[0].value == [1]
@@ -209,7 +232,10 @@ def test_start_button_queues_one_job_per_fold_and_cancel_works(cache):
     frame = at.dataframe[0].value
     assert list(frame["status"]) == ["queued", "queued"]
     cancel = [b for b in at.button if b.label.startswith("Cancel #")]
-    assert len(cancel) == 2
+    # each names the loss and the fold it stops (before: "Cancel #1 · fold 1", the loss only on hover)
+    first, second = sorted(j.id for j in queued)
+    assert sorted(b.label for b in cancel) == [f"Cancel #{first} · learndcg · fold 1",
+                                               f"Cancel #{second} · learndcg · fold 3"]
     cancel[0].click().run()
     assert sorted(j.status for j in jobs.list_jobs()) == ["cancelled", "queued"]
 
@@ -269,12 +295,16 @@ def test_results_page_cost_plot_significance_and_drill_down(cache):
     assert sig.loc["approxndcg", "p@10"] < 0.05
     downloads = [d.proto.label for d in at.get("download_button")]
     assert downloads == ["Download CSV", "Download LaTeX"]
-    slopes = at.dataframe[2].value
+    spread = at.dataframe[2].value.set_index("loss")  # mean and seed spread beside the test (one seed here)
+    assert spread.loc["approxndcg", "seeds"] == 1 and spread.loc["approxndcg", "folds"] == 3
+    per_run = at.dataframe[3].value  # test NDCG per fold x seed
+    assert list(per_run.columns) == ["loss", "fold", "seed 0", "mean over seeds"] and len(per_run) == 3 * len(LOSSES)
+    slopes = at.dataframe[4].value
     assert list(slopes["loss"]) == ["learndcg"]
-    folds = at.dataframe[3].value
+    folds = at.dataframe[5].value
     assert list(folds.index) == ["fold 1", "fold 2", "fold 3", "mean"]
     at.selectbox[4].set_value("approxndcg").run()
-    detail = at.dataframe[4].value
+    detail = at.dataframe[6].value
     assert list(detail["run_id"]) == [ids["approxndcg", f] for f in FOLDS]
     at.selectbox[2].set_value(1).run()
     assert "NDCG@1 vs training time" in _plotly_specs(at)[0]["layout"]["title"]["text"]
@@ -395,7 +425,7 @@ def test_training_page_shows_what_a_queued_job_waits_for(cache, monkeypatch):
     (message,) = frame["message"]
     assert message == f"waiting for cpu: job #{holder}, retrieve dense on dl19 (partial corpus), running 12 min"
     cancel = [b for b in at.button if b.label.startswith("Cancel #")]
-    assert [b.label for b in cancel] == [f"Cancel #{holder + 1} · fold 1"]  # short: never cut before the fold
+    assert [b.label for b in cancel] == [f"Cancel #{holder + 1} · learndcg · fold 1"]  # short: never cut
 
 
 def test_five_folds_on_one_line_stay_visible(cache):

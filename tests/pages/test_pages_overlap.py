@@ -80,7 +80,8 @@ def test_page_shows_venn_tables_and_region_queries(with_study):
     at.radio[0].set_value("h2r&h2g&h2j").run()
     assert at.dataframe[3].value["qid"].tolist() == ["q8"]
     stability = at.dataframe[-1].value
-    assert len(stability) == 2 and set(stability["largest pair"]) <= {"H2R∩H2G", "H2R∩H2J", "H2G∩H2J"}
+    assert len(stability) == 2 and set(stability["largest pair"]) <= {"H2R ∩ H2G (incl. H2J)", "H2R ∩ H2J (incl. H2G)",
+                                                              "H2G ∩ H2J (incl. H2R)"}
 
 
 def test_page_pairs_a_further_task_and_says_the_venn_is_the_papers(with_study):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from pipeline.findings.preference import paper_rates
 from pipeline.prompting import preference
 from pipeline.views import difficulty_aware_generation as pv
 from pipeline.llm.base import SMALL_MODEL
@@ -42,7 +43,7 @@ def test_view_summary_and_selection(cache):
     assert pv.csv_bytes(frame).decode().splitlines()[0].startswith("dataset,group,judge")
     fig = pv.summary_figure(frame)
     bars, verdicts, study = fig.data
-    assert list(bars.y) == [pytest.approx(1 / 3)] and list(study.y) == list(preference.STUDY_RATES.values())
+    assert list(bars.y) == [pytest.approx(1 / 3)] and list(study.y) == list(paper_rates().values())
     assert SMALL_MODEL in fig.layout.title.text
     assert [p["qid"] for p in pv.select_pairs(result, "all tasks and categories", "only wins")] == ["q1"]
     assert [p["qid"] for p in pv.select_pairs(result, "task H2G")] == ["q3"]

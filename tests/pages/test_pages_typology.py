@@ -94,6 +94,11 @@ def test_annotate_page_name_sample_answers_tags_and_notes(runs):
     first = queue[0]
     assert f"Query 1 of 4 · {first.dataset.upper()}" in page_texts(at)
     assert at.query_params["qid"] == first.qid
+    # what Streamlit's generic "Connection error" box means here, said beside the answer keys (issue 36)
+    assert [c.value for c in at.caption if "Connection error" in c.value] == [annotate_view.OUTAGE_NOTE]
+    assert "`make run`" in annotate_view.OUTAGE_NOTE and "marked pending" in annotate_view.OUTAGE_NOTE
+    # the browser tests find the outbox's own notice by its words: the note must not repeat them
+    assert "not saved yet" not in annotate_view.OUTAGE_NOTE.lower()
     at.button(key="yes-0").click().run()
     assert not at.exception
     with AnnotationStore() as store:

@@ -22,8 +22,10 @@ def annotation_rows(model: str, n_queries: int, correct: int) -> list[dict]:
     return rows
 
 
-def write_preference_result(cache, dataset: str, outcomes: list[str]) -> None:
-    provenance = {"backend": "ollama", "model": "qwen3:8b", "digest": "0123456789abcdef", "small": False}
+def write_preference_result(cache, dataset: str, outcomes: list[str], provenance: dict | None = None) -> None:
+    # default: its size as Ollama's /api/show reports it (a model of unknown size gates a verdict: issue 33)
+    provenance = provenance or {"backend": "ollama", "model": "qwen3:8b", "digest": "0123456789abcdef", "small": False,
+                                "parameters_b": 8.2, "size_source": "ollama /api/show"}
     pairs = [{"qid": f"q{i}", "task": "h2r", "outcome": o, "inconsistent": False, "categories_used": ["Numbers"],
               "verdicts": {"ab": {"winner": {"win": "aware", "loss": "baseline"}.get(o, "tie")},
                            "ba": {"winner": {"win": "aware", "loss": "baseline"}.get(o, "tie")}}}

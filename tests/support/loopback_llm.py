@@ -12,7 +12,10 @@ options and the think setting), with finish reason ``length`` (an answer cut at 
 the prompt contains one of the strings in ``server.cut_when``, else ``stop``.
 ``/api/tags`` and ``/v1/models`` list ``server.models`` (default :data:`MODELS`) with the digests in
 ``server.digests`` (change one to simulate a re-pulled tag); ``/api/show`` reports a model whose name
-contains ``embed`` as an embedding model. Every request is logged in ``server.requests`` as
+contains ``embed`` as an embedding model, and ``details.parameter_size`` as in ``server.parameter_sizes``
+(``{model: "494.03M"}``, Ollama's text; a model not in it reports none, as an imported GGUF without
+the metadata does); ``/v1/models`` adds llama.cpp's ``meta.n_params`` for the models in ``server.n_params``
+(``{model: count}``; the others, as vLLM's, carry no size). Every request is logged in ``server.requests`` as
 ``(path, json_body)``.
 """
 from __future__ import annotations
@@ -60,8 +63,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, {"models": [{"name": m, "model": m, "size": 1, "digest": self.server.digests.get(m, "")}
                                         for m in self.server.models]})
         elif self.path == "/v1/models":
-            self._json(200, {"object": "list", "data": [{"id": m, "object": "model", "created": 0, "owned_by": "x"}
-                                                        for m in self.server.models]})
+            self._json(200, {"object": "list", "data": [
+                {"id": m, "object": "model", "created": 0, "owned_by": "x",
+                 **({"meta": {"n_params": self.server.n_params[m], "vocab_type": 2}} if m in self.server.n_params else {})}
+                for m in self.server.models]})
         else:
             self._json(404, {"error": "not found"})
 
@@ -72,7 +77,10 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/api/show":
             if model not in self.server.models:
                 return self._json(404, {"error": f"model '{model}' not found"})
-            return self._json(200, {"details": {"family": "bert" if "embed" in model else "llama"}, "model_info": {},
+            details = {"family": "bert" if "embed" in model else "llama"}
+            if model in self.server.parameter_sizes:
+                details["parameter_size"] = self.server.parameter_sizes[model]
+            return self._json(200, {"details": details, "model_info": {},
                                     "capabilities": ["embedding"] if "embed" in model else ["completion"]})
         if model == "err":
             return self._json(500, {"error": "internal failure in the model runner"})
@@ -108,8 +116,11 @@ class _Handler(BaseHTTPRequestHandler):
 class LoopbackLLMServer:
     """``with LoopbackLLMServer() as server: server.url`` (binds 127.0.0.1 on a free port)."""
 
-    def __init__(self, models: list[str] | None = None):
+    def __init__(self, models: list[str] | None = None, parameter_sizes: dict[str, str] | None = None,
+                 n_params: dict[str, int] | None = None):
         self._models = list(models if models is not None else MODELS)
+        self._parameter_sizes = dict(parameter_sizes or {})
+        self._n_params = dict(n_params or {})
 
     def __enter__(self):
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
@@ -118,6 +129,8 @@ class LoopbackLLMServer:
         self.httpd.cut_when = set()
         self.httpd.models = self._models
         self.httpd.digests = {m: hashlib.sha256(m.encode()).hexdigest() for m in self._models}
+        self.httpd.parameter_sizes = self._parameter_sizes
+        self.httpd.n_params = self._n_params
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
         return self
@@ -138,6 +151,16 @@ class LoopbackLLMServer:
     @property
     def digests(self) -> dict:
         return self.httpd.digests
+
+    @property
+    def parameter_sizes(self) -> dict:
+        """``{model: Ollama's parameter_size text}`` that ``/api/show`` reports (change it to report another)."""
+        return self.httpd.parameter_sizes
+
+    @property
+    def n_params(self) -> dict:
+        """``{model: parameter count}`` that ``/v1/models`` reports as llama.cpp's ``meta.n_params``."""
+        return self.httpd.n_params
 
     def __exit__(self, *exc):
         self.httpd.shutdown()

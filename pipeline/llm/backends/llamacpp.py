@@ -37,6 +37,7 @@ from pipeline.llm import model_cards
 from pipeline.llm.backends import register_backend
 from pipeline.llm.base import (Completion, GenerationOptions, LLMBackend, LLMError, LLMUnavailable, Message,
                                Provenance, SpecOptions)
+from pipeline.llm.sizes import SOURCE_GGUF, count_billions
 from pipeline.llm.gguf_models import GGUFModel, model_path, part_files, resolve
 
 THREADS_ENV = "IRDASH_LLM_THREADS"
@@ -137,7 +138,9 @@ class LlamaCppBackend(LLMBackend):
         self.gpu_layers = gpu_layers
         small, note = describe(self.model)
         # digest: the pinned sha256 of the whole GGUF, which model_path verifies (response-cache key)
-        self.provenance = Provenance("embedded", self.model.name, small=small, note=note, digest=self.model.sha256)
+        # the size: the GGUF's tensor elements, pinned and checked against the file's header before it is used
+        self.provenance = Provenance("embedded", self.model.name, small=small, note=note, digest=self.model.sha256,
+                                     parameters_b=count_billions(self.model.parameters), size_source=SOURCE_GGUF)
         self.spec = f"embedded:{self.model.key}"
         self.engine = "llama.cpp (xllamacpp)"
 

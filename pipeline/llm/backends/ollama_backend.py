@@ -7,7 +7,8 @@ budget on reasoning. ``keep_alive`` (how long the server keeps the model loaded)
 setting, not part of the answer's cache key.
 
 ``resolve()`` asks ``/api/tags`` once, before the first call: the model's digest (part of the cache
-key: a re-pulled tag is a new model) and whether the server has the model at all. A server that
+key: a re-pulled tag is a new model) and whether the server has the model at all; then ``/api/show``
+for the model's size (``details.parameter_size``; unknown when it reports none: :mod:`pipeline.llm.sizes`). A server that
 refuses the connection or does not answer, or lacks the model, raises :class:`LLMUnavailable` naming
 host, model, cause and what to do.
 """
@@ -21,6 +22,7 @@ from typing import Sequence
 from pipeline.llm.backends import register_backend
 from pipeline.llm.base import (Completion, GenerationOptions, LLMBackend, LLMError, LLMUnavailable, Message,
                                Provenance, SpecOptions)
+from pipeline.llm.sizes import SOURCE_OLLAMA, reported_billions, sized
 from pipeline.llm.replies import strip_reasoning  # noqa: F401  (re-exported: older imports use this path)
 
 OLLAMA_DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -85,6 +87,22 @@ def model_capabilities(model: str, host: str | None = None, timeout: float = CHE
     return {"chat": True, "why": "no capabilities listed; not an embedding family"}
 
 
+def model_size(model: str, host: str | None = None, timeout: float = CHECK_TIMEOUT_S) -> tuple[float | None, str]:
+    """``(billions, why unknown)`` from ``/api/show``'s ``details.parameter_size`` ("494.03M" -> 0.49403,
+    "8.0B" -> 8.0); ``(None, why)`` when the server reports none, or one that cannot be read, or the
+    call fails (the size is then unknown, never guessed: :mod:`pipeline.llm.sizes`)."""
+    try:
+        shown = _client(host, timeout).show(model)
+    except Exception as exc:  # noqa: BLE001 - the model was listed; an unknown size gates its output
+        return None, f"/api/show failed: {_cause(exc)}"
+    reported = getattr(shown.details, "parameter_size", None) if shown.details is not None else None
+    value = reported_billions(reported)
+    if value is None:
+        return None, (f"/api/show reports an unreadable parameter_size {reported!r}" if reported else
+                      "/api/show reports no parameter_size")
+    return value, ""
+
+
 def _canonical(model: str) -> str:
     return model if ":" in model else f"{model}:latest"  # Ollama's implicit tag
 
@@ -119,6 +137,10 @@ class OllamaBackend(LLMBackend):
             raise LLMUnavailable(host=self.host, model=self.model, cause=f"the server has no such model (it has: {have})",
                                  hint=f"ollama pull {self.model}")
         self.provenance = replace(self.provenance, digest=digests[_canonical(self.model)])
+        parameters_b, unknown = model_size(self.model, self.host, min(self.timeout, CHECK_TIMEOUT_S))
+        self.provenance = sized(self.provenance, parameters_b, SOURCE_OLLAMA)
+        if unknown:
+            self.provenance = replace(self.provenance, note=f"{self.provenance.note}; size unknown: {unknown}")
 
     def complete(self, messages: Sequence[Message], options: GenerationOptions) -> Completion:
         import httpx

@@ -6,7 +6,8 @@ servers ignore it). The client's own retries are off: :class:`pipeline.llm.clien
 retries and records every failed attempt.
 
 ``resolve()`` asks ``/v1/models`` once: a server that does not answer, or does not serve the model,
-raises :class:`LLMUnavailable`. The base URL is the model's ``endpoint`` (part of the cache key);
+raises :class:`LLMUnavailable`; the model's entry gives its size where the server reports one
+(llama.cpp's ``meta.n_params``; other servers give none, so the size is unknown: :mod:`pipeline.llm.sizes`). The base URL is the model's ``endpoint`` (part of the cache key);
 these servers report no weights digest, so the model id and base URL are the identity.
 ``think`` goes to the server as ``chat_template_kwargs.enable_thinking`` (vLLM, SGLang and the
 llama.cpp server read it), except to api.openai.com, which rejects unknown arguments.
@@ -19,9 +20,17 @@ from typing import Sequence
 from pipeline.llm.backends import register_backend
 from pipeline.llm.base import (Completion, GenerationOptions, LLMBackend, LLMError, LLMUnavailable, Message,
                                Provenance, SpecOptions)
+from pipeline.llm.sizes import SOURCE_OPENAI, count_billions, sized
 
 CHECK_TIMEOUT_S = 10.0
 HOST_HINT = "start the server, or fix the base URL in openai:MODEL@BASE_URL"
+
+
+def listed_size(entry) -> float | None:
+    """The size a ``/v1/models`` entry reports: llama.cpp's server adds ``meta.n_params`` (a parameter
+    count); vLLM, hosted APIs and Ollama's ``/v1`` report none (None: unknown, :mod:`pipeline.llm.sizes`)."""
+    meta = (getattr(entry, "model_extra", None) or {}).get("meta") if entry is not None else None
+    return count_billions(meta.get("n_params")) if isinstance(meta, dict) else None
 
 
 @register_backend("openai", order=3, form="openai:MODEL@BASE_URL")
@@ -64,7 +73,8 @@ class OpenAICompatibleBackend(LLMBackend):
         import openai
 
         try:
-            served = [m.id for m in self._openai.with_options(timeout=min(self.timeout, CHECK_TIMEOUT_S)).models.list()]
+            listed = list(self._openai.with_options(timeout=min(self.timeout, CHECK_TIMEOUT_S)).models.list())
+            served = [m.id for m in listed]
         except (openai.APIConnectionError, openai.APITimeoutError) as exc:
             raise self._unavailable(exc) from exc
         except openai.APIStatusError as exc:
@@ -76,6 +86,8 @@ class OpenAICompatibleBackend(LLMBackend):
             raise LLMUnavailable(host=self.base_url, model=self.model,
                                  cause=f"the server does not serve this model (it serves: {', '.join(served[:20])})",
                                  hint="use one of the served model ids")
+        entry = next((m for m in listed if m.id == self.model), None)
+        self.provenance = sized(self.provenance, listed_size(entry), SOURCE_OPENAI)
 
     def complete(self, messages: Sequence[Message], options: GenerationOptions) -> Completion:
         import openai

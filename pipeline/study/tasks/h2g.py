@@ -43,10 +43,13 @@ def generation_for(data, arg: str, *, llm_options: dict | None = None, progress:
     the others are recorded in ``not_generated``); an answers file is read whole."""
     from pipeline.generation.answers import Generation, generate_answers, import_answers
     from pipeline.llm import make_client
+    from pipeline.llm.sizes import stated_record
 
     name, file = parse_component(arg, "--generator")
-    if file is not None:
-        return import_answers(name, file, known_qids=data.topics)
+    if file is not None:  # an imported model's size is unknown unless the user states it (pipeline.llm.sizes)
+        gen = import_answers(name, file, known_qids=data.topics)
+        gen.provenance = stated_record(gen.provenance, (llm_options or {}).get("stated_sizes"))
+        return gen
     require_query_texts(data)
     queries, skipped = answer_queries(data, partial_references)
     client = make_client(name, **{"step": "generation", **(llm_options or {})})

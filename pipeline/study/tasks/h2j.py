@@ -27,12 +27,15 @@ def judgments_for(data, arg: str, setup: str, *, cap: int | None, llm_options: d
     LLM judge labelled no pair."""
     from pipeline.judging.judgments import import_judgments, llm_judgments
     from pipeline.llm import make_client
+    from pipeline.llm.sizes import stated_record
 
     name, file = parse_component(arg, "--judge")
     if file is None:
         file = folder_judgments(data.folder, data.name).get(name)
-    if file is not None:
-        return import_judgments(name, file, setup, known_qids=data.topics)
+    if file is not None:  # an imported judge's size is unknown unless the user states it (pipeline.llm.sizes)
+        judgments = import_judgments(name, file, setup, known_qids=data.topics)
+        judgments.provenance = stated_record(judgments.provenance, (llm_options or {}).get("stated_sizes"))
+        return judgments
     require_query_texts(data)
     client = make_client(name, **{"step": f"judgments:{setup}", **(llm_options or {})})
     judgments = llm_judgments(client, data, setup, cap=cap, on_progress=on_progress, on_total=on_total,

@@ -126,16 +126,16 @@ def test_surrogate_settings_come_from_the_data_set(tmp_path):
     from ltr.train.prepare import dataset_loss_params
 
     data = "synthetic-mq2008:n_queries=60,seed=3"
-    train = load_fold(data, 1, "train")
+    splits = {split: load_fold(data, 1, split) for split in ("train", "vali", "test")}
     cfg = RunConfig(data=data, fold=1, loss="neuralloss", model="mlp")
-    params = dataset_loss_params(cfg, DATASETS["synthetic-mq2008"], train)
-    lengths = train.list_lengths()
+    params = dataset_loss_params(cfg, DATASETS["synthetic-mq2008"], splits)
+    lengths = torch.cat([torch.from_numpy(ds.list_lengths()) for ds in splits.values()])  # the whole data set's
     assert params == {"max_grade": 2, "min_length": int(lengths.min()), "max_length": int(lengths.max())}
     capped = dataset_loss_params(RunConfig(data=data, fold=1, loss="neuralloss", model="mlp", slate_length=8),
-                                    DATASETS["synthetic-mq2008"], train)
+                                    DATASETS["synthetic-mq2008"], splits)
     assert capped["max_length"] == 8 and capped["min_length"] <= 8
     explicit = dataset_loss_params(RunConfig(data=data, fold=1, loss="neuralloss", model="mlp",
-                                                loss_params={"max_grade": 4}), DATASETS["synthetic-mq2008"], train)
+                                                loss_params={"max_grade": 4}), DATASETS["synthetic-mq2008"], splits)
     assert explicit["max_grade"] == 4
 
 
@@ -143,3 +143,25 @@ def test_settings_are_validated_and_keyed():
     assert SurrogateConfig(max_grade=2).key() != SurrogateConfig(max_grade=4).key()
     with pytest.raises(ValueError, match="invalid surrogate settings"):
         SurrogateConfig(min_length=10, max_length=5)
+
+
+def test_the_folds_of_one_data_set_share_one_surrogate(tiny_data, _isolated_cache):
+    """Before: the key held the fold's longest *training* list, so each fold with another one pre-trained
+    again (MQ2008: three surrogates for five folds). Keyed by the data set, the second fold loads the first's."""
+    from ltr.data.datasets import load_fold
+    from ltr.train import RunConfig, prepare_run
+
+    longest = {fold: int(load_fold(tiny_data, fold, "train").list_lengths().max()) for fold in range(1, 6)}
+    a, b = next((f, g) for f in longest for g in longest if f < g and longest[f] != longest[g])
+    tiny = {"d_model": 8, "n_heads": 2, "n_layers": 1, "n_frequencies": 2, "max_steps": 2, "eval_every": 1}
+    first, second = (prepare_run(RunConfig(data=tiny_data, fold=fold, loss="neuralloss", model="mlp",
+                                           loss_params=tiny)) for fold in (a, b))
+    assert first.loss_fn.config.key() == second.loss_fn.config.key()
+    assert second.loss_fn.loaded_from_cache
+    assert second.loss_fn.pretrain_seconds == first.loss_fn.pretrain_seconds  # the first fold's pre-training
+    # the run's stored config says which surrogate it used and what its lengths came from
+    provenance = second.stored_config["loss_provenance"]
+    assert provenance["surrogate"] == first.stored_config["loss_provenance"]["surrogate"]
+    assert "data set" in provenance["surrogate_lengths_from"]
+    everything = max(int(ds.list_lengths().max()) for ds in second.splits.values())
+    assert second.stored_config["loss_dataset_defaults"]["max_length"] == everything >= max(longest.values())

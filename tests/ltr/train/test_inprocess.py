@@ -37,6 +37,24 @@ def _results(store: RunStore, run_id: str) -> tuple:
             list(zip(steps["name"], steps["step"], steps["value"].round(12))))
 
 
+def test_the_fold_cache_is_keyed_by_the_folds_content(tiny_data, tmp_path):
+    """A long-lived host kept a fold by the name it was asked for: files edited since were never read
+    again, and the same files under another name were read twice. Keyed by content, neither."""
+    import shutil
+
+    folds = FoldCache()
+    copy = shutil.copytree(tiny_data, tmp_path / "same-files")
+    first = folds.splits(tiny_data, 1)
+    assert folds.splits(str(copy), 1)["train"] is first["train"] and folds.loads == 1  # one read, two names
+    train = copy / "Fold1" / "train.txt"
+    lines = train.read_text().splitlines()
+    last_qid = lines[-1].split()[1]
+    train.write_text("\n".join(line for line in lines if line.split()[1] != last_qid) + "\n")
+    edited = folds.splits(str(copy), 1)
+    assert folds.loads == 2 and edited["train"].n_queries == first["train"].n_queries - 1
+    assert folds.splits(tiny_data, 1)["train"] is first["train"] and folds.loads == 2  # the original, still held
+
+
 @pytest.mark.slow
 def test_a_run_that_raises_is_failed_and_the_others_complete_on_one_fold_read(tiny_data, tmp_path, monkeypatch):
     import ltr.train.run as run_module
@@ -157,31 +175,72 @@ def test_job_runner_hosts_runs_cancels_one_and_reuses_the_host(tiny_data, tmp_pa
 
 
 @pytest.mark.slow
-def test_grid_host_killed_mid_run_loses_that_run_only(tiny_data, tmp_path):
-    """SIGKILL the host while it trains: that run is marked failed, a new host trains the rest."""
+def test_grid_host_killed_mid_run_loses_that_run_only(tiny_data, tmp_path, monkeypatch):
+    """SIGKILL the host while it trains: that run is marked failed, a new host trains the rest.
+
+    The run is held mid-run by the epoch gate (ltr.train.epoch_gate), not by luck: the killer used to
+    wait for one epoch done and then kill, and a 3-epoch run on tiny data could finish in between; the
+    SIGKILL then landed on the next run or on an idle host (measured: a 0.5 s pause between reading the
+    pid and the kill failed the old test every time). Not a trainer bug: the run that was killed was
+    marked failed, and a kill between runs lost nothing."""
     from ltr.grid import expand_grid, run_grid
 
-    spec = {"name": "kill", "data": [tiny_data], "folds": [1], "losses": ["ranknet", "listnet", "approxndcg"],
+    spec = {"name": "kill", "data": [tiny_data], "folds": [1], "losses": ["listnet", "ranknet", "approxndcg"],
             "models": ["mlp"], "train": {"epochs": 3, "batch_size": 8, "patience": 0}}
     grid = expand_grid(spec)
-    victim = next(c for c in grid.configs if c.loss == "listnet")
+    victim = grid.configs[0]  # the first run the host trains (one fold: the grid's order)
     store = tmp_path / "runs.sqlite"
+    gate = tmp_path / "epoch-gate"
+    gate.write_text("1")  # every run may train its first epoch only, until the killer lets them go on
+    monkeypatch.setenv(EPOCH_GATE_ENV, str(gate))  # the grid's hosts inherit it
+    seen = {}
 
     def killer():
-        def running_pid():
+        def held_pid():
             if not store.exists():
                 return None
             with RunStore(store) as s:
                 run = s.find_run(victim.run_id)
-            return run["pid"] if run and run["status"] == "running" and run["epochs_done"] >= 1 else None
-        pid = wait_until(running_pid, timeout=300, what="the victim run to train")
-        os.kill(pid, signal.SIGKILL)
+            return run["pid"] if run and run["status"] == "running" and run["epochs_done"] == 1 else None
+        pid = wait_until(held_pid, timeout=300, what="the victim run to wait at its second epoch")
+        os.kill(pid, signal.SIGKILL)  # the run cannot have moved on: it waits for the gate
+        seen["pid"] = pid
+        gate.write_text("3")  # the other runs, on a new host, train all their epochs
 
     thread = threading.Thread(target=killer, daemon=True)
     thread.start()
     outcome = run_grid(grid, store, workers=1, devices=["cpu"], progress=False)
     thread.join(5)
+    assert "pid" in seen
     assert set(outcome.failed) == {victim.run_id} and "died" in outcome.failed[victim.run_id]
     assert sorted(outcome.completed) == sorted(c.run_id for c in grid.configs if c is not victim)
     with RunStore(store) as s:
-        assert s.get_run(victim.run_id)["status"] == "failed"
+        killed = s.get_run(victim.run_id)
+        assert killed["status"] == "failed" and killed["epochs_done"] == 1 and killed["pid"] == seen["pid"]
+        assert {s.get_run(c.run_id)["epochs_done"] for c in grid.configs if c is not victim} == {3}
+
+
+def test_a_host_that_dies_after_storing_its_run_whole_books_it_completed_and_one_mid_run_failed(tmp_path):
+    """The kill test's other window: SIGKILL after the run was stored completed but before the host wrote
+    its exit file. The grid booked it failed ("died while training it") beside a completed row."""
+    import types
+
+    from ltr import grid as grid_module
+
+    store_path = tmp_path / "runs.sqlite"
+    done, running = _cfg("synthetic-mq2008", seed=1), _cfg("synthetic-mq2008", seed=2)
+    with RunStore(store_path) as store:
+        for cfg in (done, running):
+            store.register_run(cfg.run_id, cfg.result_config(), total_epochs=2)
+            store.start_run(cfg.run_id, device="cpu", threads=1)
+        store.finish_run(done.run_id, test_means={"ndcg@10": 0.5}, per_query={}, train_seconds=1.0,
+                         pretrain_seconds=None, best_epoch=1, cpu_seconds=1.0)
+    outcome = grid_module.GridOutcome()
+    for cfg in (done, running):
+        dead = types.SimpleNamespace(proc=types.SimpleNamespace(returncode=-signal.SIGKILL),
+                                     exit_path=tmp_path / f"{cfg.run_id}.exit")
+        grid_module._record(grid_module._Slot("cpu", {}, host=dead, config=cfg), None, store_path, tmp_path, outcome)
+    assert outcome.completed == [done.run_id] and list(outcome.failed) == [running.run_id]
+    with RunStore(store_path) as store:
+        assert store.get_run(done.run_id)["status"] == "completed"
+        assert store.get_run(running.run_id)["status"] == "failed"

@@ -3,6 +3,7 @@ each training run; and the busy-machine defect it fixes: beside CPU-bound proces
 threads made a run 10-30x slower than one thread, so train_seconds measured the contention."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -18,10 +19,12 @@ pytestmark = pytest.mark.usefixtures("one_thread")  # tests/ltr/conftest.py
 
 @pytest.fixture
 def machine(monkeypatch):
-    """A machine of ``cores`` cores whose load average and runnable tasks the test sets."""
+    """A machine of ``cores`` cores whose load average and runnable tasks the test sets (no CPU quota,
+    whatever container the tests run in)."""
     monkeypatch.delenv(threads.TORCH_THREADS_ENV, raising=False)
     monkeypatch.delenv(threads.WORKERS_ENV, raising=False)
     state = {"cores": 8, "avg": 0.0, "now": 0.0}
+    monkeypatch.setattr(threads, "cgroup_cpu_quota", lambda: None)
     monkeypatch.setattr(threads, "usable_cores", lambda: state["cores"])
     monkeypatch.setattr(os, "getloadavg", lambda: (state["avg"], 0.0, 0.0))
     monkeypatch.setattr(threads, "runnable_others", lambda: state["now"])
@@ -113,6 +116,74 @@ def test_torch_threads_are_chosen_once_per_process_and_applied(machine):
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.slow
+def test_a_long_lived_host_chooses_its_threads_again_for_each_run(machine, tiny_data, tmp_path):
+    """The dashboard's trainer host and the grid's run many runs in one process: it kept the threads chosen
+    at its first run forever (one thread for its life if it started on a busy machine). Each run now
+    chooses from the machine as it is at its start, and records what it chose."""
+    import torch
+
+    from ltr.train import RunConfig
+    from ltr.train.inprocess import FoldCache, train_one
+
+    before = torch.get_num_threads()
+    machine["cores"], machine["avg"] = 2, 5.0  # busy when the host starts: one thread
+    configs = [RunConfig(data=tiny_data, fold=1, loss="listnet", model="mlp", epochs=1, patience=0, device="cpu",
+                         seed=seed) for seed in (31, 32)]
+    folds = FoldCache()
+    try:
+        with RunStore(tmp_path / "runs.sqlite") as store:
+            assert train_one(configs[0], store, folds=folds).status == "completed"
+            machine["avg"] = 0.0  # the machine went quiet: the next run takes both cores
+            assert train_one(configs[1], store, folds=folds).status == "completed"
+            recorded = [(store.get_run(c.run_id)["threads"], store.get_run(c.run_id)["load_at_start"]) for c in configs]
+    finally:
+        torch.set_num_threads(before)
+    assert [n for n, _ in recorded] == [1, 2]
+
+
+def test_a_thread_count_that_is_not_a_count_is_bad_input_and_stores_nothing(machine, tiny_data, tmp_path,
+                                                                              monkeypatch):
+    from ltr.train import RunConfig
+    from ltr.train.inprocess import FoldCache, train_one
+
+    monkeypatch.setenv(threads.TORCH_THREADS_ENV, "many")
+    config = RunConfig(data=tiny_data, fold=1, loss="listnet", model="mlp", epochs=1, device="cpu")
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        outcome = train_one(config, store, folds=FoldCache())
+        assert store.find_run(config.run_id) is None
+    assert (outcome.status, outcome.exit_code) == ("bad input", 2)
+    assert "IRDASH_TORCH_THREADS='many': expected a whole number of threads" in outcome.message
+
+
+def test_a_ray_task_takes_at_most_its_cpus_on_cuda_too(machine, tmp_path, monkeypatch):
+    """A CUDA Ray task skipped the task's CPU limit and took the whole node's free cores; each task of a
+    reused Ray worker now chooses at most its CPUs, on either device."""
+    import torch
+
+    import ltr.train.inprocess as inprocess
+    from ltr.ray_runner import train_task
+    from ltr.train import RunConfig, RunInputError
+
+    chosen = []
+
+    def prepare_and_stop(config, splits=None):  # what the run would train on; no GPU needed past here
+        chosen.append((config.device, threads.torch_choice().threads, torch.get_num_threads()))
+        raise RunInputError("stopped by the test after the thread choice")
+
+    monkeypatch.setattr(inprocess, "prepare_run", prepare_and_stop)
+    before = torch.get_num_threads()
+    machine["cores"] = 8  # a quiet 8-core node
+    config = dataclasses.asdict(RunConfig(data="synthetic-mq2008", fold=1, loss="listnet", model="mlp"))
+    try:
+        for use_cuda, cpus in ((True, 2), (False, 3), (True, 1)):
+            out = train_task(config, None, str(tmp_path / "ckpt"), use_cuda=use_cuda, threads=cpus)
+            assert out["status"] == "bad input", out
+    finally:
+        torch.set_num_threads(before)
+    assert chosen == [("cuda", 2, 2), ("cpu", 3, 3), ("cuda", 1, 1)]
 
 
 def test_each_training_run_records_its_threads(tiny_data, tmp_path, one_thread):

@@ -254,7 +254,12 @@ def test_dataset_dependent_loss_defaults_and_run_ids_are_unchanged(data, loss, e
     from ltr.train.prepare import dataset_loss_params
 
     config = RunConfig(data=data, fold=1, loss=loss, model="mlp", **extra)
-    assert dataset_loss_params(config, DATASETS[data.split(":")[0]], load_fold(data, 1, "train")) == params
+    splits = {split: load_fold(data, 1, split) for split in ("train", "vali", "test")}
+    got = dataset_loss_params(config, DATASETS[data.split(":")[0]], splits)
+    if loss == "rmse":  # the offset starts the predictions at the training split's mean grade (ltr.losses.rmse)
+        share = float(splits["train"].labels.mean()) / params["n_levels"]
+        assert got.pop("offset") == pytest.approx(np.log(share / (1 - share)), rel=1e-9)
+    assert got == params
     assert config.run_id.rsplit("-", 1)[1] == run_id
 
 

@@ -1,17 +1,23 @@
 """Issue 29: ``python -m pipeline export`` on the planted DL19 study writes a Venn SVG whose text names
 retriever and judge, a PDF, booktabs LaTeX, a CSV holding exactly the H2R set, and a manifest; each file
-type is opened and its content checked."""
+type is opened and its content checked. Issue 33: titles are one line and captions carry the configuration,
+the universe and the query cap; the manifest gives every input file's sha256; every ``.tex`` compiles with
+pdflatex on A4 with no overfull box over 10 pt."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import os
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 from pipeline import cli
 from tests.pipeline.stored_figures import annotation_rows, write_annotation_csv, write_preference_result
+from tests.support.latex import PDFLATEX, compile_tex
 
 LABEL = "bm25_planted_llama-3.3-70b_binary"
 
@@ -58,30 +64,69 @@ def test_pipeline_export_of_the_planted_study(planted_cache, tmp_path, capsys):
     assert rate["scope"] == "dl19" and float(rate["rate"]) == 0.8 and float(rate["paper_rate"]) == 0.6456
     heatmap = ET.parse(out / "predictor-heatmap.svg")
     heat_text = " ".join("".join(t.itertext()) for t in heatmap.iter("{http://www.w3.org/2000/svg}text"))
-    assert "query_length" in heat_text and "nDCG@10[bm25]" in heat_text and prediction["id"] in heat_text
-    assert (out / "predictor-heatmap.pdf").read_bytes().startswith(b"%PDF-")
+    assert "query_length" in heat_text and "nDCG@10[bm25]" in heat_text
+    heat_caption = (out / "predictor-heatmap.tex").read_text()
+    assert prediction["id"] in heat_caption and _pdf_title((out / "predictor-heatmap.pdf").read_bytes()).startswith(
+        "Query-performance predictors")
+    # the predictor table: bootstrap intervals and Pearson's p, the AUC direction, the NQC/WIG/SMV
+    # normalisation and the partial-index caveat in its caption
     with open(out / "predictors.csv", newline="") as fh:
-        assert len(list(csv.DictReader(fh))) == sum(r["dataset"] == "dl19" for r in prediction["evaluation"])
+        predictor_rows = list(csv.DictReader(fh))
+    assert len(predictor_rows) == sum(r["dataset"] == "dl19" for r in prediction["evaluation"])
+    stored = {(r["predictor"], r["target"]): r for r in prediction["evaluation"] if r["dataset"] == "dl19"}
+    for row in predictor_rows:
+        kept = stored[(row["predictor"], row["target"])]
+        if kept["intervals"].get("auc"):
+            assert [float(row["auc_low"]), float(row["auc_high"])] == kept["intervals"]["auc"]
+        if kept["pearson_p"] is not None:
+            assert float(row["pearson_p"]) == kept["pearson_p"]
+    predictors_tex = (out / "predictors.tex").read_text()
+    for part in ("95\\% CI", "p (r)", "higher predictor value predicts an easier query",
+                 "NQC@k = sd@k / \\textbar{}score(D, q)\\textbar{}", "partial index", "50 resamples"):
+        assert part in predictors_tex, part
 
-    # SVG: text kept as text (<text> elements), naming the retriever and the judge
+    # SVG: text kept as text (<text> elements), a one-line title naming dataset and configuration
     svg = ET.parse(out / f"venn-{LABEL}.svg")
-    texts = " ".join("".join(t.itertext()) for t in svg.iter("{http://www.w3.org/2000/svg}text"))
-    assert "retriever bm25" in texts and "judge llama-3.3-70b (binary)" in texts and "DL19" in texts
-    assert not list(svg.iter("{http://www.w3.org/2000/svg}use")) or texts  # glyphs are not paths
+    texts = ["".join(t.itertext()) for t in svg.iter("{http://www.w3.org/2000/svg}text")]
+    assert "DL19: bm25 | planted | llama-3.3-70b | binary" in texts and "Hard to retrieve (11)" in texts
+    assert not any("study" in t or "judged queries" in t for t in texts)  # the rest is the caption's
+    # no glyph is drawn as a path: matplotlib's path text puts each glyph in <defs> and places it by <use>
+    assert list(svg.iter("{http://www.w3.org/2000/svg}use")) == []
+    assert not [p for p in svg.iter("{http://www.w3.org/2000/svg}path") if "DejaVu" in (p.get("id") or "")]
+    # the caption (LaTeX, manifest, PDF metadata) names the configuration, the universe and the query cap
+    venn_tex = (out / f"venn-{LABEL}.tex").read_text()
+    for part in ("retriever bm25, generator planted, judge llama-3.3-70b, setup binary", "universe per-task",
+                 "overlap over the 43 all three score (of 43 judged)", "no query cap: all 43 judged queries of DL19",
+                 rf"\label{{fig:venn-{LABEL}}}", rf"\includegraphics[width=\linewidth,height=0.7\textheight,"
+                 rf"keepaspectratio]{{venn-{LABEL}.pdf}}"):
+        assert part in venn_tex, part
+    (venn_entry,) = [f for f in manifest["files"] if f["file"] == f"venn-{LABEL}.svg"]
+    assert "no query cap" in venn_entry["caption"] and "universe per-task" in venn_entry["caption"]
     # PDF: a real one-page PDF whose metadata title names the configuration
     pdf = (out / f"venn-{LABEL}.pdf").read_bytes()
     assert pdf.startswith(b"%PDF-") and pdf.rstrip().endswith(b"%%EOF")
     assert len(re.findall(rb"/Type\s*/Page\b", pdf)) == 1
     title = _pdf_title(pdf)
-    assert "retriever bm25" in title and "judge llama-3.3-70b (binary)" in title
+    assert "retriever bm25" in title and "judge llama-3.3-70b" in title and "no query cap" in title
+    # the manifest: query cap and universe, and the sha256 of every input file
+    assert manifest["query_cap"] is None and manifest["n_queries"] == 43 and manifest["universe_rule"] == "per-task"
+    assert manifest["universes"]["bm25 | planted | llama-3.3-70b | binary"]["n_common"] == 43
+    roles = {}
+    for item in manifest["inputs"]:
+        assert item["sha256"] == hashlib.sha256(Path(item["path"]).read_bytes()).hexdigest(), item
+        roles.setdefault(item["role"], set()).add(Path(item["path"]).name)
+    assert roles["run"] == {"run.bm25.dl19.txt", "run.tasb.dl19.txt"} and roles["qrels"] == {"qrels.dl19-passage.txt"}
+    assert roles["answers"] == {"planted-answers.jsonl"} and roles["judgments"] == {"judgments.llama-3.3-70b.dl19.txt"}
+    assert {"topics", "passages"} <= set(roles)
     assert (out / f"venn-{LABEL}.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     # booktabs LaTeX whose caption names the configuration
     tex = (out / f"pairwise-{LABEL}.tex").read_text()
     assert r"\toprule" in tex and r"\midrule" in tex and r"\bottomrule" in tex
     assert "retriever bm25, generator planted, judge llama-3.3-70b, setup binary" in tex
-    assert r"H2R $\cap$ H2G & 11 &" in tex
+    assert r"H2R $\cap$ H2G (incl. H2J) & 11 &" in tex  # the whole intersection, named as such (issue 33)
     findings_tex = (out / "findings.tex").read_text()
-    assert r"h2r\_h2j\_largest & does not hold & H2R $\cap$ H2J largest" in findings_tex
+    # inconclusive since issue 33: the planted answers and the imported judgments are of unknown size
+    assert r"h2r\_h2j\_largest & inconclusive & H2R $\cap$ H2J largest" in findings_tex
     # the per-query CSV of H2R holds exactly the H2R set, with its values
     with open(out / f"hard-h2r-{LABEL}.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
@@ -91,6 +136,42 @@ def test_pipeline_export_of_the_planted_study(planted_cache, tmp_path, capsys):
         assert r["in_h2g"] == "True"  # planted: H2G = H2R
     values = [float(r["ndcg@10"]) for r in rows]
     assert values == sorted(values)  # hardest first
+    _every_tex_compiles_on_a4(out, listed)
+
+
+def _every_tex_compiles_on_a4(out: Path, listed: set[str]) -> None:
+    """preview.tex inputs every table and figure: it compiles, nothing is overfull by more than 10 pt, and
+    each p-value prints as a paper prints it (before: the findings table ran 1,407 pt past the page).
+    Without pdflatex the test skips here, after every other check has run."""
+    tex_files = {name for name in listed if name.endswith(".tex")} - {"preview.tex"}
+    preview = (out / "preview.tex").read_text()
+    assert all(rf"\input{{{name}}}" in preview for name in tex_files) and "a4paper" in preview
+    if not PDFLATEX:
+        pytest.skip("pdflatex/pdftotext not installed (texlive-latex-base, poppler-utils): the .tex files were "
+                    "not compiled")
+    compiled = compile_tex(out, "preview.tex")
+    assert compiled.overfull(10) == []
+    assert compiled.pages() >= len(tex_files)
+    assert "¡" not in compiled.text()
+    assert not [f for f in out.glob("*.tex") if re.search(r"0\.0{6,}", f.read_text())]  # no p as 0.0000000...
+
+
+def test_a_capped_study_says_so_in_every_caption(planted_cache):
+    """A 10-query study's Venn read "10 of 10 judged queries", which looks like all of DL19: the caption and
+    the manifest name the cap."""
+    import dataclasses
+
+    from pipeline.export.study import configuration_caption, query_cap, study_caption, venn_caption
+    from pipeline.study.result import StudyResult
+
+    study = StudyResult.from_dict(planted_cache["study"])
+    capped = dataclasses.replace(study, configuration={**study.configuration, "max_queries": 10})
+    label = next(iter(study.configurations))
+    expected = "query cap: the first 10 judged queries of DL19 in topic order"
+    assert query_cap(capped).startswith(expected)
+    for caption in (configuration_caption(capped, label), venn_caption(capped, label), study_caption(capped)):
+        assert expected in caption
+    assert "no query cap" in configuration_caption(study, label)
 
 
 def test_export_errors_name_the_problem(tmp_path, monkeypatch, capsys):

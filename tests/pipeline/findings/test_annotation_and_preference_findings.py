@@ -10,7 +10,7 @@ import pytest
 
 from core.findings import INCONCLUSIVE
 from pipeline.findings.agreement import typology_agreement
-from pipeline.findings.finding import FAILS, HOLDS, UNMEASURABLE
+from pipeline.findings.finding import FAILS, HOLDS, INCONCLUSIVE, UNMEASURABLE, paper_claims
 from pipeline.findings.preference import difficulty_aware_preferred
 from pipeline.prompting.pairwise import wilson_interval
 from tests.pipeline.stored_figures import annotation_rows, write_preference_result
@@ -38,10 +38,15 @@ def test_typology_agreement_per_model():
 
 
 def test_difficulty_aware_preferred_per_dataset(tmp_path, monkeypatch):
+    """Issue 33: read by the claim's rule (claims file): holds above 50%, does not hold below, inconclusive when
+    the interval straddles 50% (6 vs 6 read "does not hold" before), when fewer queries than the rule's minimum
+    were decided (5: "not measurable" before) or when the judge's size is unknown."""
     monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path))
     write_preference_result(tmp_path, "dl19", ["win"] * 16 + ["tie"] * 2 + ["loss"] * 2)
     write_preference_result(tmp_path, "dl20", ["win"] * 6 + ["loss"] * 6)
     write_preference_result(tmp_path, "dl21", ["win"] * 5)
+    write_preference_result(tmp_path, "dl22", ["win"] * 2 + ["loss"] * 16)
+    write_preference_result(tmp_path, "unsized", ["win"] * 18, {"backend": "openai", "model": "some-model"})
     found = difficulty_aware_preferred("all")
     parts = {p.scope: p for p in found.parts}
     low, high = wilson_interval(16, 20)
@@ -49,9 +54,27 @@ def test_difficulty_aware_preferred_per_dataset(tmp_path, monkeypatch):
     assert (parts["dl19"].measured["ci_low"], parts["dl19"].measured["ci_high"]) == pytest.approx((low, high))
     assert parts["dl19"].measured["paper_rate"] == pytest.approx(0.6456)
     assert parts["dl19"].measured["paper_inside_interval"] == (low <= 0.6456 <= high)
-    assert parts["dl20"].verdict == FAILS and "interval reaches 50%" in parts["dl20"].reason
-    assert parts["dl21"].verdict == UNMEASURABLE and "too few queries for the test: 5 decided" in parts["dl21"].reason
-    assert parts["dl22"].verdict == UNMEASURABLE and parts["dl22"].reason == "no preference result for dl22"
-    assert found.verdict == FAILS
-    assert {r["dataset"] for r in found.rests_on} == {"dl19", "dl20", "dl21"}
-    assert all(m["digest"] == "0123456789abcdef" for r in found.rests_on for m in r["models"])
+    assert parts["dl19"].evidence["n"] == 20 and parts["dl19"].evidence["interval"] == pytest.approx([low, high])
+    assert "judge: ollama:qwen3:8b [0123456789ab], 8.2B (ollama /api/show)" in parts["dl19"].headline
+    assert parts["dl20"].verdict == INCONCLUSIVE and "the interval straddles 50.0%" in parts["dl20"].reason
+    assert parts["dl21"].verdict == INCONCLUSIVE
+    assert parts["dl21"].headline.startswith("inconclusive (n = 5 < minimum 10 (decided queries))")
+    assert parts["dl22"].verdict == FAILS and "the baseline preferred beyond chance" in parts["dl22"].reason
+    assert found.verdict == FAILS  # dl22 contradicts the claim: never softened by the others
+    assert {r["dataset"] for r in found.rests_on} == {"dl19", "dl20", "dl21", "dl22"}
+    (unsized,) = difficulty_aware_preferred("unsized").parts
+    assert unsized.verdict == INCONCLUSIVE and "judge is a model of unknown size" in unsized.reason
+    assert unsized.evidence["on_its_figures"] == HOLDS  # what its figures alone say, kept beside
+    assert found.rule == paper_claims()["difficulty_aware_preferred"]["rule"] and found.rule["min_n"] == 10
+
+
+def test_the_preference_rates_have_one_source_the_claims_file():
+    """The study's rates were a code literal (``preference.STUDY_RATES``) beside the claims file: now only the
+    claims file states them, and the page, the CLI and the finding read them from it."""
+    from pipeline.findings.preference import paper_rates
+    from pipeline.prompting import preference
+    from pipeline.views import difficulty_aware_generation as page
+
+    assert not hasattr(preference, "STUDY_RATES")
+    assert paper_rates() == paper_claims()["difficulty_aware_preferred"]["rates"]
+    assert list(page.study_frame()["study rate"]) == list(paper_rates().values())

@@ -105,8 +105,9 @@ def test_a_fourth_task_is_run_stored_read_back_and_paired(cache, tmp_path):
     other = back.configurations[f"{base} | q1-first"].analysis["further_pairwise"]
     assert {k: f["count"] for k, f in other.items()} == {"h2r&planted": 0, "h2g&planted": 0, "h2j&planted": 1}
     shown = view.pairwise_frame(config.analysis)
-    assert shown["pair"].tolist() == ["H2R ∩ H2G", "H2R ∩ H2J", "H2G ∩ H2J", "H2R ∩ PLANTED", "H2G ∩ PLANTED",
-                                      "H2J ∩ PLANTED"]
+    # whole intersections in the one vocabulary (issue 33): "(incl. ...)" tells them from the Venn regions
+    assert shown["pair"].tolist() == ["H2R ∩ H2G (incl. H2J)", "H2R ∩ H2J (incl. H2G)", "H2G ∩ H2J (incl. H2R)",
+                                      "H2R ∩ PLANTED", "H2G ∩ PLANTED", "H2J ∩ PLANTED"]
     assert shown["overlap"].tolist() == [1, 1, 1, 2, 1, 1]
     assert shown["largest (ties marked)"].tolist() == [True, True, True, False, False, False]  # the paper's pairs
     exported = pairwise_table(config.analysis)
@@ -128,7 +129,7 @@ def test_a_study_stored_before_further_tasks_reads_back_byte_for_byte(cache):
     assert [c.components.further for c in study.configurations.values()] == [()] * 4
     assert all(further_note(c.analysis) is None for c in study.configurations.values())
     assert view.pairwise_frame(study.configurations[next(iter(study.configurations))].analysis)["pair"].tolist() \
-        == ["H2R ∩ H2G", "H2R ∩ H2J", "H2G ∩ H2J"]
+        == ["H2R ∩ H2G (incl. H2J)", "H2R ∩ H2J (incl. H2G)", "H2G ∩ H2J (incl. H2R)"]
 
 
 def test_a_three_task_configuration_stores_what_it_stored_before(tmp_path):

@@ -73,3 +73,28 @@ def test_an_empty_set_is_named_empty_not_drawn_and_its_share_is_a_reason():
     assert summary["H2J exclusive share"] == "— (the H2J set is empty)"
     assert summary["H2R exclusive share"] == "66.7% (2 of 3)" and summary["hard in all three"] == "0.0% (0 of 20)"
     assert "None" not in view.summary_frame(analysis).to_string()
+
+
+# issue 33: a 10-query study's sets of 3 each; matplotlib-venn put "Hard to retrieve (3)" over "Hard to
+# generate (3)" (and "Hard to judge (3)" over both, depending on the sets)
+SMALL_UNIVERSE = [f"q{i}" for i in range(10)]
+SMALL = [{"h2r": ["q2", "q1", "q4"], "h2g": ["q1", "q7", "q8"], "h2j": ["q7", "q6", "q3"]},
+         {"h2r": ["q1", "q7", "q0"], "h2g": ["q6", "q9", "q0"], "h2j": ["q7", "q4", "q3"]},
+         {"h2r": ["q5", "q7", "q0"], "h2g": ["q7", "q0", "q4"], "h2j": ["q9", "q6", "q2"]}]
+
+
+@pytest.mark.parametrize("sets", SMALL, ids=["chain", "star", "pair"])
+def test_no_label_of_a_small_studys_venn_overlaps_another(sets):
+    import matplotlib.pyplot as plt
+
+    fig = view.venn_figure(overlap_analysis(sets, SMALL_UNIVERSE))
+    try:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        texts = [t for t in fig.axes[0].texts if t.get_visible() and t.get_text()]
+        overlapping = [(a.get_text(), b.get_text()) for i, a in enumerate(texts) for b in texts[i + 1:]
+                       if a.get_window_extent(renderer).overlaps(b.get_window_extent(renderer))]
+        assert overlapping == []
+        assert _texts_outside(fig) == []
+    finally:
+        plt.close(fig)

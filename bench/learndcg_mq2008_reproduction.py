@@ -1,0 +1,276 @@
+"""The LearnDCG paper's MQ2008 table at the paper's scale, run as a careful reviewer would want it (issue 34).
+
+    python bench/learndcg_mq2008_reproduction.py --data ../shared/data/letor/MQ2008 --out RESULT.json \
+        [--parts shared tuned rankers report] [--seeds 0 1 2] [--trials 8] [--store S] [--export-dir D] \
+        [--merge OTHER_RESULT.json ...] [--readme README.md]
+
+Data: a standard LETOR folder (``Fold1..Fold5/{train,vali,test}.txt``), trained and reported under the data set
+name ``mq2008`` (``IRDASH_DATA_MQ2008`` is set to ``--data`` for this process and its trainer hosts), so runs,
+tables and exports name the data set, never a path. Its files' sha256 go into the result.
+
+Parts (each skips what its store already holds, so a stopped reproduction resumes; ``--parts`` picks them):
+
+* ``shared``: the study grid's shared hyper-parameters (``ltr/configs/study_grid.toml``'s ``[train]`` and
+  ``[loss_params]``), its 11 losses with the MLP and LambdaMART (LightGBM ``lambdarank``, early stopping on
+  validation NDCG@10), 5 folds x ``--seeds``; experiment ``mq2008-repro-shared``.
+* ``tuned``: per fold, ``ltr tune`` of each loss on that fold's validation NDCG@10 (Optuna TPE, ``--trials``
+  trials, median pruning on the per-epoch validation metric; the study of a fold never sees its test file), then
+  the fold's runs with its tuned settings x ``--seeds``; experiment ``mq2008-repro-tuned``.
+* ``rankers``: the other three rankers (AttSets, Attention-MIL, Context-Aware) with the 11 losses at the shared
+  settings, 5 folds x ``--ranker-seeds``; experiment ``mq2008-repro-rankers``. ``--rankers`` narrows them.
+* ``report``: per experiment and ranker the significance table (paired t-test over test queries on per-query
+  NDCG averaged over seeds, Holm across baselines), ``ltr findings`` and ``ltr export``.
+
+Writes ``--out``: provenance (data files and sha256, commit, settings, machine, load), each part's wall and CPU
+seconds (this process and its finished children), the tables, the findings and the paper's figures beside them
+(read from ``ltr/paper_claims.json``). Every figure is read from the store, the report or the findings; none is
+typed here.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DATA_NAME = "mq2008"
+STUDY_GRID = ROOT / "ltr" / "configs" / "study_grid.toml"
+FOLDS = [1, 2, 3, 4, 5]
+LOSSES = ["ranknet", "listnet", "listmle", "rmse", "lambdarank", "lambdaloss", "approxndcg", "neuralndcg",
+          "neuralloss", "learndcg", "learndcg_fixed"]
+TUNED_LOSSES = [loss for loss in LOSSES if loss != "learndcg_fixed"]  # learndcg_fixed at defaults = approxndcg
+OTHER_RANKERS = ["attsets", "attention_mil", "context_aware"]
+EXPERIMENTS = {"shared": "mq2008-repro-shared", "tuned": "mq2008-repro-tuned", "rankers": "mq2008-repro-rankers"}
+PARTS = ("shared", "tuned", "rankers", "report")
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its children that have ended (trainer hosts, LightGBM threads)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+class Timed:
+    """Wall and CPU seconds of one part, with the load average before and after."""
+
+    def __init__(self, record: dict, name: str):
+        self.record, self.name = record, name
+
+    def __enter__(self):
+        self.wall0, self.cpu0, self.load0 = time.perf_counter(), cpu_seconds(), os.getloadavg()
+        return self
+
+    def __exit__(self, *exc):
+        from core.export import git_state
+
+        self.record[self.name] = {**git_state(), "wall_seconds": round(time.perf_counter() - self.wall0, 1),
+                                  "cpu_seconds": round(cpu_seconds() - self.cpu0, 1),
+                                  "load_1_5_15_before": [round(x, 2) for x in self.load0],
+                                  "load_1_5_15_after": [round(x, 2) for x in os.getloadavg()],
+                                  "finished": exc[0] is None}
+        return False
+
+
+def base_spec(experiment: str, losses: list[str], models: list[str], seeds: list[int], folds: list[int]) -> dict:
+    from ltr.grid import read_grid_file
+
+    spec = read_grid_file(STUDY_GRID)
+    spec.pop("overrides", None)  # WEB10K/Yahoo slates only
+    spec.update({"name": experiment, "data": [DATA_NAME], "folds": folds, "losses": losses, "models": models,
+                 "seeds": seeds})
+    spec["loss_params"] = {k: v for k, v in spec.get("loss_params", {}).items() if k in losses}
+    return spec
+
+
+def run_spec(spec: dict, store: Path, workers: int, source: str) -> dict:
+    from ltr.grid import expand_grid, run_grid, validate_grid
+
+    grid = expand_grid(spec, source=source)
+    validate_grid(grid)
+    outcome = run_grid(grid, store, workers=workers, progress=True)
+    return {"runs": len(grid.configs), "completed": len(outcome.completed), "skipped": len(outcome.skipped),
+            "failed": dict(outcome.failed)}
+
+
+def tune_fold(fold: int, losses: list[str], trials: int, store: Path, spec: dict, tuned_dir: Path) -> dict:
+    """Tune every loss on ``fold``'s validation set, from the grid ``spec``'s epochs, patience and fixed loss
+    parameters (LearnDCG's normalisation); the tuned grid fragment is written to ``tuned_dir``."""
+    from ltr.train import RunConfig
+    from ltr.tune import tune_loss, tuned_grid
+
+    results = []
+    for loss in losses:
+        base = RunConfig.from_dict({"data": DATA_NAME, "fold": fold, "loss": loss, "model": "mlp", "seed": 0,
+                                    "epochs": spec["train"]["epochs"], "patience": spec["train"]["patience"],
+                                    "loss_params": dict(spec.get("loss_params", {}).get(loss, {}))})
+        results.append(tune_loss(base, trials, store_path=store, sampler_seed=0,
+                                 progress=lambda msg: print(msg, file=sys.stderr, flush=True)))
+    document = {"fold": fold, "trials": trials, "losses": [r.as_dict() for r in results], "grid": tuned_grid(results)}
+    tuned_dir.mkdir(parents=True, exist_ok=True)
+    (tuned_dir / f"tuned-fold{fold}.json").write_text(json.dumps(document, indent=1, default=str), encoding="utf-8")
+    return document
+
+
+def clean(value):
+    """NaN -> None, recursively (JSON has no NaN)."""
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {k: clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean(v) for v in value]
+    return value
+
+
+def report_experiment(store_path: Path, experiment: str, export_root: Path) -> dict:
+    """Significance table per ranker (Holm), the findings and the export of one experiment."""
+    from ltr.export import export_comparison
+    from ltr.findings import as_json, check_findings
+    from ltr.report import ReportError, significance_table
+    from ltr.store import RunStore
+
+    out = {"tables": {}, "exports": {}}
+    with RunStore(store_path) as store:
+        runs = store.list_runs(experiment=experiment, status="completed")
+        if runs.empty:
+            return {"missing": f"no completed runs in {experiment}"}
+        for model in sorted(set(runs["model"]) - {"lambdamart"}):
+            try:
+                table = significance_table(store, DATA_NAME, model, experiment=experiment, holm=True)
+            except ReportError as exc:
+                out["tables"][model] = {"error": str(exc)}
+                continue
+            out["tables"][model] = {"configuration": table.attrs.get("configuration"),
+                                    "candidate": table.attrs.get("candidate"),
+                                    "rows": clean(table.to_dict("records"))}
+            folder = export_root / f"{experiment}-{model}"
+            try:
+                out["exports"][model] = {"folder": str(folder),
+                                         "manifest": export_comparison(store, DATA_NAME, model, experiment,
+                                                                       folder).manifest()}
+            except Exception as exc:  # an export that cannot be made is reported, the rest goes on
+                out["exports"][model] = {"error": f"{type(exc).__name__}: {exc}"}
+        out["findings"] = clean(as_json(check_findings(store, experiment)))
+        cols = ["run_id", "loss", "model", "fold", "seed", "epochs_done", "best_epoch", "train_seconds",
+                "pretrain_seconds", "cpu_seconds", "threads", "load_at_start", "test_ndcg1", "test_ndcg3",
+                "test_ndcg5", "test_ndcg10"]
+        out["runs"] = clean(runs[[c for c in cols if c in runs.columns]]
+                            .sort_values(["model", "loss", "fold", "seed"]).to_dict("records"))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", required=True, type=Path, help="LETOR folder with Fold1..Fold5")
+    ap.add_argument("--out", required=True, type=Path, help="result JSON (written after every part)")
+    ap.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
+    ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    ap.add_argument("--ranker-seeds", nargs="+", type=int, default=[0])
+    ap.add_argument("--rankers", nargs="+", choices=OTHER_RANKERS, default=OTHER_RANKERS)
+    ap.add_argument("--trials", type=int, default=8, help="Optuna trials per loss and fold (default 8)")
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--threads", default="1", help="IRDASH_TORCH_THREADS of every trainer (default 1)")
+    ap.add_argument("--store", type=Path, default=None, help="run store (default cache/bench/mq2008-repro.sqlite)")
+    ap.add_argument("--export-dir", type=Path, default=None, help="exports (default cache/bench/mq2008-repro-export)")
+    ap.add_argument("--readme", type=Path, default=None,
+                    help="rewrite this Markdown file's reproduction block from --out (ltr.paper_table)")
+    ap.add_argument("--merge", nargs="+", type=Path, default=[],
+                    help="result files of this script whose parts ran in other processes: their parts and timings "
+                         "are taken into --out")
+    args = ap.parse_args()
+    folds = [args.data / f"Fold{k}" for k in FOLDS]
+    missing = [str(f / name) for f in folds for name in ("train.txt", "vali.txt", "test.txt") if not (f / name).is_file()]
+    if missing:
+        print(f"--data {args.data}: not a LETOR folder with Fold1..Fold5 (missing {', '.join(missing[:3])})",
+              file=sys.stderr)
+        return 2
+    os.environ[f"IRDASH_DATA_{DATA_NAME.upper()}"] = str(args.data.resolve())  # inherited by the trainer hosts
+    os.environ["IRDASH_TORCH_THREADS"] = args.threads
+
+    from core.export import git_state
+    from core.paths import cache_subdir
+    from ltr.grid import read_grid_file
+
+    store = args.store or cache_subdir("bench") / "mq2008-repro.sqlite"
+    export_root = args.export_dir or cache_subdir("bench") / "mq2008-repro-export"
+    record = json.loads(args.out.read_text(encoding="utf-8")) if args.out.is_file() else {}
+    record.update({
+        "what": "the LearnDCG paper's MQ2008 table at the paper's scale (bench/learndcg_mq2008_reproduction.py)",
+        "data": {"name": DATA_NAME, "folder": str(args.data),
+                 "files": {str(f.relative_to(args.data) / name): sha256(f / name)
+                           for f in folds for name in ("train.txt", "vali.txt", "test.txt")}},
+        "settings": {"grid_file": "ltr/configs/study_grid.toml", "train": read_grid_file(STUDY_GRID)["train"],
+                     "losses": LOSSES, "seeds": args.seeds, "ranker_seeds": args.ranker_seeds,
+                     "rankers": args.rankers, "trials": args.trials, "workers": args.workers,
+                     "torch_threads": args.threads, "experiments": EXPERIMENTS},
+        "paper": json.loads((ROOT / "ltr" / "paper_claims.json").read_text(encoding="utf-8")),
+        "machine": {"cores": os.cpu_count(), "affinity": len(os.sched_getaffinity(0))},
+        **git_state(), "store": str(store),
+    })
+    record.setdefault("parts", {})
+    record.setdefault("timing", {})
+    for other in args.merge:  # parts run in parallel processes, each with its own result file
+        done = json.loads(other.read_text(encoding="utf-8"))
+        record["parts"].update(done.get("parts", {}))
+        record["timing"].update(done.get("timing", {}))
+
+    def save():
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(record, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+
+    if "shared" in args.parts:
+        with Timed(record["timing"], "shared"):
+            spec = base_spec(EXPERIMENTS["shared"], LOSSES, ["mlp", "lambdamart"], args.seeds, FOLDS)
+            record["parts"]["shared"] = run_spec(spec, store, args.workers, "bench/learndcg_mq2008_reproduction.py")
+        save()
+    if "tuned" in args.parts:
+        from ltr.tune import apply_tuned
+
+        tuned_dir = store.parent / "mq2008-repro-tuned"
+        with Timed(record["timing"], "tune"):
+            spec = base_spec(EXPERIMENTS["tuned"], TUNED_LOSSES, ["mlp"], args.seeds, FOLDS)
+            record["parts"]["tune"] = {f"fold{k}": tune_fold(k, TUNED_LOSSES, args.trials, store, spec, tuned_dir)
+                                       for k in FOLDS}
+        save()
+        with Timed(record["timing"], "tuned"):
+            outcomes = {}
+            for k in FOLDS:
+                spec = apply_tuned(base_spec(EXPERIMENTS["tuned"], TUNED_LOSSES, ["mlp"], args.seeds, [k]),
+                                   record["parts"]["tune"][f"fold{k}"])
+                outcomes[f"fold{k}"] = run_spec(spec, store, args.workers, "bench/learndcg_mq2008_reproduction.py")
+            record["parts"]["tuned"] = outcomes
+        save()
+    if "rankers" in args.parts:
+        with Timed(record["timing"], "rankers"):
+            spec = base_spec(EXPERIMENTS["rankers"], LOSSES, args.rankers, args.ranker_seeds, FOLDS)
+            record["parts"]["rankers"] = run_spec(spec, store, args.workers, "bench/learndcg_mq2008_reproduction.py")
+        save()
+    if "report" in args.parts:
+        with Timed(record["timing"], "report"):
+            record["report"] = {name: report_experiment(store, experiment, export_root)
+                                for name, experiment in EXPERIMENTS.items()}
+        save()
+    if args.readme:
+        from ltr.paper_table import markdown, sync_block
+
+        source = os.path.relpath(args.out.resolve(), args.readme.resolve().parent)
+        args.readme.write_text(sync_block(args.readme.read_text(encoding="utf-8"), markdown(record, source)),
+                               encoding="utf-8")
+        print(f"rewrote the reproduction block of {args.readme}")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

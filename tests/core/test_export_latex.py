@@ -1,0 +1,78 @@
+"""Issue 33: every exported ``.tex`` goes through one escaping and formatting function (``core.export``).
+Before, ``< 10\\%`` printed as "¡ 10%" and ``|`` as "—" (pdflatex's default OT1 encoding), p-values
+printed as ``0.0000000000000000003``, and a table with long text ran past the page (the findings table by
+1,407 pt). These compile the output with pdflatex and read the PDF's text back."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from core.export import (Export, booktabs, format_number, format_p, is_p_column, latex_cell, latex_document,
+                         latex_text)
+from tests.support.latex import compile_tex, needs_pdflatex
+
+SPECIALS = r"< > | % _ & # ~ ^ \ $ { }"
+
+
+def test_p_values_print_as_a_paper_prints_them():
+    assert format_p(3e-19) == "< 0.001" and format_p(0.0009999) == "< 0.001"
+    assert format_p(0.042) == "0.042" and format_p(0.5) == "0.50" and format_p(0.0042) == "0.0042"
+    assert format_p(1.0) == "1.00" and format_p(None) == "--" and format_p(float("nan")) == "--"
+    assert format_number(3e-19) == "3.0e-19" and format_number(0.12345) == "0.123" and format_number(7) == "7"
+    assert latex_cell(3e-19, "p_holm@10") == r"\textless{} 0.001"
+    assert latex_cell(1.9e-19, "jaccard") == r"$1.9\times10^{-19}$"
+    for name in ("p", "p@10", "p_holm@1", "kendall_p_holm", "pearson_p", "p_hypergeometric"):
+        assert is_p_column(name), name
+    for name in ("precision", "jaccard", "share_of_universe", "top_p", "n"):
+        assert not is_p_column(name), name
+
+
+def test_every_special_character_is_escaped_once():
+    assert latex_text("< 10%") == r"\textless{} 10\%"
+    assert latex_text("a|b") == r"a\textbar{}b"
+    assert latex_text("\\") == r"\textbackslash{}"  # not \textbackslash\{\}
+    assert latex_text("H2R ∩ H2G") == r"H2R $\cap$ H2G"
+    assert latex_text("漢") == "[U+6F22]"  # outside what pdflatex sets: named, never a compile error
+
+
+@needs_pdflatex
+@pytest.mark.parametrize("fontenc", ["", r"\usepackage[T1]{fontenc}"])
+def test_special_characters_print_as_themselves(tmp_path, fontenc):
+    """In OT1 (no fontenc: the old ``< 10\\%`` printed "¡ 10%") and in T1, the PDF shows each character."""
+    body = latex_text(f"X {SPECIALS} < 10% a|b θ_d ∩ Y")
+    (tmp_path / "doc.tex").write_text("\\documentclass[a4paper]{article}\n" + fontenc +
+                                      "\n\\begin{document}\n" + body + "\n\\end{document}\n")
+    text = "".join(compile_tex(tmp_path, "doc.tex").text().split())  # pdftotext's spacing varies by font
+    # OT1 draws _ as a rule and ~ ^ as accents, which pdftotext does not read back as those characters
+    expected = "X<>|%_&#~^\\${}<10%a|b" if fontenc else "X<>|%&#˜ˆ\\${}<10%a|b"
+    assert expected in text, text
+    assert "¡" not in text and "¿" not in text and "—" not in text
+
+
+@needs_pdflatex
+def test_a_table_with_long_text_and_many_numbers_fits_a4(tmp_path):
+    reason = ("dl19 · bm25 | planted | llama-3.3-70b | binary: exclusive shares H2R 0.0%, H2G 0.0%, H2J 72.7%; "
+              "outside 40.0%-60.0%: H2R, H2G, H2J; ") * 4
+    findings = pd.DataFrame([{"finding": "half_exclusive", "verdict": "does not hold", "paper": "< 10%",
+                              "reason": reason}] * 3)
+    wide = pd.DataFrame([{f"column_number_{i}": 0.123456 * i for i in range(16)} | {"p_holm@10": 2e-19}] * 3)
+    export = Export(tmp_path, {})
+    export.table(findings, "findings", "findings", "Claims", notes=["† better, ‡ worse."])
+    export.table(wide, "wide", "wide", "A wide numeric table")
+    export.write_manifest()
+    compiled = compile_tex(tmp_path, "preview.tex")
+    assert compiled.overfull(10) == [], compiled.overfull(10)
+    text = compiled.text()
+    assert "< 0.001" in text and "0.0000000000000000002" not in text and "† better, ‡ worse." in text
+    tex = (tmp_path / "findings.tex").read_text()
+    assert r"\label{tab:findings}" in tex and r"\raggedright\arraybackslash}p{" in tex  # the reason wraps
+
+
+def test_a_document_inputs_each_file():
+    doc = latex_document(["a.tex", "b.tex"])
+    assert r"\input{a.tex}" in doc and r"\input{b.tex}" in doc and "a4paper" in doc
+
+
+def test_booktabs_of_an_empty_frame_still_has_its_rules():
+    tex = booktabs(pd.DataFrame(columns=["a", "b"]), "empty")
+    assert r"\toprule" in tex and r"\bottomrule" in tex

@@ -1,0 +1,169 @@
+"""``ltr tune`` (issue 34, item 2): Optuna trials that are runs of the run store, resumed after a kill with no
+trial lost or repeated, pruning on the per-epoch validation NDCG@10, and the tuned settings applied to a grid."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from core.paths import PROJECT_ROOT
+from ltr.cli import main
+from ltr.store import RunStore
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+@pytest.fixture
+def private_cache(tmp_path, monkeypatch):
+    """The study storage lives under the cache: a cache of this test's own (tiny_data is the session's)."""
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def _tune_args(tiny_data, store, trials):
+    return ["tune", "--data", tiny_data, "--fold", "1", "--losses", "approxndcg", "--trials", str(trials),
+            "--epochs", "2", "--patience", "0", "--device", "cpu", "--store", str(store)]
+
+
+def _load_study(name):
+    import optuna
+
+    from ltr.tune import storage_path
+
+    return optuna.load_study(study_name=name, storage=f"sqlite:///{storage_path()}")
+
+
+@pytest.mark.slow
+def test_tune_resumes_after_a_kill_with_no_trial_lost_or_repeated(tmp_path, tiny_data, private_cache, capsys):
+    from optuna.trial import TrialState
+
+    store = tmp_path / "runs.sqlite"
+    assert main(_tune_args(tiny_data, store, 1) + ["--json", "--quiet"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    name = first["losses"][0]["study"]
+    assert [t["number"] for t in first["losses"][0]["trials"]] == [0]
+
+    # Trial 1 runs in a process of its own, held at the start of its second epoch by the gate (whatever the
+    # machine's speed), and is killed there: SIGKILL, no chance to clean up.
+    gate = tmp_path / "gate"
+    gate.write_text("1")
+    env = dict(os.environ, IRDASH_TEST_EPOCH_GATE=str(gate))
+    proc = subprocess.Popen([sys.executable, "-m", "ltr", *_tune_args(tiny_data, store, 4)], cwd=PROJECT_ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline, held = time.monotonic() + 180, None
+        while time.monotonic() < deadline and proc.poll() is None:
+            running = _load_study(name).get_trials(states=(TrialState.RUNNING,))
+            if running and "run_id" in running[0].user_attrs:
+                with RunStore(store) as s:
+                    epochs = s.epoch_series([running[0].user_attrs["run_id"]], ["ndcg@10"])
+                if len(epochs) == 1:  # epoch 0 stored; epoch 1 waits at the gate
+                    held = running[0]
+                    break
+            time.sleep(0.2)
+        assert held is not None, proc.stderr.read() if proc.poll() is not None else "trial 1 never reached the gate"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert held.number == 1
+    killed_run = held.user_attrs["run_id"]
+    with RunStore(store) as s:
+        assert s.get_run(killed_run)["status"] == "running"  # as the killed process left it
+
+    assert main(_tune_args(tiny_data, store, 4) + ["--json"]) == 0
+    out = capsys.readouterr()
+    assert "resuming trial 1" in out.err and f"resuming {killed_run} after epoch 0" in out.err
+    trials = json.loads(out.out)["losses"][0]["trials"]
+    assert [t["number"] for t in trials] == [0, 1, 2, 3]  # none lost, none repeated
+    assert trials[1]["run_id"] == killed_run and trials[1]["params"] == held.params  # resumed with its own parameters
+    assert all(t["state"] in ("COMPLETE", "PRUNED") for t in trials)
+    run_ids = [t["run_id"] for t in trials]
+    assert len(set(run_ids)) == 4
+    with RunStore(store) as s:
+        runs = s.list_runs().set_index("run_id")
+        assert sorted(runs.index) == sorted(run_ids)  # every trial is one run, and no run is anything else
+        for t in trials:
+            assert runs.loc[t["run_id"], "status"] == ("completed" if t["state"] == "COMPLETE" else "cancelled")
+        epochs = s.epoch_series([killed_run], ["ndcg@10"])
+        assert sorted(epochs["epoch"]) == [0, 1]  # epoch 0 from before the kill, kept; epoch 1 after it
+        finished = dict(runs["finished"])
+
+    # A rerun finds every trial done: no new trial, no training.
+    assert main(_tune_args(tiny_data, store, 4) + ["--json"]) == 0
+    again = capsys.readouterr()
+    assert [t["run_id"] for t in json.loads(again.out)["losses"][0]["trials"]] == run_ids
+    assert "epoch" not in again.err
+    with RunStore(store) as s:
+        assert dict(s.list_runs().set_index("run_id")["finished"]) == finished
+
+
+def test_a_pruned_trial_cancels_its_run_at_the_next_epoch(tmp_path, tiny_data, private_cache):
+    """A pruner that prunes at the first report: the run stops after its first epoch (stored cancelled, one epoch
+    logged of three) and the trial is PRUNED with the epoch it was pruned at."""
+    import optuna
+
+    from ltr.train import RunConfig
+    from ltr.tune import tune_loss
+
+    base = RunConfig(data=tiny_data, fold=1, loss="listnet", model="mlp", epochs=3, patience=0, device="cpu")
+    result = tune_loss(base, 1, store_path=tmp_path / "runs.sqlite", pruner=optuna.pruners.ThresholdPruner(lower=2.0))
+    (trial,) = result.trials
+    assert trial["state"] == "PRUNED" and result.best is None
+    with RunStore(tmp_path / "runs.sqlite") as s:
+        run = s.get_run(trial["run_id"])
+        assert run["status"] == "cancelled" and run["epochs_done"] == 1
+        assert run["error"].startswith("pruned by ltr tune after epoch 0")
+    frozen = _load_study(result.study).trials[0]
+    with RunStore(tmp_path / "runs.sqlite") as s:
+        stored = float(s.epoch_series([trial["run_id"]], ["ndcg@10"])["value"].iloc[0])
+    assert frozen.user_attrs["pruned_at_epoch"] == 0 and frozen.intermediate_values == {0: pytest.approx(stored)}
+
+
+def test_tuned_settings_apply_to_a_grid_per_loss(tmp_path, capsys):
+    from ltr.grid import expand_grid
+    from ltr.tune import LossTuning, apply_tuned, search_space, tuned_grid
+
+    tuned = [LossTuning("approxndcg", "s1", [], {"number": 3, "value": 0.5,
+                                               "params": {"lr": 0.004, "batch_size": 32, "loss_params.alpha": 2.5},
+                                               "config": {"lr": 0.004, "batch_size": 32, "loss_lr": 0.004}}),
+             LossTuning("learndcg", "s2", [], {"number": 1, "value": 0.6, "params": {"lr": 0.002, "batch_size": 16,
+                                                                                    "loss_lr": 0.05},
+                                               "config": {"lr": 0.002, "batch_size": 16, "loss_lr": 0.05}})]
+    fragment = tuned_grid(tuned)
+    assert fragment["overrides"]["loss"]["approxndcg"] == {"lr": 0.004, "batch_size": 32}  # no loss_lr: fixed loss
+    assert fragment["overrides"]["loss"]["learndcg"]["loss_lr"] == 0.05
+    assert "loss_params.alpha" in search_space("approxndcg") and "loss_lr" in search_space("learndcg")
+    spec = {"name": "g", "data": ["synthetic-mq2008"], "folds": [1], "losses": ["approxndcg", "learndcg", "ranknet"],
+            "models": ["mlp"], "seeds": [0, 1], "train": {"lr": 0.001, "batch_size": 64},
+            "loss_params": {"learndcg": {"normalisation": "standard"}}}
+    configs = {(c.loss, c.seed): c for c in expand_grid(apply_tuned(spec, {"grid": fragment})).configs}
+    assert configs["approxndcg", 1].lr == 0.004 and configs["approxndcg", 1].loss_params == {"alpha": 2.5}
+    assert configs["learndcg", 0].batch_size == 16 and configs["learndcg", 0].loss_params == {"normalisation": "standard"}
+    assert configs["ranknet", 0].lr == 0.001 and configs["ranknet", 0].batch_size == 64  # not tuned: the grid's
+    # the CLI: `ltr grid --tuned FILE` with a document `ltr tune --out` writes; a malformed one is refused
+    doc = tmp_path / "tuned.json"
+    doc.write_text(json.dumps({"losses": [], "grid": fragment}))
+    grid_args = ["grid", "--data", "synthetic-mq2008", "--folds", "1", "--losses", "approxndcg", "--models", "mlp",
+                 "--store", str(tmp_path / "runs.sqlite"), "--dry-run", "--json"]
+    assert main(grid_args + ["--tuned", str(doc)]) == 0
+    tuned_ids = json.loads(capsys.readouterr().out)["to_run"]
+    assert main(grid_args) == 0
+    assert json.loads(capsys.readouterr().out)["to_run"] != tuned_ids  # other lr and alpha: another run
+    doc.write_text("[1, 2]")
+    assert main(grid_args + ["--tuned", str(doc)]) == 2
+    assert "not an `ltr tune --out` document" in capsys.readouterr().err
+
+
+def test_bad_input_starts_no_trial(tmp_path, tiny_data, private_cache, capsys):
+    args = ["tune", "--data", tiny_data, "--fold", "1", "--trials", "2", "--store", str(tmp_path / "runs.sqlite")]
+    assert main(args + ["--losses", "nosuchloss"]) == 2
+    assert "unknown loss 'nosuchloss'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # argparse: the flag and its rule
+        main(args + ["--losses", "listnet", "--trials", "0"])
+    assert refused.value.code == 2 and "argument --trials: expected an integer >= 1, got 0" in capsys.readouterr().err
+    assert not (tmp_path / "runs.sqlite").exists()  # refused before the store was opened
