@@ -28,6 +28,7 @@ navigation = st.navigation({
         st.Page("pages/annotate-reasons.py", title="Annotate reasons", icon=":material/rate_review:"),
         st.Page("pages/difficulty-aware-generation.py", title="Difficulty-aware generation", icon=":material/compare:"),
         st.Page("pages/predicting-failure.py", title="Predicting failure", icon=":material/query_stats:"),
+        st.Page("pages/query.py", title="Query", icon=":material/manage_search:"),
     ],
     "Paper": [
         st.Page("pages/findings.py", title="Findings", icon=":material/fact_check:"),

@@ -5,6 +5,7 @@ from core import paths
 from pages import use_app_navigation
 from pages.panels.jobs import jobs_panel
 from pipeline.views import failure_overlap as view
+from pipeline.views import query as query_page
 
 use_app_navigation()
 
@@ -12,6 +13,7 @@ REFRESH_SECONDS = 3.0
 PERCENT = st.column_config.NumberColumn(format="percent")
 P_VALUE = st.column_config.NumberColumn(format="%.3g")
 VALUE = st.column_config.NumberColumn(format="%.4f")
+QUERY_LINK = st.column_config.LinkColumn(display_text=query_page.LINK_TEXT)  # each row's Query page
 
 st.title("Failure overlap")
 st.caption("Queries hard to retrieve (bottom nDCG@10), hard to generate (bottom BERTScore F1 of a zero-shot answer "
@@ -191,10 +193,14 @@ regions = view.regions_frame(analysis)
 region = st.radio("Region", regions["key"].tolist(), horizontal=True, key=region_key,
                   format_func=lambda k: f"{view.region_label(k)} ({analysis['regions'][k]['count']})")
 queries = view.region_queries(study, label, region)
-st.dataframe(queries, hide_index=True, column_config={c: VALUE for c in ("nDCG@10", "BERTScore F1", "disagreement")})
+st.dataframe(query_page.with_query_links(queries, name), hide_index=True,
+             column_config={query_page.LINK_COLUMN: QUERY_LINK,
+                            **{c: VALUE for c in ("nDCG@10", "BERTScore F1", "disagreement")}})
 if not queries.empty:
     qid = st.selectbox("Query", queries["qid"].tolist(),
                        format_func=lambda q: f"{q}: {study.queries.get(q, '')}")
+    st.link_button("Open this query on the Query page", query_page.query_link(name, qid),
+                   icon=":material/manage_search:")  # opens in its own tab
     detail = view.query_detail(study, label, qid)
     st.markdown("**Query**")
     st.text(detail["query"])

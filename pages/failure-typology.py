@@ -2,6 +2,7 @@
 import streamlit as st
 
 from pipeline.views import failure_typology as view
+from pipeline.views import query as query_page
 from pages import use_app_navigation
 from pages.panels.jobs import jobs_panel
 
@@ -80,10 +81,13 @@ else:
                 st.code(rnd["raw"] or "(empty)", language=None, wrap_lines=True)
 
     st.subheader("Queries")
-    st.dataframe(view.queries_frame(result), hide_index=True)
+    st.dataframe(query_page.with_query_links(view.queries_frame(result), result["dataset"]), hide_index=True,
+                 column_config={query_page.LINK_COLUMN: st.column_config.LinkColumn(display_text=query_page.LINK_TEXT)})
     by_qid = {q["qid"]: q for q in result["queries"]}
     qid = st.selectbox("Query", list(by_qid), format_func=lambda q: f"{q}: {by_qid[q]['query']}")
     query = by_qid[qid]
+    st.link_button("Open this query on the Query page", query_page.query_link(result["dataset"], qid),
+                   icon=":material/manage_search:")  # opens in its own tab
     st.text(f"Query: {query['query']}")
     if query["reason"]:
         st.text(f"Free-text reason (induction): {query['reason']}")

@@ -3,6 +3,7 @@ import streamlit as st
 
 from core.errors import DatasetError
 from pipeline.views import hard_to_retrieve as view
+from pipeline.views import query as query_page
 from pages import use_app_navigation
 from pages.panels.jobs import jobs_panel
 
@@ -113,9 +114,10 @@ if len(selected) > 1:
     st.metric(label.capitalize(), f"{len(result['intersection'])} queries")
     st.caption(f"{label}: " + (", ".join(result["intersection"]) or "none"))
 
-st.dataframe(view.per_query_frame(data, result), hide_index=True,
+st.dataframe(query_page.with_query_links(view.per_query_frame(data, result), name), hide_index=True,
              column_config={c: st.column_config.NumberColumn(format="%.4f")
-                            for c in (f"NDCG@10 · {n}" for n in selected)})
+                            for c in (f"NDCG@10 · {n}" for n in selected)}
+             | {query_page.LINK_COLUMN: st.column_config.LinkColumn(display_text=query_page.LINK_TEXT)})
 
 st.plotly_chart(view.sorted_figure(result, data.topics), key="h2r_sorted")
 if len(selected) > 1:

@@ -4,6 +4,7 @@ itself, its background jobs run that command."""
 import streamlit as st
 
 from pipeline.views import predicting_failure as view
+from pipeline.views import query as query_page
 from pages import use_app_navigation
 from pages.panels.jobs import jobs_panel
 
@@ -64,7 +65,9 @@ else:
         st.subheader(f"{predictor} against {target}")
         frame = view.cell_frame(result, scope, predictor, target)
         st.plotly_chart(view.cell_scatter(frame, predictor, target), key=f"cell-{entry['id']}-{scope}")
-        st.dataframe(frame, hide_index=True)
+        st.dataframe(query_page.with_query_links(frame, frame["dataset"]), hide_index=True,
+                     column_config={query_page.LINK_COLUMN:
+                                    st.column_config.LinkColumn(display_text=query_page.LINK_TEXT)})
 
     st.subheader("Table")
     table = view.table_frame(result, scope)

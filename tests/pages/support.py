@@ -56,3 +56,28 @@ ISSUE_CASES = {
                 ["Pairs per query (LLM judge): expected an integer >= 1, got -2",
                  "Queries (0 = all): expected an integer >= 0 (0 = no limit), got -5"]),
 }
+
+
+def store_designed_study(cache, folder) -> dict:
+    """The designed study as ``run_study`` stored it (``tests/fixtures/study_before_generic_tasks.json``: the
+    collection of ``tests/support/failure_fixture.py``, answers lacking q3, a second judge lacking q5's pairs),
+    stored in ``cache`` as a DL19 study whose data folder (under ``folder``) holds its topics, qrels and passages
+    under DL19's file names and whose retriever's run file is written anew there: the Query page's tests read
+    it as stored, with no BERTScore to compute. Returns the stored JSON."""
+    import shutil
+
+    from tests.support.failure_fixture import write_collection
+
+    files = write_collection(folder / "designed")
+    data = folder / "trec_dl"
+    data.mkdir()
+    for name, as_name in (("topics.tsv", "topics.dl19-passage.txt"), ("qrels.txt", "qrels.dl19-passage.txt"),
+                          ("passages.tsv", "passages.msmarco-v1.dl19-dl20.tsv")):
+        shutil.copy(files[name], data / as_name)
+    study = json.loads((paths.ROOT / "tests" / "fixtures" / "study_before_generic_tasks.json").read_text())
+    study.update(dataset="dl19", data_folder=str(data))
+    study["retrievers"]["designed-run"]["info"]["path"] = str(files["run.txt"])
+    target = cache / "failure" / "dl19" / "studies" / f"{study['id']}.json"
+    target.parent.mkdir(parents=True)
+    target.write_text(json.dumps(study))
+    return study

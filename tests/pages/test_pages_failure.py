@@ -223,6 +223,7 @@ def test_page_tiny_folder_quantile_chart_and_job(cache, tiny, monkeypatch):
     assert at.metric[0].label == "Hard under both" and at.metric[0].value == "1 queries"
     table = at.dataframe[3].value.set_index("qid")
     assert table.loc["q8", "query"] == HOSTILE
+    assert table.loc["q8", "query page"] == "query?dataset=dl19&qid=q8"  # each row links to its Query page
     assert len(at.get("plotly_chart")) == 2
     at.slider[0].set_value(0.5).run()
     assert not at.exception

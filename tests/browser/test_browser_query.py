@@ -1,0 +1,79 @@
+"""The Query page in a real browser: a deep link on a cold server, and from a Venn click on the Failure overlap
+page through the region's link to the Query page of its query (it opens in its own tab).
+
+The store holds the designed study as ``run_study`` stored it (``tests.pages.support.store_designed_study``:
+nothing to compute), so the test is the browser's part only.
+"""
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.support import ARTIFACTS, click, launch_browser, when_idle
+from tests.pages.support import store_designed_study
+from tests.support.failure_fixture import TOPICS
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+# the Venn region's points, as tests/browser/test_browser_overlap.py clicks them (where a researcher's click lands)
+REGION_READY_JS = """(region) => {
+  const gd = document.querySelector('.js-plotly-plot');
+  return !!(gd && gd._fullData && gd._fullData.some(t => t.name === region));
+}"""
+REGION_POINT_JS = """(region) => {
+  const gd = document.querySelector('.js-plotly-plot');
+  const trace = gd._fullData.find(t => t.name === region);
+  const i = Math.floor(trace.x.length / 2);
+  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
+  return [box.left + xa._offset + xa.d2p(trace.x[i]), box.top + ya._offset + ya.d2p(trace.y[i])];
+}"""
+MARKUP_JS = "() => document.querySelectorAll('.stMain b, .stMain script, .stMain img').length"
+
+
+@pytest.fixture
+def study_in_cache(tmp_path, monkeypatch):
+    # the dashboard fixture points IRDASH_CACHE_DIR at tmp_path / "cache"; the study is stored there first
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
+    return store_designed_study(tmp_path / "cache", tmp_path)
+
+
+def _query_shown(page, qid: str) -> None:
+    """The Query page shows ``qid``'s text as text (its HTML makes no element)."""
+    page.get_by_role("heading", name="Query", exact=True).wait_for(timeout=90_000)
+    page.locator("[data-testid='stText']", has_text=TOPICS[qid]).first.wait_for(timeout=90_000)
+    when_idle(page)
+    assert page.evaluate(MARKUP_JS) == 0
+    assert page.get_by_text("Page not found").count() == 0
+
+
+def test_query_page_from_a_deep_link_and_from_a_venn_region(study_in_cache, dashboard):
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as pw:
+        browser = launch_browser(pw)
+        context = browser.new_context(viewport={"width": 1400, "height": 2600})
+        page = context.new_page()
+        try:
+            # 1. the first page this fresh server serves: a deep link to q7, whose query is HTML
+            page.goto(f"{dashboard}/query?dataset=dl19&qid=q7")
+            _query_shown(page, "q7")
+            # 2. the Failure overlap page: a click in the H2J-only region (q1), then its link to the Query page
+            page.goto(f"{dashboard}/failure-overlap")
+            page.wait_for_function(REGION_READY_JS, arg="h2j", timeout=90_000)
+            when_idle(page)
+            page.mouse.click(*page.evaluate(REGION_POINT_JS, "h2j"))
+            link = page.get_by_role("link", name="Open this query on the Query page")
+            page.wait_for_function("() => [...document.querySelectorAll('a')].some(a => a.href.endsWith('qid=q1'))",
+                                   timeout=60_000)
+            with context.expect_page() as opened:
+                click(page, link)
+            query_page = opened.value
+            _query_shown(query_page, "q1")
+            assert query_page.url == f"{dashboard}/query?dataset=dl19&qid=q1"
+            query_page.get_by_role("heading", name="Hard sets").wait_for(timeout=30_000)
+            query_page.screenshot(path=str(ARTIFACTS / "query_page.png"), full_page=True)
+        except BaseException:
+            for i, shown in enumerate(context.pages):
+                shown.screenshot(path=str(ARTIFACTS / f"query_page-failure-{i}.png"), full_page=True)
+            raise
+        finally:
+            browser.close()
