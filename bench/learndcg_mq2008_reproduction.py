@@ -15,7 +15,8 @@ Parts (each skips what its store already holds, so a stopped reproduction resume
   validation NDCG@10), 5 folds x ``--seeds``; experiment ``mq2008-repro-shared``.
 * ``tuned``: per fold, ``ltr tune`` of each loss on that fold's validation NDCG@10 (Optuna TPE, ``--trials``
   trials, median pruning on the per-epoch validation metric; the study of a fold never sees its test file), then
-  the fold's runs with its tuned settings x ``--seeds``; experiment ``mq2008-repro-tuned``.
+  the fold's runs with its tuned settings x ``--tuned-seeds`` (1, 2, 3: not the trials' seed 0, whose best run
+  is the tuning's own); experiment ``mq2008-repro-tuned``.
 * ``rankers``: the other three rankers (AttSets, Attention-MIL, Context-Aware) with the 11 losses at the shared
   settings, 5 folds x ``--ranker-seeds``; experiment ``mq2008-repro-rankers``. ``--rankers`` narrows them.
 * ``report``: per experiment and ranker the significance table (paired t-test over test queries on per-query
@@ -176,6 +177,9 @@ def main() -> int:
     ap.add_argument("--out", required=True, type=Path, help="result JSON (written after every part)")
     ap.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    ap.add_argument("--tuned-seeds", nargs="+", type=int, default=[1, 2, 3],
+                    help="seeds of the tuned runs (default 1 2 3: not the tuning trials' seed 0, whose best run was "
+                         "chosen by its study and is filed under the tuning's experiment, so a grid would skip it)")
     ap.add_argument("--ranker-seeds", nargs="+", type=int, default=[0])
     ap.add_argument("--rankers", nargs="+", choices=OTHER_RANKERS, default=OTHER_RANKERS)
     ap.add_argument("--trials", type=int, default=8, help="Optuna trials per loss and fold (default 8)")
@@ -211,7 +215,8 @@ def main() -> int:
                  "files": {str(f.relative_to(args.data) / name): sha256(f / name)
                            for f in folds for name in ("train.txt", "vali.txt", "test.txt")}},
         "settings": {"grid_file": "ltr/configs/study_grid.toml", "train": read_grid_file(STUDY_GRID)["train"],
-                     "losses": LOSSES, "seeds": args.seeds, "ranker_seeds": args.ranker_seeds,
+                     "losses": LOSSES, "seeds": args.seeds, "tuned_seeds": args.tuned_seeds,
+                     "ranker_seeds": args.ranker_seeds,
                      "rankers": args.rankers, "trials": args.trials, "workers": args.workers,
                      "torch_threads": args.threads, "experiments": EXPERIMENTS},
         "paper": json.loads((ROOT / "ltr" / "paper_claims.json").read_text(encoding="utf-8")),
@@ -246,7 +251,7 @@ def main() -> int:
         with Timed(record["timing"], "tuned"):
             outcomes = {}
             for k in FOLDS:
-                spec = apply_tuned(base_spec(EXPERIMENTS["tuned"], TUNED_LOSSES, ["mlp"], args.seeds, [k]),
+                spec = apply_tuned(base_spec(EXPERIMENTS["tuned"], TUNED_LOSSES, ["mlp"], args.tuned_seeds, [k]),
                                    record["parts"]["tune"][f"fold{k}"])
                 outcomes[f"fold{k}"] = run_spec(spec, store, args.workers, "bench/learndcg_mq2008_reproduction.py")
             record["parts"]["tuned"] = outcomes
