@@ -274,7 +274,7 @@ def neuralloss_parts(table: pd.DataFrame, scope: str, ks=NDCG_CUTOFFS) -> list[P
                         "candidate": candidate, "baseline": label, "n": evidence["n"]}
             where = f"{scope} · NDCG@{k}" if len(neural) == 1 else f"{scope} · {label} · NDCG@{k}"
             text = (f"n = {evidence['n']} paired queries; LearnDCG - NeuralLoss "
-                    f"{_magnitude_text(evidence['magnitude'], [label]).split(' ', 1)[1]}, Holm p {p:.3g}")
+                    f"{_magnitude_text(evidence['magnitude'], [label]).removeprefix(f'{label} ')}, Holm p {p:.3g}")
             if evidence["n"] < evidence["minimum_n"]:
                 verdict, text = INCONCLUSIVE, f"{text}: n below the claim's minimum {evidence['minimum_n']}"
             else:

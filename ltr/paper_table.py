@@ -57,11 +57,14 @@ def table_lines(table: dict, paper: dict) -> list[str]:
 
 
 def verdict_lines(findings: dict) -> list[str]:
+    """Each finding's verdict and, for the claims tested per cut-off, its NDCG@10 parts (the paper's figures are
+    NDCG@10; every cut-off's part is in the stored result and on the Findings page)."""
     lines = []
     for name, finding in (findings or {}).get("findings", {}).items():
-        heads = "; ".join(p.get("headline", "") for p in finding.get("parts", []) if p.get("headline"))
-        lines.append(f"- `{name}`: **{finding['verdict']}**" + (f" ({heads})" if heads else "")
-                     + f". {finding['reason']}")
+        parts = finding.get("parts", [])
+        shown = [p for p in parts if p.get("scope", "").endswith("NDCG@10")] or parts
+        lines.append(f"- `{name}`: **{finding['verdict']}**. "
+                     + " ".join(f"{p['scope']}: {p['reason']}." for p in shown))
     return lines
 
 

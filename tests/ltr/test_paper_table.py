@@ -24,8 +24,12 @@ def planted_result() -> dict:
             "timing": {"shared": {"wall_seconds": 600.0, "cpu_seconds": 540.0, "commit": "abcdef0123456789"}},
             "report": {"shared": {"tables": {"mlp": {"configuration": "epochs=100 · seeds=0,1,2", "rows": rows}},
                                   "findings": {"findings": {"learndcg_highest": {
-                                      "verdict": "does not hold", "reason": "listnet not significantly below",
-                                      "parts": [{"headline": "does not hold · n = 784"}]}}}}}}
+                                      "verdict": "does not hold", "reason": "at @1 and @10",
+                                      "parts": [{"scope": "mq2008 / mlp · NDCG@1", "reason": "ranknet above"},
+                                                {"scope": "mq2008 / mlp · NDCG@10", "reason": "listnet not below"}]},
+                                      "theta_d_fold_specific": {"verdict": "inconclusive", "reason": "one seed",
+                                                                "parts": [{"scope": "mq2008 / mlp",
+                                                                           "reason": "one seed"}]}}}}}}
 
 
 def test_the_table_reads_every_figure_from_the_result_and_the_paper_from_the_claims_file():
@@ -37,7 +41,9 @@ def test_the_table_reads_every_figure_from_the_result_and_the_paper_from_the_cla
     assert rows[0] == "| learndcg(normalisation=standard) | 66.00 ± 0.40 | 70.00 ± 0.30 | 74.00 ± 0.20 | 78.50 ± 0.10 | 79.03 | — | — |"
     assert rows[1] == "| listnet | 65.00 | 69.00 | 73.50 | 78.00 | — | +0.50 | 0.210 |"
     assert rows[2] == "| neuralloss | 64.00 | 69.00 | 73.00 | 77.11 | 77.07 | +1.39 | < 0.001† |"
-    assert "- `learndcg_highest`: **does not hold** (does not hold · n = 784). listnet not significantly below" in lines
+    # the verdicts: the NDCG@10 parts of a claim tested per cut-off (the paper's figures are NDCG@10), else every part
+    assert "- `learndcg_highest`: **does not hold**. mq2008 / mlp · NDCG@10: listnet not below." in lines
+    assert "- `theta_d_fold_specific`: **inconclusive**. mq2008 / mlp: one seed." in lines
     assert "shared 10.0 min wall, 9.0 min CPU" in text and "abcdef0123" in text
     assert "*The other rankers at the shared hyper-parameters:* not run." in lines
 
