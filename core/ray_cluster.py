@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from core.paths import PROJECT_ROOT, load_config
+from core.signals import restore_native_handlers
 
 EXECUTORS = ("local", "ray")
 NAMESPACE = "irdash"
@@ -110,7 +111,16 @@ def connect(settings: RaySettings | None = None, *, log_to_driver: bool = True) 
                 ray.init(num_cpus=settings.local_cpus or os.cpu_count(), include_dashboard=False,
                          object_store_memory=settings.local_object_store_mb * 1024 * 1024, namespace=NAMESPACE,
                          runtime_env=runtime_env, log_to_driver=log_to_driver, _node_ip_address=LOCAL_HOST)
+        restore_native_handlers()  # ray.init replaced an in-process JVM's signal handlers (core.signals)
     return dict(ray.cluster_resources())
+
+
+def disconnect() -> None:
+    """``ray.shutdown()``, then the signal handlers it reset put back (an in-process JVM's: :mod:`core.signals`)."""
+    import ray
+
+    ray.shutdown()
+    restore_native_handlers()
 
 
 LOCAL_HOST = "127.0.0.1"

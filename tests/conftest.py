@@ -93,7 +93,7 @@ def ray_cluster():
     """A small local Ray instance for one test module (2 CPUs, no dashboard, 200 MB object store),
     shut down after it; yields ``(gcs address, cluster resources)``."""
     ray = pytest.importorskip("ray")
-    from core.ray_cluster import RaySettings, connect
+    from core.ray_cluster import RaySettings, connect, disconnect
 
     threads = os.environ.get("OMP_NUM_THREADS")
     os.environ["OMP_NUM_THREADS"] = "1"  # inherited by the Ray workers started below
@@ -101,7 +101,7 @@ def ray_cluster():
         resources = connect(RaySettings(local_cpus=2, local_object_store_mb=200), log_to_driver=False)
         yield ray.get_runtime_context().gcs_address, resources
     finally:
-        ray.shutdown()
+        disconnect()  # ray.shutdown, then an in-process JVM's signal handlers put back (core.signals)
         if threads is None:
             os.environ.pop("OMP_NUM_THREADS", None)
         else:

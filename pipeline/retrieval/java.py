@@ -79,6 +79,10 @@ def start_jvm() -> None:
         jnius_config.add_classpath(str(anserini_jar()))
         jnius_config.set_options(*[o for o in jnius_config.get_options() if VECTOR_MODULE_OPTION not in o])
         import jnius  # noqa: F401  (starts the JVM)
+
+        from core.signals import keep_native_handlers
+
+        keep_native_handlers()  # the JVM's own SIGSEGV/SIGBUS/... handlers, put back after Ray replaces them
     from jnius import autoclass
 
     version = str(autoclass("java.lang.System").getProperty("java.version"))

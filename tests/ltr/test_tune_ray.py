@@ -15,20 +15,20 @@ def gated_ray(tmp_path_factory):
     """A local Ray instance (2 CPUs) whose workers see the epoch gate file (their environment is the driver's
     when Ray starts); the gate lets every epoch through until a test lowers it."""
     ray = pytest.importorskip("ray")
-    from core.ray_cluster import RaySettings, connect
+    from core.ray_cluster import RaySettings, connect, disconnect
 
     gate = tmp_path_factory.mktemp("gate") / "epochs"
     gate.write_text("1000")
     saved = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "IRDASH_TEST_EPOCH_GATE")}
     os.environ.update(OMP_NUM_THREADS="1", IRDASH_TEST_EPOCH_GATE=str(gate))
     if ray.is_initialized():
-        ray.shutdown()
+        disconnect()
     settings = RaySettings(local_cpus=2, local_object_store_mb=200).with_overrides(executor="ray")
     try:
         connect(settings, log_to_driver=False)
         yield settings, gate
     finally:
-        ray.shutdown()
+        disconnect()
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
