@@ -398,6 +398,17 @@ def test_two_folds_by_two_seeds_mean_spread_and_the_seed_averaged_paired_test(tm
     assert "per fold x seed" in out and "seed 1" in out and "±" in out and "averaged over the 2 seeds" in out
 
 
+def _store_grid_run(store, cfg, experiment: str, values: np.ndarray) -> None:
+    """A completed run of grid config ``cfg``: ``values`` as the per-query NDCG@k of its fold's queries
+    ``<fold>_0 .. <fold>_n`` at every k."""
+    queries = [f"{cfg.fold}_{i}" for i in range(len(values))]
+    store.register_run(cfg.run_id, cfg.result_config(), experiment=experiment)
+    store.start_run(cfg.run_id, device="cpu")
+    store.finish_run(cfg.run_id, test_means={f"ndcg@{k}": float(values.mean()) for k in (1, 3, 5, 10)},
+                     per_query={f"ndcg@{k}(gain=exp,norel=1)": dict(zip(queries, values)) for k in (1, 3, 5, 10)},
+                     train_seconds=1.0)
+
+
 def test_a_tuned_grid_is_one_configuration_with_its_per_loss_settings_in_the_variants(tmp_path):
     """A grid with per-loss learning rates and batch sizes (``ltr grid --tuned``) is compared in one table: its
     configuration says ``lr=per loss``, each row names its loss's settings, and the folds are paired as usual."""
@@ -419,12 +430,7 @@ def test_a_tuned_grid_is_one_configuration_with_its_per_loss_settings_in_the_var
             for cfg in (c for c in grid.configs if c.fold == fold):
                 values = np.clip(base + rng.normal(0.02 if cfg.loss == "learndcg" else 0, 0.03, 20), 0, 1)
                 pooled.setdefault(cfg.loss, []).extend(values)
-                store.register_run(cfg.run_id, cfg.result_config(), experiment=grid.name)
-                store.start_run(cfg.run_id, device="cpu")
-                store.finish_run(cfg.run_id, test_means={f"ndcg@{k}": float(values.mean()) for k in (1, 3, 5, 10)},
-                                 per_query={f"ndcg@{k}(gain=exp,norel=1)": dict(zip([f"{fold}_{i}" for i in range(20)],
-                                                                                    values)) for k in (1, 3, 5, 10)},
-                                 train_seconds=1.0)
+                _store_grid_run(store, cfg, grid.name, values)
         table = significance_table(store, DATA, MODEL, experiment="tuned").set_index("loss")
     assert "lr=per loss" in table.attrs["configuration"] and "batch=per loss" in table.attrs["configuration"]
     assert table.attrs["other_configurations"] == []
@@ -542,12 +548,7 @@ def test_a_grid_tuned_on_each_folds_validation_set_is_one_variant_per_loss(tmp_p
             for cfg in grid.configs:
                 values = np.clip(base + rng.normal(0.03 if cfg.loss == "learndcg" else 0, 0.03, 20), 0, 1)
                 pooled.setdefault(cfg.loss, []).extend(values)
-                store.register_run(cfg.run_id, cfg.result_config(), experiment=grid.name)
-                store.start_run(cfg.run_id, device="cpu")
-                store.finish_run(cfg.run_id, test_means={f"ndcg@{k}": float(values.mean()) for k in (1, 3, 5, 10)},
-                                 per_query={f"ndcg@{k}(gain=exp,norel=1)": dict(zip([f"{fold}_{i}" for i in range(20)],
-                                                                                    values)) for k in (1, 3, 5, 10)},
-                                 train_seconds=1.0)
+                _store_grid_run(store, cfg, grid.name, values)
         table = significance_table(store, DATA, MODEL, experiment="per-fold").set_index("loss")
     assert list(table.index) == ["ranknet(tuned per fold)", "learndcg(tuned per fold)"]
     assert (table["folds"] == 2).all() and table.attrs["candidate"] == "learndcg(tuned per fold)"
