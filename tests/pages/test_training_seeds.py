@@ -2,6 +2,7 @@
 seed (issue 34, item 1); a bad seed count queues nothing."""
 from __future__ import annotations
 
+import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from core import jobs
@@ -19,6 +20,14 @@ def _page() -> AppTest:
 def _number(at: AppTest, label: str):
     return next(n for n in at.number_input if n.label.startswith(label))
 
+
+
+def _store_completed(store, cfg, values: dict[str, float]) -> None:
+    """A completed run of ``cfg`` whose per-query NDCG@k is ``values`` at every k."""
+    store.register_run(cfg.run_id, cfg.result_config())
+    store.start_run(cfg.run_id, device="cpu")
+    store.finish_run(cfg.run_id, test_means={f"ndcg@{k}": float(np.mean(list(values.values()))) for k in (1, 3, 5, 10)},
+                     per_query={f"ndcg@{k}(gain=exp,norel=1)": values for k in (1, 3, 5, 10)}, train_seconds=1.0)
 
 def test_the_form_submits_losses_by_folds_by_seeds_jobs(cache, monkeypatch):
     monkeypatch.setattr(jobs, "ensure_worker", lambda: None)  # the jobs stay queued: only the queue is read
@@ -63,12 +72,7 @@ def test_results_page_shows_the_seed_spread_and_the_fold_by_seed_table(cache):
                 for seed in (0, 1):
                     cfg = RunConfig(data="synthetic-mq2008", fold=fold, loss=loss, model="mlp", seed=seed)
                     values = dict(zip([f"{fold}_{i}" for i in range(15)], rng.uniform(0.3, 0.8, 15)))
-                    store.register_run(cfg.run_id, cfg.result_config())
-                    store.start_run(cfg.run_id, device="cpu")
-                    store.finish_run(cfg.run_id, test_means={f"ndcg@{k}": float(np.mean(list(values.values())))
-                                                             for k in (1, 3, 5, 10)},
-                                     per_query={f"ndcg@{k}(gain=exp,norel=1)": values for k in (1, 3, 5, 10)},
-                                     train_seconds=1.0)
+                    _store_completed(store, cfg, values)
     at = AppTest.from_file(str(PAGES / "results.py"), default_timeout=TIMEOUT)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -129,12 +133,7 @@ def test_results_page_shows_lambdamart_as_a_baseline_row(cache):
                     tree = {"epochs": 300, "patience": 30} if model == "lambdamart" else {}
                     cfg = RunConfig(data="synthetic-mq2008", fold=fold, loss=loss, model=model, seed=seed, **tree)
                     values = dict(zip([f"{fold}_{i}" for i in range(15)], rng.uniform(0.3, 0.8, 15)))
-                    store.register_run(cfg.run_id, cfg.result_config())
-                    store.start_run(cfg.run_id, device="cpu")
-                    store.finish_run(cfg.run_id, test_means={f"ndcg@{k}": float(np.mean(list(values.values())))
-                                                             for k in (1, 3, 5, 10)},
-                                     per_query={f"ndcg@{k}(gain=exp,norel=1)": values for k in (1, 3, 5, 10)},
-                                     train_seconds=1.0)
+                    _store_completed(store, cfg, values)
     at = AppTest.from_file(str(PAGES / "results.py"), default_timeout=TIMEOUT)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
