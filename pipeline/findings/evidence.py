@@ -49,10 +49,6 @@ def family_threshold(rule: Mapping, m: int) -> float:
     return threshold
 
 
-def wilson(k: int, n: int, level: float) -> tuple[float, float]:
-    return wilson_interval(k, n, level)
-
-
 def against_bound(interval: Sequence[float], bound: float) -> str:
     """"under ``bound``": holds when the upper end is under it, does not hold when the lower end reaches it."""
     low, high = interval

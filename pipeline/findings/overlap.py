@@ -19,10 +19,11 @@ from typing import Callable
 
 from pipeline.findings.evidence import (against_band, against_bound, configuration_gates, family_level,
                                         family_threshold, graded, interval_text, largest_pair_bootstrap,
-                                        model_lines, wilson)
+                                        model_lines)
 from pipeline.findings.finding import (FAILS, HOLDS, INCONCLUSIVE, UNMEASURABLE, Finding, Part, finding, pair_name,
                                        paper_claims, percent)
 from pipeline.findings.scope import DatasetStudy, configuration_scope, study_record
+from pipeline.prompting.pairwise import wilson_interval
 from pipeline.sets.overlap import TASKS
 from pipeline.study.result import ConfigurationResult, StudyResult
 
@@ -64,7 +65,7 @@ def all_three_under_10pct(scoped: list[DatasetStudy]) -> Finding:
         if not n:
             return Part(scope, measured, UNMEASURABLE, "no query in the common universe")
         level = family_level(rule, m)
-        interval = wilson(count, n, level)
+        interval = wilson_interval(count, n, level)
         measured["interval"] = list(interval)
         shown = f"{interval_text(interval, level)} vs < {percent(bound)}"
         verdict = against_bound(interval, bound)
@@ -97,7 +98,7 @@ def half_exclusive(scoped: list[DatasetStudy]) -> Finding:
         if empty and not gates:
             return Part(scope, measured, UNMEASURABLE, f"empty set(s) {', '.join(empty)}: no share to take")
         level = family_level(rule, 3 * m)  # one interval per set of each configuration
-        intervals = {t: list(wilson(e["count"], sizes[t], level)) for t, e in ex.items() if sizes[t]}
+        intervals = {t: list(wilson_interval(e["count"], sizes[t], level)) for t, e in ex.items() if sizes[t]}
         measured["intervals"] = intervals
         each = {t: against_band(i, low, high) for t, i in intervals.items()}
         verdict = (FAILS if FAILS in each.values() else INCONCLUSIVE if INCONCLUSIVE in each.values() or empty
