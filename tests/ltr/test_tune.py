@@ -14,6 +14,7 @@ import pytest
 from core.paths import PROJECT_ROOT
 from ltr.cli import main
 from ltr.store import RunStore
+from ltr.train.checkpoint import checkpoint_path
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -60,9 +61,14 @@ def test_tune_resumes_after_a_kill_with_no_trial_lost_or_repeated(tmp_path, tiny
         while time.monotonic() < deadline and proc.poll() is None:
             running = _load_study(name).get_trials(states=(TrialState.RUNNING,))
             if running and "run_id" in running[0].user_attrs:
+                run_id = running[0].user_attrs["run_id"]
                 with RunStore(store) as s:
-                    epochs = s.epoch_series([running[0].user_attrs["run_id"]], ["ndcg@10"])
-                if len(epochs) == 1:  # epoch 0 stored; epoch 1 waits at the gate
+                    epochs = s.epoch_series([run_id], ["ndcg@10"])
+                    saved = checkpoint_path(s, run_id).is_file()
+                # epoch 0 stored and its checkpoint written (the trainer stores an epoch first, checkpoints it
+                # second: killed in between, the run restarts from scratch and never says "resuming ... after
+                # epoch 0", as a fresh-clone run here once did); epoch 1 then waits at the gate
+                if len(epochs) == 1 and saved:
                     held = running[0]
                     break
             time.sleep(0.2)
