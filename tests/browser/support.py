@@ -25,6 +25,19 @@ POLL_S = 0.25
 IDLE_JS = "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'"
 CONNECTED_JS = "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-connection-state')"
 IDLE_TIMEOUT_MS = 60_000  # a script run of a page on a busy machine
+# A Venn region's points (the trace named after the region, pipeline.views.failure_overlap.venn_plotly): whether
+# the figure has drawn it, and the page coordinates of its middle point, where a researcher's click lands
+REGION_READY_JS = """(region) => {
+  const gd = document.querySelector('.js-plotly-plot');
+  return !!(gd && gd._fullData && gd._fullData.some(t => t.name === region));
+}"""
+REGION_POINT_JS = """(region) => {
+  const gd = document.querySelector('.js-plotly-plot');
+  const trace = gd._fullData.find(t => t.name === region);
+  const i = Math.floor(trace.x.length / 2);
+  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
+  return [box.left + xa._offset + xa.d2p(trace.x[i]), box.top + ya._offset + ya.d2p(trace.y[i])];
+}"""
 
 
 def wait(predicate, timeout: float, what: str):

@@ -10,24 +10,11 @@ from __future__ import annotations
 import pytest
 
 from tests.support.failure_fixture import RELEVANT, run_designed_study
-from tests.browser.support import ARTIFACTS, click, launch_browser, when_idle
+from tests.browser.support import ARTIFACTS, REGION_POINT_JS, REGION_READY_JS, click, launch_browser, when_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-# The page coordinates of the middle one of the transparent points that fill a Venn region (the trace
-# named after the region, pipeline.views.failure_overlap.venn_plotly): where a researcher's click lands.
-REGION_READY_JS = """(region) => {
-  const gd = document.querySelector('.js-plotly-plot');
-  return !!(gd && gd._fullData && gd._fullData.some(t => t.name === region));
-}"""
 CHECKED_JS = """(label) => [...document.querySelectorAll('label')].some(
   l => l.innerText.trim() === label && l.querySelector('input[type=radio]') && l.querySelector('input').checked)"""
-REGION_POINT_JS = """(region) => {
-  const gd = document.querySelector('.js-plotly-plot');
-  const trace = gd._fullData.find(t => t.name === region);
-  const i = Math.floor(trace.x.length / 2);
-  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
-  return [box.left + xa._offset + xa.d2p(trace.x[i]), box.top + ya._offset + ya.d2p(trace.y[i])];
-}"""
 
 
 @pytest.fixture

@@ -8,23 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.support import ARTIFACTS, click, launch_browser, when_idle
+from tests.browser.support import ARTIFACTS, REGION_POINT_JS, REGION_READY_JS, click, launch_browser, when_idle
 from tests.pages.support import store_designed_study
 from tests.support.failure_fixture import TOPICS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-# the Venn region's points, as tests/browser/test_browser_overlap.py clicks them (where a researcher's click lands)
-REGION_READY_JS = """(region) => {
-  const gd = document.querySelector('.js-plotly-plot');
-  return !!(gd && gd._fullData && gd._fullData.some(t => t.name === region));
-}"""
-REGION_POINT_JS = """(region) => {
-  const gd = document.querySelector('.js-plotly-plot');
-  const trace = gd._fullData.find(t => t.name === region);
-  const i = Math.floor(trace.x.length / 2);
-  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
-  return [box.left + xa._offset + xa.d2p(trace.x[i]), box.top + ya._offset + ya.d2p(trace.y[i])];
-}"""
 MARKUP_JS = "() => document.querySelectorAll('.stMain b, .stMain script, .stMain img').length"
 
 
