@@ -330,15 +330,20 @@ def test_the_results_page_data_path_imports_neither_torch_nor_scipy_stats(study)
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
+def _finish(store, run_id: str, values: dict[str, float], *, train_seconds: float = 1.0) -> None:
+    """Start and complete a registered run whose per-query NDCG@k (the study's convention) is ``values`` at every k."""
+    store.start_run(run_id, device="cpu")
+    store.finish_run(run_id, test_means={f"ndcg@{k}": float(np.mean(list(values.values()))) for k in (1, 3, 5, 10)},
+                     per_query={f"ndcg@{k}(gain=exp,norel=1)": dict(values) for k in (1, 3, 5, 10)},
+                     train_seconds=train_seconds)
+
+
 def _store_seeded_run(store, loss, fold, seed, values: dict[str, float]) -> str:
     from ltr.train import RunConfig
 
     cfg = RunConfig(data=DATA, fold=fold, loss=loss, model=MODEL, seed=seed)
     store.register_run(cfg.run_id, cfg.result_config())
-    store.start_run(cfg.run_id, device="cpu")
-    per_query = {f"ndcg@{k}(gain=exp,norel=1)": dict(values) for k in (1, 3, 5, 10)}
-    means = {f"ndcg@{k}": float(np.mean(list(values.values()))) for k in (1, 3, 5, 10)}
-    store.finish_run(cfg.run_id, test_means=means, per_query=per_query, train_seconds=1.0)
+    _finish(store, cfg.run_id, values)
     return cfg.run_id
 
 
@@ -401,12 +406,8 @@ def test_two_folds_by_two_seeds_mean_spread_and_the_seed_averaged_paired_test(tm
 def _store_grid_run(store, cfg, experiment: str, values: np.ndarray) -> None:
     """A completed run of grid config ``cfg``: ``values`` as the per-query NDCG@k of its fold's queries
     ``<fold>_0 .. <fold>_n`` at every k."""
-    queries = [f"{cfg.fold}_{i}" for i in range(len(values))]
     store.register_run(cfg.run_id, cfg.result_config(), experiment=experiment)
-    store.start_run(cfg.run_id, device="cpu")
-    store.finish_run(cfg.run_id, test_means={f"ndcg@{k}": float(values.mean()) for k in (1, 3, 5, 10)},
-                     per_query={f"ndcg@{k}(gain=exp,norel=1)": dict(zip(queries, values)) for k in (1, 3, 5, 10)},
-                     train_seconds=1.0)
+    _finish(store, cfg.run_id, dict(zip([f"{cfg.fold}_{i}" for i in range(len(values))], values)))
 
 
 def test_a_tuned_grid_is_one_configuration_with_its_per_loss_settings_in_the_variants(tmp_path):
@@ -449,10 +450,7 @@ def _store_tree_run(store, fold, seed, values: dict[str, float], *, epochs=200, 
     cfg = RunConfig(data=DATA, fold=fold, loss="lambdamart", model="lambdamart", seed=seed, epochs=epochs,
                     patience=20, model_params={"learning_rate": learning_rate})
     store.register_run(cfg.run_id, {**cfg.result_config(), "lightgbm": {"version": "4.7.0"}})
-    store.start_run(cfg.run_id, device="cpu")
-    per_query = {f"ndcg@{k}(gain=exp,norel=1)": dict(values) for k in (1, 3, 5, 10)}
-    means = {f"ndcg@{k}": float(np.mean(list(values.values()))) for k in (1, 3, 5, 10)}
-    store.finish_run(cfg.run_id, test_means=means, per_query=per_query, train_seconds=0.5)
+    _finish(store, cfg.run_id, values, train_seconds=0.5)
     return cfg.run_id
 
 
