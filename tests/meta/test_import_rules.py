@@ -18,7 +18,7 @@ from tests.support.paths import ROOT
 PIPELINE = ROOT / "pipeline"
 # the order a reader meets the stages: a package may import only packages before it
 ORDER = ("stats", "data", "llm", "sets", "retrieval", "generation", "judging", "typology", "annotation",
-         "prompting", "study", "predict", "findings", "export", "views", "cli")
+         "prompting", "study", "aware", "predict", "findings", "export", "views", "cli")
 PAGE_MAY_IMPORT = ("views", "study")
 # packages that re-export their modules' names (their __init__ was so before issue 20)
 RE_EXPORTING = ("pipeline.llm",)

@@ -10,6 +10,9 @@ UMBRELA judgment, grade 2 for every pair (:data:`UMBRELA_GRADE_2`; not in :data:
 ``models=["grader"]``); anything else -> a well-formed reply echoing the request (prompt, decoding
 options and the think setting), with finish reason ``length`` (an answer cut at the token limit) when
 the prompt contains one of the strings in ``server.cut_when``, else ``stop``.
+A test plants a behaviour of its own with ``server.responders[model] = respond``: ``respond(body)``
+gets the request's JSON body and returns the reply text (the model must be in ``server.models``), so a
+reply can depend on the prompt, e.g. a judge whose grade changes when a sentence is in it.
 ``/api/tags`` and ``/v1/models`` list ``server.models`` (default :data:`MODELS`) with the digests in
 ``server.digests`` (change one to simulate a re-pulled tag); ``/api/show`` reports a model whose name
 contains ``embed`` as an embedding model, and ``details.parameter_size`` as in ``server.parameter_sizes``
@@ -101,6 +104,8 @@ class _Handler(BaseHTTPRequestHandler):
             content = INVENTED_ASSIGNMENT
         elif model == "grader":
             content = UMBRELA_GRADE_2
+        if model in self.server.responders:
+            content = self.server.responders[model](body)
         if self.path == "/api/chat":
             return self._json(200, {"model": model, "created_at": "2026-01-01T00:00:00Z",
                                     "message": {"role": "assistant", "content": content},
@@ -127,6 +132,7 @@ class LoopbackLLMServer:
         self.httpd.daemon_threads = True
         self.httpd.requests = []
         self.httpd.cut_when = set()
+        self.httpd.responders = {}
         self.httpd.models = self._models
         self.httpd.digests = {m: hashlib.sha256(m.encode()).hexdigest() for m in self._models}
         self.httpd.parameter_sizes = self._parameter_sizes
@@ -147,6 +153,11 @@ class LoopbackLLMServer:
     def cut_when(self) -> set:
         """Prompt substrings whose replies are cut at the token limit (finish reason ``length``)."""
         return self.httpd.cut_when
+
+    @property
+    def responders(self) -> dict:
+        """``{model: respond(body) -> reply text}``: planted replies that depend on the request."""
+        return self.httpd.responders
 
     @property
     def digests(self) -> dict:
