@@ -2,7 +2,9 @@
 
     python bench/learndcg_mq2008_reproduction.py --data ../shared/data/letor/MQ2008 --out RESULT.json \
         [--parts shared tuned rankers report] [--seeds 0 1 2] [--trials 8] [--store S] [--export-dir D] \
-        [--merge OTHER_RESULT.json ...] [--readme README.md]
+        [--merge OTHER_RESULT.json ...] [--readme README.md] [--guide docs/ltr-guide.md]
+    python bench/learndcg_mq2008_reproduction.py --out bench/results/learndcg_mq2008_reproduction.json \
+        --blocks-only --readme README.md --guide docs/ltr-guide.md
 
 Data: a standard LETOR folder (``Fold1..Fold5/{train,vali,test}.txt``), trained and reported under the data set
 name ``mq2008`` (``IRDASH_DATA_MQ2008`` is set to ``--data`` for this process and its trainer hosts), so runs,
@@ -25,7 +27,9 @@ Parts (each skips what its store already holds, so a stopped reproduction resume
 Writes ``--out``: provenance (data files and sha256, commit, settings, machine, load), each part's wall and CPU
 seconds (this process and its finished children), the tables, the findings and the paper's figures beside them
 (read from ``ltr/paper_claims.json``). Every figure is read from the store, the report or the findings; none is
-typed here.
+typed here. ``--readme`` and ``--guide`` rewrite the generated tables of the README (the headline: the MLP at the
+shared settings) and of the LearnDCG guide (tuned, other rankers) from ``--out`` (``ltr.paper_table``);
+``--blocks-only`` does only that, from ``--out`` as stored, running no part and needing no ``--data``.
 """
 from __future__ import annotations
 
@@ -171,9 +175,23 @@ def report_experiment(store_path: Path, experiment: str, export_root: Path) -> d
     return out
 
 
+def write_blocks(record: dict, out: Path, readme: Path | None, guide: Path | None) -> None:
+    """Rewrite the README's and the guide's generated blocks from ``record`` (stored at ``out``, which each block
+    names by its path relative to the file holding it)."""
+    from core.atomic import atomic_write_text
+    from ltr.paper_table import GUIDE_BLOCK, README_BLOCK, markdown, sync_block
+
+    for path, block in ((readme, README_BLOCK), (guide, GUIDE_BLOCK)):
+        if path is None:
+            continue
+        source = os.path.relpath(out.resolve(), path.resolve().parent)
+        atomic_write_text(path, sync_block(path.read_text(encoding="utf-8"), markdown(record, source, block), block))
+        print(f"rewrote the reproduction block ({block.name}) of {path}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", required=True, type=Path, help="LETOR folder with Fold1..Fold5")
+    ap.add_argument("--data", type=Path, help="LETOR folder with Fold1..Fold5 (required unless --blocks-only)")
     ap.add_argument("--out", required=True, type=Path, help="result JSON (written after every part)")
     ap.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
@@ -188,11 +206,27 @@ def main() -> int:
     ap.add_argument("--store", type=Path, default=None, help="run store (default cache/bench/mq2008-repro.sqlite)")
     ap.add_argument("--export-dir", type=Path, default=None, help="exports (default cache/bench/mq2008-repro-export)")
     ap.add_argument("--readme", type=Path, default=None,
-                    help="rewrite this Markdown file's reproduction block from --out (ltr.paper_table)")
+                    help="rewrite this Markdown file's headline reproduction block from --out (ltr.paper_table)")
+    ap.add_argument("--guide", type=Path, default=None,
+                    help="rewrite this Markdown file's block of the tuned and other-ranker tables from --out")
+    ap.add_argument("--blocks-only", action="store_true",
+                    help="run no part: rewrite the --readme / --guide blocks from --out as stored")
     ap.add_argument("--merge", nargs="+", type=Path, default=[],
                     help="result files of this script whose parts ran in other processes: their parts and timings "
                          "are taken into --out")
     args = ap.parse_args()
+    if args.blocks_only:
+        if not args.out.is_file():
+            print(f"--out {args.out}: no stored result to write the blocks from", file=sys.stderr)
+            return 2
+        if not (args.readme or args.guide):
+            print("--blocks-only: name --readme and/or --guide", file=sys.stderr)
+            return 2
+        write_blocks(json.loads(args.out.read_text(encoding="utf-8")), args.out, args.readme, args.guide)
+        return 0
+    if args.data is None:
+        print("--data: required (a LETOR folder with Fold1..Fold5) unless --blocks-only", file=sys.stderr)
+        return 2
     folds = [args.data / f"Fold{k}" for k in FOLDS]
     missing = [str(f / name) for f in folds for name in ("train.txt", "vali.txt", "test.txt") if not (f / name).is_file()]
     if missing:
@@ -266,13 +300,7 @@ def main() -> int:
             record["report"] = {name: report_experiment(store, experiment, export_root)
                                 for name, experiment in EXPERIMENTS.items()}
         save()
-    if args.readme:
-        from ltr.paper_table import markdown, sync_block
-
-        source = os.path.relpath(args.out.resolve(), args.readme.resolve().parent)
-        args.readme.write_text(sync_block(args.readme.read_text(encoding="utf-8"), markdown(record, source)),
-                               encoding="utf-8")
-        print(f"rewrote the reproduction block of {args.readme}")
+    write_blocks(record, args.out, args.readme, args.guide)
     print(f"wrote {args.out}")
     return 0
 

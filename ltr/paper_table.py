@@ -1,9 +1,11 @@
-"""The MQ2008 reproduction's table beside the paper's figures, as Markdown, from a stored result of
+"""The MQ2008 reproduction's tables beside the paper's figures, as Markdown, from a stored result of
 ``bench/learndcg_mq2008_reproduction.py`` (never typed: every figure is read from that file, and the paper's
 from ``ltr/paper_claims.json``).
 
-The README carries the table between two markers; :func:`sync_block` rewrites it from the result and
-``tests/ltr/test_paper_table.py`` fails when the README's block is not what the stored result gives now.
+Two generated blocks, each between its own markers: the README carries the headline (:data:`README_BLOCK`: the
+MLP at the study grid's shared settings), the LearnDCG guide the rest (:data:`GUIDE_BLOCK`: each loss tuned per
+fold, the other rankers). :func:`sync_block` rewrites a file's block from the result and
+``tests/ltr/test_paper_table.py`` fails when either file's block is not what the stored result gives now.
 Figures are NDCG@k x 100 (the paper's unit): the mean over folds x seeds ± the seed-to-seed spread, the
 candidate's lead over each baseline and its Holm-corrected p at NDCG@10 (the report's test: a paired t-test over
 test queries on per-query NDCG averaged over seeds, Holm across the baselines at each k).
@@ -11,10 +13,33 @@ test queries on per-query NDCG averaged over seeds, Holm across the baselines at
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
-START = "<!-- mq2008-reproduction:start (generated from {source} by bench/learndcg_mq2008_reproduction.py --readme; do not edit) -->"
-END = "<!-- mq2008-reproduction:end -->"
+
+@dataclass(frozen=True)
+class Block:
+    """One generated block: its marker name, the bench option that writes it, the result's report parts it shows
+    (in order) and the prefixes of the timings its cost line names (``tune`` covers the tuning and its checks)."""
+    name: str
+    option: str
+    parts: tuple[str, ...]
+    timings: tuple[str, ...]
+
+    @property
+    def start(self) -> str:
+        return (f"<!-- {self.name}:start (generated from {{source}} by bench/learndcg_mq2008_reproduction.py "
+                f"{self.option}; do not edit) -->")
+
+    @property
+    def end(self) -> str:
+        return f"<!-- {self.name}:end -->"
+
+
+# The README's marker names are the ones it has always had, so an older README's block is still found and replaced.
+README_BLOCK = Block("mq2008-reproduction", "--readme", ("shared",), ("shared",))
+GUIDE_BLOCK = Block("mq2008-reproduction-more", "--guide", ("tuned", "rankers"), ("tune", "rankers", "report"))
+START, END = README_BLOCK.start, README_BLOCK.end
 KS = (1, 3, 5, 10)
 CLAIMS_FILE = Path(__file__).with_name("paper_claims.json")
 
@@ -68,15 +93,17 @@ def verdict_lines(findings: dict) -> list[str]:
     return lines
 
 
-def markdown(result: dict, source: str) -> str:
-    """The README block of a stored reproduction result (``source``: its path as the README names it)."""
+TITLES = {"shared": "the study grid's shared hyper-parameters", "tuned": "each loss tuned per fold (Optuna)",
+          "rankers": "the other rankers at the shared hyper-parameters"}
+
+
+def markdown(result: dict, source: str, block: Block = README_BLOCK) -> str:
+    """``block`` of a stored reproduction result (``source``: its path as the file holding the block names it)."""
     paper = json.loads(CLAIMS_FILE.read_text(encoding="utf-8"))["paper_figures"]["datasets"]["mq2008"]
     settings, report = result.get("settings", {}), result.get("report", {})
-    commits = sorted({t.get("commit", "")[:10] for t in result.get("timing", {}).values() if t.get("commit")})
-    out = [START.format(source=source), ""]
-    titles = {"shared": "the study grid's shared hyper-parameters", "tuned": "each loss tuned per fold (Optuna)",
-              "rankers": "the other rankers at the shared hyper-parameters"}
-    for part, title in titles.items():
+    out = [block.start.format(source=source), ""]
+    for part in block.parts:
+        title = TITLES[part]
         done = report.get(part, {})
         tables = done.get("tables", {})
         if not tables:
@@ -91,27 +118,34 @@ def markdown(result: dict, source: str) -> str:
                     "after Holm):", ""]
             out += table_lines(table, paper) + [""]
         out += verdict_lines(done.get("findings")) + [""]
-    timing = result.get("timing", {})
+    # the cost of what this block shows: its parts' timings (the guide's block also names the report's)
+    timing = {name: t for name, t in result.get("timing", {}).items() if name.startswith(block.timings)}
     if timing:
+        commits = sorted({t.get("commit", "")[:10] for t in timing.values() if t.get("commit")})
         out.append("Cost: " + "; ".join(f"{name} {t['wall_seconds'] / 60:.1f} min wall, {t['cpu_seconds'] / 60:.1f} min "
                                        f"CPU" for name, t in timing.items()) + f" ({settings.get('workers', 1)} worker, "
                    f"{settings.get('torch_threads', '1')} torch thread; commits {', '.join(commits) or '?'}).")
         out.append("")
-    out.append(END)
+    out.append(block.end)
     return "\n".join(out)
 
 
-def sync_block(text: str, block: str) -> str:
-    """``text`` with its marked block replaced by ``block`` (appended when it has none)."""
-    head = START.split("{source}")[0]
-    start, end = text.find(head), text.find(END)
-    if start < 0 or end < 0:
-        return text.rstrip("\n") + "\n\n" + block + "\n"
-    return text[:start] + block + text[end + len(END):]
+def _span(text: str, block: Block) -> tuple[int, int] | None:
+    head = block.start.split("{source}")[0]
+    start = text.find(head)
+    end = text.find(block.end, start)
+    return None if start < 0 or end < 0 else (start, end + len(block.end))
 
 
-def current_block(text: str) -> str | None:
-    """The marked block of ``text`` as it stands, None when it has none."""
-    head = START.split("{source}")[0]
-    start, end = text.find(head), text.find(END)
-    return None if start < 0 or end < 0 else text[start:end + len(END)]
+def sync_block(text: str, generated: str, block: Block = README_BLOCK) -> str:
+    """``text`` with its ``block`` replaced by ``generated`` (appended when it has none)."""
+    span = _span(text, block)
+    if span is None:
+        return text.rstrip("\n") + "\n\n" + generated + "\n"
+    return text[:span[0]] + generated + text[span[1]:]
+
+
+def current_block(text: str, block: Block = README_BLOCK) -> str | None:
+    """``block`` of ``text`` as it stands, None when it has none."""
+    span = _span(text, block)
+    return None if span is None else text[span[0]:span[1]]

@@ -3,6 +3,12 @@ page through the region's link to the Query page of its query (it opens in its o
 
 The store holds the designed study as ``run_study`` stored it (``tests.pages.support.store_designed_study``:
 nothing to compute), so the test is the browser's part only.
+
+The page's tables are Streamlit data grids (glide-data-grid): a canvas drawn a moment after the script run ends,
+with an accessible ``table[role=grid]`` of the cells it shows. A screenshot taken as soon as the "Hard sets"
+heading was there showed the Retrieval and Hard sets grids as empty boxes (issue 36: the frames held their rows;
+the grids had not drawn yet). The test now waits for each grid's rows and checks them against the stored study
+before it takes the screenshot.
 """
 from __future__ import annotations
 
@@ -14,6 +20,14 @@ from tests.support.failure_fixture import TOPICS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 MARKUP_JS = "() => document.querySelectorAll('.stMain b, .stMain script, .stMain img').length"
+# the cells each drawn data grid shows (header row first), from its accessible table; a grid not drawn yet (or in
+# a closed expander) has none
+GRID_CELLS_JS = """() => [...document.querySelectorAll('.stMain [data-testid=stDataFrame] table[role=grid]')]
+  .map(t => [...t.querySelectorAll('tr')].map(tr => [...tr.querySelectorAll('th, td')].map(c => c.textContent)))"""
+GRIDS_DRAWN_JS = f"""(headers) => {{
+  const grids = ({GRID_CELLS_JS})();
+  return headers.every(h => grids.some(rows => rows.length > 1 && rows[0][0] === h));
+}}"""
 
 
 @pytest.fixture
@@ -32,6 +46,23 @@ def _query_shown(page, qid: str) -> None:
     assert page.get_by_text("Page not found").count() == 0
 
 
+def _grids_show_the_study(page, study: dict, qid: str) -> None:
+    """The Retrieval and Hard sets grids, once drawn, hold the stored study's rows for ``qid``: each retriever
+    with its H2R membership, each configuration with its three sets' membership (the cells as the grid shows
+    them: ``true`` / ``false``)."""
+    page.wait_for_function(GRIDS_DRAWN_JS, arg=["retriever", "configuration"], timeout=60_000)
+    grids = {rows[0][0]: rows for rows in page.evaluate(GRID_CELLS_JS)}
+    shown = lambda value: str(value).lower()  # noqa: E731  (a bool as the grid's accessible cell reads)
+    retrieval = grids["retriever"]
+    assert retrieval[0][:3] == ["retriever", "nDCG@10", "in its H2R set (all queries)"]
+    assert [(r[0], r[2]) for r in retrieval[1:]] == [
+        (name, shown(qid in r["h2r"])) for name, r in study["retrievers"].items()]
+    sets = grids["configuration"]
+    assert sets[0][:4] == ["configuration", "hard to retrieve (H2R)", "hard to generate (H2G)", "hard to judge (H2J)"]
+    assert [r[:4] for r in sets[1:]] == [[label, *(shown(qid in config["sets"][t]) for t in ("h2r", "h2g", "h2j"))]
+                                         for label, config in study["configurations"].items()]
+
+
 def test_query_page_from_a_deep_link_and_from_a_venn_region(study_in_cache, dashboard):
     from playwright.sync_api import sync_playwright
 
@@ -44,6 +75,7 @@ def test_query_page_from_a_deep_link_and_from_a_venn_region(study_in_cache, dash
             # 1. the first page this fresh server serves: a deep link to q7, whose query is HTML
             page.goto(f"{dashboard}/query?dataset=dl19&qid=q7")
             _query_shown(page, "q7")
+            _grids_show_the_study(page, study_in_cache, "q7")  # q7: BM25 misses its passage (in the H2R set)
             # 2. the Failure overlap page: a click in the H2J-only region (q1), then its link to the Query page
             page.goto(f"{dashboard}/failure-overlap")
             page.wait_for_function(REGION_READY_JS, arg="h2j", timeout=90_000)
@@ -58,6 +90,7 @@ def test_query_page_from_a_deep_link_and_from_a_venn_region(study_in_cache, dash
             _query_shown(query_page, "q1")
             assert query_page.url == f"{dashboard}/query?dataset=dl19&qid=q1"
             query_page.get_by_role("heading", name="Hard sets").wait_for(timeout=30_000)
+            _grids_show_the_study(query_page, study_in_cache, "q1")
             query_page.screenshot(path=str(ARTIFACTS / "query_page.png"), full_page=True)
         except BaseException:
             for i, shown in enumerate(context.pages):

@@ -1,15 +1,19 @@
-"""The README's MQ2008 reproduction table is generated from the stored result (ltr.paper_table), never typed."""
+"""The README's and the LearnDCG guide's MQ2008 reproduction tables are generated from the stored result
+(ltr.paper_table), never typed: the README carries the headline (MLP, shared settings), the guide the rest."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from ltr.paper_table import END, current_block, markdown, sync_block
+from ltr.paper_table import END, GUIDE_BLOCK, README_BLOCK, current_block, markdown, sync_block
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULT = ROOT / "bench" / "results" / "learndcg_mq2008_reproduction.json"
+BENCH = ROOT / "bench" / "learndcg_mq2008_reproduction.py"
 
 
 def planted_result() -> dict:
@@ -45,7 +49,52 @@ def test_the_table_reads_every_figure_from_the_result_and_the_paper_from_the_cla
     assert "- `learndcg_highest`: **does not hold**. mq2008 / mlp · NDCG@10: listnet not below." in lines
     assert "- `theta_d_fold_specific`: **inconclusive**. mq2008 / mlp: one seed." in lines
     assert "shared 10.0 min wall, 9.0 min CPU" in text and "abcdef0123" in text
-    assert "*The other rankers at the shared hyper-parameters:* not run." in lines
+    guide = markdown(planted_result(), "x.json", GUIDE_BLOCK).splitlines()
+    assert "*The other rankers at the shared hyper-parameters:* not run." in guide
+
+
+def planted_three_parts() -> dict:
+    """The planted result with a tuned and an other-ranker table and a timing per part."""
+    result = planted_result()
+    shared = result["report"]["shared"]["tables"]["mlp"]
+    result["report"]["tuned"] = {"tables": {"mlp": {**shared, "configuration": "lr=per loss"}}}
+    result["report"]["rankers"] = {"tables": {"attsets": {**shared, "configuration": "seed=0"}}}
+    for name, minutes in (("tune", 2), ("tuned", 3), ("rankers", 4), ("report", 5)):
+        result["timing"][name] = {"wall_seconds": 60.0 * minutes, "cpu_seconds": 60.0 * minutes,
+                                  "commit": f"{name:0<10}ffff"}
+    return result
+
+
+def test_the_readme_block_holds_the_headline_and_the_guide_block_the_rest():
+    """The README shows only the MLP at the shared settings (and that part's cost); the guide's block holds the
+    tuned and other-ranker tables with their own cost, between markers of its own."""
+    readme = markdown(planted_three_parts(), "r.json", README_BLOCK)
+    guide = markdown(planted_three_parts(), "../r.json", GUIDE_BLOCK)
+    assert "**MQ2008, mlp, the study grid's shared hyper-parameters** (epochs=100" in readme
+    assert "tuned per fold" not in readme and "attsets" not in readme and "lr=per loss" not in readme
+    assert "Cost: shared 10.0 min wall, 9.0 min CPU (1 worker" in readme and "tune 2.0" not in readme
+    assert "shared hyper-parameters** (" not in guide.split("attsets")[0]  # the headline is not repeated
+    assert "**MQ2008, mlp, each loss tuned per fold (Optuna)** (lr=per loss;" in guide
+    assert "**MQ2008, attsets, the other rankers at the shared hyper-parameters** (seed=0;" in guide
+    assert ("Cost: tune 2.0 min wall, 2.0 min CPU; tuned 3.0 min wall, 3.0 min CPU; rankers 4.0 min wall, "
+            "4.0 min CPU; report 5.0 min wall, 5.0 min CPU (") in guide and "shared 10.0" not in guide
+    lines = guide.splitlines()
+    assert lines[0].startswith("<!-- mq2008-reproduction-more:start (generated from ../r.json by ")
+    assert "--guide; do not edit" in lines[0] and lines[-1] == "<!-- mq2008-reproduction-more:end -->"
+
+
+def test_each_block_is_synced_in_place_without_touching_the_other():
+    """A document holding both blocks gets each rewritten between its own markers (the README marker is not a
+    prefix of the guide's, and the other block is left as it was)."""
+    old_readme, old_guide = markdown({}, "r.json", README_BLOCK), markdown({}, "r.json", GUIDE_BLOCK)
+    text = f"# T\n\n{old_readme}\n\nmiddle\n\n{old_guide}\n\nend\n"
+    new_guide = markdown(planted_three_parts(), "r.json", GUIDE_BLOCK)
+    synced = sync_block(text, new_guide, GUIDE_BLOCK)
+    assert current_block(synced, GUIDE_BLOCK) == new_guide and current_block(synced, README_BLOCK) == old_readme
+    assert synced == text.replace(old_guide, new_guide)
+    new_readme = markdown(planted_three_parts(), "r.json", README_BLOCK)
+    both = sync_block(synced, new_readme, README_BLOCK)
+    assert both == text.replace(old_guide, new_guide).replace(old_readme, new_readme)
 
 
 def test_sync_replaces_only_the_marked_block():
@@ -57,11 +106,44 @@ def test_sync_replaces_only_the_marked_block():
     assert again.startswith("# Title\n\nintro\n\n")
 
 
-def test_the_readme_block_is_what_the_stored_result_gives():
+REWRITE = ("rewrite it with python bench/learndcg_mq2008_reproduction.py --out "
+           "bench/results/learndcg_mq2008_reproduction.json --blocks-only --readme README.md --guide docs/ltr-guide.md")
+
+
+@pytest.mark.parametrize("document, block, source", [
+    ("README.md", README_BLOCK, "bench/results/learndcg_mq2008_reproduction.json"),
+    ("docs/ltr-guide.md", GUIDE_BLOCK, "../bench/results/learndcg_mq2008_reproduction.json")])
+def test_the_documents_blocks_are_what_the_stored_result_gives(document, block, source):
     if not RESULT.is_file():
         pytest.skip(f"{RESULT.relative_to(ROOT)} is not stored")
     result = json.loads(RESULT.read_text(encoding="utf-8"))
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert current_block(readme) == markdown(result, "bench/results/learndcg_mq2008_reproduction.json"), (
-        "README's reproduction table differs from the stored result: rerun bench/learndcg_mq2008_reproduction.py "
-        "--parts report --readme README.md")
+    text = (ROOT / document).read_text(encoding="utf-8")
+    assert current_block(text, block) == markdown(result, source, block), (
+        f"{document}'s reproduction block ({block.name}) differs from the stored result: {REWRITE}")
+
+
+def test_the_bench_rewrites_both_blocks_from_the_stored_result_running_nothing(tmp_path):
+    """``--blocks-only`` needs no ``--data``, runs no part, leaves the result file as it was and writes each
+    block with its source path as seen from the document's folder."""
+    result = tmp_path / "results" / "r.json"
+    result.parent.mkdir()
+    result.write_text(json.dumps(planted_three_parts()), encoding="utf-8")
+    stored = result.read_bytes()
+    (tmp_path / "docs").mkdir()
+    readme, guide = tmp_path / "README.md", tmp_path / "docs" / "guide.md"
+    readme.write_text(f"# R\n\n{markdown({}, 'old', README_BLOCK)}\n\n## After\n", encoding="utf-8")
+    guide.write_text("# G\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, str(BENCH), "--out", str(result), "--blocks-only", "--readme",
+                           str(readme), "--guide", str(guide)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert result.read_bytes() == stored
+    assert readme.read_text(encoding="utf-8") == (
+        f"# R\n\n{markdown(planted_three_parts(), 'results/r.json', README_BLOCK)}\n\n## After\n")
+    assert current_block(guide.read_text(encoding="utf-8"), GUIDE_BLOCK) == markdown(
+        planted_three_parts(), "../results/r.json", GUIDE_BLOCK)
+    missing = subprocess.run([sys.executable, str(BENCH), "--out", str(tmp_path / "none.json"), "--blocks-only",
+                              "--readme", str(readme)], capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and "--out" in missing.stderr and "none.json" in missing.stderr
+    no_data = subprocess.run([sys.executable, str(BENCH), "--out", str(result)], capture_output=True, text=True,
+                             timeout=120)
+    assert no_data.returncode == 2 and "--data" in no_data.stderr and result.read_bytes() == stored

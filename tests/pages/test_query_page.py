@@ -265,3 +265,24 @@ def test_a_difficulty_aware_pair_shows_its_reasons_answers_and_verdicts(cache):
     assert verdicts["order"].tolist() == [ORDER_TITLES[o] for o in shown]
     rendered = [e.value for kind in ("markdown", "caption", "title", "header", "subheader") for e in getattr(at, kind)]
     assert not [r for r in rendered if "<script" in r or "<b>" in r]
+
+
+def test_a_computed_retrievers_rows_are_found(planted_study, cache):
+    """Issue 36: a screenshot showed the Retrieval and Hard sets tables empty (the browser grids had not drawn yet:
+    tests/browser/test_browser_query.py now waits for their rows). The rows themselves do not depend on how the
+    retriever is named: a study whose retriever is ``bm25@computed`` (the name of a run computed over the data
+    folder) and whose qids are TREC's digit strings gives the same rows as the designed names."""
+    path = cache / "failure" / "dl19" / "studies" / f"{planted_study['id']}.json"
+    text = path.read_text().replace('"designed-run"', '"bm25@computed"').replace("designed-run |", "bm25@computed |")
+    for i in range(8, 0, -1):  # q8 before q1: no qid is a prefix of another's replacement
+        text = text.replace(f'"q{i}"', f'"{1037790 + i}"')
+    path.write_text(text)
+    (study,) = view.stored_studies("dl19")
+    assert "bm25@computed" in study.retrievers and "1037797" in study.queries  # q7, the H2R query of the design
+    retrieval = view.retrieval_frame(study, "1037797")
+    assert retrieval[["retriever", "nDCG@10", "in its H2R set (all queries)"]].values.tolist() == [
+        ["bm25@computed", 0.0, True]]
+    sets = view.hard_sets_frame(view.studies_with([study], "1037797"), "1037797")
+    assert sets["configuration"].tolist() == [label.replace("designed-run", "bm25@computed")
+                                              for label in planted_study["configurations"]]
+    assert sets["hard to retrieve (H2R)"].all() and not sets["hard to judge (H2J)"].any()
