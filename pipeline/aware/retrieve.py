@@ -243,15 +243,20 @@ def _top(ranked: Mapping[str, float], judged: Mapping[str, int]) -> list[list]:
 
 # ---------------------------------------------------------------------------- the experiment
 def select_units(data, hard_qids: Sequence[str], assignments: Sequence[Assignment], typology: Typology,
-                 templates: SentenceTemplates, max_queries: int | None) -> tuple[list[dict], dict]:
-    """The H2R queries the arms run on (topic order, the first reason's sentence) and those excluded, why."""
+                 templates: SentenceTemplates, max_queries: int | None,
+                 asked: Sequence[str] | None = None) -> tuple[list[dict], dict]:
+    """The H2R queries the arms run on (topic order, the first reason's sentence) and those excluded, why.
+    ``asked``: the queries an assigner was asked about (the first ``max_queries``); the others are over the
+    cap, not without a reason."""
     by_qid = {a.qid: a for a in assignments if a.task == "h2r"}
     hard = set(hard_qids)
     ordered = [q for q in data.judged_qids if q in hard]
+    over = [q for q in ordered if asked is not None and q not in set(asked)]
+    ordered = [q for q in ordered if q not in set(over)]
     with_reason = [q for q in ordered if q in by_qid and by_qid[q].categories]
-    excluded = {"no H2R reason": [q for q in ordered if q not in with_reason], "over max_queries": []}
+    excluded = {"no H2R reason": [q for q in ordered if q not in with_reason], "over max_queries": over}
     if max_queries is not None:
-        excluded["over max_queries"] = with_reason[max_queries:]
+        excluded["over max_queries"] = [q for q in ordered + over if q in set(over + with_reason[max_queries:])]
         with_reason = with_reason[:max_queries]
     units = []
     for qid in with_reason:
@@ -283,7 +288,8 @@ def run_aware_retrieve(data, hard_qids_and_values: tuple, assignments: Sequence[
     started = time.time()
     qrels = data.require_qrels()
     original_run, original_values, hard = hard_qids_and_values
-    units, excluded = select_units(data, hard.qids, assignments, typology, templates, config.max_queries)
+    units, excluded = select_units(data, hard.qids, assignments, typology, templates, config.max_queries,
+                                   (reasons_report or {}).get("asked") if assigner is not None else None)
     options = rewriter.effective_options(config.rewrite)
     _rewrites(rewriter, units, config.rewrite, f"{data.name} query rewrites", tracker)
 
