@@ -95,7 +95,8 @@ def test_planted_rewrites_reproduce_their_effect_exactly_and_a_rerun_makes_no_ca
     qrels = trec_io.read_qrels(planted["folder"] / "qrels.dl19-passage.txt")
     (index_dir,) = (planted["cache"] / "bm25").glob("lucene-*")
     originals = {q: rc.query(q) for q in by_qid}
-    want = {"original": expected_ndcg(index_dir, originals, qrels), "aware_rewrite": expected_ndcg(index_dir, PLANTED, qrels),
+    want = {"original": expected_ndcg(index_dir, originals, qrels),
+            "aware_rewrite": expected_ndcg(index_dir, PLANTED, qrels),
             "rm3": expected_ndcg(index_dir, originals, qrels, rm3=True)}
     want["plain_rewrite"] = want["original"]
     for arm, values in want.items():
@@ -212,3 +213,38 @@ def test_the_aware_prompt_is_the_plain_one_plus_the_sentence_after_the_query_lin
     lines = aware[1]["content"].split("\n")
     assert lines[lines.index("Query: how many moons has mars") + 1] == rc.SENTENCE
     assert [line for line in lines if line != rc.SENTENCE] == plain[1]["content"].split("\n")
+
+
+def test_reasons_from_the_typology_store_give_the_h2r_queries_their_sentence(tmp_path, monkeypatch, capsys):
+    """``--reasons typology``: the store's latest finished H2R run gives the categories (an induced one without a
+    template gets the default sentence); another task's reasons and unparsed assignments are not used."""
+    from pipeline.data.datasets import load_dataset
+    from pipeline.prompting.difficulty import load_templates
+    from pipeline.typology.categories import Assignment, Category
+    from pipeline.typology.induction import HardQuery
+    from pipeline.typology.store import TypologyStore
+
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
+    folder = rc.write(tmp_path / "data")
+    code, _, err = run_cli(capsys, "--dataset", "dl19", "--data", str(folder), "--rewriter", "embedded",
+                           "--reasons", "typology")
+    assert code == 2 and "--reasons typology: no failure typology store" in err  # none yet: refused, named
+    vague = Category("Vague product names", "Names a product loosely.")
+    with TypologyStore() as store:
+        for task in ("h2r", "h2g"):
+            store.start_run(f"dl19-{task}", dataset="dl19", task=task, source="induced", typology_label="induced",
+                            hard_set={}, config={}, provenance={"label": "scripted:t"},
+                            queries=[HardQuery(q, rc.query(q), "") for q in ("h1", "h2", "h3")])
+            store.save_typology(f"dl19-{task}", [vague], "unchanged")
+            store.save_assignments(f"dl19-{task}", [Assignment("h1", task, [(vague, "loose")], "ok"),
+                                                    Assignment("h3", task, [(vague, "")], "ok"),
+                                                    Assignment("h2", task, [], "unparseable", raw="???")])
+    data = load_dataset("dl19", folder)
+    typology, assignments, how = retrieve.h2r_reasons(data, (), None, reasons="typology")
+    assert [(a.qid, a.task) for a in assignments] == [("h1", "h2r"), ("h3", "h2r")]
+    assert how["typology_store"]["h2r"]["run_id"] == "dl19-h2r"
+    units, excluded = retrieve.select_units(data, rc.HARD, assignments, typology, load_templates(), None)
+    assert [u["qid"] for u in units] == ["h1", "h3"]
+    assert excluded["no H2R reason"] == ["h2", "h4", "h5", "h6"]
+    assert units[0]["sentence"] == "This query is difficult because of vague product names: Names a product loosely."
+    assert units[0]["sentence"] in units[0]["prompts"]["aware_rewrite"][1]["content"]
