@@ -347,6 +347,7 @@ def run_aware_retrieve(data, hard_qids_and_values: tuple, assignments: Sequence[
         "dataset": data.name,
         "data_source": data.source,
         "passages_fingerprint": data.passages_fingerprint,
+        "qrels_digest": content_digest(sorted((q, sorted(judged.items())) for q, judged in qrels.items()), 16),
         "corpus": corpus,
         "index": {"retriever": "bm25@computed", "engine": "pyserini/Anserini Lucene (BM25)",
                   "settings": {"k1": config.k1, "b": config.b, "depth": config.depth}, "args": list(bm25.INDEX_ARGS),
@@ -384,8 +385,8 @@ def run_aware_retrieve(data, hard_qids_and_values: tuple, assignments: Sequence[
 
 def result_id(result: Mapping) -> str:
     """``<dataset>-<sha256[:12]>`` over everything that defines the result (never its timings)."""
-    key = {k: result[k] for k in ("dataset", "passages_fingerprint", "index", "rewriter", "assigner", "config",
-                                  "rewrite_options", "prompt", "templates", "typology", "assignments")}
+    key = {k: result[k] for k in ("dataset", "passages_fingerprint", "qrels_digest", "index", "rewriter", "assigner",
+                                  "config", "rewrite_options", "prompt", "templates", "typology", "assignments")}
     key["templates"] = {k: v for k, v in key["templates"].items() if k != "source"}
-    key["queries"] = [u["qid"] for u in result["queries"]]
+    key["queries"] = [(u["qid"], u["query"], u["sentence"]) for u in result["queries"]]
     return f"{result['dataset']}-{content_digest(key, 12)}"
