@@ -46,7 +46,7 @@ def model_line(result: dict) -> str:
             f"({result['index']['n_passages']:,} passages); RM3 fb_terms {result['index']['rm3']['fb_terms']}, "
             f"fb_docs {result['index']['rm3']['fb_docs']}, original weight "
             f"{result['index']['rm3']['original_query_weight']:g}; nDCG@10 (ir_measures); H2R: bottom "
-            f"{result['h2r']['quantile']:g} of the original queries, boundary {result['h2r']['boundary']:.4f}.")
+            f"{result['h2r']['quantile']:g} of the original queries, boundary {result['h2r']['boundary'] or 0:.4f}.")
 
 
 def not_a_finding(result: dict) -> str | None:
