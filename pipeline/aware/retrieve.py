@@ -251,13 +251,14 @@ def select_units(data, hard_qids: Sequence[str], assignments: Sequence[Assignmen
     by_qid = {a.qid: a for a in assignments if a.task == "h2r"}
     hard = set(hard_qids)
     ordered = [q for q in data.judged_qids if q in hard]
-    over = [q for q in ordered if asked is not None and q not in set(asked)]
-    ordered = [q for q in ordered if q not in set(over)]
-    with_reason = [q for q in ordered if q in by_qid and by_qid[q].categories]
-    excluded = {"no H2R reason": [q for q in ordered if q not in with_reason], "over max_queries": over}
+    over = {q for q in ordered if asked is not None and q not in set(asked)}
+    considered = [q for q in ordered if q not in over]
+    with_reason = [q for q in considered if q in by_qid and by_qid[q].categories]
+    no_reason = [q for q in considered if q not in set(with_reason)]
     if max_queries is not None:
-        excluded["over max_queries"] = [q for q in ordered + over if q in set(over + with_reason[max_queries:])]
+        over |= set(with_reason[max_queries:])
         with_reason = with_reason[:max_queries]
+    excluded = {"no H2R reason": no_reason, "over max_queries": [q for q in ordered if q in over]}
     units = []
     for qid in with_reason:
         a = by_qid[qid]
@@ -275,25 +276,25 @@ def select_units(data, hard_qids: Sequence[str], assignments: Sequence[Assignmen
     return units, excluded
 
 
-def run_aware_retrieve(data, hard_qids_and_values: tuple, assignments: Sequence[Assignment], typology: Typology,
+def run_aware_retrieve(data, h2r: tuple, assignments: Sequence[Assignment], typology: Typology,
                        templates: SentenceTemplates, rewriter: ChatClient, config: RetrieveConfig, index: Path, *,
                        assigner: Provenance | None = None, reasons_report: Mapping | None = None,
                        progress: ProgressWriter | None = None) -> dict:
-    """Rewrite, search every arm, compare (module docstring). ``hard_qids_and_values``: :func:`original_h2r`'s
-    ``(run, values, hard set)``; ``assigner``: the model that assigned the reasons here (it gates every
+    """Rewrite, search every arm, compare (module docstring). ``h2r``: :func:`original_h2r`'s
+    ``(run, per-query nDCG@10, hard set)`` of the original queries; ``assigner``: the model that assigned the reasons here (it gates every
     comparison), None when they were read from a store or a file (``reasons_report`` says how)."""
     from pipeline.retrieval import evaluation
 
     tracker = progress or ProgressWriter(None)
     started = time.time()
     qrels = data.require_qrels()
-    original_run, original_values, hard = hard_qids_and_values
+    original_run, original_values, hard = h2r
     units, excluded = select_units(data, hard.qids, assignments, typology, templates, config.max_queries,
                                    (reasons_report or {}).get("asked") if assigner is not None else None)
     options = rewriter.effective_options(config.rewrite)
     _rewrites(rewriter, units, config.rewrite, f"{data.name} query rewrites", tracker)
 
-    tracker.stage("BM25 and RM3 retrieval per arm", 3, "arm")
+    tracker.stage("BM25 on the rewrites, RM3 on the original queries", 3, "arm")
     runs = {"original": {u["qid"]: original_run.get(u["qid"], {}) for u in units}}
     for arm in REWRITES:
         runs[arm] = bm25.search(index, {u["qid"]: u["rewrites"][arm]["searched"] for u in units}, config.bm25,
@@ -305,7 +306,6 @@ def run_aware_retrieve(data, hard_qids_and_values: tuple, assignments: Sequence[
     ndcg = {arm: evaluation.per_query(used, runs[arm], MEASURE, complete=True) if used else {} for arm in ARMS}
     for arm in ARMS:
         runs[arm] = {q: runs[arm].get(q, {}) for q in used}
-    tracker.advance()
 
     boundary = max((original_values[q] for q in hard.qids), default=None)
     for u in units:

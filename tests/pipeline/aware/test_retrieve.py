@@ -142,6 +142,7 @@ def test_partial_corpus_is_said_and_a_model_under_3b_is_not_a_finding(tmp_path, 
     from pipeline.typology.categories import STUDY_FILE
     from pipeline.cli.aware_retrieve import summary
     from tests.support.preference_helpers import client
+    from tests.support.progress_helpers import RecordingWriter
 
     monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
     folder = rc.write(tmp_path / "data", "dl20", missing_text=("e2-rel", "h6-g1"))
@@ -153,8 +154,11 @@ def test_partial_corpus_is_said_and_a_model_under_3b_is_not_a_finding(tmp_path, 
         rc.write_reasons(tmp_path / "r.jsonl", rc.HARD)))
     rewriter = client(lambda messages: "some rewrite", model="small")
     rewriter.backend.provenance = Provenance("scripted", "small", parameters_b=1.5, size_source="stated")
+    tracker = RecordingWriter(None, 2)
     result = retrieve.run_aware_retrieve(data, h2r, assignments, typology, load_templates(), rewriter, config, index,
-                                         reasons_report=how)
+                                         reasons_report=how, progress=tracker)
+    stages = [*tracker.ended, tracker.record]  # the job's progress: each stage ends complete
+    assert [(r["stage_index"], r["done"], r["total"]) for r in stages] == [(1, 4, 4), (2, 3, 3)]
     assert result["corpus"]["partial_corpus"] is True
     assert "partial corpus: only 58 of 60 judged passages (96.7%)" in result["corpus"]["statement"]
     assert "partial corpus" in summary(result)["corpus"]
