@@ -18,6 +18,11 @@ def cmd_aware_retrieve(args) -> None:
     missing = [flag for flag, value in (("--dataset", args.dataset), ("--rewriter", args.rewriter)) if not value]
     if missing:
         raise cli.InputError(f"aware-retrieve: {' and '.join(missing)} required (or --list for the stored results)")
+    if args.reasons_model and args.reasons != "typology":
+        raise cli.InputError("--reasons-model picks the typology store's runs: it needs --reasons typology")
+    if args.assigner and args.reasons:
+        raise cli.InputError(f"--assigner assigns the reasons here; --reasons {args.reasons} already gives them: "
+                             "pass one of the two")
     from core.jobs.progress import ProgressWriter
     from pipeline.aware import retrieve, store
     from pipeline.data.datasets import load_dataset

@@ -185,6 +185,8 @@ def test_bad_input_names_the_flag_and_stores_nothing(tmp_path, monkeypatch, caps
         (base + ["--reasons", str(bad_category)], ["--reasons", "bad.jsonl:1", "'Not a category'"]),
         (base + ["--reasons", str(only_h2g)], ["--reasons", "no H2R reason"]),
         (["--dataset", "dl19"], ["--rewriter required"]),
+        (base + ["--reasons-model", "ollama:x"], ["--reasons-model", "needs --reasons typology"]),
+        (base + ["--reasons", "typology", "--assigner", "embedded"], ["--assigner", "--reasons typology"]),
     ]:
         code, _, err = run_cli(capsys, *argv)
         assert code == 2, argv
