@@ -228,11 +228,14 @@ def _rm3_searcher(index: Path, config: RetrieveConfig):
 def _rm3_runs(index: Path, units: Sequence[dict], config: RetrieveConfig) -> dict:
     searcher = _rm3_searcher(index, config)
     run = {}
-    for u in units:
-        hits = searcher.search(u["query"], k=config.depth)
-        run[u["qid"]] = {hit.docid: float(hit.score) for hit in hits}
-        terms = searcher.get_feedback_terms(u["query"]) or {}
-        u["rm3_terms"] = {t: round(float(w), 6) for t, w in sorted(terms.items(), key=lambda tw: -tw[1])}
+    try:
+        for u in units:
+            hits = searcher.search(u["query"], k=config.depth)
+            run[u["qid"]] = {hit.docid: float(hit.score) for hit in hits}
+            terms = searcher.get_feedback_terms(u["query"]) or {}
+            u["rm3_terms"] = {t: round(float(w), 6) for t, w in sorted(terms.items(), key=lambda tw: -tw[1])}
+    finally:
+        searcher.close()  # its own index reader (the shared BM25 searcher stays open)
     return run
 
 

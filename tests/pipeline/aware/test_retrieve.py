@@ -52,6 +52,7 @@ def expected_ndcg(index_dir, queries: dict, qrels: dict, *, rm3: bool = False) -
     if rm3:
         searcher.set_rm3(10, 10, 0.5)
     run = {q: {h.docid: h.score for h in searcher.search(text, k=1000)} for q, text in queries.items()}
+    searcher.close()
     judged = {q: qrels[q] for q in queries}
     return {m.query_id: m.value for m in ir_measures.iter_calc([ir_measures.nDCG @ 10], judged, run)}
 
