@@ -3,6 +3,7 @@ import streamlit as st
 
 from core import paths
 from pages import use_app_navigation
+from pages.panels.aware_retrieve import aware_retrieve_section
 from pages.panels.jobs import jobs_panel
 from pipeline.views import difficulty_aware_generation as view
 
@@ -53,6 +54,7 @@ if not available:
     st.subheader("The study's figures")
     st.dataframe(view.study_frame(), hide_index=True,
                  column_config={"study rate": st.column_config.NumberColumn(format="percent")})
+    aware_retrieve_section()  # the page's last section, drawn before every early stop
     st.stop()
 
 
@@ -105,6 +107,7 @@ outcome_filter = st.radio("Show", view.OUTCOME_FILTERS, horizontal=True, key="pr
 pairs = view.select_pairs(result, group, outcome_filter)
 if not pairs:
     st.info("No pair matches these filters.")
+    aware_retrieve_section()
     st.stop()
 by_key = {view.pair_key(p): p for p in pairs}
 keys = list(by_key)
@@ -140,3 +143,5 @@ st.dataframe(view.verdict_frame(pair), hide_index=True)
 st.markdown(f"**Highly relevant passages shown to the judge** ({len(pair['passages'])}, capped at "
             f"{result['config']['max_passages']}, truncated at {result['config']['passage_chars']} characters)")
 st.dataframe(view.passages_frame(pair), hide_index=True, column_config={"text": st.column_config.TextColumn(width="large")})
+
+aware_retrieve_section()

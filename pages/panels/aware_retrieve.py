@@ -1,0 +1,39 @@
+"""The "Difficulty-aware retrieval" section of the Difficulty-aware page: a stored ``aware-retrieve`` result's
+verdicts, the share leaving the bottom quartile, and the rewrites side by side (helpers in
+``pipeline.views.aware_retrieve``). Rewrites are LLM output: shown in DataFrame cells, as text."""
+from __future__ import annotations
+
+import streamlit as st
+
+from pipeline.views import aware_retrieve as view
+
+
+def aware_retrieve_section() -> None:
+    st.header("Difficulty-aware retrieval")
+    st.caption("Each H2R query (bottom quartile of the original queries' nDCG@10 under BM25 over the data folder's "
+               "passages) is rewritten by an LLM twice: from its assigned failure reason's sentence, and without it. "
+               "BM25 runs on each rewrite; RM3 on the original query is the classical reformulation.")
+    paths = view.available()
+    if not paths:
+        st.info(view.RUN_HELP)
+        return
+    index = st.selectbox("Retrieval result", range(len(paths)), key="aware_retrieve_result",
+                         format_func=lambda i: view.result_label(view.load(paths[i])))
+    result = view.load(paths[index])
+    corpus = result["corpus"]
+    (st.warning if corpus["partial_corpus"] else st.caption)(corpus["statement"])
+    label = view.not_a_finding(result)
+    if label:
+        st.warning(label)
+    st.caption(view.model_line(result))
+    st.dataframe(view.verdict_frame(result), hide_index=True,
+                 column_config={"headline": st.column_config.TextColumn(width="large")})
+    st.caption(f"Rule: {result['rule']['statistic']}; alpha {result['rule']['alpha']}, at least "
+               f"{result['rule']['min_queries']} queries and a {result['rule']['min_parameters_b']:g}B model.")
+    st.dataframe(view.leaving_frame(result), hide_index=True,
+                 column_config={"share": st.column_config.NumberColumn(format="percent")})
+    st.caption(result["leave_rule"])
+    st.markdown("**Rewrites side by side**")
+    st.dataframe(view.rewrites_frame(result), hide_index=True)
+    with st.expander("The rewriter's raw replies"):
+        st.dataframe(view.raw_replies_frame(result), hide_index=True)
