@@ -23,6 +23,8 @@ Commands (``python -m pipeline COMMAND --help`` lists each one's options with th
     typology     LLM-induced failure typology of one task's hard queries, reasons assigned per query
     annotations  human validation of the assigned reasons: CSV import/export, figures
     prefer       difficulty-aware vs baseline answers judged pairwise in both orders
+    aware-judge  difficulty-aware judging: H2J and control queries re-judged with a difficulty sentence
+                 and a control sentence, disagreement with NIST compared per query; --list the results
     findings     the failure paper's claims checked on the stored studies: paper, measured, verdict
     predict      query-performance predictors against each task's failure (tau, r, AUC, intervals)
     export       a stored study's figures (SVG/PDF/PNG), tables (CSV, booktabs LaTeX), manifest.json
@@ -70,7 +72,7 @@ from pipeline.cli.args import HelpFormatter
 # the order of ``python -m pipeline --help``: a collection's steps, then the study, then what builds on it;
 # a command module not named here follows, by name
 HELP_ORDER = ("retrieval", "judging", "generation", "study", "coverage", "typology", "annotation", "prefer",
-              "findings", "predict", "export", "llm")
+              "aware_judge", "findings", "predict", "export", "llm")
 
 # bad input (TrecFormatError, DatasetError, StudyError, ... are ValueErrors) exits 2; a failure while
 # running (RetrievalError, JavaError, LLMError, EncoderError are RuntimeErrors; a file that cannot be read) 1
