@@ -109,7 +109,10 @@ def cmd_aware_judge(args) -> None:
     for part in out["verdicts"]:
         kappa = part["measured"]["kappa"]
         change = "undefined" if kappa["change"] is None else f"{kappa['change']:+.3f}"
-        print(f"  {part['scope']}: {part['headline']} · κ change {change} ({kappa['scale']})")
+        because = part["evidence"].get("inconclusive_because") or []
+        verdict = part["verdict"] + (f" ({because[0]})" if part["verdict"] == "inconclusive" and because else "")
+        print(f"  {part['scope']}: {verdict} · n = {part['evidence']['n']} · {part['evidence']['shown']} · "
+              f"κ change {change} ({kappa['scale']})")
     print(f"stored: {path}")
 
 
