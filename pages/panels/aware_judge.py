@@ -1,0 +1,60 @@
+"""The "Difficulty-aware judging" section of the Difficulty-aware page: a stored aware-judge result's verdicts,
+and per query the baseline, difficulty-aware and control-sentence labels beside NIST's with the prompt diff.
+One call: ``aware_judge_section()``; the figures come from :mod:`pipeline.views.aware_judge`."""
+from __future__ import annotations
+
+import streamlit as st
+
+from pipeline.views import aware_judge as view
+
+
+@st.cache_data(max_entries=16, show_spinner="Reading results…")
+def _load(path: str, mtime: float) -> dict:
+    return view.load(path)
+
+
+def aware_judge_section() -> None:
+    st.header("Difficulty-aware judging")
+    st.caption("The judge (UMBRELA's prompt) re-judges the H2J queries' pairs with one sentence naming the query's "
+               "difficulty, and with a neutral control sentence of the same length; control queries that are not "
+               "hard get the same sentences. Disagreement with NIST is compared per query (lower is better).")
+    available = view.available()
+    if not available:
+        st.info("No aware-judge result yet. " + view.RUN_HELP)
+        return
+    left, right = st.columns([1, 3])
+    dataset = left.selectbox("Dataset", list(available), format_func=str.upper, key="judge_dataset")
+    paths = available[dataset]
+
+    def result_at(i: int) -> dict:
+        return _load(str(paths[i]), paths[i].stat().st_mtime)
+
+    index = right.selectbox("Result", range(len(paths)), key="judge_result",
+                            format_func=lambda i: view.result_label(paths[i], result_at(i)))
+    result = result_at(index)
+    st.caption(view.provenance_line(result))
+    warning = view.gate_warning(result)
+    if warning:
+        st.warning(warning)
+    st.dataframe(view.verdict_frame(result), hide_index=True,
+                 column_config={c: st.column_config.NumberColumn(format="%.3g")
+                                for c in ("mean change", "Wilcoxon p", "Holm p", "sign test p", "κ change")})
+    st.caption(f"Rule: {result['rule']['statistic']}; alpha {result['rule']['alpha']}, at least "
+               f"{result['rule']['min_queries']} queries and a {result['rule']['min_parameters_b']:g}B model. "
+               f"κ: {result['kappa_scales']['binary']}; {result['kappa_scales']['graded']}.")
+
+    qids = view.query_options(result)
+    qid = st.selectbox(f"Query ({len(qids)} re-judged)", qids, key="judge_query",
+                       format_func=lambda q: view.query_label(result, q))
+    texts = view.sentences(result, qid)
+    st.markdown("**Difficulty sentence**")
+    st.text(texts["from"])  # reason names may be LLM-written: text, never markdown
+    st.code(texts["difficulty"], language=None, wrap_lines=True)
+    st.markdown("**Control sentence**")
+    st.code(texts["control"], language=None, wrap_lines=True)
+    st.dataframe(view.disagreement_frame(result, qid), hide_index=True)
+    st.dataframe(view.labels_frame(result, qid), hide_index=True)
+    with st.expander("What changed in the prompt (+ added, - removed), on the stored example pair", expanded=False):
+        for arm in ("aware", "control_sentence"):
+            st.markdown(f"**{view.ARM_COLUMNS[arm]}**")
+            st.code(view.prompt_change(result, arm), language="diff", wrap_lines=True)
