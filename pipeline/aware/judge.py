@@ -83,6 +83,10 @@ class AwareJudgeError(ValueError):
     """The study cannot run on these inputs (no query, no hard query with a reason); names what is missing."""
 
 
+class AwareJudgeFailure(RuntimeError):
+    """The judge labelled no pair of the baseline (every call failed or was unparseable): nothing is stored."""
+
+
 @dataclass(frozen=True)
 class AwareJudgeConfig:
     """What defines an aware-judge result besides its inputs (recorded with it)."""
@@ -263,6 +267,10 @@ def run_aware_judge(data, judge: ChatClient, typology: Typology, templates: Sent
     pairs = [(q, p) for q in qids for p in sample[q]]
     tracker.stage("baseline judgments (UMBRELA's prompt)", len(pairs), "pair")
     judged = {"baseline": _judge(judge, data, pairs, None, f"{data.name} aware-judge baseline", tracker.advance)}
+    if not any(r["label"] is not None for r in judged["baseline"].values()):
+        last = next((r["error"] or r["raw"] for r in reversed(judged["baseline"].values())), "")
+        raise AwareJudgeFailure(f"{data.name}: judge {judge.provenance.label} labelled none of {len(pairs)} baseline "
+                                f"pairs; last reply or error: {' '.join(str(last).split())[:200]}")
     baseline = {s: disagreement(_as_judgments(judged["baseline"], s, judge, config.cap), qrels, qids)[0]
                 for s in SETUPS}
     hard = {s: hard_set(baseline[s], config.quantile, f"H2J {s}", top=True) for s in SETUPS}

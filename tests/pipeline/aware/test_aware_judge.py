@@ -190,3 +190,12 @@ def test_control_sentence_has_the_difficulty_sentences_length_and_names_no_diffi
     long = " ".join(["word"] * 40)
     text = study.control_sentence(long)
     assert len(text.split()) == 40 and text.endswith(".") and "difficult" not in text
+
+
+def test_a_judge_that_labels_nothing_fails_the_command_with_nothing_stored(planted, capsys):
+    server, argv = planted
+    server.responders[MODEL] = lambda body: "I cannot judge this."
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "labelled none of 176 baseline pairs" in err and "I cannot judge this." in err
+    assert store.list_results(study.KIND) == []
