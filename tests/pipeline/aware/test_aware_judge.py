@@ -199,3 +199,24 @@ def test_a_judge_that_labels_nothing_fails_the_command_with_nothing_stored(plant
     err = capsys.readouterr().err
     assert "labelled none of 176 baseline pairs" in err and "I cannot judge this." in err
     assert store.list_results(study.KIND) == []
+
+
+def test_kappa_interval_is_the_bootstrap_over_queries_recomputed_with_sklearn():
+    """kappa_change's interval: queries resampled with the rule's seed, both κ recomputed on the resample's
+    pooled pairs (here with sklearn, one call per resample and arm), percentiles of the changes."""
+    rng = np.random.default_rng(7)
+    items = {f"q{i}": [tuple(int(g) for g in rng.integers(0, 4, 3)) for _ in range(4)] for i in range(12)}
+    rule = {**study.paired.RULE, "resamples": 300}
+    got = study.kappa_change(items, "graded", rule)
+    qids = list(items)
+    draws = np.random.default_rng(rule["seed"]).integers(0, len(qids), size=(rule["resamples"], len(qids)))
+    changes = []
+    for row in draws:
+        rows = [r for i in row for r in items[qids[i]]]
+        nist = [r[0] for r in rows]
+        changes.append(cohen_kappa_score(nist, [r[2] for r in rows]) - cohen_kappa_score(nist, [r[1] for r in rows]))
+    assert got["undefined_resamples"] == 0
+    assert got["interval"] == pytest.approx([np.percentile(changes, 2.5), np.percentile(changes, 97.5)], abs=1e-12)
+    rows = [r for q in qids for r in items[q]]
+    assert got["change"] == cohen_kappa_score([r[0] for r in rows], [r[2] for r in rows]) - cohen_kappa_score(
+        [r[0] for r in rows], [r[1] for r in rows])
