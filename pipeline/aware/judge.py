@@ -369,7 +369,8 @@ def run_aware_judge(data, judge: ChatClient, typology: Typology, templates: Sent
         "sets": {s: {"hard": list(hard[s].qids), "summary": SetSummary.of(hard[s]).to_dict(),
                      "hard_used": hard_used[s], "control": controls[s], "baseline_disagreement": baseline[s]}
                  for s in SETUPS},
-        "controls": {"seed": config.control_seed, "candidates": candidates, "borrowed": borrowed},
+        "controls": {"seed": config.control_seed, "candidates": candidates, "borrowed": borrowed,
+                     "short": {s: len(hard_used[s]) - len(controls[s]) for s in SETUPS}},  # too few candidates
         "queries": per_query,
         "example": {"qid": example["qid"], "pid": example["pairs"][0]["pid"], "prompts": prompts},
         "comparisons": comparisons, "verdicts": verdicts, "gates": gates,

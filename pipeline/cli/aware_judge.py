@@ -66,6 +66,8 @@ def cmd_aware_judge(args) -> None:
         return _list(args)
     if not args.dataset:
         raise cli.InputError("--dataset is required (or --list)")
+    if args.assigner and args.reasons:
+        raise cli.InputError(f"--assigner assigns reasons only without --reasons; --reasons {args.reasons} gives them")
     from core.jobs.progress import ProgressWriter
     from pipeline.aware import judge as study, store
     from pipeline.data.datasets import load_dataset

@@ -159,6 +159,9 @@ def test_planted_effect_is_reproduced_exactly_and_a_rerun_makes_no_call(planted,
     diff = study.example_diff(result).splitlines()
     assert [line for line in diff if not line.startswith("  ")] == ["+ " + by_qid[result["example"]["qid"]]["sentence"]]
 
+    assert main(argv[:-1]) == 0  # the text report, from the cache
+    text = capsys.readouterr().out
+    assert "binary · hard: aware vs baseline: holds · n = 10" in text and f"stored: {out['path']}" in text
     again = run_cli(capsys, argv)
     assert chat_posts(server) == posts  # every reply from the response cache
     assert again["id"] == out["id"] and again["comparisons"] == out["comparisons"]
@@ -182,6 +185,7 @@ def test_bad_reasons_and_flags_are_refused_naming_them_with_nothing_stored(plant
             main(argv + [flag, value])
         assert exc.value.code == 2 and flag in capsys.readouterr().err
     assert main(["aware-judge", "--json"]) == 2 and "--dataset" in capsys.readouterr().err
+    assert main(argv + ["--assigner", "embedded"]) == 2 and "--assigner" in capsys.readouterr().err
     assert chat_posts(server) == 0 and store.list_results(study.KIND) == []
 
 
