@@ -224,3 +224,17 @@ def test_kappa_interval_is_the_bootstrap_over_queries_recomputed_with_sklearn():
     rows = [r for q in qids for r in items[q]]
     assert got["change"] == cohen_kappa_score([r[0] for r in rows], [r[2] for r in rows]) - cohen_kappa_score(
         [r[0] for r in rows], [r[1] for r in rows])
+
+
+def test_the_baseline_is_the_study_judges_requests_so_its_replies_are_cache_hits(planted, capsys):
+    server, argv = planted
+    data_at = argv.index("--data") + 1
+    h2j = run_cli(capsys, ["h2j", "--dataset", "dl19", "--data", argv[data_at], "--judge", argv[argv.index("--judge") + 1],
+                           "--json"])
+    assert h2j["binary"]["h2j"] == QIDS[:11]
+    asked = chat_posts(server)
+    assert asked == 44 * 4  # one graded reply per pair serves both setups
+    out = run_cli(capsys, argv)
+    rejudged = len(out["sets"]["binary"]["hard_used"]) + len(set(out["sets"]["binary"]["control"])
+                                                             | set(out["sets"]["graded"]["control"]))
+    assert chat_posts(server) - asked == 2 * 4 * rejudged  # the arms only: every baseline reply was a hit
