@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core import paths
+from pages.panels.jobs import jobs_panel
 from pipeline.views import aware_judge as view
 
 
@@ -18,19 +20,47 @@ def aware_judge_section() -> None:
     st.caption("The judge (UMBRELA's prompt) re-judges the H2J queries' pairs with one sentence naming the query's "
                "difficulty, and with a neutral control sentence of the same length; control queries that are not "
                "hard get the same sentences. Disagreement with NIST is compared per query (lower is better).")
+    with st.expander("Run a judging study (background job)", expanded=False):
+        c = st.columns([1, 2, 3, 1, 1, 1])
+        c[0].selectbox("Dataset", ["dl19", "dl20", "dl21", "dl22"], key="aware_judge_dataset")
+        c[1].text_input(view.JUDGE_FIELD.label, "auto", key="aware_judge_judge",
+                        help="auto, embedded, ollama[:MODEL[@HOST]], openai:MODEL@URL")
+        c[2].selectbox("Reasons", list(view.REASON_SOURCES), format_func=view.REASON_SOURCES.get,
+                       key="aware_judge_reasons")
+        c[3].number_input(view.QUERIES_FIELD.label, value=0, key="aware_judge_max")  # checked on Start
+        c[4].number_input(view.forms.PAIRS_PER_QUERY.label, value=view.study.DEFAULT_CAP, key="aware_judge_cap")
+        busy = any(j.active for j in view.AWARE_JUDGE.jobs())
+
+        def queue() -> None:  # a callback (the rerun that follows already sees the job); reads the widgets
+            s = st.session_state
+            try:
+                s["queued_aware_judge"] = view.submit(
+                    s["aware_judge_dataset"], paths.data_folder("trec_dl"), judge=s["aware_judge_judge"],
+                    reasons=s["aware_judge_reasons"], max_queries=s["aware_judge_max"], cap=s["aware_judge_cap"])
+            except ValueError as exc:
+                s["queued_aware_judge_error"] = str(exc)
+
+        c[5].button("Start", on_click=queue, disabled=busy, key="aware_judge_start",
+                    help="a judging study is running" if busy else None)
+        if "queued_aware_judge" in st.session_state:
+            st.success(f"Queued job #{st.session_state.pop('queued_aware_judge')}.")
+        if "queued_aware_judge_error" in st.session_state:
+            st.error(st.session_state.pop("queued_aware_judge_error"))
+    jobs_panel(view.AWARE_JUDGE, view.jobs_frame, columns={"progress": st.column_config.TextColumn(width="large")})
+
     available = view.available()
     if not available:
         st.info("No aware-judge result yet. " + view.RUN_HELP)
         return
     left, right = st.columns([1, 3])
     dataset = left.selectbox("Dataset", list(available), format_func=str.upper, key="judge_dataset")
-    paths = available[dataset]
+    files = available[dataset]
 
     def result_at(i: int) -> dict:
-        return _load(str(paths[i]), paths[i].stat().st_mtime)
+        return _load(str(files[i]), files[i].stat().st_mtime)
 
-    index = right.selectbox("Result", range(len(paths)), key="judge_result",
-                            format_func=lambda i: view.result_label(paths[i], result_at(i)))
+    index = right.selectbox("Result", range(len(files)), key="judge_result",
+                            format_func=lambda i: view.result_label(files[i], result_at(i)))
     result = result_at(index)
     st.caption(view.provenance_line(result))
     warning = view.gate_warning(result)

@@ -12,13 +12,20 @@ from pathlib import Path
 
 import pandas as pd
 
+from core.fields import ZERO_OR_POSITIVE_INT, Field
 from pipeline.aware import judge as study, store
+# the section's Start form offers REASON_SOURCES and lists AWARE_JUDGE's jobs
+from pipeline.aware.judge_jobs import AWARE_JUDGE, REASON_SOURCES  # noqa: F401
+from pipeline.views import difficulty_aware_generation, forms
 from pipeline.judging.h2j import disagrees
 from pipeline.judging.judgments import SETUPS
 
-RUN_HELP = ("Run `python -m pipeline aware-judge --dataset dl19 --judge ollama:MODEL --json` in a shell (add "
+RUN_HELP = ("Start a run above, or run `python -m pipeline aware-judge --dataset dl19 --judge ollama:MODEL --json` in a shell (add "
             "`--reasons FILE` for hand-assigned H2J reasons, `--max-queries N` to cap the run); its result "
             "appears here.")
+# the Start form's fields (python -m pipeline aware-judge --judge / --max-queries / --cap)
+JUDGE_FIELD = forms.SpecField("Judge (LLM spec)")
+QUERIES_FIELD = Field("Queries (0 = all)", ZERO_OR_POSITIVE_INT)
 ARM_COLUMNS = {"baseline": "baseline", "aware": "aware", "control_sentence": "control sentence"}
 
 
@@ -134,3 +141,17 @@ def disagreement_frame(result: dict, qid: str) -> pd.DataFrame:
 def prompt_change(result: dict, arm: str = "aware") -> str:
     """The stored example's prompt diff from the baseline to ``arm`` (plain text for a code block)."""
     return study.example_diff(result, arm)
+
+
+# ---------------------------------------------------------------------------- background jobs
+def submit(dataset: str, folder: str | Path | None, *, judge: str, reasons: str = "assign", max_queries=0,
+           cap=study.DEFAULT_CAP) -> int:
+    """Queue an aware-judge run as a background job (it writes a progress record :func:`jobs_frame` shows). A
+    bad field raises :class:`core.fields.FormError` naming it; nothing is queued."""
+    forms.check_fields((JUDGE_FIELD, judge), (QUERIES_FIELD, max_queries or 0), (forms.PAIRS_PER_QUERY, cap))
+    return AWARE_JUDGE.submit(dataset=dataset, folder=folder, judge=judge, reasons=reasons,
+                              max_queries=forms.query_limit(max_queries), cap=int(cap))
+
+
+# the same jobs table as the page's preference jobs (status, waiting reason, progress line, error)
+jobs_frame = difficulty_aware_generation.jobs_frame

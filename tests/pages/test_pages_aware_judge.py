@@ -81,3 +81,28 @@ def test_page_section_renders_a_stored_result_with_text_as_text(cache):
     assert not any("<script>" in text or "<b>" in text for text in rendered)  # never as markdown or HTML
     labels = at.dataframe[-1].value
     assert labels["NIST"].tolist() == [3, 0] and labels["baseline"].tolist() == ["3", "3"]
+
+
+def test_section_starts_an_aware_judge_job_and_refuses_a_bad_field(cache, monkeypatch):
+    """The queued job stays queued (no CPU slot) and the ``cache`` fixture cancels it afterwards."""
+    from core import jobs
+    from pipeline.cli import build_parser
+
+    monkeypatch.setenv(jobs.LIMITS_ENV, "cpu=0")
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    at.number_input(key="aware_judge_cap").set_value(0)
+    at.button(key="aware_judge_start").click().run()
+    assert "Pairs per query" in at.error[0].value and jobs.list_jobs() == []  # nothing queued
+    at.number_input(key="aware_judge_cap").set_value(3)
+    at.text_input(key="aware_judge_judge").set_value("embedded")
+    at.number_input(key="aware_judge_max").set_value(8)
+    at.button(key="aware_judge_start").click().run()
+    assert not at.exception
+    (job,) = jobs.list_jobs()
+    assert job.meta["kind"] == view.AWARE_JUDGE.name and job.meta["dataset"] == "dl19"
+    args = build_parser().parse_args(job.command[3:])  # the CLI's own parser reads the job's command
+    assert (args.command, args.judge, args.max_queries, args.cap, args.reasons) == ("aware-judge", "embedded", 8, 3,
+                                                                                   None)
+    assert args.progress_key == job.meta["progress"]
+    assert at.button(key="aware_judge_start").disabled
