@@ -161,7 +161,8 @@ def _as_judgments(judged: Mapping[tuple[str, str], dict], setup: str, client: Ch
 
 
 def _counts(judged: Mapping[tuple[str, str], dict]) -> dict:
-    return {"pairs": len(judged), "unparseable": sum(r["label"] is None and r["error"] is None for r in judged.values()),
+    return {"pairs": len(judged),
+            "unparseable": sum(r["label"] is None and r["error"] is None for r in judged.values()),
             "failed": sum(r["error"] is not None for r in judged.values())}
 
 
@@ -324,9 +325,9 @@ def run_aware_judge(data, judge: ChatClient, typology: Typology, templates: Sent
         for group, before, after in COMPARISONS:
             name = comparison_name(group, before, after)
             members = groups[s][group]
-            family[name] = paired.paired_comparison({q: values[s][before][q] for q in members if q in values[s][before]},
-                                                    {q: values[s][after][q] for q in members if q in values[s][after]},
-                                                    better="lower")
+            family[name] = paired.paired_comparison(
+                {q: values[s][before][q] for q in members if q in values[s][before]},
+                {q: values[s][after][q] for q in members if q in values[s][after]}, better="lower")
             items = {q: [(qrels[q][p], judged[before][(q, p)]["label"], judged[after][(q, p)]["label"])
                          for p in sample[q] if judged[before][(q, p)]["label"] is not None
                          and judged[after][(q, p)]["label"] is not None] for q in members}
@@ -364,7 +365,8 @@ def run_aware_judge(data, judge: ChatClient, typology: Typology, templates: Sent
         "config": config.as_dict(), "templates": templates.as_dict(), "typology": typology.as_dict(),
         "neutral_text": NEUTRAL_TEXT, "placement": PLACEMENT, "kappa_scales": KAPPA_SCALES,
         "rule": paired.RULE, "set_rule": SET_RULE.format(measure="disagreement with NIST"),
-        "reasons": {"how": how, "digest": content_digest(sorted((q, list(a.categories)) for q, a in by_qid.items()), 12)},
+        "reasons": {"how": how,
+                    "digest": content_digest(sorted((q, list(a.categories)) for q, a in by_qid.items()), 12)},
         "universe": qids, "excluded": excluded,
         "sets": {s: {"hard": list(hard[s].qids), "summary": SetSummary.of(hard[s]).to_dict(),
                      "hard_used": hard_used[s], "control": controls[s], "baseline_disagreement": baseline[s]}

@@ -128,7 +128,8 @@ def _aware_judge_arguments(p) -> None:
                         "the typology's H2J categories to the H2J queries")
     p.add_argument("--reasons-model", default=None, metavar="LABEL",
                    help="with --reasons typology: the runs of this model (default: the newest run's model)")
-    p.add_argument("--assigner", default=None, metavar="SPEC", help="the model that assigns reasons (default: the judge)")
+    p.add_argument("--assigner", default=None, metavar="SPEC",
+                   help="the model that assigns reasons (default: the judge)")
     p.add_argument("--typology", type=cli.existing_file, default=str(STUDY_FILE), metavar="FILE",
                    help="typology JSON (default: the study's ten categories)")
     p.add_argument("--templates", type=cli.existing_file, default=str(difficulty.DEFAULT_TEMPLATES), metavar="FILE",

@@ -20,7 +20,8 @@ from pipeline.views import difficulty_aware_generation, forms
 from pipeline.judging.h2j import disagrees
 from pipeline.judging.judgments import SETUPS
 
-RUN_HELP = ("Start a run above, or run `python -m pipeline aware-judge --dataset dl19 --judge ollama:MODEL --json` in a shell (add "
+RUN_HELP = ("Start a run above, or run `python -m pipeline aware-judge --dataset dl19 --judge ollama:MODEL --json` "
+            "in a shell (add "
             "`--reasons FILE` for hand-assigned H2J reasons, `--max-queries N` to cap the run); its result "
             "appears here.")
 # the Start form's fields (python -m pipeline aware-judge --judge / --max-queries / --cap)
@@ -56,7 +57,8 @@ def provenance_line(result: dict) -> str:
     return (f"{result['dataset']} ({result['data_source']}) · judge {result['judge']['label']} with UMBRELA's prompt "
             f"(binary = grade >= 2) · reasons: {source} · cap {c['cap'] or 'none'} pairs per query · H2J top "
             f"{c['quantile']:g} · {len(result['universe'])} queries"
-            + (f" (first {c['max_queries']})" if c.get("max_queries") else "") + f" · control seed {c['control_seed']}")
+            + (f" (first {c['max_queries']})" if c.get("max_queries") else "")
+            + f" · control seed {c['control_seed']}")
 
 
 def gate_warning(result: dict) -> str | None:

@@ -39,7 +39,8 @@ def stored_result() -> dict:
     reasons = [Assignment(q, "h2j", [(typology.find("Quantitative data needs", "h2j"), "")], source="hand")
                for q in ("q1", "q2")]
     result = study.run_aware_judge(data, client(respond, model="tiny", small=True), typology,
-                                   difficulty.load_templates(), assignments=reasons, reasons_report={"imported": "hand"})
+                                   difficulty.load_templates(), assignments=reasons,
+                                   reasons_report={"imported": "hand"})
     store.save_result(study.KIND, result)
     return result
 

@@ -229,8 +229,8 @@ def test_kappa_interval_is_the_bootstrap_over_queries_recomputed_with_sklearn():
 def test_the_baseline_is_the_study_judges_requests_so_its_replies_are_cache_hits(planted, capsys):
     server, argv = planted
     data_at = argv.index("--data") + 1
-    h2j = run_cli(capsys, ["h2j", "--dataset", "dl19", "--data", argv[data_at], "--judge", argv[argv.index("--judge") + 1],
-                           "--json"])
+    h2j = run_cli(capsys, ["h2j", "--dataset", "dl19", "--data", argv[data_at],
+                           "--judge", argv[argv.index("--judge") + 1], "--json"])
     assert h2j["binary"]["h2j"] == QIDS[:11]
     asked = chat_posts(server)
     assert asked == 44 * 4  # one graded reply per pair serves both setups

@@ -27,7 +27,8 @@ def test_embedded_model_on_eight_dl19_queries(tmp_path, shared_dir, embedded_mod
     assert result["counts"]["baseline"]["pairs"] == 16  # every stage ran: baseline over 8 queries x 2 pairs
     assert result["reasons"]["how"]["assigned_by"]["model"] == model.provenance.model  # reasons assigned here
     rejudged = [r["qid"] for r in result["queries"]]
-    assert rejudged and all(result["counts"][arm]["pairs"] == 2 * len(rejudged) for arm in ("aware", "control_sentence"))
+    assert rejudged and all(result["counts"][arm]["pairs"] == 2 * len(rejudged)
+                            for arm in ("aware", "control_sentence"))
     for record in result["queries"]:
         assert all(p["raw"]["aware"] is not None or p["errors"] for p in record["pairs"])  # raw replies kept
         assert len(record["control_sentence"].split()) == len(record["sentence"].split())
