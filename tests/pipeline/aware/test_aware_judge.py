@@ -238,3 +238,29 @@ def test_the_baseline_is_the_study_judges_requests_so_its_replies_are_cache_hits
     rejudged = len(out["sets"]["binary"]["hard_used"]) + len(set(out["sets"]["binary"]["control"])
                                                              | set(out["sets"]["graded"]["control"]))
     assert chat_posts(server) - asked == 2 * 4 * rejudged  # the arms only: every baseline reply was a hit
+
+
+def test_reasons_from_the_typology_store_give_the_same_sentences(planted, capsys):
+    """``--reasons typology``: the dataset's finished h2j typology run (its categories and assignments)."""
+    from pipeline.typology.categories import Assignment, load_typology
+    from pipeline.typology.induction import HardQuery
+    from pipeline.typology.store import TypologyStore, default_path
+
+    server, argv = planted
+    typology = load_typology()
+    quantitative = typology.find("Quantitative data needs", "h2j")
+    with TypologyStore(default_path()) as typologies:
+        typologies.start_run("dl19-h2j", dataset="dl19", task="h2j", source="study", typology_label="study",
+                             hard_set={}, config={}, provenance={"label": "ollama:qwen3:8b"},
+                             queries=[HardQuery(q, f"query {q}", "") for q in QIDS[:11]])
+        typologies.save_typology("dl19-h2j", list(typology.for_task("h2j")), "unchanged")
+        typologies.save_assignments("dl19-h2j", [Assignment(q, "h2j", [(quantitative, "")], "ok") for q in REASONED]
+                                    + [Assignment("q11", "h2j", [], "unparseable", raw="???")])
+    at = argv.index("--reasons") + 1
+    out = run_cli(capsys, argv[:at] + ["typology"] + argv[at + 1:])
+    result = store.load_result(study.KIND, out["path"], study.RESULT_VERSION)
+    assert result["reasons"]["how"]["typology_store"]["h2j"]["run_id"] == "dl19-h2j"
+    assert result["excluded"]["hard, no assigned reason"] == ["q11"]
+    hard = [r for r in result["queries"] if r["sentence_from"] == r["qid"]]
+    assert [r["qid"] for r in hard] == REASONED
+    assert {r["sentence"] for r in hard} == {"This query asks for quantitative data."}
