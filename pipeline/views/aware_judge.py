@@ -26,7 +26,7 @@ RUN_HELP = ("Start a run above, or run `python -m pipeline aware-judge --dataset
             "appears here.")
 # the Start form's fields (python -m pipeline aware-judge --judge / --max-queries / --cap)
 JUDGE_FIELD = forms.SpecField("Judge (LLM spec)")
-QUERIES_FIELD = Field("Queries (0 = all)", ZERO_OR_POSITIVE_INT)
+QUERIES_FIELD = Field("Judged queries (0 = all)", ZERO_OR_POSITIVE_INT)
 ARM_COLUMNS = {"baseline": "baseline", "aware": "aware", "control_sentence": "control sentence"}
 
 
