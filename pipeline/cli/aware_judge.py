@@ -68,6 +68,8 @@ def cmd_aware_judge(args) -> None:
         raise cli.InputError("--dataset is required (or --list)")
     if args.assigner and args.reasons:
         raise cli.InputError(f"--assigner assigns reasons only without --reasons; --reasons {args.reasons} gives them")
+    if args.reasons_model and args.reasons != "typology":
+        raise cli.InputError("--reasons-model picks the typology runs of one model: it needs --reasons typology")
     from core.jobs.progress import ProgressWriter
     from pipeline.aware import judge as study, store
     from pipeline.data.datasets import load_dataset

@@ -186,6 +186,7 @@ def test_bad_reasons_and_flags_are_refused_naming_them_with_nothing_stored(plant
         assert exc.value.code == 2 and flag in capsys.readouterr().err
     assert main(["aware-judge", "--json"]) == 2 and "--dataset" in capsys.readouterr().err
     assert main(argv + ["--assigner", "embedded"]) == 2 and "--assigner" in capsys.readouterr().err
+    assert main(argv + ["--reasons-model", "x"]) == 2 and "--reasons-model" in capsys.readouterr().err
     assert chat_posts(server) == 0 and store.list_results(study.KIND) == []
 
 
