@@ -279,7 +279,8 @@ def run_aware_judge(data, judge: ChatClient, typology: Typology, templates: Sent
 
     # 2. reasons for the hard queries
     how = dict(reasons_report or {})
-    if assignments is None:
+    assigned_here = assignments is None
+    if assigned_here:
         from pipeline.typology.assignment import assign_reasons
 
         tracker.stage("assigning reasons to the H2J queries", len(all_hard), "query")
@@ -291,9 +292,16 @@ def run_aware_judge(data, judge: ChatClient, typology: Typology, templates: Sent
                 for q in all_hard if q in by_qid}
     excluded["hard, no assigned reason"] = [q for q in all_hard if q not in sentence]
     hard_used = {s: sorted((q for q in hard[s].qids if q in sentence), key=order.get) for s in SETUPS}
+    if not all_hard:
+        raise AwareJudgeFailure(f"{data.name}: both H2J sets are empty, nothing to compare: "
+                                + "; ".join(hard[s].warning() or f"{s}: no query" for s in SETUPS))
     if not any(hard_used.values()):
-        raise AwareJudgeError(f"{data.name}: none of the {len(all_hard)} H2J queries has an assigned H2J reason "
-                              f"({how.get('imported') or 'reasons as given'}); nothing to compare")
+        # reasons given (a file, the store) that name none of these queries are bad input; a model that
+        # assigned none here is a failure of the run
+        error = AwareJudgeFailure if assigned_here else AwareJudgeError
+        source = f"assigned by {assigner.provenance.label}" if assigned_here else how.get("imported", "reasons as given")
+        raise error(f"{data.name}: none of the {len(all_hard)} H2J queries ({' '.join(all_hard)}) has an assigned "
+                    f"H2J reason ({source}); nothing to compare")
 
     # 3. controls: not hard in either setup, borrowing the hard queries' sentences round-robin
     candidates = [q for q in qids if q not in set(all_hard) and all(q in baseline[s] for s in SETUPS)]

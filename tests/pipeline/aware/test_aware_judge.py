@@ -265,3 +265,14 @@ def test_reasons_from_the_typology_store_give_the_same_sentences(planted, capsys
     hard = [r for r in result["queries"] if r["sentence_from"] == r["qid"]]
     assert [r["qid"] for r in hard] == REASONED
     assert {r["sentence"] for r in hard} == {"This query asks for quantitative data."}
+
+
+def test_reasons_that_name_no_hard_query_are_refused_with_nothing_stored(planted, capsys, tmp_path):
+    server, argv = planted
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"qid": "q30", "task": "h2j", "categories": ["Quantitative data needs"]}) + "\n")
+    at = argv.index("--reasons") + 1
+    assert main(argv[:at] + [str(other)] + argv[at + 1:]) == 2
+    err = capsys.readouterr().err
+    assert "none of the 11 H2J queries" in err and "other.jsonl" in err
+    assert chat_posts(server) == 44 * 4 and store.list_results(study.KIND) == []  # the baseline only, nothing stored
