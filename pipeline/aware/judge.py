@@ -299,7 +299,8 @@ def run_aware_judge(data, judge: ChatClient, typology: Typology, templates: Sent
         # reasons given (a file, the store) that name none of these queries are bad input; a model that
         # assigned none here is a failure of the run
         error = AwareJudgeFailure if assigned_here else AwareJudgeError
-        source = f"assigned by {assigner.provenance.label}" if assigned_here else how.get("imported", "reasons as given")
+        source = (f"assigned by {assigner.provenance.label}" if assigned_here
+                  else how.get("imported", "reasons as given"))
         raise error(f"{data.name}: none of the {len(all_hard)} H2J queries ({' '.join(all_hard)}) has an assigned "
                     f"H2J reason ({source}); nothing to compare")
 
