@@ -23,6 +23,8 @@ Commands (``python -m pipeline COMMAND --help`` lists each one's options with th
     typology     LLM-induced failure typology of one task's hard queries, reasons assigned per query
     annotations  human validation of the assigned reasons: CSV import/export, figures
     prefer       difficulty-aware vs baseline answers judged pairwise in both orders
+    aware-judge  difficulty-aware judging: H2J and control queries re-judged with a difficulty sentence
+                 and a control sentence, disagreement with NIST compared per query; --list the results
     aware-retrieve  BM25 on queries rewritten from their H2R failure reason vs a plain rewrite, RM3, the
                  original (paired tests, Holm, share leaving the bottom quartile); --list the stored results
     findings     the failure paper's claims checked on the stored studies: paper, measured, verdict
@@ -72,7 +74,7 @@ from pipeline.cli.args import HelpFormatter
 # the order of ``python -m pipeline --help``: a collection's steps, then the study, then what builds on it;
 # a command module not named here follows, by name
 HELP_ORDER = ("retrieval", "judging", "generation", "study", "coverage", "typology", "annotation", "prefer",
-              "aware_retrieve", "findings", "predict", "export", "llm")
+              "aware_judge", "aware_retrieve", "findings", "predict", "export", "llm")
 
 # bad input (TrecFormatError, DatasetError, StudyError, ... are ValueErrors) exits 2; a failure while
 # running (RetrievalError, JavaError, LLMError, EncoderError are RuntimeErrors; a file that cannot be read) 1

@@ -35,3 +35,18 @@ def kappa_text(kappa: float | None, digits: int = 2) -> str:
 def _plain(value):
     """numpy scalars as Python values (so True and np.True_ count as one answer)."""
     return value.item() if hasattr(value, "item") else value
+
+
+def cohen_kappa_counts(confusion) -> "np.ndarray":
+    """The same κ from confusion counts ``confusion[..., i, j]`` (rater a's answer i, rater b's answer j),
+    over any leading axes at once: many bootstrap resamples' summed counts without one sklearn call each.
+    NaN where undefined (no items, or p_e = 1), as :func:`cohen_kappa` gives None."""
+    import numpy as np
+
+    counts = np.asarray(confusion, dtype=float)
+    total = counts.sum(axis=(-2, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        observed = np.trace(counts, axis1=-2, axis2=-1) / total
+        expected = (counts.sum(axis=-1) * counts.sum(axis=-2)).sum(axis=-1) / total ** 2
+        kappa = (observed - expected) / (1.0 - expected)
+    return np.where((total > 0) & (expected < 1.0 - 1e-12), kappa, np.nan)

@@ -11,7 +11,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from pipeline.annotation.validation import kappa_figures
 from pipeline.judging.benchmark import agreement
-from pipeline.stats.agreement import KAPPA_UNDEFINED, cohen_kappa
+from pipeline.stats.agreement import KAPPA_UNDEFINED, cohen_kappa, cohen_kappa_counts
 
 RATERS = [
     ([1, 0, 0, 0, 1, 0], [1, 1, 0, 1, 1, 0]),  # 0.4 by hand (tests/pipeline/annotation/test_validation.py)
@@ -37,6 +37,22 @@ def test_cohen_kappa_is_sklearns_and_none_where_sklearn_says_nan(a, b):
         assert ours is None
     else:
         assert ours == pytest.approx(reference)
+
+
+@pytest.mark.parametrize("a,b", RATERS[:5])
+def test_kappa_from_confusion_counts_is_the_same_kappa(a, b):
+    """cohen_kappa_counts (the aware-judge bootstrap's κ over summed counts) gives cohen_kappa's value, NaN
+    where it gives None; over a stack of count matrices, each one's."""
+    counts = np.zeros((2, 2))
+    for x, y in zip(a, b):
+        counts[int(x), int(y)] += 1
+    ours = cohen_kappa(a, b)
+    stacked = cohen_kappa_counts(np.stack([counts, counts, np.zeros((2, 2))]))
+    if ours is None:
+        assert np.isnan(stacked[0])
+    else:
+        assert stacked[0] == pytest.approx(ours, abs=1e-12) and stacked[1] == stacked[0]
+    assert np.isnan(stacked[2])  # no items: undefined
 
 
 def test_random_raters_agree_with_sklearn():

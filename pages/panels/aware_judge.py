@@ -1,0 +1,90 @@
+"""The "Difficulty-aware judging" section of the Difficulty-aware page: a stored aware-judge result's verdicts,
+and per query the baseline, difficulty-aware and control-sentence labels beside NIST's with the prompt diff.
+One call: ``aware_judge_section()``; the figures come from :mod:`pipeline.views.aware_judge`."""
+from __future__ import annotations
+
+import streamlit as st
+
+from core import paths
+from pages.panels.jobs import jobs_panel
+from pipeline.views import aware_judge as view
+
+
+@st.cache_data(max_entries=16, show_spinner="Reading results…")
+def _load(path: str, mtime: float) -> dict:
+    return view.load(path)
+
+
+def aware_judge_section() -> None:
+    st.header("Difficulty-aware judging")
+    st.caption("The judge (UMBRELA's prompt) re-judges the H2J queries' pairs with one sentence naming the query's "
+               "difficulty, and with a neutral control sentence of the same length; control queries that are not "
+               "hard get the same sentences. Disagreement with NIST is compared per query (lower is better).")
+    with st.expander("Run a judging study (background job)", expanded=False):
+        c = st.columns([1, 2, 3, 1, 1, 1])
+        c[0].selectbox("Dataset", ["dl19", "dl20", "dl21", "dl22"], key="aware_judge_dataset")
+        c[1].text_input(view.JUDGE_FIELD.label, "auto", key="aware_judge_judge",
+                        help="auto, embedded, ollama[:MODEL[@HOST]], openai:MODEL@URL")
+        c[2].selectbox("Reasons", list(view.REASON_SOURCES), format_func=view.REASON_SOURCES.get,
+                       key="aware_judge_reasons")
+        c[3].number_input(view.QUERIES_FIELD.label, value=0, key="aware_judge_max")  # checked on Start
+        c[4].number_input(view.forms.PAIRS_PER_QUERY.label, value=view.study.DEFAULT_CAP, key="aware_judge_cap")
+        busy = any(j.active for j in view.AWARE_JUDGE.jobs())
+
+        def queue() -> None:  # a callback (the rerun that follows already sees the job); reads the widgets
+            s = st.session_state
+            try:
+                s["queued_aware_judge"] = view.submit(
+                    s["aware_judge_dataset"], paths.data_folder("trec_dl"), judge=s["aware_judge_judge"],
+                    reasons=s["aware_judge_reasons"], max_queries=s["aware_judge_max"], cap=s["aware_judge_cap"])
+            except ValueError as exc:
+                s["queued_aware_judge_error"] = str(exc)
+
+        c[5].button("Start", on_click=queue, disabled=busy, key="aware_judge_start",
+                    help="a judging study is running" if busy else None)
+        if "queued_aware_judge" in st.session_state:
+            st.success(f"Queued job #{st.session_state.pop('queued_aware_judge')}.")
+        if "queued_aware_judge_error" in st.session_state:
+            st.error(st.session_state.pop("queued_aware_judge_error"))
+    jobs_panel(view.AWARE_JUDGE, view.jobs_frame, columns={"progress": st.column_config.TextColumn(width="large")})
+
+    available = view.available()
+    if not available:
+        st.info("No aware-judge result yet. " + view.RUN_HELP)
+        return
+    left, right = st.columns([1, 3])
+    dataset = left.selectbox("Dataset", list(available), format_func=str.upper, key="judge_dataset")
+    files = available[dataset]
+
+    def result_at(i: int) -> dict:
+        return _load(str(files[i]), files[i].stat().st_mtime)
+
+    index = right.selectbox("Result", range(len(files)), key="judge_result",
+                            format_func=lambda i: view.result_label(files[i], result_at(i)))
+    result = result_at(index)
+    st.caption(view.provenance_line(result))
+    warning = view.gate_warning(result)
+    if warning:
+        st.warning(warning)
+    st.dataframe(view.verdict_frame(result), hide_index=True,
+                 column_config={c: st.column_config.NumberColumn(format="%.3g")
+                                for c in ("mean change", "Wilcoxon p", "Holm p", "sign test p", "κ change")})
+    st.caption(f"Rule: {result['rule']['statistic']}; alpha {result['rule']['alpha']}, at least "
+               f"{result['rule']['min_queries']} queries and a {result['rule']['min_parameters_b']:g}B model. "
+               f"κ: {result['kappa_scales']['binary']}; {result['kappa_scales']['graded']}.")
+
+    qids = view.query_options(result)
+    qid = st.selectbox(f"Query ({len(qids)} re-judged)", qids, key="judge_query",
+                       format_func=lambda q: view.query_label(result, q))
+    texts = view.sentences(result, qid)
+    st.markdown("**Difficulty sentence**")
+    st.text(texts["from"])  # reason names may be LLM-written: text, never markdown
+    st.code(texts["difficulty"], language=None, wrap_lines=True)
+    st.markdown("**Control sentence**")
+    st.code(texts["control"], language=None, wrap_lines=True)
+    st.dataframe(view.disagreement_frame(result, qid), hide_index=True)
+    st.dataframe(view.labels_frame(result, qid), hide_index=True)
+    with st.expander("What changed in the prompt (+ added, - removed), on the stored example pair", expanded=False):
+        for arm in ("aware", "control_sentence"):
+            st.markdown(f"**{view.ARM_COLUMNS[arm]}**")
+            st.code(view.prompt_change(result, arm), language="diff", wrap_lines=True)

@@ -1,0 +1,154 @@
+"""``aware-judge``: difficulty-aware judging (:mod:`pipeline.aware.judge`): the judge re-judges the H2J
+queries' pairs with a difficulty sentence, a control sentence, and on control queries; ``--list`` the stored
+results."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from core import cli
+from pipeline.cli.args import _cap, llm_args, llm_options, progress_key_arg
+from pipeline.data.datasets import DATASETS
+from pipeline.judging.judgments import DEFAULT_CAP
+from pipeline.prompting import difficulty  # light: its shipped data files are the command's defaults
+from pipeline.typology.categories import STUDY_FILE
+
+
+def reasons_source(text: str) -> str:
+    """``--reasons``: ``typology`` or a reasons file that exists (checked before any work starts)."""
+    if text == "typology":
+        return text
+    path = Path(text).expanduser()
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"expected 'typology' or a reasons FILE; no such file: {text}")
+    return str(path)
+
+
+reasons_source.__name__ = "typology|FILE"
+
+
+def _summary(result: dict, path) -> dict:
+    """What ``--json`` prints: the comparisons and verdicts in full, the per-query records by reference."""
+    return {"dataset": result["dataset"], "id": result["id"], "path": str(path), "judge": result["judge"]["label"],
+            "assigner": (result["assigner"] or {}).get("label"), "config": result["config"],
+            "reasons": {k: v for k, v in result["reasons"]["how"].items() if k != "report"},
+            "universe": len(result["universe"]), "excluded": {k: len(v) for k, v in result["excluded"].items()},
+            "sets": {s: {"hard": v["hard"], "hard_used": v["hard_used"], "control": v["control"],
+                         "summary": v["summary"]} for s, v in result["sets"].items()},
+            "controls": {"seed": result["controls"]["seed"], "borrowed": result["controls"]["borrowed"]},
+            "comparisons": result["comparisons"], "verdicts": result["verdicts"], "gates": result["gates"],
+            "counts": result["counts"], "rule": result["rule"], "seconds": result["seconds"]}
+
+
+def _list(args) -> None:
+    from pipeline.aware import judge, store
+
+    rows = []
+    for path in store.list_results(judge.KIND, args.dataset):
+        try:
+            r = store.load_result(judge.KIND, path, judge.RESULT_VERSION)
+        except ValueError as exc:
+            rows.append({"path": str(path), "error": str(exc)})
+            continue
+        rows.append({"id": r["id"], "dataset": r["dataset"], "path": str(path), "judge": r["judge"]["label"],
+                     "queries": len(r["queries"]), "config": r["config"], "gates": r["gates"]})
+    if args.json:
+        cli.print_json({"results": rows})
+        return
+    if not rows:
+        print("no aware-judge result stored" + (f" for {args.dataset}" if args.dataset else ""))
+    for row in rows:
+        print(row.get("error") or f"{row['id']}  {row['judge']}  {row['queries']} queries  {row['path']}")
+
+
+def cmd_aware_judge(args) -> None:
+    if args.list:
+        return _list(args)
+    if not args.dataset:
+        raise cli.InputError("--dataset is required (or --list)")
+    if args.assigner and args.reasons:
+        raise cli.InputError(f"--assigner assigns reasons only without --reasons; --reasons {args.reasons} gives them")
+    if args.reasons_model and args.reasons != "typology":
+        raise cli.InputError("--reasons-model picks the typology runs of one model: it needs --reasons typology")
+    from core.jobs.progress import ProgressWriter
+    from pipeline.aware import judge as study, store
+    from pipeline.data.datasets import load_dataset
+    from pipeline.llm import make_client
+    from pipeline.typology.categories import load_typology
+
+    config = study.AwareJudgeConfig(cap=args.cap, quantile=args.quantile, max_queries=args.max_queries,
+                                    control_seed=args.control_seed)
+    # every input is read before the first call: a bad file stops the command with nothing judged or stored
+    data = load_dataset(args.dataset, args.data)
+    data.require_qrels()
+    templates = difficulty.load_templates(args.templates)
+    assignments, report = None, None
+    if args.reasons == "typology":
+        typology, assignments, store_report = difficulty.reasons_from_typology_store(data.name,
+                                                                                     model=args.reasons_model)
+        report = {"typology_store": store_report}
+    else:
+        typology = load_typology(args.typology)
+        if args.reasons:
+            assignments, report = difficulty.load_assignments(args.reasons, typology), {"imported": args.reasons}
+    options = llm_options(args)
+    with ProgressWriter(args.progress_key, study.STAGES + (assignments is None)) as tracker:
+        judge = make_client(args.judge, **options, step="aware-judge:judge")
+        assigner = None if assignments is not None else (
+            judge if not args.assigner or args.assigner == args.judge
+            else make_client(args.assigner, **options, step="aware-judge:assignment"))
+        result = study.run_aware_judge(data, judge, typology, templates, config, assignments=assignments,
+                                       reasons_report=report, assigner=assigner, progress=tracker)
+        path = store.save_result(study.KIND, result)
+    out = _summary(result, path)
+    if args.json:
+        cli.print_json(out)
+        return
+    print(f"{data.name}: judge {out['judge']}" + (f"; assigner {out['assigner']}" if out["assigner"] else ""))
+    for setup, sets in out["sets"].items():
+        print(f"  {setup}: H2J {len(sets['hard'])} queries ({len(sets['hard_used'])} with a reason), "
+              f"{len(sets['control'])} control queries")
+    for gate in out["gates"]:
+        print(f"  not a finding: {gate}")
+    for part in out["verdicts"]:
+        kappa = part["measured"]["kappa"]
+        change = "undefined" if kappa["change"] is None else f"{kappa['change']:+.3f}"
+        because = part["evidence"].get("inconclusive_because") or []
+        verdict = part["verdict"] + (f" ({because[0]})" if part["verdict"] == "inconclusive" and because else "")
+        print(f"  {part['scope']}: {verdict} · n = {part['evidence']['n']} · {part['evidence']['shown']} · "
+              f"κ change {change} ({kappa['scale']})")
+    print(f"stored: {path}")
+
+
+def _aware_judge_arguments(p) -> None:
+    p.add_argument("--dataset", choices=list(DATASETS), default=None, help="required unless --list")
+    p.add_argument("--data", default=None, help="TREC DL data folder (default: configured trec_dl folder)")
+    p.add_argument("--judge", default="auto", metavar="SPEC", help="the relevance judge (an LLM spec)")
+    p.add_argument("--reasons", type=reasons_source, default=None, metavar="typology|FILE",
+                   help="'typology': the dataset's latest finished failure-typology runs (task h2j); FILE: a JSON "
+                        'list or JSONL of {"qid", "task": "h2j", "categories": [...]}; default: --assigner assigns '
+                        "the typology's H2J categories to the H2J queries")
+    p.add_argument("--reasons-model", default=None, metavar="LABEL",
+                   help="with --reasons typology: the runs of this model (default: the newest run's model)")
+    p.add_argument("--assigner", default=None, metavar="SPEC",
+                   help="the model that assigns reasons (default: the judge)")
+    p.add_argument("--typology", type=cli.existing_file, default=str(STUDY_FILE), metavar="FILE",
+                   help="typology JSON (default: the study's ten categories)")
+    p.add_argument("--templates", type=cli.existing_file, default=str(difficulty.DEFAULT_TEMPLATES), metavar="FILE",
+                   help="difficulty sentence templates JSON (default: the shipped ones)")
+    p.add_argument("--cap", type=_cap, default=DEFAULT_CAP, metavar="N|none",
+                   help="judged pairs per query at most (stratified by grade, the study judge's sample); none: all")
+    p.add_argument("--quantile", type=cli.quantile, default=0.25, help="H2J: the top q of the queries by disagreement")
+    p.add_argument("--max-queries", type=cli.positive_int, default=None,
+                   help="the first N judged queries with passage text, in topic order (recorded)")
+    p.add_argument("--control-seed", type=cli.nonnegative_int, default=0, help="seed of the control queries' draw")
+    p.add_argument("--list", action="store_true", help="list the stored results (of --dataset, else all)")
+    progress_key_arg(p)
+    cli.json_arg(p)
+    llm_args(p)
+
+
+COMMANDS = (
+    cli.Command("aware-judge", "difficulty-aware judging: the judge re-judges H2J and control queries with a "
+                               "difficulty sentence and a control sentence", _aware_judge_arguments, cmd_aware_judge),
+)
