@@ -143,3 +143,30 @@ for item in pairs:
         aware.markdown("**Difficulty-aware answer**")
         aware.text(view.answer_text(pair, "aware"))
         st.dataframe(view.verdict_frame(pair), hide_index=True)
+
+st.header("Difficulty-aware judgments")
+judgments = view.aware_judgments(dataset, qid)
+if not judgments:
+    st.info(missing["aware-judge"])
+for item in judgments:
+    with st.expander(f"{item['result']} · {item['groups'] or 'no group'}"):
+        st.caption(f"Judge {item['judge']} · {item['file']}")
+        if item["not_a_finding"]:
+            st.warning(item["not_a_finding"])
+        sentences = item["sentences"]
+        st.text(f"Difficulty sentence ({sentences['from']}):\n{sentences['difficulty']}\n\n"
+                f"Control sentence:\n{sentences['control']}")
+        st.dataframe(item["disagreement"], hide_index=True)
+        st.dataframe(item["labels"], hide_index=True)
+
+st.header("Difficulty-aware rewrites")
+rewrites = view.aware_rewrites(dataset, qid)
+if not rewrites:
+    st.info(missing["aware-retrieve"])
+for item in rewrites:
+    with st.expander(f"{item['result']} · rewriter {item['rewriter']}"):
+        st.caption(item["corpus"])
+        if item["not_a_finding"]:
+            st.warning(item["not_a_finding"])
+        st.text(f"Reason sentence: {item['sentence']}")
+        st.dataframe(item["arms"], hide_index=True, column_config={"nDCG@10": VALUE})

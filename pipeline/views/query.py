@@ -4,8 +4,9 @@ Everything here is *read* from what measured it, nothing is recomputed: the stud
 (:mod:`pipeline.study.store`: nDCG@10, answers and their BERTScore, the judges' labels, the hard sets
 of every configuration), the retrieval run files those studies name, the typology store
 (:mod:`pipeline.typology.store`), the annotation store (:mod:`pipeline.annotation.store`), the stored
-predictions (:mod:`pipeline.predict.store`) and the difficulty-aware preference results
-(:mod:`pipeline.prompting.preference`). The two derived figures are a rule applied to stored values, not
+predictions (:mod:`pipeline.predict.store`), the difficulty-aware preference results
+(:mod:`pipeline.prompting.preference`) and the difficulty-aware judging and retrieval results
+(:mod:`pipeline.aware.store`: ``aware-judge``, ``aware-retrieve``). The two derived figures are a rule applied to stored values, not
 a measurement: a pair's disagreement is :func:`pipeline.judging.h2j.disagrees` on the stored label and
 NIST grade (the rule the study's per-query share counted), and a predictor's percentile is the query's
 rank among the stored values of the same prediction and dataset (``scipy.stats.percentileofscore``).
@@ -39,6 +40,7 @@ LINK_TEXT = "open"  # the link column's text (st.column_config.LinkColumn(displa
 LINK_COLUMN = "query page"
 NOT_STORED = "not stored"
 NO_TEXT = "(no text: neither the study nor its data folder holds this passage)"
+AWARE_KINDS = ("aware-judge", "aware-retrieve")
 TASK_NAMES = {"h2r": "hard to retrieve (H2R)", "h2g": "hard to generate (H2G)", "h2j": "hard to judge (H2J)"}
 
 
@@ -117,6 +119,26 @@ def _preference_results(dataset: str) -> list[tuple[Path, dict]]:
     return out
 
 
+def _aware_results(kind: str, dataset: str | None = None) -> list[tuple[Path, dict]]:
+    """The stored ``aware-judge`` or ``aware-retrieve`` results (newest first) that load as their version."""
+    from pipeline.views import aware_judge, aware_retrieve
+
+    view = {"aware-judge": aware_judge, "aware-retrieve": aware_retrieve}[kind]
+    out = []
+    for path in store_paths(kind, dataset):
+        try:
+            out.append((path, view.load(path)))
+        except ValueError:  # another version's file: the Difficulty-aware page says so, not this one
+            continue
+    return out
+
+
+def store_paths(kind: str, dataset: str | None = None) -> list[Path]:
+    from pipeline.aware import store
+
+    return store.list_results(kind, dataset)
+
+
 def _predictions() -> list[dict]:
     from pipeline.predict import store
 
@@ -130,18 +152,21 @@ def _predictions() -> list[dict]:
 
 
 def datasets() -> list[str]:
-    """Datasets some store holds a query of: stored studies, typology runs, preference results."""
+    """Datasets some store holds a query of: stored studies, typology runs, preference results, difficulty-aware
+    judging and retrieval results."""
     from pipeline.prompting import preference
 
     names = set(studies.study_datasets())
     names |= {run["dataset"] for run, _ in _typology_runs()}
     names |= {path.parent.name for path in preference.list_results()}
+    names |= {path.parent.name for kind in AWARE_KINDS for path in store_paths(kind)}
     return sorted(names)
 
 
 def query_choices(dataset: str, stored: list[StudyResult] | None = None) -> dict[str, str]:
     """``{qid: query text}`` of every query a store of ``dataset`` holds, in the newest study's order
-    (then the typology runs', then the preference results'); ``stored``: the dataset's studies, when read already."""
+    (then the typology runs', the preference results', the difficulty-aware judging and retrieval results');
+    ``stored``: the dataset's studies, when read already."""
     out: dict[str, str] = {}
     for study in stored_studies(dataset) if stored is None else stored:
         for qid, text in study.queries.items():
@@ -152,6 +177,10 @@ def query_choices(dataset: str, stored: list[StudyResult] | None = None) -> dict
     for _, result in _preference_results(dataset):
         for pair in result["pairs"]:
             out.setdefault(pair["qid"], pair["query"])
+    for kind in AWARE_KINDS:
+        for _, result in _aware_results(kind, dataset):
+            for record in result["queries"]:
+                out.setdefault(record["qid"], record["query"])
     return out
 
 
@@ -387,6 +416,50 @@ def preference_pairs(dataset: str, qid: str) -> list[dict]:
     return out
 
 
+def aware_judgments(dataset: str, qid: str) -> list[dict]:
+    """``[{"result", "file", "judge", "not_a_finding", "groups", "sentences", "labels", "disagreement"}]``: the
+    query in every stored difficulty-aware judging result (newest first): its group per setup, its difficulty
+    and control sentences, each arm's label per passage beside NIST's, and its disagreement per setup and arm
+    (the Difficulty-aware page's frames, :mod:`pipeline.views.aware_judge`)."""
+    from pipeline.views import aware_judge
+
+    out = []
+    for path, result in _aware_results("aware-judge", dataset):
+        if not any(r["qid"] == qid for r in result["queries"]):
+            continue
+        record = next(r for r in result["queries"] if r["qid"] == qid)
+        out.append({"result": result["id"], "file": str(path), "judge": model_text(result["judge"]),
+                    "not_a_finding": aware_judge.gate_warning(result),
+                    "groups": ", ".join(f"{setup}: {group}" for setup, group in record["group"].items() if group),
+                    "sentences": aware_judge.sentences(result, qid),
+                    "labels": aware_judge.labels_frame(result, qid),
+                    "disagreement": aware_judge.disagreement_frame(result, qid)})
+    return out
+
+
+def aware_rewrites(dataset: str, qid: str) -> list[dict]:
+    """``[{"result", "file", "rewriter", "not_a_finding", "corpus", "sentence", "arms"}]``: the query in every stored
+    difficulty-aware retrieval result (newest first): its reason sentence, and per arm (original, plain rewrite,
+    difficulty-aware rewrite, RM3) the query text BM25 ran and its nDCG@10."""
+    from pipeline.views import aware_retrieve
+
+    out = []
+    for path, result in _aware_results("aware-retrieve", dataset):
+        row = aware_retrieve.rewrites_frame(result)
+        row = row[row["qid"] == qid]
+        if row.empty:
+            continue
+        row = row.iloc[0]
+        texts = {"original": row["original"], "plain_rewrite": row["plain rewrite"],
+                 "aware_rewrite": row["difficulty-aware rewrite"], "rm3": "RM3 terms: " + row["RM3 expansion terms"]}
+        arms = pd.DataFrame([{"arm": title, "query BM25 ran": texts[arm],
+                              "nDCG@10": row[f"nDCG@10 {title}"]} for arm, title in aware_retrieve.ARM_TITLES.items()])
+        out.append({"result": result["id"], "file": str(path), "rewriter": model_text(result["rewriter"]),
+                    "not_a_finding": aware_retrieve.not_a_finding(result), "corpus": result["corpus"]["statement"],
+                    "sentence": row["reason sentence"], "arms": arms})
+    return out
+
+
 # ---------------------------------------------------------------------------- what is missing, and how to get it
 def missing_lines(dataset: str) -> dict[str, str]:
     """Per section, the line shown when no store holds the query: what is missing and the command producing it."""
@@ -401,4 +474,10 @@ def missing_lines(dataset: str) -> dict[str, str]:
                       f"with `python -m pipeline predict --dataset {dataset}`.",
         "preference": f"No difficulty-aware result of {dataset.upper()} holds this query: run one on the "
                       f"Difficulty-aware generation page or with `python -m pipeline prefer --dataset {dataset}`.",
+        "aware-judge": f"No difficulty-aware judging result of {dataset.upper()} holds this query (it re-judges the "
+                       f"H2J queries and a control set): start one on the Difficulty-aware page or run "
+                       f"`python -m pipeline aware-judge --dataset {dataset} --judge SPEC`.",
+        "aware-retrieve": f"No difficulty-aware retrieval result of {dataset.upper()} holds this query (it rewrites "
+                          f"the H2R queries): run `python -m pipeline aware-retrieve --dataset {dataset} "
+                          f"--rewriter SPEC`.",
     }

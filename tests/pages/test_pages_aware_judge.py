@@ -2,51 +2,18 @@
 scripted judge: verdicts, per-query labels beside NIST's, the prompt diff, and untrusted text shown as text."""
 from __future__ import annotations
 
-import json
-import re
-
 from streamlit.testing.v1 import AppTest
 
-from pipeline.aware import judge as study, store
-from pipeline.data.datasets import DATASETS, TrecDlData
-from pipeline.prompting import difficulty
-from pipeline.typology.categories import Assignment, load_typology
 from pipeline.views import aware_judge as view
+from tests.support.aware_results import judged_result
 from tests.support.paths import ROOT
-from tests.support.preference_helpers import HOSTILE, client
+from tests.support.preference_helpers import HOSTILE
 
 PAGE = str(ROOT / "pages" / "difficulty-aware-generation.py")
-QIDS = [f"q{i}" for i in range(1, 9)]
-RAW_HTML = '<b>bold</b> {"O": 9}'  # an unparseable reply holding markup
-
-
-def respond(messages) -> str:
-    user = messages[-1]["content"]
-    qid = re.search(r"Passage: passage ([ad]) of (q\d)", user).group(2)
-    letter = re.search(r"Passage: passage ([ad])", user).group(1)
-    aware = "This query" in user
-    if aware and qid == "q2" and letter == "a":
-        return RAW_HTML
-    grade = 3 if letter == "a" or (qid in ("q1", "q2") and not aware) else 0  # q1, q2 mislabel d at baseline
-    return json.dumps({"M": grade, "T": grade, "O": grade})
-
-
-def stored_result() -> dict:
-    topics = {q: (HOSTILE if q == "q1" else f"query {q}") for q in QIDS}
-    data = TrecDlData(spec=DATASETS["dl19"], topics=topics, qrels={q: {f"a{q}": 3, f"d{q}": 0} for q in QIDS},
-                      passages={f"{x}{q}": f"passage {x} of {q}" for q in QIDS for x in "ad"}, source="test")
-    typology = load_typology()
-    reasons = [Assignment(q, "h2j", [(typology.find("Quantitative data needs", "h2j"), "")], source="hand")
-               for q in ("q1", "q2")]
-    result = study.run_aware_judge(data, client(respond, model="tiny", small=True), typology,
-                                   difficulty.load_templates(), assignments=reasons,
-                                   reasons_report={"imported": "hand"})
-    store.save_result(study.KIND, result)
-    return result
 
 
 def test_view_frames_read_the_stored_labels(cache):
-    result = stored_result()
+    result = judged_result()
     (path,) = view.available()["dl19"]
     assert view.load(path)["id"] == result["id"]
     assert result["sets"]["binary"]["hard"] == ["q1", "q2"]
@@ -65,7 +32,7 @@ def test_view_frames_read_the_stored_labels(cache):
 
 
 def test_page_section_renders_a_stored_result_with_text_as_text(cache):
-    result = stored_result()
+    result = judged_result()
     at = AppTest.from_file(PAGE, default_timeout=60)
     at.run()
     assert not at.exception, [e.value for e in at.exception]

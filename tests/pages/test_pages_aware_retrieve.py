@@ -7,10 +7,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.pipeline.aware import retrieve_collection as rc
+from tests.support.aware_results import HOSTILE_REWRITE as HOSTILE, retrieved_result
 from tests.support.paths import ROOT
 
 PAGE = str(ROOT / "pages" / "difficulty-aware-generation.py")
-HOSTILE = "<script>alert('x')</script> <b>bold</b>"
 
 
 def _page() -> AppTest:
@@ -18,28 +18,6 @@ def _page() -> AppTest:
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
-
-
-def _stored_result(tmp_path) -> dict:
-    from pipeline.aware import retrieve, store
-    from pipeline.data.datasets import load_dataset
-    from pipeline.llm import Provenance
-    from pipeline.prompting.difficulty import load_templates
-    from pipeline.retrieval import bm25
-    from pipeline.typology.categories import STUDY_FILE
-    from tests.support.preference_helpers import client
-
-    data = load_dataset("dl20", rc.write(tmp_path / "data", "dl20", missing_text=("h6-g1",)))
-    config = retrieve.RetrieveConfig()
-    index = bm25.build_index(data.passages, fingerprint=data.passages_fingerprint)
-    typology, assignments, how = retrieve.h2r_reasons(data, (), STUDY_FILE, reasons=str(
-        rc.write_reasons(tmp_path / "r.jsonl", rc.HARD)))
-    rewriter = client(lambda m: HOSTILE if rc.SENTENCE in m[-1]["content"] else "", model="small")
-    rewriter.backend.provenance = Provenance("scripted", "small", parameters_b=1.5, size_source="stated")
-    result = retrieve.run_aware_retrieve(data, retrieve.original_h2r(data, index, config), assignments, typology,
-                                         load_templates(), rewriter, config, index, reasons_report=how)
-    store.save_result(retrieve.KIND, result)
-    return result
 
 
 def test_the_section_says_how_to_run_one_without_results(cache):
@@ -50,7 +28,7 @@ def test_the_section_says_how_to_run_one_without_results(cache):
 
 @pytest.mark.slow
 def test_the_section_shows_a_stored_result_with_its_notes_and_the_rewrites_as_text(cache, tmp_path):
-    result = _stored_result(tmp_path)
+    result = retrieved_result(tmp_path)
     at = _page()
     assert result["id"] in at.selectbox(key="aware_retrieve_result").format_func(0)
     warnings = [w.value for w in at.warning]
