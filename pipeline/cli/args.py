@@ -30,6 +30,53 @@ def _cap(text: str):
 _cap.__name__ = "cap"
 
 
+def reasons_source(text: str) -> str:
+    """``--reasons``: ``typology`` or a reasons file that exists (checked before any work starts)."""
+    from pathlib import Path
+
+    if text == "typology":
+        return text
+    path = Path(text).expanduser()
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"expected 'typology' or a reasons FILE; no such file: {text}")
+    return str(path)
+
+
+reasons_source.__name__ = "typology|FILE"
+
+
+def reasons_args(p, task: str, assigned_to: str, assigner_default: str) -> None:
+    """Where the difficulty-aware studies' failure reasons come from (``aware-judge``, ``aware-retrieve``):
+    ``--reasons typology|FILE``, ``--reasons-model``, ``--assigner`` (assigns the typology's ``task``
+    categories to ``assigned_to`` without ``--reasons``), ``--typology`` and ``--templates``; the
+    combinations that would silently ignore a flag are refused by :func:`check_reasons_args`."""
+    from pipeline.prompting import difficulty
+    from pipeline.typology.categories import STUDY_FILE
+
+    p.add_argument("--reasons", type=reasons_source, default=None, metavar="typology|FILE",
+                   help=f"'typology': the dataset's latest finished failure-typology runs (task {task}); FILE: a "
+                        f'JSON list or JSONL of {{"qid", "task": "{task}", "categories": [...]}}; default: '
+                        f"--assigner assigns the typology's {task.upper()} categories to {assigned_to}")
+    p.add_argument("--reasons-model", default=None, metavar="LABEL",
+                   help="with --reasons typology: the runs of this model (a run's model label; default: the "
+                        "newest run's model)")
+    p.add_argument("--assigner", default=None, metavar="SPEC",
+                   help=f"the model that assigns the reasons (default: {assigner_default})")
+    p.add_argument("--typology", type=cli.existing_file, default=str(STUDY_FILE), metavar="FILE",
+                   help="typology JSON (default: the study's ten categories)")
+    p.add_argument("--templates", type=cli.existing_file, default=str(difficulty.DEFAULT_TEMPLATES), metavar="FILE",
+                   help="difficulty sentence templates JSON (default: the shipped ones)")
+
+
+def check_reasons_args(args) -> None:
+    """Refuse the :func:`reasons_args` combinations where a flag would be ignored (exit 2, naming them)."""
+    if args.reasons_model and args.reasons != "typology":
+        raise cli.InputError("--reasons-model picks the typology store's runs of one model: it needs --reasons typology")
+    if args.assigner and args.reasons:
+        raise cli.InputError(f"--assigner assigns the reasons here; --reasons {args.reasons} already gives them: "
+                             "pass one of the two")
+
+
 class StatedSizes(argparse.Action):
     """``--model-size MODEL=SIZE`` (repeatable) -> ``{model: billions}`` (:func:`pipeline.llm.sizes.stated_size`):
     a malformed value, or one model stated twice with two sizes, exits 2 naming the flag."""

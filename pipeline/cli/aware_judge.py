@@ -3,28 +3,11 @@ queries' pairs with a difficulty sentence, a control sentence, and on control qu
 results."""
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 from core import cli
-from pipeline.cli.args import _cap, llm_args, llm_options, progress_key_arg
+from pipeline.cli.args import _cap, check_reasons_args, llm_args, llm_options, progress_key_arg, reasons_args
 from pipeline.data.datasets import DATASETS
 from pipeline.judging.judgments import DEFAULT_CAP
 from pipeline.prompting import difficulty  # light: its shipped data files are the command's defaults
-from pipeline.typology.categories import STUDY_FILE
-
-
-def reasons_source(text: str) -> str:
-    """``--reasons``: ``typology`` or a reasons file that exists (checked before any work starts)."""
-    if text == "typology":
-        return text
-    path = Path(text).expanduser()
-    if not path.is_file():
-        raise argparse.ArgumentTypeError(f"expected 'typology' or a reasons FILE; no such file: {text}")
-    return str(path)
-
-
-reasons_source.__name__ = "typology|FILE"
 
 
 def _summary(result: dict, path) -> dict:
@@ -66,10 +49,7 @@ def cmd_aware_judge(args) -> None:
         return _list(args)
     if not args.dataset:
         raise cli.InputError("--dataset is required (or --list)")
-    if args.assigner and args.reasons:
-        raise cli.InputError(f"--assigner assigns reasons only without --reasons; --reasons {args.reasons} gives them")
-    if args.reasons_model and args.reasons != "typology":
-        raise cli.InputError("--reasons-model picks the typology runs of one model: it needs --reasons typology")
+    check_reasons_args(args)
     from core.jobs.progress import ProgressWriter
     from pipeline.aware import judge as study, store
     from pipeline.data.datasets import load_dataset
@@ -124,18 +104,7 @@ def _aware_judge_arguments(p) -> None:
     p.add_argument("--dataset", choices=list(DATASETS), default=None, help="required unless --list")
     p.add_argument("--data", default=None, help="TREC DL data folder (default: configured trec_dl folder)")
     p.add_argument("--judge", default="auto", metavar="SPEC", help="the relevance judge (an LLM spec)")
-    p.add_argument("--reasons", type=reasons_source, default=None, metavar="typology|FILE",
-                   help="'typology': the dataset's latest finished failure-typology runs (task h2j); FILE: a JSON "
-                        'list or JSONL of {"qid", "task": "h2j", "categories": [...]}; default: --assigner assigns '
-                        "the typology's H2J categories to the H2J queries")
-    p.add_argument("--reasons-model", default=None, metavar="LABEL",
-                   help="with --reasons typology: the runs of this model (default: the newest run's model)")
-    p.add_argument("--assigner", default=None, metavar="SPEC",
-                   help="the model that assigns reasons (default: the judge)")
-    p.add_argument("--typology", type=cli.existing_file, default=str(STUDY_FILE), metavar="FILE",
-                   help="typology JSON (default: the study's ten categories)")
-    p.add_argument("--templates", type=cli.existing_file, default=str(difficulty.DEFAULT_TEMPLATES), metavar="FILE",
-                   help="difficulty sentence templates JSON (default: the shipped ones)")
+    reasons_args(p, "h2j", "the H2J queries", "the judge")
     p.add_argument("--cap", type=_cap, default=DEFAULT_CAP, metavar="N|none",
                    help="judged pairs per query at most (stratified by grade, the study judge's sample); none: all")
     p.add_argument("--quantile", type=cli.quantile, default=0.25, help="H2J: the top q of the queries by disagreement")

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pipeline.prompting import difficulty  # light: its shipped data files are the command's defaults
 from core import cli
-from pipeline.cli.args import llm_args, llm_options, progress_key_arg
+from pipeline.cli.args import check_reasons_args, llm_args, llm_options, progress_key_arg, reasons_args
 from pipeline.data.datasets import DATASETS
-from pipeline.typology.categories import STUDY_FILE
 
 # the job's progress record: (assigning reasons,) rewriting, retrieval per arm
 STAGES = 2
@@ -18,11 +17,7 @@ def cmd_aware_retrieve(args) -> None:
     missing = [flag for flag, value in (("--dataset", args.dataset), ("--rewriter", args.rewriter)) if not value]
     if missing:
         raise cli.InputError(f"aware-retrieve: {' and '.join(missing)} required (or --list for the stored results)")
-    if args.reasons_model and args.reasons != "typology":
-        raise cli.InputError("--reasons-model picks the typology store's runs: it needs --reasons typology")
-    if args.assigner and args.reasons:
-        raise cli.InputError(f"--assigner assigns the reasons here; --reasons {args.reasons} already gives them: "
-                             "pass one of the two")
+    check_reasons_args(args)
     from core.jobs.progress import ProgressWriter
     from pipeline.aware import retrieve, store
     from pipeline.data.datasets import load_dataset
@@ -132,18 +127,7 @@ def _arguments(p) -> None:
     p.add_argument("--data", default=None, help="TREC DL data folder (default: configured trec_dl folder)")
     p.add_argument("--rewriter", default=None, metavar="SPEC",
                    help="the model that rewrites the queries, plain and difficulty-aware (an LLM spec)")
-    p.add_argument("--reasons", default=None, metavar="typology|FILE",
-                   help="'typology': the dataset's latest finished failure-typology runs (their H2R reasons); "
-                        'FILE: a JSON list or JSONL of {"qid", "task": "h2r", "categories": [...]}; default: '
-                        "--assigner assigns the typology's H2R categories to this BM25's H2R queries")
-    p.add_argument("--reasons-model", default=None, metavar="LABEL",
-                   help="with --reasons typology: use the runs of this model (a run's model label)")
-    p.add_argument("--assigner", default=None, metavar="SPEC",
-                   help="the model that assigns failure reasons (default: the rewriter)")
-    p.add_argument("--typology", type=cli.existing_file, default=str(STUDY_FILE), metavar="FILE",
-                   help="typology JSON (default: the study's ten categories)")
-    p.add_argument("--templates", type=cli.existing_file, default=str(difficulty.DEFAULT_TEMPLATES), metavar="FILE",
-                   help="difficulty sentence templates JSON (default: the shipped ones)")
+    reasons_args(p, "h2r", "this BM25's H2R queries", "the rewriter")
     p.add_argument("--quantile", type=cli.quantile, default=0.25,
                    help="H2R: the bottom q of the original queries' nDCG@10 under this BM25")
     p.add_argument("--max-queries", type=cli.positive_int, default=None,

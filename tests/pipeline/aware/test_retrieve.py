@@ -182,7 +182,6 @@ def test_bad_input_names_the_flag_and_stores_nothing(tmp_path, monkeypatch, caps
     only_h2g = tmp_path / "h2g.jsonl"
     only_h2g.write_text(json.dumps({"qid": "h1", "task": "h2g", "categories": ["Need for recent information"]}) + "\n")
     for argv, words in [
-        (base + ["--reasons", str(tmp_path / "absent.jsonl")], ["--reasons", "absent.jsonl", "no such file"]),
         (base + ["--reasons", str(bad_category)], ["--reasons", "bad.jsonl:1", "'Not a category'"]),
         (base + ["--reasons", str(only_h2g)], ["--reasons", "no H2R reason"]),
         (["--dataset", "dl19"], ["--rewriter required"]),
@@ -193,7 +192,8 @@ def test_bad_input_names_the_flag_and_stores_nothing(tmp_path, monkeypatch, caps
         assert code == 2, argv
         assert all(w in err for w in words), err
     for argv, flag in [(base + ["--quantile", "1.5"], "--quantile"), (base + ["--max-queries", "0"], "--max-queries"),
-                       (base + ["--templates", str(tmp_path / "none.json")], "--templates")]:
+                       (base + ["--templates", str(tmp_path / "none.json")], "--templates"),
+                       (base + ["--reasons", str(tmp_path / "absent.jsonl")], "--reasons")]:
         with pytest.raises(SystemExit) as info:
             cli.main(["aware-retrieve", *argv])
         assert info.value.code == 2 and flag in capsys.readouterr().err
