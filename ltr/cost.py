@@ -68,6 +68,7 @@ def with_minutes(runs: pd.DataFrame, shares: pd.DataFrame) -> pd.DataFrame:
     mine = shares.reindex(runs["run_id"])
     for column in SHARE_COLUMNS:
         runs[column] = mine[column].to_numpy()
+    runs["pretrain_shared_by"] = runs["pretrain_shared_by"].astype("Int64")  # a count, empty without pre-training
     runs["minutes"] = (runs["train_seconds"].astype(float).fillna(0.0)
                        + runs["pretrain_share_seconds"].astype(float).fillna(0.0)) / 60.0
     return runs

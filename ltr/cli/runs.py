@@ -34,8 +34,8 @@ def cmd_runs(args) -> int:
     runs["error"] = [e if not isinstance(e, str) else _shorten(e, 80) for e in first_lines]
     print(runs.to_string(index=False) if not runs.empty else "no runs")
     if not runs.empty:
-        print(f"minutes: {MINUTES_CONVENTION} (pretrain_seconds: that one-time cost, pretrain_shared_by: those runs; "
-              "pretrain_paid: 1 built in this run, 0 loaded from the cache)")
+        print(f"minutes: {MINUTES_CONVENTION} (pretrain_seconds: the surrogate's pre-training time, "
+              "pretrain_shared_by: those runs; pretrain_paid: 1 built in this run, 0 loaded from the cache)")
     return cli.EXIT_OK
 
 

@@ -80,7 +80,7 @@ COST_CAPTION = ("Per loss: each run (small points, one per fold and seed) and th
                 "and the machine's load when it started (a slow run under load is contention).")
 
 
-def _pretraining_hover(folds: pd.DataFrame) -> tuple[list, str]:
+def _pretraining_hover(folds: pd.DataFrame) -> list[str]:
     """Per run: the hover's pre-training line (empty without one) — its share, the one-time cost and the runs
     sharing it, and whether this run built the surrogate."""
     lines = []
@@ -94,7 +94,7 @@ def _pretraining_hover(folds: pd.DataFrame) -> tuple[list, str]:
                else "built or loaded: not recorded")
         lines.append(f"<br>+ {row['pretrain_share_seconds']:.1f} s: its share of a one-time {once:.1f} s "
                      f"pre-training shared by {int(row['pretrain_shared_by'])} run(s) ({how})")
-    return lines, "%{customdata[5]}"
+    return lines
 
 
 def cost_figure(table: pd.DataFrame, k: int, *, title: str, runs: pd.DataFrame | None = None) -> go.Figure:
@@ -114,21 +114,21 @@ def cost_figure(table: pd.DataFrame, k: int, *, title: str, runs: pd.DataFrame |
         if latest is not None:
             folds = latest[latest["loss"] == row["loss"]].sort_values(["fold", "seed"] if "seed" in latest else "fold")
             custom = folds[["fold", "train_seconds", "cpu_seconds", "load_at_start", "threads"]].astype(float)
-            pretraining, pretraining_field = _pretraining_hover(folds)
-            custom = custom.astype(object).assign(pretraining=pretraining).to_numpy()
+            custom = custom.astype(object).assign(pretraining=_pretraining_hover(folds)).to_numpy()
             traces.append({
                 "type": "scatter", "x": folds["minutes"].to_numpy(), "y": folds[f"test_ndcg{k}"].to_numpy(),
                 "mode": "markers", "name": f"{row['loss']} (folds)", "legendgroup": row["loss"], "showlegend": False,
                 "opacity": 0.45, "marker": {"size": 7, "color": colour, "symbol": symbol}, "customdata": custom,
                 "hovertemplate": (f"{row['loss']} fold %{{customdata[0]:.0f}}<br>NDCG@{k} %{{y:.4f}}<br>%{{x:.2f}} min; "
                                   "loop %{customdata[1]:.1f} s wall, %{customdata[2]:.1f} s CPU on "
-                                  "%{customdata[4]:.0f} thread(s)" + pretraining_field +
+                                  "%{customdata[4]:.0f} thread(s)%{customdata[5]}"
                                   "<br>load at start %{customdata[3]:.2f}<extra></extra>")})
             xs += folds["minutes"].tolist()
             ys += folds[f"test_ndcg{k}"].tolist()
         once = row.get("pretrain_once_minutes")
         shared = "" if once is None or pd.isna(once) else (
-            f"<br>incl. a share of {once:.2f} min one-time pre-training shared by {int(row['pretrain_shared_by'])} run(s)")
+            f"<br>incl. a share of {once:.2f} min one-time pre-training shared by "
+            f"{int(row['pretrain_shared_by'])} run(s)")
         traces.append({
             "type": "scatter", "x": [row["minutes_mean"]], "y": [row["ndcg_mean"]], "mode": "markers",
             "name": row["loss"], "legendgroup": row["loss"],

@@ -153,7 +153,8 @@ def test_the_figure_table_findings_runs_and_export_name_the_convention(five_fold
     assert MINUTES_CONVENTION in views.COST_CAPTION and "pretrain_once_minutes" in views.COST_CAPTION
     folds = next(t for t in figure.data if t.name == "neuralloss (folds)")
     assert list(folds.x) == pytest.approx([share] * 15)
-    assert "its share of a one-time 1080.0 s pre-training shared by 15 run(s) (built in this run)" in folds.customdata[0][5]
+    built = "its share of a one-time 1080.0 s pre-training shared by 15 run(s) (built in this run)"
+    assert built in folds.customdata[0][5]
     assert "(loaded from the cache)" in folds.customdata[1][5]
     assert "%{customdata[5]}" in folds.hovertemplate
     mean = next(t for t in figure.data if t.name == "neuralloss")
