@@ -216,3 +216,8 @@ def test_trained_runs_record_which_one_built_the_surrogate_and_share_it(tiny_dat
     expected = [(r["train_seconds"] + once / 3) / 60 for r in stored]
     assert runs["minutes"].tolist() == pytest.approx(expected, rel=1e-9)
     assert runs["pretrain_shared_by"].tolist() == [3, 3, 3]
+    with RunStore(path) as store:  # ltr train --out says so too
+        from ltr.train.summary import run_summary
+
+        assert [(run_summary(store, i)["pretrain_paid"], run_summary(store, i)["pretrain_key"]) for i in ids] == [
+            (1, key), (0, key), (0, key)]
