@@ -168,7 +168,7 @@ def report_experiment(store_path: Path, experiment: str, export_root: Path) -> d
                 out["exports"][model] = {"error": f"{type(exc).__name__}: {exc}"}
         out["findings"] = clean(as_json(check_findings(store, experiment)))
         cols = ["run_id", "loss", "model", "fold", "seed", "epochs_done", "best_epoch", "train_seconds",
-                "pretrain_seconds", "cpu_seconds", "threads", "load_at_start", "test_ndcg1", "test_ndcg3",
+                "pretrain_seconds", "pretrain_paid", "pretrain_key", "cpu_seconds", "threads", "load_at_start", "test_ndcg1", "test_ndcg3",
                 "test_ndcg5", "test_ndcg10"]
         out["runs"] = clean(runs[[c for c in cols if c in runs.columns]]
                             .sort_values(["model", "loss", "fold", "seed"]).to_dict("records"))

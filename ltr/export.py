@@ -66,6 +66,7 @@ def letor_inputs(export: Export, data: str, folds) -> None:
 
 
 def scatter_figure(cost: pd.DataFrame, runs: pd.DataFrame, title: str):
+    from ltr.cost import MINUTES_AXIS_TITLE
     from ltr.report import variant_loss
     from ltr.store import latest_per_loss_and_fold
 
@@ -81,13 +82,20 @@ def scatter_figure(cost: pd.DataFrame, runs: pd.DataFrame, title: str):
                     fmt="*" if variant_loss(row["loss"]) == "learndcg" else "o",
                     markersize=12 if variant_loss(row["loss"]) == "learndcg" else 8,
                     color=points.get_facecolor()[0][:3], label=f"{row['loss']} ({row['folds']} folds)", capsize=2)
-    ax.set_xlabel("training time per fold (minutes: training loop + NeuralLoss pre-training)")
+    ax.set_xlabel(MINUTES_AXIS_TITLE.replace(" (minutes:", "\n(minutes:"), fontsize=9)
     ax.set_ylabel(f"test NDCG@{K}")
     ax.set_xlim(left=0)
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, title="loss (mean, bars: fold min-max)")
     fig.tight_layout()
     return fig
+
+
+def pretraining_note(cost: pd.DataFrame) -> str:
+    """The one-time pre-trainings behind a cost table's minutes, named in its captions (empty without one)."""
+    rows = [r for r in cost.to_dict("records") if pd.notna(r.get("pretrain_once_minutes"))]
+    return "".join(f"{r['loss']}: one-time pre-training {r['pretrain_once_minutes']:.2f} min shared by "
+                   f"{int(r['pretrain_shared_by'])} runs. " for r in rows)
 
 
 def theta_trajectories_figure(store: RunStore, runs: pd.DataFrame, diagnostic: pd.DataFrame, title: str):
@@ -140,7 +148,7 @@ MARK_NOTES = ("† LearnDCG significantly better than this loss, ‡ significant
 
 def export_comparison(store: RunStore, data: str, model: str, experiment: str, out: str | Path) -> Export:
     """Write the module docstring's files for ``data``/``model`` in ``experiment`` into ``out``."""
-    from ltr.cost import completed_runs, cost_effectiveness, in_configuration
+    from ltr.cost import MINUTES_CONVENTION, completed_runs, cost_effectiveness, in_configuration
     from ltr.data.datasets import display_name
     from ltr.drift import drift_diagnostic
     from ltr.findings import TEST, check_findings
@@ -166,9 +174,12 @@ def export_comparison(store: RunStore, data: str, model: str, experiment: str, o
     export.figure(scatter_figure(cost, runs, f"{name} · {model}: test NDCG@{K} vs training time"),
                   "ndcg-vs-time", f"test NDCG@{K} against training minutes per loss (folds and mean)",
                   f"Test NDCG@{K} against training time per fold (small points) and the mean over folds (large "
-                  f"marker, bars from the lowest to the highest fold). {caption}.")
+                  f"marker, bars from the lowest to the highest fold). Cost convention: {MINUTES_CONVENTION}. "
+                  f"{pretraining_note(cost)}{caption}.")
     export.table(cost, "cost", "the scatter's numbers: NDCG@10 and minutes per loss over folds",
-                 f"Test NDCG@{K} and training minutes per loss (mean, sd, min, max over folds). {caption}.")
+                 f"Test NDCG@{K} and training minutes per loss (mean, sd, min, max over folds). Cost convention: "
+                 f"{MINUTES_CONVENTION}; pretrain_once_minutes: that one-time pre-training, pretrain_shared_by: the "
+                 f"runs sharing it. {pretraining_note(cost)}{caption}.")
     learndcg = runs[runs["loss_name"] == "learndcg"]
     diagnostic = drift_diagnostic(store, list(learndcg["run_id"])) if not learndcg.empty else pd.DataFrame()
     if diagnostic.empty or "theta_d" not in set(diagnostic["parameter"]):

@@ -377,12 +377,20 @@ def _one_way_anova(groups: list[np.ndarray]) -> dict:
 # -- cost and the whole -----------------------------------------------------------------------------------------
 
 def cost_ranking(runs: pd.DataFrame) -> list[dict]:
-    """Mean training minutes and test NDCG@10 per loss variant over the group's folds x seeds, cheapest first."""
+    """Mean training minutes (:data:`ltr.cost.MINUTES_CONVENTION`) and test NDCG@10 per loss variant over the
+    group's folds x seeds, cheapest first; a variant with a one-time pre-training also gives it
+    (``pretrain_once_minutes``, ``pretrain_shared_by``: :func:`ltr.cost.pretraining_summary`)."""
+    from ltr.cost import pretraining_summary
+
     agg = (runs.groupby("variant").agg(minutes_mean=("minutes", "mean"), ndcg10_mean=("test_ndcg10", "mean"),
                                        folds=("fold", "nunique"), seeds=("seed", "nunique"))
+           .join(pretraining_summary(runs, by="variant"))
            .reset_index().sort_values(["minutes_mean", "variant"], kind="stable"))
     return [{"rank": i, "loss": r["variant"], "minutes_mean": float(r["minutes_mean"]),
-             "ndcg10_mean": float(r["ndcg10_mean"]), "folds": int(r["folds"]), "seeds": int(r["seeds"])}
+             "ndcg10_mean": float(r["ndcg10_mean"]), "folds": int(r["folds"]), "seeds": int(r["seeds"]),
+             **({"pretrain_once_minutes": float(r["pretrain_once_minutes"]),
+                 "pretrain_shared_by": int(r["pretrain_shared_by"])}
+                if pd.notna(r.get("pretrain_once_minutes")) else {})}
             for i, r in enumerate(agg.to_dict("records"), start=1)]
 
 
@@ -425,10 +433,15 @@ def check_findings(store: RunStore, experiment: str) -> dict:
     return {"experiment": experiment, "test": TEST, "findings": found, "cost_ranking": costs}
 
 
+COST_RANKING_NOTE = ("mean training minutes per loss over the configuration's folds x seeds, cheapest first; no "
+                     "cost claim is checked. Cost convention: ")
+
+
 def as_json(result: dict) -> dict:
+    from ltr.cost import MINUTES_CONVENTION
+
     return {**result, "findings": {name: f.to_dict() for name, f in result["findings"].items()},
-            "cost_ranking_note": "mean training minutes per loss over the configuration's folds x seeds (training "
-                                 "loop + NeuralLoss pre-training), cheapest first; no cost claim is checked"}
+            "cost_ranking_note": COST_RANKING_NOTE + MINUTES_CONVENTION}
 
 
 def rule_text(rule: dict) -> str:
@@ -461,7 +474,14 @@ def text_lines(result: dict) -> list[str]:
         lines.append(f"  paper: {finding.paper}")
         lines.append(f"  rule: {rule_text(finding.rule)}")
         lines += [f"  [{p.verdict}] {p.scope}: {p.reason}" for p in finding.parts]
+    from ltr.cost import MINUTES_CONVENTION
+
     for scope, ranking in result["cost_ranking"].items():
         lines.append(f"cost ranking {scope} (mean minutes over folds × seeds, cheapest first): "
-                     + ", ".join(f"{r['loss']} {r['minutes_mean']:.2f}" for r in ranking))
+                     + ", ".join(f"{r['loss']} {r['minutes_mean']:.2f}" + (
+                         f" (incl. its share of {r['pretrain_once_minutes']:.2f} min one-time pre-training shared by "
+                         f"{r['pretrain_shared_by']} runs)" if "pretrain_once_minutes" in r else "")
+                                 for r in ranking))
+    if result["cost_ranking"]:
+        lines.append(f"  cost convention: {MINUTES_CONVENTION}")
     return lines

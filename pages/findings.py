@@ -93,6 +93,7 @@ with reader.session_store(st.session_state) as store:
         st.dataframe(ltr_findings.theta_frame(result), hide_index=True, width="stretch")
         st.subheader("Cost ranking behind the NDCG-vs-time scatter")
         st.dataframe(ltr_findings.cost_frame(result), hide_index=True, width="stretch")
+        st.caption(ltr_findings.COST_CAPTION)
         c = st.columns(3)
         c[0].download_button("Download LearnDCG findings (CSV)", partial(ltr_findings.findings_csv, result),
                              file_name=f"ltr-findings-{ltr_findings.file_stem(experiment)}.csv", mime="text/csv", on_click="ignore")

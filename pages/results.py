@@ -49,11 +49,7 @@ with reader.session_store(st.session_state) as store:
         table = view.cost_effectiveness(runs, k)
         st.plotly_chart(view.cost_figure(table, k, title=f"{view.display_name(data)} · {model}: test NDCG@{k} vs training time",
                                          runs=runs), width="stretch")
-        st.caption("Per loss: each fold (small points) and the mean over folds (large marker), bars from the "
-                   "lowest to the highest fold. Training time is the training loop alone (no validation, "
-                   "checkpoints, start-up or warm-up step) plus NeuralLoss's surrogate pre-training, as "
-                   "`python -m ltr runs` prints it; hover a fold for its wall and CPU seconds, its threads and "
-                   "the machine's load when it started (a slow fold under load is contention).")
+        st.caption(view.COST_CAPTION)
         st.dataframe(table, hide_index=True, width="stretch")
 
         st.subheader("Significance (paired t-test of LearnDCG against each loss)")

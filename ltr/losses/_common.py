@@ -46,6 +46,10 @@ class RankingLoss(nn.Module):
       (LearnDCG-meta): the trainer hands it those once (``attach_validation``) and calls
       ``hypergradient_backward`` in place of ``value.backward()`` each step;
     - ``pretrain_seconds``: what building the loss spent pre-training (NeuralLoss's surrogate), or None;
+      ``pretrain_key``: what every loss sharing that one-time pre-training has in common (the surrogate's cache
+      key), and ``pretrain_paid``: whether building this loss did the pre-training (False: loaded from the
+      cache); both None without pre-training. The cost figures share the one-time cost among the runs with
+      the same key (:func:`ltr.cost.pretraining_shares`);
     - ``dataset_defaults(params, data)``: the parameters whose default depends on the data set (RMSE's
       number of grades, NeuralLoss's grade and length ranges), for the run to fill in where its explicit
       ``params`` leave them unset; none here.
@@ -53,6 +57,8 @@ class RankingLoss(nn.Module):
 
     has_hypergradient = False
     pretrain_seconds: float | None = None
+    pretrain_key: str | None = None
+    pretrain_paid: bool | None = None
 
     @classmethod
     def dataset_defaults(cls, params: Mapping, data: TrainingData) -> dict:

@@ -317,7 +317,9 @@ class NeuralLoss(RankingLoss):
         except TypeError as exc:
             raise TypeError(f"NeuralLoss: {exc}; known parameters: {', '.join(asdict(SurrogateConfig()))}") from None
         self.surrogate, meta, self.loaded_from_cache = load_or_pretrain(self.config)
-        self.pretrain_seconds: float = float(meta["pretrain_seconds"])
+        self.pretrain_seconds: float = float(meta["pretrain_seconds"])  # the original time, also when loaded
+        self.pretrain_key: str = self.config.key()  # every run with this key shares that one pre-training
+        self.pretrain_paid: bool = not self.loaded_from_cache
         self.pretrain_steps: int = int(meta["steps"])
         self.converged: bool = bool(meta["converged"])
         self.heldout_mae: float = float(meta["heldout_mae"])

@@ -57,6 +57,17 @@ class RunReads:
             frame["config"] = [json.loads(s) for s in frame.pop("config_json")]
         return frame
 
+    def pretraining_runs(self) -> pd.DataFrame:
+        """The completed runs whose loss had a one-time pre-training (``pretrain_seconds`` set: NeuralLoss's
+        surrogate), every data set, ranker and experiment: ``run_id, experiment, pretrain_seconds,
+        pretrain_paid, pretrain_key, config`` (what :func:`ltr.cost.pretraining_shares` shares that cost by)."""
+        columns = ["run_id", "experiment", "pretrain_seconds", "pretrain_paid", "pretrain_key"]
+        rows = self.conn.execute(f"SELECT {', '.join(columns)}, config_json FROM runs WHERE status = 'completed'"
+                                 " AND pretrain_seconds IS NOT NULL").fetchall()
+        frame = pd.DataFrame([dict(r) for r in rows], columns=columns + ["config_json"])
+        frame["config"] = [json.loads(s) for s in frame.pop("config_json")]
+        return frame
+
     def step_series(self, run_ids: Sequence[str], names: Sequence[str], *, max_points: int = 2000) -> pd.DataFrame:
         """Step metrics ``(run_id, name, step, epoch, value)``, at most ``max_points`` per run and name.
 

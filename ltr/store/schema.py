@@ -90,11 +90,16 @@ SCHEMA = Schema("runs", (
                                   "threads": "INTEGER"}, "liveness by process start time, cost, load, threads"),
     Migration.tables(3, "step_series: one summary row per series, filled from step_metrics", _STEP_SERIES_TABLE
                      + "INSERT OR IGNORE INTO step_series " + STEP_SERIES_SELECT.format(where="1") + ";\n"),
+    # A loss's one-time pre-training (NeuralLoss's surrogate, shared by every run whose key is the same): whether
+    # this run built it (1) or loaded it from the cache (0), and its key. NULL on older rows and on losses with
+    # none; the cost figures then read the key from the stored config's loss provenance, if any (ltr.cost).
+    Migration.columns(4, "runs", {"pretrain_paid": "INTEGER", "pretrain_key": "TEXT"},
+                      "which run paid a shared one-time pre-training, and its key"),
 ))
 
 RUN_COLUMNS = (
     "run_id", "experiment", "data", "fold", "loss", "model", "seed", "status", "device", "pid", "host",
     "created", "started", "heartbeat", "finished", "epochs_done", "total_epochs", "best_epoch",
     "train_seconds", "pretrain_seconds", "test_ndcg1", "test_ndcg3", "test_ndcg5", "test_ndcg10", "error",
-    "pid_started", "cpu_seconds", "load_at_start", "threads",
+    "pid_started", "cpu_seconds", "load_at_start", "threads", "pretrain_paid", "pretrain_key",
 )

@@ -146,11 +146,14 @@ class RunWrites:
     def finish_run(self, run_id: str, *, test_means: Mapping[str, float],
                    per_query: Mapping[str, Mapping[str, float]], train_seconds: float,
                    pretrain_seconds: float | None = None, best_epoch: int | None = None,
-                   cpu_seconds: float | None = None) -> None:
+                   cpu_seconds: float | None = None, pretrain_paid: bool | None = None,
+                   pretrain_key: str | None = None) -> None:
         """Store test results and mark the run completed, all in one transaction.
 
         ``test_means`` uses keys ``ndcg@1`` ... ``ndcg@10``; ``per_query`` maps a metric name to
-        ``{qid: value}``.
+        ``{qid: value}``. ``pretrain_seconds`` is the loss's one-time pre-training (the original time, also
+        where this run loaded it from the cache), ``pretrain_paid`` whether this run built it, ``pretrain_key``
+        what runs sharing it have in common (None: the loss has no pre-training).
         """
         cols = {f"test_ndcg{k}": _finite_or_none(test_means.get(f"ndcg@{k}")) for k in NDCG_CUTOFFS}
         rows = [(run_id, metric, str(qid), _finite_or_none(v))
@@ -160,9 +163,10 @@ class RunWrites:
             c.executemany("INSERT INTO query_results (run_id, metric, qid, value) VALUES (?, ?, ?, ?)", rows)
             c.execute(
                 "UPDATE runs SET status = 'completed', finished = ?, heartbeat = ?, train_seconds = ?,"
-                " pretrain_seconds = ?, best_epoch = ?, cpu_seconds = ?, error = NULL, test_ndcg1 = ?,"
-                " test_ndcg3 = ?, test_ndcg5 = ?, test_ndcg10 = ? WHERE run_id = ?",
-                (time.time(), time.time(), train_seconds, pretrain_seconds, best_epoch, cpu_seconds,
+                " pretrain_seconds = ?, pretrain_paid = ?, pretrain_key = ?, best_epoch = ?, cpu_seconds = ?,"
+                " error = NULL, test_ndcg1 = ?, test_ndcg3 = ?, test_ndcg5 = ?, test_ndcg10 = ? WHERE run_id = ?",
+                (time.time(), time.time(), train_seconds, pretrain_seconds,
+                 None if pretrain_paid is None else int(bool(pretrain_paid)), pretrain_key, best_epoch, cpu_seconds,
                  cols["test_ndcg1"], cols["test_ndcg3"], cols["test_ndcg5"], cols["test_ndcg10"], run_id),
             )
 

@@ -19,8 +19,10 @@ class PreparedRun:
     splits: dict  # split name -> RankingDataset
     model: torch.nn.Module | None  # None: a tree ranker (ltr.gbdt), built by LightGBM while it trains
     loss_fn: torch.nn.Module | None
-    pretrain_seconds: float | None
+    pretrain_seconds: float | None  # the loss's one-time pre-training (NeuralLoss's surrogate), None without
     stored_config: dict  # what the store records (result config + data signature)
+    pretrain_paid: bool | None = None  # this run built the pre-trained part (False: loaded from the cache)
+    pretrain_key: str | None = None  # what the runs sharing that one-time pre-training have in common
 
 
 def prepare_run(config: RunConfig, *, splits: Mapping | None = None) -> PreparedRun:
@@ -76,7 +78,8 @@ def prepare_run(config: RunConfig, *, splits: Mapping | None = None) -> Prepared
                               study_slate_length=spec.study_slate_length)
     except MemoryEstimateError as exc:
         raise RunInputError(str(exc)) from None
-    return PreparedRun(config, device, splits, model, loss_fn, None if pretrain is None else float(pretrain), stored)
+    return PreparedRun(config, device, splits, model, loss_fn, None if pretrain is None else float(pretrain), stored,
+                       pretrain_paid=loss_fn.pretrain_paid, pretrain_key=loss_fn.pretrain_key)
 
 
 def _fold_splits(config: RunConfig, splits: Mapping | None) -> tuple:

@@ -186,13 +186,15 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
     per_query = evaluate(model, make_batcher(test_ds, device, eval_bs), test_ds.n_queries, NDCG_CUTOFFS, tick).cpu()
     finish_with_test(store, run_id, test_ds, per_query, train_seconds=state["train_seconds"],
                      cpu_seconds=state.get("cpu_seconds"), pretrain_seconds=p.pretrain_seconds,
+                     pretrain_paid=p.pretrain_paid, pretrain_key=p.pretrain_key,
                      best_epoch=state["best_epoch"], progress=progress)
     ckpt_path.unlink(missing_ok=True)
 
 
 def finish_with_test(store: RunStore, run_id: str, test_ds, per_query: torch.Tensor, *, train_seconds: float,
                      cpu_seconds: float | None, pretrain_seconds: float | None, best_epoch: int,
-                     progress: Callable[[str], None]) -> None:
+                     progress: Callable[[str], None], pretrain_paid: bool | None = None,
+                     pretrain_key: str | None = None) -> None:
     """Store the selected model's test result (``per_query``: NDCG@k of every test query, ``[len(NDCG_CUTOFFS), Q]``)
     and mark the run completed: what every model family's run ends with."""
     means = {f"ndcg@{k}": float(per_query[i].mean()) for i, k in enumerate(NDCG_CUTOFFS)}
@@ -203,5 +205,6 @@ def finish_with_test(store: RunStore, run_id: str, test_ds, per_query: torch.Ten
         if test_ds.n_queries else np.zeros(0)
     per_query_map[N_RELEVANT] = dict(zip(test_ds.qids, relevant.tolist()))
     store.finish_run(run_id, test_means=means, per_query=per_query_map, train_seconds=train_seconds,
-                     pretrain_seconds=pretrain_seconds, best_epoch=best_epoch, cpu_seconds=cpu_seconds)
+                     pretrain_seconds=pretrain_seconds, best_epoch=best_epoch, cpu_seconds=cpu_seconds,
+                     pretrain_paid=pretrain_paid, pretrain_key=pretrain_key)
     progress("test " + " ".join(f"{k} {v:.4f}" for k, v in means.items()))

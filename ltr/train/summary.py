@@ -16,7 +16,9 @@ def run_summary(store: RunStore, run_id: str) -> dict:
     ``loss_parameters`` ``[{step, epoch, theta_g, ..., grad_theta_d, ...}]`` (empty for fixed
     losses), ``train_loss`` ``[{step, epoch, loss}]``, ``test`` ``{ndcg@k: mean}``,
     ``test_per_query_ndcg@10`` ``{qid: value}``, ``test_per_query`` ``{ndcg@k: {qid: value}}``,
-    ``train_seconds``, ``pretrain_seconds``, ``error``.
+    ``train_seconds``, ``pretrain_seconds``, ``pretrain_paid`` (1: this run built its loss's one-time pre-training,
+    0: loaded it from the cache, None: none), ``pretrain_key`` (what runs sharing that pre-training have in
+    common), ``error``.
     """
     run = store.get_run(run_id)
     epochs = store.epoch_series([run_id])
@@ -48,6 +50,8 @@ def run_summary(store: RunStore, run_id: str) -> dict:
         "test_per_query": per_query,
         "train_seconds": run["train_seconds"],
         "pretrain_seconds": run["pretrain_seconds"],
+        "pretrain_paid": run.get("pretrain_paid"),
+        "pretrain_key": run.get("pretrain_key"),
         "error": run["error"],
     }
 

@@ -8,6 +8,7 @@ import pandas as pd
 
 from core.export import booktabs, in_temporary_folder
 from core.findings import part_rows, summary_rows
+from ltr.cost import MINUTES_CONVENTION
 from ltr.data.datasets import display_name  # noqa: F401  (the Findings page names data by it)
 from ltr.store import RunStore
 
@@ -89,6 +90,12 @@ def theta_frame(result: dict) -> pd.DataFrame:
                              "steps": run["steps"], "of_reference": run["of_reference"], "settled": run["settled"]})
     return pd.DataFrame(rows, columns=["data / ranker", "fold", "seed", "θ_d final", "b_d final", "steps",
                                        "of_reference", "settled"])
+
+
+# under the cost ranking: what its minutes are, the one-time pre-training named (ltr.cost's one convention)
+COST_CAPTION = ("Mean minutes per loss over the configuration's folds x seeds, cheapest first (no cost claim is "
+                "checked). Cost convention: " + MINUTES_CONVENTION + "; pretrain_once_minutes: that one-time "
+                "pre-training, pretrain_shared_by: the runs sharing it.")
 
 
 def cost_frame(result: dict) -> pd.DataFrame:

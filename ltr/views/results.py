@@ -5,7 +5,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ltr.cost import completed_runs, cost_effectiveness, in_configuration as runs_in_configuration  # noqa: F401  (the page helpers' names)
-from ltr.cost import one_run_per_fold_and_seed
+from ltr.cost import MINUTES_AXIS_TITLE, MINUTES_CONVENTION, one_run_per_fold_and_seed
 from ltr.data.datasets import display_name  # noqa: F401  (the Results page names data by it)
 from ltr.ndcg_conventions import NDCG_CUTOFFS  # noqa: F401  (the Results page's metric choices)
 from ltr.losses import LOSS_NAMES
@@ -68,10 +68,33 @@ def axis_range(values, *, min_span: float, floor: float | None = None,
     return [lo, hi]
 
 
-# What the x-axis measures, per fold: the same quantity for every run (ltr.train.run), and what
-# ``python -m ltr runs`` prints as train_seconds + pretrain_seconds.
-X_AXIS_TITLE = ("training time per fold (minutes: the training loop only, warm-up untimed, "
-                "+ NeuralLoss pre-training)")
+# What the x-axis measures, per run: the one cost convention (ltr.cost.MINUTES_CONVENTION), what
+# ``python -m ltr runs`` prints as minutes.
+X_AXIS_TITLE = MINUTES_AXIS_TITLE
+# The caption under the scatter and its table: what a point's minutes are, the one-time pre-training named.
+COST_CAPTION = ("Per loss: each run (small points, one per fold and seed) and the mean over them (large marker), "
+                "bars from the lowest to the highest run. Cost convention: " + MINUTES_CONVENTION + "; the table's "
+                "pretrain_once_minutes is that one-time pre-training (each surrogate once) and pretrain_shared_by "
+                "the runs sharing it, as `python -m ltr runs` prints them. The training loop excludes validation, "
+                "checkpoints, start-up and the warm-up step; hover a run for its wall and CPU seconds, its threads "
+                "and the machine's load when it started (a slow run under load is contention).")
+
+
+def _pretraining_hover(folds: pd.DataFrame) -> list[str]:
+    """Per run: the hover's pre-training line (empty without one) — its share, the one-time cost and the runs
+    sharing it, and whether this run built the surrogate."""
+    lines = []
+    for row in folds.to_dict("records"):
+        once = row.get("pretrain_once_seconds")
+        if once is None or pd.isna(once):
+            lines.append("")
+            continue
+        paid = row.get("pretrain_paid")
+        how = ("built in this run" if paid == 1 else "loaded from the cache" if paid == 0
+               else "built or loaded: not recorded")
+        lines.append(f"<br>+ {row['pretrain_share_seconds']:.1f} s: its share of a one-time {once:.1f} s "
+                     f"pre-training shared by {int(row['pretrain_shared_by'])} run(s) ({how})")
+    return lines
 
 
 def cost_figure(table: pd.DataFrame, k: int, *, title: str, runs: pd.DataFrame | None = None) -> go.Figure:
@@ -90,16 +113,22 @@ def cost_figure(table: pd.DataFrame, k: int, *, title: str, runs: pd.DataFrame |
             colour, symbol = _BASELINE_STYLE
         if latest is not None:
             folds = latest[latest["loss"] == row["loss"]].sort_values(["fold", "seed"] if "seed" in latest else "fold")
-            custom = folds[["fold", "train_seconds", "cpu_seconds", "load_at_start", "threads"]].astype(float).to_numpy()
+            custom = folds[["fold", "train_seconds", "cpu_seconds", "load_at_start", "threads"]].astype(float)
+            custom = custom.astype(object).assign(pretraining=_pretraining_hover(folds)).to_numpy()
             traces.append({
                 "type": "scatter", "x": folds["minutes"].to_numpy(), "y": folds[f"test_ndcg{k}"].to_numpy(),
                 "mode": "markers", "name": f"{row['loss']} (folds)", "legendgroup": row["loss"], "showlegend": False,
                 "opacity": 0.45, "marker": {"size": 7, "color": colour, "symbol": symbol}, "customdata": custom,
                 "hovertemplate": (f"{row['loss']} fold %{{customdata[0]:.0f}}<br>NDCG@{k} %{{y:.4f}}<br>%{{x:.2f}} min; "
                                   "loop %{customdata[1]:.1f} s wall, %{customdata[2]:.1f} s CPU on "
-                                  "%{customdata[4]:.0f} thread(s)<br>load at start %{customdata[3]:.2f}<extra></extra>")})
+                                  "%{customdata[4]:.0f} thread(s)%{customdata[5]}"
+                                  "<br>load at start %{customdata[3]:.2f}<extra></extra>")})
             xs += folds["minutes"].tolist()
             ys += folds[f"test_ndcg{k}"].tolist()
+        once = row.get("pretrain_once_minutes")
+        shared = "" if once is None or pd.isna(once) else (
+            f"<br>incl. a share of {once:.2f} min one-time pre-training shared by "
+            f"{int(row['pretrain_shared_by'])} run(s)")
         traces.append({
             "type": "scatter", "x": [row["minutes_mean"]], "y": [row["ndcg_mean"]], "mode": "markers",
             "name": row["loss"], "legendgroup": row["loss"],
@@ -111,7 +140,7 @@ def cost_figure(table: pd.DataFrame, k: int, *, title: str, runs: pd.DataFrame |
                         "arrayminus": [row["ndcg_mean"] - row["ndcg_min"]], "thickness": 1, "color": colour},
             "hovertemplate": (f"{row['loss']} (mean of {row['folds']} fold(s))<br>NDCG@{k} %{{y:.4f}} "
                               f"[{row['ndcg_min']:.4f}, {row['ndcg_max']:.4f}]<br>%{{x:.2f}} min "
-                              f"[{row['minutes_min']:.2f}, {row['minutes_max']:.2f}]<extra></extra>")})
+                              f"[{row['minutes_min']:.2f}, {row['minutes_max']:.2f}]{shared}<extra></extra>")})
         xs += [row["minutes_min"], row["minutes_max"]]
         ys += [row["ndcg_min"], row["ndcg_max"]]
     layout = {"title": {"text": title}, "height": 480, "showlegend": True, "legend": {"title": {"text": "loss"}},
@@ -140,8 +169,10 @@ def fold_table(runs: pd.DataFrame, k: int = 10) -> pd.DataFrame:
 def fold_detail(runs: pd.DataFrame, loss: str) -> pd.DataFrame:
     """The runs of one loss, per fold and seed: test NDCG@k, best epoch, epochs, minutes."""
     cols = ["fold", "seed", "test_ndcg1", "test_ndcg3", "test_ndcg5", "test_ndcg10", "best_epoch", "epochs_done", "minutes",
-            "train_seconds", "cpu_seconds", "threads", "load_at_start", "device", "run_id"]
+            "train_seconds", "pretrain_share_seconds", "pretrain_once_seconds", "pretrain_shared_by", "pretrain_paid",
+            "cpu_seconds", "threads", "load_at_start", "device", "run_id"]
     latest = one_run_per_fold_and_seed(runs)
+    cols = [c for c in cols if c in latest]
     return latest[latest["loss"] == loss].sort_values(["fold", "seed"])[cols].reset_index(drop=True)
 
 

@@ -41,6 +41,8 @@ def test_findings_page_both_sections(cache):
     assert verdicts["learndcg_highest"] == "holds" and verdicts["neuralloss_vs_learndcg"] == "not measurable here"
     cost = next(f for f in frames if "minutes_mean" in f.columns)
     assert list(cost["loss"]) == ["approxndcg", "learndcg"]  # cheapest first
+    from ltr.cost import MINUTES_CONVENTION  # the cost ranking names its minutes' convention
+    assert any(MINUTES_CONVENTION in c.value for c in at.caption)
     labels = {b.label for b in at.get("download_button")}
     assert {"Download findings (CSV)", "Download LearnDCG findings (LaTeX)",
             "Download the comparison's figures and tables (ZIP)"} <= labels
