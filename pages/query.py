@@ -1,5 +1,5 @@
 """Query: one query of one dataset across every store (studies, typology, annotations, predictions,
-difficulty-aware pairs), read as stored. Deep link: ``/query?dataset=dl19&qid=1037798``; the Failure
+difficulty-aware pairs, judgments and rewrites), read as stored. Deep link: ``/query?dataset=dl19&qid=1037798``; the Failure
 overlap, Failure typology and Predicting failure tables link here. Untrusted text (queries, passages,
 answers, replies) is shown with ``st.text`` and in DataFrames, never as HTML or Markdown."""
 import streamlit as st
@@ -13,7 +13,8 @@ VALUE = st.column_config.NumberColumn(format="%.4f")
 
 st.title("Query")
 st.caption("One query across every stored result: retrieval, generation, judging, the hard sets, the typology "
-           "and its annotations, the predictors and the difficulty-aware pairs. Nothing is recomputed here.")
+           "and its annotations, the predictors, and the difficulty-aware pairs, judgments and rewrites. Nothing is "
+           "recomputed here.")
 
 datasets = view.datasets()
 wanted_dataset, wanted_qid = st.query_params.get("dataset"), st.query_params.get("qid")
