@@ -1,8 +1,8 @@
 """The difficulty-aware retrieval job kind: ``python -m pipeline aware-retrieve`` for one dataset, in the background.
 
-Every rewrite goes through the response cache, so a rerun resumes; the job writes a progress record (the
-reason assignment when made here, the rewrites, BM25/RM3 per arm: ``pipeline.cli.aware_retrieve.STAGES``)
-under its ``--progress-key``.
+Every rewrite goes through the response cache, so a rerun resumes; the job writes a progress record (the index
+and the original queries' H2R, the reason assignment when made here, the rewrites, BM25/RM3 per arm:
+``pipeline.cli.aware_retrieve.STAGES``) under its ``--progress-key``.
 """
 from __future__ import annotations
 
