@@ -7,6 +7,7 @@ import streamlit as st
 
 from core import paths
 from pages.panels.jobs import jobs_panel
+from pages.panels.start_form import reason_job_fields, start_button
 from pipeline.views import aware_judge as view
 
 
@@ -22,30 +23,13 @@ def aware_judge_section() -> None:
                "hard get the same sentences. Disagreement with NIST is compared per query (lower is better).")
     with st.expander("Run a judging study (background job)", expanded=False):
         c = st.columns([1, 2, 3, 1, 1, 1])
-        c[0].selectbox("Dataset", ["dl19", "dl20", "dl21", "dl22"], key="aware_judge_dataset")
-        c[1].text_input(view.JUDGE_FIELD.label, "auto", key="aware_judge_judge",
-                        help="auto, embedded, ollama[:MODEL[@HOST]], openai:MODEL@URL")
-        c[2].selectbox("Reasons", list(view.REASON_SOURCES), format_func=view.REASON_SOURCES.get,
-                       key="aware_judge_reasons")
+        reason_job_fields(c, "aware_judge", "judge", view.JUDGE_FIELD.label, view.REASON_SOURCES)
         c[3].number_input(view.QUERIES_FIELD.label, value=0, key="aware_judge_max")  # checked on Start
         c[4].number_input(view.forms.PAIRS_PER_QUERY.label, value=view.study.DEFAULT_CAP, key="aware_judge_cap")
-        busy = any(j.active for j in view.AWARE_JUDGE.jobs())
-
-        def queue() -> None:  # a callback (the rerun that follows already sees the job); reads the widgets
-            s = st.session_state
-            try:
-                s["queued_aware_judge"] = view.submit(
-                    s["aware_judge_dataset"], paths.data_folder("trec_dl"), judge=s["aware_judge_judge"],
-                    reasons=s["aware_judge_reasons"], max_queries=s["aware_judge_max"], cap=s["aware_judge_cap"])
-            except ValueError as exc:
-                s["queued_aware_judge_error"] = str(exc)
-
-        c[5].button("Start", on_click=queue, disabled=busy, key="aware_judge_start",
-                    help="a judging study is running" if busy else None)
-        if "queued_aware_judge" in st.session_state:
-            st.success(f"Queued job #{st.session_state.pop('queued_aware_judge')}.")
-        if "queued_aware_judge_error" in st.session_state:
-            st.error(st.session_state.pop("queued_aware_judge_error"))
+        start_button(c[5], view.AWARE_JUDGE, "aware_judge", lambda s: view.submit(
+            s["aware_judge_dataset"], paths.data_folder("trec_dl"), judge=s["aware_judge_judge"],
+            reasons=s["aware_judge_reasons"], max_queries=s["aware_judge_max"], cap=s["aware_judge_cap"]),
+            busy_help="a judging study is running")
     jobs_panel(view.AWARE_JUDGE, view.jobs_frame, columns={"progress": st.column_config.TextColumn(width="large")})
 
     available = view.available()

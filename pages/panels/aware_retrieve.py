@@ -1,10 +1,14 @@
-"""The "Difficulty-aware retrieval" section of the Difficulty-aware page: a stored ``aware-retrieve`` result's
-verdicts, the share leaving the bottom quartile, and the rewrites side by side (helpers in
-``pipeline.views.aware_retrieve``). Rewrites are LLM output: shown in DataFrame cells, as text."""
+"""The "Difficulty-aware retrieval" section of the Difficulty-aware page: a Start form for an ``aware-retrieve``
+background job and its jobs, then a stored result's verdicts, the share leaving the bottom quartile, and the
+rewrites side by side (helpers in ``pipeline.views.aware_retrieve``). Rewrites are LLM output: shown in DataFrame
+cells, as text."""
 from __future__ import annotations
 
 import streamlit as st
 
+from core import paths as folders
+from pages.panels.jobs import jobs_panel
+from pages.panels.start_form import reason_job_fields, start_button
 from pipeline.views import aware_retrieve as view
 
 
@@ -13,6 +17,17 @@ def aware_retrieve_section() -> None:
     st.caption("Each H2R query (bottom quartile of the original queries' nDCG@10 under BM25 over the data folder's "
                "passages) is rewritten by an LLM twice: from its assigned failure reason's sentence, and without it. "
                "BM25 runs on each rewrite; RM3 on the original query is the classical reformulation.")
+    with st.expander("Run a retrieval study (background job)", expanded=False):
+        c = st.columns([1, 2, 3, 1, 1])
+        reason_job_fields(c, "aware_retrieve", "rewriter", view.REWRITER_FIELD.label, view.REASON_SOURCES)
+        c[3].number_input(view.QUERIES_FIELD.label, value=0, key="aware_retrieve_max")  # checked on Start
+        start_button(c[4], view.AWARE_RETRIEVE, "aware_retrieve", lambda s: view.submit(
+            s["aware_retrieve_dataset"], folders.data_folder("trec_dl"), rewriter=s["aware_retrieve_rewriter"],
+            reasons=s["aware_retrieve_reasons"], max_queries=s["aware_retrieve_max"]),
+            busy_help="a retrieval study is running")
+    jobs_panel(view.AWARE_RETRIEVE, view.jobs_frame,
+               columns={"progress": st.column_config.TextColumn(width="large")})
+
     paths = view.available()
     if not paths:
         st.info(view.RUN_HELP)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from core.jobs import JobKind, register
 from pipeline.judging.judgments import DEFAULT_CAP
+from pipeline.prompting.job_flags import optional_flags
 
 # where the H2J queries' reasons come from (``--reasons``), as the Start form offers them
 REASON_SOURCES = {"assign": "assigned here by the judge (the H2J queries)",
@@ -20,21 +21,13 @@ def aware_judge_command(dataset: str, folder: str | Path | None, *, judge: str =
                         max_queries: int | None = None, cap: int = DEFAULT_CAP,
                         progress_key: str | None = None) -> list[str]:
     """The CLI an aware-judge job runs (``python -m pipeline aware-judge ... --json``)."""
-    if reasons not in REASON_SOURCES:
-        raise ValueError(f"reasons must be one of {', '.join(REASON_SOURCES)}, got {reasons!r}")
+    tail = optional_flags(reasons=reasons, sources=REASON_SOURCES, max_queries=max_queries, folder=folder,
+                          progress_key=progress_key)  # checks reasons first
     if not judge.strip():
         raise ValueError("give a judge (an LLM spec, e.g. auto or ollama:qwen3:8b)")
     command = [sys.executable, "-m", "pipeline", "aware-judge", "--dataset", dataset, "--judge", judge.strip(),
                "--cap", str(int(cap)), "--json"]
-    if reasons == "typology":
-        command += ["--reasons", "typology"]
-    if max_queries:
-        command += ["--max-queries", str(int(max_queries))]
-    if folder is not None:
-        command += ["--data", str(folder)]
-    if progress_key:
-        command += ["--progress-key", progress_key]
-    return command
+    return command + tail
 
 
 AWARE_JUDGE = register(JobKind(

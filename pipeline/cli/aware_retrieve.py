@@ -7,8 +7,9 @@ from core import cli
 from pipeline.cli.args import check_reasons_args, llm_args, llm_options, progress_key_arg, reasons_args
 from pipeline.data.datasets import DATASETS
 
-# the job's progress record: (assigning reasons,) rewriting, retrieval per arm
-STAGES = 2
+# the job's progress record: the index and the original queries' H2R, (assigning reasons,) rewriting, retrieval
+# per arm
+STAGES = 3
 
 
 def cmd_aware_retrieve(args) -> None:
@@ -44,8 +45,12 @@ def cmd_aware_retrieve(args) -> None:
         if reasons is None:
             assigner = make_client(args.assigner, **llm, step="aware-retrieve:assignment") if args.assigner \
                 else rewriter
+        # a first build of the index (the JVM, every passage) takes a while: the jobs table says so
+        tracker.stage("the BM25 index and the original queries' nDCG@10 (H2R)", 2, "step")
         index = bm25.build_index(data.passages, fingerprint=data.passages_fingerprint)
+        tracker.advance()
         h2r = retrieve.original_h2r(data, index, config)
+        tracker.advance()
         if reasons is None:
             reasons = retrieve.h2r_reasons(data, h2r[2].qids, args.typology, assigner=assigner,
                                            max_queries=args.max_queries, progress=tracker)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from core.jobs import JobKind, register
+from pipeline.prompting.job_flags import optional_flags
 
 # where a comparison's failure reasons come from (``--reasons``), as the form offers them
 REASON_SOURCES = {"assign": "assigned here by the judge (H2R queries of BM25)",
@@ -21,8 +22,8 @@ def prefer_command(dataset: str, folder: str | Path | None, *, generator: str = 
     """The CLI a preference job runs (``python -m pipeline prefer``), like the other failure pages' jobs.
     The same spec for generator and judge is refused here unless ``allow_self_judging`` (the CLI checks the
     resolved models too, and a result made that way says so)."""
-    if reasons not in REASON_SOURCES:
-        raise ValueError(f"reasons must be one of {', '.join(REASON_SOURCES)}, got {reasons!r}")
+    tail = optional_flags(reasons=reasons, sources=REASON_SOURCES, max_queries=max_queries, folder=folder,
+                          progress_key=progress_key)  # checks reasons first
     if not generator.strip() or not judge.strip():
         raise ValueError("give a generator and a judge (LLM specs, e.g. auto or ollama:llama3.2:3b)")
     command = [sys.executable, "-m", "pipeline", "prefer", "--dataset", dataset, "--generator", generator.strip(),
@@ -32,15 +33,7 @@ def prefer_command(dataset: str, folder: str | Path | None, *, generator: str = 
                          "self-judging (the result then says so)")
     if allow_self_judging:
         command.append("--allow-self-judging")
-    if reasons == "typology":
-        command += ["--reasons", "typology"]
-    if max_queries:
-        command += ["--max-queries", str(int(max_queries))]
-    if folder is not None:
-        command += ["--data", str(folder)]
-    if progress_key:
-        command += ["--progress-key", progress_key]
-    return command
+    return command + tail
 
 
 PREFERENCE = register(JobKind(

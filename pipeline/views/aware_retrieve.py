@@ -11,11 +11,18 @@ from pathlib import Path
 
 import pandas as pd
 
+from core.fields import ZERO_OR_POSITIVE_INT, Field
 from pipeline.aware import retrieve, store
+# the section's Start form offers REASON_SOURCES and lists AWARE_RETRIEVE's jobs
+from pipeline.aware.retrieve_jobs import AWARE_RETRIEVE, REASON_SOURCES  # noqa: F401
+from pipeline.views import difficulty_aware_generation, forms
 
-RUN_HELP = ("No difficulty-aware retrieval result yet: run `python -m pipeline aware-retrieve --dataset dl19 "
-            "--rewriter SPEC --json` in a shell (`--max-queries N` caps it, `--reasons FILE` uses hand-assigned "
-            "reasons); its result appears here.")
+RUN_HELP = ("No difficulty-aware retrieval result yet: start a run above, or run `python -m pipeline aware-retrieve "
+            "--dataset dl19 --rewriter SPEC --json` in a shell (`--max-queries N` caps it, `--reasons FILE` uses "
+            "hand-assigned reasons); its result appears here.")
+# the Start form's fields (python -m pipeline aware-retrieve --rewriter / --max-queries)
+REWRITER_FIELD = forms.SpecField("Rewriter (LLM spec)")
+QUERIES_FIELD = Field("H2R queries (0 = all)", ZERO_OR_POSITIVE_INT)
 ARM_TITLES = {"original": "original", "plain_rewrite": "plain rewrite", "aware_rewrite": "difficulty-aware rewrite",
               "rm3": "RM3"}
 STATUS_NOTES = {"failed": "call failed: original query kept", "unusable": "unusable reply: original query kept"}
@@ -100,3 +107,16 @@ def raw_replies_frame(result: dict) -> pd.DataFrame:
     return pd.DataFrame([{"qid": u["qid"], "arm": ARM_TITLES[arm], "status": u["rewrites"][arm]["status"],
                           "raw reply": u["rewrites"][arm]["raw"] or u["rewrites"][arm].get("error", "")}
                          for u in result["queries"] for arm in retrieve.REWRITES])
+
+
+# ---------------------------------------------------------------------------- background jobs
+def submit(dataset: str, folder: str | Path | None, *, rewriter: str, reasons: str = "assign", max_queries=0) -> int:
+    """Queue an aware-retrieve run as a background job (it writes a progress record :func:`jobs_frame` shows). A
+    bad field raises :class:`core.fields.FormError` naming it; nothing is queued."""
+    forms.check_fields((REWRITER_FIELD, rewriter), (QUERIES_FIELD, max_queries or 0))
+    return AWARE_RETRIEVE.submit(dataset=dataset, folder=folder, rewriter=rewriter, reasons=reasons,
+                                 max_queries=forms.query_limit(max_queries))
+
+
+# the same jobs table as the page's other jobs (status, waiting reason, progress line, error)
+jobs_frame = difficulty_aware_generation.jobs_frame

@@ -102,6 +102,7 @@ def test_training_concurrency_out_of_range_is_said_and_not_set(cache):
     ("failure-typology", "Max queries (0 = all)", {"label": "Start"}),
     ("difficulty-aware-generation", "Queries (0 = all)", {"key": "prefer_start"}),
     ("difficulty-aware-generation", "Judged queries (0 = all)", {"key": "aware_judge_start"}),
+    ("difficulty-aware-generation", "H2R queries (0 = all)", {"key": "aware_retrieve_start"}),
 ])
 def test_a_negative_query_count_is_refused(cache, page, label, start):
     at = _page(page)

@@ -18,8 +18,8 @@ from core import jobs
 from ltr.views import training
 from ltr.store import RunStore
 from pipeline.study import store as studies
-from pipeline.views import (aware_judge, difficulty_aware_generation, failure_overlap, failure_typology,  # noqa: F401
-                            hard_to_retrieve, predicting_failure)  # (predicting_failure, aware_judge: their kinds too)
+from pipeline.views import (aware_judge, aware_retrieve, difficulty_aware_generation, failure_overlap,  # noqa: F401
+                            failure_typology, hard_to_retrieve, predicting_failure)  # (and their kinds)
 from tests.support.paths import FIXTURES
 
 DUMP = FIXTURES / "jobs_store_before_kinds.sql"
@@ -43,7 +43,7 @@ def test_every_old_job_lists_under_its_kind(old_store):
                if not kind.name.startswith("test.")}  # kinds other tests declare own no job here
     assert by_kind == {"pipeline.retrieve": [2, 1], "pipeline.failure-study": [3], "typology": [4],
                        "pipeline.prefer": [5], "ltr.train": [8, 7, 6], "pipeline.predict": [],
-                       "pipeline.aware-judge": []}  # predict, aware-judge: newer
+                       "pipeline.aware-judge": [], "pipeline.aware-retrieve": []}  # predict, aware-*: newer
     assert [jobs.kind_of(j).label if jobs.kind_of(j) else None for j in jobs.list_jobs()] == [
         None, "training jobs", "training jobs", "training jobs", "comparisons", "typology runs", "study runs",
         "retrieval jobs", "retrieval jobs"]

@@ -46,3 +46,44 @@ def test_the_section_shows_a_stored_result_with_its_notes_and_the_rewrites_as_te
     assert set(raw["raw reply"]) >= {HOSTILE}
     shown = [e.value for e in (*at.markdown, *at.caption, *at.warning, *at.info)]
     assert not any("<script>" in text for text in shown)
+
+
+def test_the_section_starts_an_aware_retrieve_job_and_refuses_a_bad_field(cache, monkeypatch):
+    """The queued job stays queued (no CPU slot) and the ``cache`` fixture cancels it afterwards."""
+    from core import jobs
+    from pipeline.cli import build_parser
+    from pipeline.views import aware_retrieve as view
+
+    monkeypatch.setenv(jobs.LIMITS_ENV, "cpu=0")
+    at = _page()
+    at.text_input(key="aware_retrieve_rewriter").set_value("nonsense:::model")
+    at.number_input(key="aware_retrieve_max").set_value(-2)
+    at.button(key="aware_retrieve_start").click().run()
+    errors = " | ".join(e.value for e in at.error)
+    assert "Rewriter (LLM spec):" in errors and "H2R queries (0 = all): expected an integer >= 0" in errors
+    assert jobs.list_jobs() == []  # nothing queued
+    at.text_input(key="aware_retrieve_rewriter").set_value("embedded")
+    at.number_input(key="aware_retrieve_max").set_value(6)
+    at.selectbox(key="aware_retrieve_reasons").set_value("typology")
+    at.button(key="aware_retrieve_start").click().run()
+    assert not at.exception
+    (job,) = jobs.list_jobs()
+    assert job.meta["kind"] == view.AWARE_RETRIEVE.name == "pipeline.aware-retrieve" and job.meta["dataset"] == "dl19"
+    args = build_parser().parse_args(job.command[3:])  # the CLI's own parser reads the job's command
+    assert (args.command, args.dataset, args.rewriter, args.max_queries, args.reasons, args.json) == (
+        "aware-retrieve", "dl19", "embedded", 6, "typology", True)
+    assert args.progress_key == job.meta["progress"] and args.progress_key.startswith("aware-retrieve")
+    assert at.button(key="aware_retrieve_start").disabled
+    assert any(f"Queued job #{job.id}" in s.value for s in at.success)
+
+
+def test_zero_queries_means_all_and_a_bad_reasons_source_is_refused(cache):
+    from core import jobs
+    from pipeline.aware.retrieve_jobs import aware_retrieve_command
+    from pipeline.views import aware_retrieve as view
+
+    view.submit("dl20", None, rewriter="embedded", max_queries=0)
+    (job,) = jobs.list_jobs()
+    assert "--max-queries" not in job.command and "--reasons" not in job.command and "--data" not in job.command
+    with pytest.raises(ValueError, match="reasons must be one of assign, typology, got 'nope'"):
+        aware_retrieve_command("dl19", None, rewriter="embedded", reasons="nope")

@@ -71,9 +71,14 @@ def planted(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_planted_rewrites_reproduce_their_effect_exactly_and_a_rerun_makes_no_call(planted, capsys):
+    from core.jobs.progress import read_progress
+
     server = planted["server"]
-    code, out, err = run_cli(capsys, *planted["argv"])
+    code, out, err = run_cli(capsys, *planted["argv"], "--progress-key", "aware-retrieve-planted")
     assert code == 0, err
+    # the job's progress record: every stage it announced was reached, the last one complete
+    record = read_progress("aware-retrieve-planted")
+    assert (record["status"], record["stage_index"], record["stages"], record["done"]) == ("completed", 3, 3, 3)
     summary = json.loads(out)
     result = store.load_result(retrieve.KIND, summary["path"], retrieve.RESULT_VERSION)
     assert result["id"] == summary["id"] and summary["partial_corpus"] is False
