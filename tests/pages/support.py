@@ -16,6 +16,19 @@ CATEGORIES = [{"name": "Ambiguity", "description": "the subject is vague"},
               {"name": "Jargon", "description": "product terms"}]
 
 
+def open_query_page(**params) -> AppTest:
+    """The Query page opened through the app's navigation with these query parameters (``dataset``, ``qid``),
+    run without an exception."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.switch_page("pages/query.py")
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def typology_reply(messages):
     """The scripted typology model: a reason per query, the categories above, and per query the
     categories it falls in ("query one" two of them, "query three" none)."""

@@ -12,24 +12,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from pipeline.views import query as view
-from tests.pages.support import store_designed_study
+from tests.pages.support import open_query_page, store_designed_study
 from tests.support.failure_fixture import OFF_TOPIC, RELEVANT, TOPICS
 from tests.support.paths import ROOT
 
 HOSTILE_REASON = "asks <img src=x onerror=alert(1)> about **markup**"
 BINARY = "designed-run | answers-without-q3 | designed-judge | binary"
 GENERATOR = "answers-without-q3"  # the stored study's generator (its answers lack q3)
-
-
-def _page(**params) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
-    at.switch_page("pages/query.py")
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def _frame(at: AppTest, column: str):
@@ -91,7 +80,7 @@ def test_the_page_reads_every_store_for_one_query(planted_study):
     _plant_annotation(_plant_typology())
     prediction = _plant_prediction()
     preference = stored_result()  # the scripted difficulty-aware result of DL19 (its queries q1..q4)
-    at = _page(dataset="dl19", qid="q1")
+    at = open_query_page(dataset="dl19", qid="q1")
     texts = [t.value for t in at.text]
     assert TOPICS["q1"] in texts and at.query_params["qid"] == "q1"
 
@@ -147,33 +136,33 @@ def test_untrusted_text_is_shown_as_text_never_as_html(planted_study):
     """q7's query and its relevant passage are HTML; the typology reason of q1 is HTML and Markdown. They reach the
     page as st.text and DataFrame cells only: no Markdown element (which would render them) carries them."""
     _plant_typology()
-    at = _page(dataset="dl19", qid="q7")
+    at = open_query_page(dataset="dl19", qid="q7")
     assert TOPICS["q7"] in [t.value for t in at.text]
     assert _frame(at, "BERTScore F1").loc[0, "answer"] == RELEVANT["q7"]
     references = next(d.value for d in at.dataframe if list(d.value.columns) == ["pid", "NIST grade", "text"])
     assert references["text"].tolist() == [RELEVANT["q7"]]
-    at = _page(dataset="dl19", qid="q1")
+    at = open_query_page(dataset="dl19", qid="q1")
     assert HOSTILE_REASON in _frame(at, "free-text reason").loc[0, "reasons"]
-    for page in (at, _page(dataset="dl19", qid="q7")):
+    for page in (at, open_query_page(dataset="dl19", qid="q7")):
         rendered = [e.value for kind in ("markdown", "caption", "info", "warning", "title", "header", "subheader")
                     for e in getattr(page, kind)]
         assert not [r for r in rendered if "<script" in r or "<img" in r or "<b>" in r], rendered
 
 
 def test_what_is_missing_says_how_to_produce_it(planted_study):
-    at = _page(dataset="dl19", qid="q8")
+    at = open_query_page(dataset="dl19", qid="q8")
     infos = [i.value for i in at.info]
     assert any("python -m pipeline typology --dataset dl19" in i for i in infos)
     assert any("python -m pipeline predict --dataset dl19" in i for i in infos)
     assert any("python -m pipeline prefer --dataset dl19" in i for i in infos)
     assert _frame(at, "BERTScore F1").loc[0, "answer"] == OFF_TOPIC
-    at = _page(dataset="dl19", qid="no-such-query")
+    at = open_query_page(dataset="dl19", qid="no-such-query")
     assert at.warning[0].value == "No store of DL19 holds query 'no-such-query'."
 
 
 def test_a_run_file_that_is_gone_is_named(planted_study, tmp_path):
     (tmp_path / "designed" / "run.txt").unlink()
-    at = _page(dataset="dl19", qid="q1")
+    at = open_query_page(dataset="dl19", qid="q1")
     assert any("designed-run's run file" in c.value and "is not there any more" in c.value for c in at.caption)
     assert _frame(at, "in its H2R set (all queries)").loc[0, "nDCG@10"] == 1  # the study's own figure stays
 
@@ -204,7 +193,7 @@ def test_choosing_another_dataset_opens_its_first_query(planted_study, cache):
     target = cache / "failure" / "dl20" / "studies" / f"{planted_study['id']}.json"
     target.parent.mkdir(parents=True)
     target.write_text(json.dumps(other))
-    at = _page(dataset="dl19", qid="q7")
+    at = open_query_page(dataset="dl19", qid="q7")
     next(s for s in at.selectbox if s.label == "Dataset").set_value("dl20").run()
     assert not at.exception and not at.warning
     assert next(s for s in at.selectbox if s.label == "Query").value == "d1"
@@ -230,7 +219,7 @@ def test_a_small_model_is_named_not_a_finding(planted_study, cache):
     study["generators"][GENERATOR]["provenance"] = {"backend": "embedded", "model": "smollm2-135m", "small": True,
                                                     "label": label}
     path.write_text(json.dumps(study))
-    at = _page(dataset="dl19", qid="q1")
+    at = open_query_page(dataset="dl19", qid="q1")
     (warning,) = [w.value for w in at.warning]
     assert warning.startswith(f"The generator {GENERATOR} (embedded:smollm2-135m [abc]") and "not a finding" in warning
     assert "under 1B" in warning  # the size, as Provenance.size_text gives it
@@ -242,10 +231,10 @@ def test_a_link_to_an_unknown_dataset_reads_no_folder(planted_study, cache):
     outside = cache / "failure" / "outside" / "studies"
     outside.mkdir(parents=True)
     (outside / f"{planted_study['id']}.json").write_text(json.dumps({**planted_study, "dataset": "outside"}))
-    at = _page(dataset="../failure/outside", qid="q1")
+    at = open_query_page(dataset="../failure/outside", qid="q1")
     assert at.warning[0].value == "No store holds a dataset called '../failure/outside'."
     assert next(s for s in at.selectbox if s.label == "Dataset").value == "dl19"
-    at = _page(dataset="dl21", qid="1")
+    at = open_query_page(dataset="dl21", qid="1")
     assert at.warning[0].value == "No store of DL21 holds query '1'."
     assert any("python -m pipeline run --dataset dl21" in c.value for c in at.caption)
 
@@ -256,7 +245,7 @@ def test_a_difficulty_aware_pair_shows_its_reasons_answers_and_verdicts(cache):
 
     result = stored_result()
     (pair,) = [p for p in result["pairs"] if p["qid"] == "q4"]  # HOSTILE's pair
-    at = _page(dataset="dl19", qid="q4")
+    at = open_query_page(dataset="dl19", qid="q4")
     details = _frame(at, "sentence from")
     assert details.loc[0, "reasons"] == "; ".join(pair["categories"]) and details.loc[0, "task"] == pair["task"].upper()
     texts = [t.value for t in at.text]

@@ -5,23 +5,11 @@ text, and a query no result holds gets the line saying how to make one."""
 from __future__ import annotations
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from pipeline.views import aware_judge, query as view
+from tests.pages.support import open_query_page
 from tests.pipeline.aware import retrieve_collection as rc
 from tests.support.aware_results import HOSTILE_REWRITE, judged_result, retrieved_result
-from tests.support.paths import ROOT
-
-
-def _page(**params) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
-    at.switch_page("pages/query.py")
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def test_the_query_page_shows_the_stored_aware_judgments_of_a_query(cache):
@@ -32,7 +20,7 @@ def test_the_query_page_shows_the_stored_aware_judgments_of_a_query(cache):
     assert item["labels"].equals(aware_judge.labels_frame(result, "q2"))
     assert view.aware_judgments("dl19", "q-not-there") == []
 
-    at = _page(dataset="dl19", qid="q2")
+    at = open_query_page(dataset="dl19", qid="q2")
     headers = [h.value for h in at.header]
     assert "Difficulty-aware judgments" in headers and "Difficulty-aware rewrites" in headers
     labels = [d.value for d in at.dataframe if "control sentence" in d.value.columns and "passage" in d.value.columns]
@@ -54,7 +42,7 @@ def test_the_query_page_shows_a_querys_rewrites_beside_their_ndcg(cache, tmp_pat
                                                                                  "aware_rewrite", "rm3")]
     assert item["arms"]["query BM25 ran"].iloc[2] == HOSTILE_REWRITE and "partial corpus" in item["corpus"]
 
-    at = _page(dataset="dl20", qid=qid)
+    at = open_query_page(dataset="dl20", qid=qid)
     (arms,) = [d.value for d in at.dataframe if "query BM25 ran" in d.value.columns]
     assert arms.equals(item["arms"])
     assert any(w.value.startswith("Not a finding: rewriter is a 1.5B") for w in at.warning)
