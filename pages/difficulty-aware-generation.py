@@ -6,6 +6,7 @@ from pages import use_app_navigation
 from pages.panels.aware_judge import aware_judge_section
 from pages.panels.aware_retrieve import aware_retrieve_section
 from pages.panels.jobs import jobs_panel
+from pages.panels.start_form import start_button
 from pipeline.views import difficulty_aware_generation as view
 
 use_app_navigation()
@@ -27,25 +28,13 @@ with st.expander("Run a comparison (background job)", expanded=not view.availabl
     c[3].selectbox("Reasons", list(view.REASON_SOURCES), format_func=view.REASON_SOURCES.get, key="prefer_reasons")
     c[4].number_input(view.forms.PREFERENCE_QUERIES.label, value=10, key="prefer_max")  # checked on Start
     st.checkbox("Let the judge judge its own answers (the result says so)", value=False, key="prefer_self_judging")
-    prefer_busy = any(j.active for j in view.PREFERENCE.jobs())
 
-    def queue_preference() -> None:  # a callback (the rerun that follows already sees the job); reads the widgets
-        s = st.session_state
-        try:
-            s["queued_preference"] = view.submit_preference(
-                s["prefer_dataset"], folder, generator=s["prefer_generator"], judge=s["prefer_judge"],
-                reasons=s["prefer_reasons"], max_queries=s["prefer_max"],
-                allow_self_judging=bool(s.get("prefer_self_judging")))
-        except ValueError as exc:
-            st.session_state["queued_preference_error"] = str(exc)
+    def queue_preference(s) -> int:  # the Start button's callback reads the form's widgets
+        return view.submit_preference(s["prefer_dataset"], folder, generator=s["prefer_generator"],
+                                      judge=s["prefer_judge"], reasons=s["prefer_reasons"], max_queries=s["prefer_max"],
+                                      allow_self_judging=bool(s.get("prefer_self_judging")))
 
-    c[5].button("Start", on_click=queue_preference, disabled=prefer_busy, key="prefer_start",
-                help="a comparison is running" if prefer_busy else None)
-    if "queued_preference" in st.session_state:
-        st.success(f"Queued job #{st.session_state.pop('queued_preference')}.")
-    if "queued_preference_error" in st.session_state:
-        st.error(st.session_state.pop("queued_preference_error"))
-
+    start_button(c[5], view.PREFERENCE, "prefer", queue_preference, busy_help="a comparison is running")
 
 jobs_panel(view.PREFERENCE, view.jobs_frame, columns={"progress": st.column_config.TextColumn(width="large")})
 
