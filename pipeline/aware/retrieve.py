@@ -145,12 +145,8 @@ def h2r_reasons(data, hard_qids: Sequence[str], typology_file, *, reasons: str |
     from pipeline.typology.assignment import assign_reasons
     from pipeline.typology.categories import load_typology
 
-    if reasons == "typology":
-        typology, assignments, report = difficulty.reasons_from_typology_store(data.name, model=reasons_model)
-        how = {"typology_store": report}
-    elif reasons:
-        typology = load_typology(typology_file)
-        assignments, how = difficulty.load_assignments(reasons, typology), {"imported": str(reasons)}
+    if reasons:
+        typology, assignments, how = difficulty.given_reasons(data.name, reasons, typology_file, reasons_model)
     else:
         if assigner is None:
             raise ValueError("no reasons given and no assigner to assign them")

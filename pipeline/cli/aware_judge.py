@@ -62,15 +62,11 @@ def cmd_aware_judge(args) -> None:
     data = load_dataset(args.dataset, args.data)
     data.require_qrels()
     templates = difficulty.load_templates(args.templates)
-    assignments, report = None, None
-    if args.reasons == "typology":
-        typology, assignments, store_report = difficulty.reasons_from_typology_store(data.name,
-                                                                                     model=args.reasons_model)
-        report = {"typology_store": store_report}
+    if args.reasons:
+        typology, assignments, report = difficulty.given_reasons(data.name, args.reasons, args.typology,
+                                                                 args.reasons_model)
     else:
-        typology = load_typology(args.typology)
-        if args.reasons:
-            assignments, report = difficulty.load_assignments(args.reasons, typology), {"imported": args.reasons}
+        typology, assignments, report = load_typology(args.typology), None, None
     options = llm_options(args)
     with ProgressWriter(args.progress_key, study.STAGES + (assignments is None)) as tracker:
         judge = make_client(args.judge, **options, step="aware-judge:judge")

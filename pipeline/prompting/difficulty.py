@@ -33,7 +33,7 @@ from typing import Iterable, Sequence
 
 from core.digest import content_digest
 from pipeline.llm.base import Message
-from pipeline.typology.categories import TASKS, Assignment, Category, Typology, normalise_name
+from pipeline.typology.categories import TASKS, Assignment, Category, Typology, load_typology, normalise_name
 
 DATA_DIR = Path(__file__).resolve().parent
 DEFAULT_TEMPLATES = DATA_DIR / "difficulty_sentences.json"
@@ -144,6 +144,20 @@ def load_assignments(path: str | Path, typology: Typology) -> list[Assignment]:
         out.append(Assignment(key[0], task, [(c, "") for c in dict.fromkeys(canonical)],
                               source=f"imported {path.name}"))
     return out
+
+
+def given_reasons(dataset: str, source: str, typology_file, model: str | None = None,
+                  ) -> tuple[Typology, list[Assignment], dict]:
+    """``(typology, assignments, how they were made)`` of reasons made before the run: ``source="typology"``,
+    the failure typology store's latest runs of ``dataset`` by one model (:func:`reasons_from_typology_store`,
+    its own categories); otherwise ``source`` is a reasons FILE against the typology of ``typology_file``
+    (:func:`load_assignments`). ``how`` is what a result records: ``{"typology_store": report}`` or
+    ``{"imported": FILE}``."""
+    if source == "typology":
+        typology, assignments, report = reasons_from_typology_store(dataset, model=model)
+        return typology, assignments, {"typology_store": report}
+    typology = load_typology(typology_file)
+    return typology, load_assignments(source, typology), {"imported": str(source)}
 
 
 def _run_model(run: dict) -> str:

@@ -50,12 +50,9 @@ def _reasons(data, typology_file, reasons, reasons_model, retriever, quantile, m
     from pipeline.llm import make_client
     from pipeline.retrieval.retrievers import get_run
 
-    if reasons == "typology":
-        typology, assignments, report = difficulty.reasons_from_typology_store(data.name, model=reasons_model)
-        return typology, assignments, {"typology_store": report}
-    typology = load_typology(typology_file)
     if reasons:
-        return typology, difficulty.load_assignments(reasons, typology), {"imported": str(reasons)}
+        return difficulty.given_reasons(data.name, reasons, typology_file, reasons_model)
+    typology = load_typology(typology_file)
     tracker = progress or ProgressWriter(None)
     run = get_run(data, retriever)
     report = h2r_report(data, [run], quantile=quantile)
