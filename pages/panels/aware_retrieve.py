@@ -12,6 +12,11 @@ from pages.panels.start_form import reason_job_fields, start_button
 from pipeline.views import aware_retrieve as view
 
 
+@st.cache_data(max_entries=16, show_spinner="Reading results…")
+def _load(path: str, mtime: float) -> dict:  # keyed by the file's mtime: a result stored again is read anew
+    return view.load(path)
+
+
 def aware_retrieve_section() -> None:
     st.header("Difficulty-aware retrieval")
     st.caption("Each H2R query (bottom quartile of the original queries' nDCG@10 under BM25 over the data folder's "
@@ -32,9 +37,13 @@ def aware_retrieve_section() -> None:
     if not paths:
         st.info(view.RUN_HELP)
         return
+
+    def result_at(i: int) -> dict:
+        return _load(str(paths[i]), paths[i].stat().st_mtime)
+
     index = st.selectbox("Retrieval result", range(len(paths)), key="aware_retrieve_result",
-                         format_func=lambda i: view.result_label(view.load(paths[i])))
-    result = view.load(paths[index])
+                         format_func=lambda i: view.result_label(result_at(i)))
+    result = result_at(index)
     corpus = result["corpus"]
     (st.warning if corpus["partial_corpus"] else st.caption)(corpus["statement"])
     label = view.not_a_finding(result)
