@@ -25,14 +25,12 @@ to every pair, so the page and any later reader see exactly what produced a numb
 """
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from core import paths
-from core.atomic import atomic_write_text
+from core import result_files
 from core.digest import content_digest
 from core.jobs.progress import ProgressWriter
 from pipeline.prompting import pairwise
@@ -42,6 +40,7 @@ from pipeline.generation.answers import GENERATION_OPTIONS, prompt_description, 
 from pipeline.llm.base import LENGTH_FINISH, ChatClient, GenerationOptions, LLMError, Provenance
 from pipeline.typology.categories import TASKS, Assignment, Typology
 
+KIND = "preference"  # its folder under the cache (core.result_files)
 RESULT_VERSION = 1
 DIFFICULTY_PLACEMENT = "the baseline prompt with the difficulty text on its own line after the question line"
 # The study's preference rates for the difficulty-aware answer are data in the failure paper's claims file
@@ -293,21 +292,15 @@ def result_id(result: Mapping) -> str:
 
 # ---------------------------------------------------------------------------- stored results
 def results_dir(dataset: str | None = None) -> Path:
-    return paths.cache_subdir("preference", *([dataset] if dataset else []))
+    return result_files.results_dir(KIND, dataset)
 
 
 def save_result(result: Mapping, folder: Path | None = None) -> Path:
-    path = (folder or results_dir(result["dataset"])) / f"{result['id']}.json"
-    atomic_write_text(path, json.dumps(result, indent=1, ensure_ascii=False))
-    return path
+    return result_files.save_result(KIND, result, folder)
 
 
 def load_result(path: str | Path) -> dict:
-    path = Path(path)
-    try:
-        result = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}:{exc.lineno}: not a preference result: {exc.msg} (column {exc.colno})") from None
+    result = result_files.read_result(path, "a preference result")
     if not isinstance(result, dict) or result.get("version") != RESULT_VERSION or "pairs" not in result:
         raise ValueError(f"{path}: not a preference result of version {RESULT_VERSION}")
     return result
@@ -315,6 +308,4 @@ def load_result(path: str | Path) -> dict:
 
 def list_results(dataset: str | None = None) -> list[Path]:
     """Stored result files, newest first (all datasets when ``dataset`` is None)."""
-    root = paths.cache_dir() / "preference"
-    pattern = f"{dataset}/*.json" if dataset else "*/*.json"
-    return sorted(root.glob(pattern), key=lambda p: p.stat().st_mtime, reverse=True) if root.is_dir() else []
+    return result_files.list_results(KIND, dataset)
