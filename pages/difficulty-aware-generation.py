@@ -75,7 +75,7 @@ def preference_results() -> None:
                  column_config={c: percent for c in ("preference rate", "CI low", "CI high", "verdict rate",
                                                      "inconsistent share", "study rate")}
                  | {"sign test p": st.column_config.NumberColumn(format="%.3g")})
-    st.download_button("Download CSV", view.csv_bytes(table), file_name=f"preference-{by}.csv", mime="text/csv")
+    st.download_button("Download CSV", view.csv_bytes(table), file_name=f"preference-{by}.csv", mime="text/csv", on_click="ignore")
     study = view.study_frame()
     st.caption(f"Study: {', '.join(f'{d} {r:.2%}' for d, r in zip(study['dataset'], study['study rate']))} "
                f"({view.STUDY_NOTE}). {view.RULES_NOTE}")

@@ -168,7 +168,7 @@ with left:
         st.plotly_chart(view.venn_plotly(analysis, st.session_state[region_key], universe), key=f"venn-{region_key}",
                         on_select=venn_clicked, selection_mode="points", config={"displayModeBar": False})
         st.download_button("Download the Venn diagram (PNG, matplotlib-venn)", view.venn_png(analysis, universe),
-                           file_name=f"venn-{name}-{study_id}.png", mime="image/png")
+                           file_name=f"venn-{name}-{study_id}.png", mime="image/png", on_click="ignore")
     else:
         st.info("No configuration query is hard in any task: there is no diagram to draw.")
 with right:

@@ -75,9 +75,9 @@ else:
     full = view.table_frame(result)
     left, right = st.columns(2)
     left.download_button("Download CSV (every scope)", view.table_csv(full), file_name=f"predicting-failure-{entry['id']}.csv",
-                         mime="text/csv")
+                         mime="text/csv", on_click="ignore")
     right.download_button("Download LaTeX (every scope)", view.table_latex(full, f"Predicting failure, {entry['id']}."),
-                          file_name=f"predicting-failure-{entry['id']}.tex", mime="text/x-tex")
+                          file_name=f"predicting-failure-{entry['id']}.tex", mime="text/x-tex", on_click="ignore")
     sweep = view.k_sweep_frame(result, scope)
     if not sweep.empty:
         st.subheader("τ per cut-off k")

@@ -78,9 +78,11 @@ with reader.session_store(st.session_state) as store:
                 d_csv, d_tex = st.columns(2)
                 # files made on click (callables), not on every render: LaTeX goes through pandas' Styler
                 d_csv.download_button("Download CSV", partial(significance.significance_csv, report),
-                                      file_name=f"significance-{view.display_name(data)}-{model}.csv", mime="text/csv")
+                                      file_name=f"significance-{view.display_name(data)}-{model}.csv", mime="text/csv",
+                                      on_click="ignore")
                 d_tex.download_button("Download LaTeX", partial(significance.significance_latex, report),
-                                      file_name=f"significance-{view.display_name(data)}-{model}.tex", mime="text/x-tex")
+                                      file_name=f"significance-{view.display_name(data)}-{model}.tex", mime="text/x-tex",
+                                      on_click="ignore")
 
         points = drift.theta_vs_steps(store, runs, "theta_d")
         if not points.empty:
