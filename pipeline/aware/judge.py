@@ -51,9 +51,9 @@ from core.jobs.progress import ProgressWriter
 from pipeline.aware import paired
 from pipeline.data.datasets import RELEVANT_GRADE
 from pipeline.judging.h2j import disagreement
-from pipeline.judging.judgments import (DEFAULT_CAP, SETUPS, Judgments, read_judge_reply, sample_pairs,
-                                        umbrela_messages, umbrela_options)
-from pipeline.llm.base import ChatClient, LLMError, Message
+from pipeline.judging.judgments import (DEFAULT_CAP, SETUPS, Judgments, PairReply, read_replies, sample_pairs,
+                                        sort_replies, umbrela_messages, umbrela_options)
+from pipeline.llm.base import ChatClient, Message
 from pipeline.prompting.difficulty import REASON_MODES, SentenceTemplates, prompt_diff, with_difficulty
 from pipeline.sets.rule import DEFAULT_QUANTILE, RULE as SET_RULE, SetSummary, hard_set
 from pipeline.stats.agreement import cohen_kappa, cohen_kappa_counts
@@ -128,42 +128,28 @@ def arm_messages(query: str, passage: str, sentence: str | None = None) -> list[
 
 
 def _judge(client: ChatClient, data, pairs: Sequence[tuple[str, str]], sentence_of: Mapping[str, str] | None,
-           label: str, on_progress: Callable[[int], None]) -> dict[tuple[str, str], dict]:
-    """``{(qid, pid): {"label", "raw", "error"}}``: each pair judged with UMBRELA's prompt (plus the
-    query's sentence in ``sentence_of``); the graded label, None when unparseable or failed."""
+           label: str, on_progress: Callable[[int], None]) -> dict[tuple[str, str], PairReply]:
+    """Each pair judged with UMBRELA's prompt (plus the query's sentence in ``sentence_of``), its graded
+    reply read as ``h2j``'s judgments read it (:func:`pipeline.judging.judgments.read_replies`)."""
     queries = data.queries()
     requests = [arm_messages(queries[q], data.passages[p], sentence_of[q] if sentence_of is not None else None)
                 for q, p in pairs]
     replies = client.chat_many(requests, umbrela_options(client), progress=label,
                                on_progress=on_progress) if requests else []
-    out = {}
-    for key, reply in zip(pairs, replies):
-        if isinstance(reply, LLMError):
-            out[key] = {"label": None, "raw": None, "error": str(reply) or type(reply).__name__}
-            continue
-        value, _, text = read_judge_reply(reply.text, "graded", "umbrela")
-        out[key] = {"label": value, "raw": text, "error": None}
-    return out
+    return read_replies(pairs, replies, "graded", "umbrela")
 
 
-def _as_judgments(judged: Mapping[tuple[str, str], dict], setup: str, client: ChatClient, cap) -> Judgments:
-    labels, unparseable, failed = {}, {}, {}
-    for (q, p), r in judged.items():
-        if r["error"] is not None:
-            failed.setdefault(q, {})[p] = r["error"]
-        elif r["label"] is None:
-            unparseable.setdefault(q, {})[p] = r["raw"]
-        else:
-            labels.setdefault(q, {})[p] = r["label"]
+def _as_judgments(judged: Mapping[tuple[str, str], PairReply], setup: str, client: ChatClient, cap) -> Judgments:
+    labels, expected, unparseable, failed = sort_replies(judged)
     return Judgments(judge=client.provenance.label, setup=setup, provenance=client.provenance.as_dict(),
                      labels=labels, labels_binary=False, cap=cap, unparseable=unparseable, failed=failed,
-                     prompt="umbrela")
+                     prompt="umbrela", expected=expected)
 
 
-def _counts(judged: Mapping[tuple[str, str], dict]) -> dict:
+def _counts(judged: Mapping[tuple[str, str], PairReply]) -> dict:
     return {"pairs": len(judged),
-            "unparseable": sum(r["label"] is None and r["error"] is None for r in judged.values()),
-            "failed": sum(r["error"] is not None for r in judged.values())}
+            "unparseable": sum(r.label is None and r.error is None for r in judged.values()),
+            "failed": sum(r.error is not None for r in judged.values())}
 
 
 # ---------------------------------------------------------------------------- kappa
@@ -268,8 +254,8 @@ def run_aware_judge(data, judge: ChatClient, typology: Typology, templates: Sent
     pairs = [(q, p) for q in qids for p in sample[q]]
     tracker.stage("baseline judgments (UMBRELA's prompt)", len(pairs), "pair")
     judged = {"baseline": _judge(judge, data, pairs, None, f"{data.name} aware-judge baseline", tracker.advance)}
-    if not any(r["label"] is not None for r in judged["baseline"].values()):
-        last = next((r["error"] or r["raw"] for r in reversed(judged["baseline"].values())), "")
+    if not any(r.label is not None for r in judged["baseline"].values()):
+        last = next((r.error or r.text for r in reversed(judged["baseline"].values())), "")
         raise AwareJudgeFailure(f"{data.name}: judge {judge.provenance.label} labelled none of {len(pairs)} baseline "
                                 f"pairs; last reply or error: {' '.join(str(last).split())[:200]}")
     baseline = {s: disagreement(_as_judgments(judged["baseline"], s, judge, config.cap), qrels, qids)[0]
@@ -337,9 +323,9 @@ def run_aware_judge(data, judge: ChatClient, typology: Typology, templates: Sent
             family[name] = paired.paired_comparison(
                 {q: values[s][before][q] for q in members if q in values[s][before]},
                 {q: values[s][after][q] for q in members if q in values[s][after]}, better="lower")
-            items = {q: [(qrels[q][p], judged[before][(q, p)]["label"], judged[after][(q, p)]["label"])
-                         for p in sample[q] if judged[before][(q, p)]["label"] is not None
-                         and judged[after][(q, p)]["label"] is not None] for q in members}
+            items = {q: [(qrels[q][p], judged[before][(q, p)].label, judged[after][(q, p)].label)
+                         for p in sample[q] if judged[before][(q, p)].label is not None
+                         and judged[after][(q, p)].label is not None] for q in members}
             family[name]["kappa"] = kappa_change(items, s)
             family[name].update(group=group, before=before, after=after, setup=s)
         adjusted = paired.holm(family)
@@ -356,9 +342,9 @@ def run_aware_judge(data, judge: ChatClient, typology: Typology, templates: Sent
             "group": {s: next((g for g in GROUPS if q in groups[s][g]), None) for s in SETUPS},
             "reasons": list(by_qid[q].categories) if q in by_qid and q in sentence else [],
             "sentence": sentence_of[q], "sentence_from": borrowed.get(q, q), "control_sentence": control_of[q],
-            "pairs": [{"pid": p, "nist": qrels[q][p], "labels": {a: judged[a][(q, p)]["label"] for a in ARMS},
-                       "raw": {a: judged[a][(q, p)]["raw"] for a in ARMS},
-                       "errors": {a: judged[a][(q, p)]["error"] for a in ARMS if judged[a][(q, p)]["error"]}}
+            "pairs": [{"pid": p, "nist": qrels[q][p], "labels": {a: judged[a][(q, p)].label for a in ARMS},
+                       "raw": {a: judged[a][(q, p)].text for a in ARMS},
+                       "errors": {a: judged[a][(q, p)].error for a in ARMS if judged[a][(q, p)].error}}
                       for p in sample[q]],
             "disagreement": {s: {a: values[s][a].get(q) for a in ARMS} for s in SETUPS}})
 

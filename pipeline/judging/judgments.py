@@ -276,6 +276,44 @@ def read_judge_reply(text: str, setup: str, prompt: str) -> tuple[int | None, fl
     return label, expected, text
 
 
+@dataclass(frozen=True)
+class PairReply:
+    """What one judge reply gave: the label (None when unparseable or failed), the expected grade of a
+    log-probability reply, the reply text (unwrapped; None when the call failed) and the call's error."""
+    label: int | None
+    expected: float | None
+    text: str | None
+    error: str | None
+
+
+def read_replies(pairs, replies, setup: str, prompt: str) -> dict[tuple[str, str], PairReply]:
+    """``{(qid, pid): PairReply}`` of ``chat_many``'s replies to ``pairs``' requests, in order; a failed
+    call (an :class:`LLMError`) keeps its message, or its type's name when it has none."""
+    out = {}
+    for key, reply in zip(pairs, replies):
+        if isinstance(reply, LLMError):
+            out[tuple(key)] = PairReply(None, None, None, str(reply) or type(reply).__name__)
+        else:
+            out[tuple(key)] = PairReply(*read_judge_reply(reply.text, setup, prompt), None)
+    return out
+
+
+def sort_replies(read: Mapping[tuple[str, str], PairReply]) -> tuple[dict, dict, dict, dict]:
+    """``(labels, expected, unparseable, failed)``, each ``{qid: {pid: ...}}``, as :class:`Judgments`
+    holds them: the label, the expected grade, the unparseable reply's text, the failed call's error."""
+    labels, expected, unparseable, failed = {}, {}, {}, {}
+    for (qid, pid), r in read.items():
+        if r.expected is not None:
+            expected.setdefault(qid, {})[pid] = r.expected
+        if r.error is not None:
+            failed.setdefault(qid, {})[pid] = r.error
+        elif r.label is None:
+            unparseable.setdefault(qid, {})[pid] = r.text
+        else:
+            labels.setdefault(qid, {})[pid] = r.label
+    return labels, expected, unparseable, failed
+
+
 def llm_judgments(client: ChatClient, data, setup: str, *, cap: int | None = DEFAULT_CAP, seed: int = 0,
                   name: str | None = None, options: GenerationOptions | None = None, prompt: str = "umbrela",
                   progress: str | None = None, pairs: list[tuple[str, str]] | None = None, on_progress=None,
@@ -294,21 +332,7 @@ def llm_judgments(client: ChatClient, data, setup: str, *, cap: int | None = DEF
         options = umbrela_options(client) if prompt == "umbrela" else JUDGE_OPTIONS
     replies = client.chat_many([judge_messages(queries[q], data.passages[p], setup, prompt) for q, p in pairs],
                                options, progress=progress, on_progress=on_progress)
-    labels: dict[str, dict[str, int]] = {}
-    expected: dict[str, dict[str, float]] = {}
-    unparseable: dict[str, dict[str, str]] = {}
-    failed: dict[str, dict[str, str]] = {}
-    for (qid, pid), reply in zip(pairs, replies):
-        if isinstance(reply, LLMError):
-            failed.setdefault(qid, {})[pid] = str(reply)
-            continue
-        value, grade, text = read_judge_reply(reply.text, setup, prompt)
-        if grade is not None:
-            expected.setdefault(qid, {})[pid] = grade
-        if value is None:
-            unparseable.setdefault(qid, {})[pid] = text
-        else:
-            labels.setdefault(qid, {})[pid] = value
+    labels, expected, unparseable, failed = sort_replies(read_replies(pairs, replies, setup, prompt))
     prov = client.provenance
     how = ("UMBRELA's graded prompt (zero-shot" + (", binary = grade >= 2)" if setup == "binary" else ")")
            if prompt == "umbrela" else f"the project's {setup} prompt")
