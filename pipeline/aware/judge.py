@@ -33,7 +33,9 @@ Design, in the order :func:`run_aware_judge` runs it:
    arms labelled, pooled over the group's queries (:data:`KAPPA_SCALES`), with a seeded bootstrap
    percentile interval over queries (queries resampled, both κ recomputed). Verdicts are
    :func:`pipeline.aware.paired.comparison_verdict` under :data:`pipeline.aware.paired.RULE`, gated by the
-   models (:func:`~pipeline.aware.paired.model_gates`): a model under the rule's size is not a finding.
+   models (:func:`~pipeline.aware.paired.model_gates`): a model under the rule's size is not a finding. The
+   models are the judge and the reasons' maker (the assigner, or the typology store runs' model:
+   :func:`pipeline.prompting.difficulty.reasons_made_by`; a reasons FILE names none).
 
 Every call goes through the caller's :class:`~pipeline.llm.base.ChatClient` (the response cache), so a rerun
 makes no call. The result (:func:`run_aware_judge`) is stored with :mod:`pipeline.aware.store`.
@@ -54,7 +56,8 @@ from pipeline.judging.h2j import disagreement
 from pipeline.judging.judgments import (DEFAULT_CAP, SETUPS, Judgments, PairReply, read_replies, sample_pairs,
                                         sort_replies, umbrela_messages, umbrela_options)
 from pipeline.llm.base import ChatClient, Message
-from pipeline.prompting.difficulty import REASON_MODES, SentenceTemplates, prompt_diff, with_difficulty
+from pipeline.prompting.difficulty import (REASON_MODES, SentenceTemplates, prompt_diff, reasons_made_by,
+                                          with_difficulty)
 from pipeline.sets.rule import DEFAULT_QUANTILE, RULE as SET_RULE, SetSummary, hard_set
 from pipeline.stats.agreement import cohen_kappa, cohen_kappa_counts
 from pipeline.typology.categories import Assignment, Typology
@@ -310,7 +313,9 @@ def run_aware_judge(data, judge: ChatClient, typology: Typology, templates: Sent
               for s in SETUPS}
 
     # 5. comparisons, Holm per setup, κ changes, verdicts
-    models = {"judge": judge.provenance} | ({"assigner": assigner.provenance} if assigner is not None else {})
+    # the reasons' model gates too: assigned here, or read from the typology store (a FILE names none)
+    made_by = reasons_made_by(how)
+    models = {"judge": judge.provenance} | (dict([made_by]) if made_by else {})
     gates = paired.model_gates(models)
     labels = [f"{role}: {p.label} ({p.size_text})" for role, p in models.items()]
     groups = {s: {"hard": hard_used[s], "control": controls[s]} for s in SETUPS}

@@ -26,7 +26,8 @@ The design, for one TREC DL year and one rewriting model:
 5. **Figures.** nDCG@10 per query per arm (ir_measures, :mod:`pipeline.retrieval.evaluation`);
    :func:`pipeline.aware.paired.paired_comparison` of each of aware/plain/rm3 against the original and of
    aware against plain, Holm across those four; a verdict part per comparison with the models' gates (the
-   rewriter gates the comparisons of a rewrite; a model that assigned the reasons here gates all four, as
+   rewriter gates the comparisons of a rewrite; the model that made the reasons, assigned here or read
+   from the typology store (:func:`pipeline.prompting.difficulty.reasons_made_by`), gates all four, as
    it chose the queries); and per arm the share of the H2R set that *leaves* the bottom quartile (its
    nDCG@10 above the boundary, :data:`LEAVE_RULE`) with a Wilson interval.
 
@@ -46,7 +47,7 @@ from core.digest import content_digest
 from core.jobs.progress import ProgressWriter
 from pipeline.aware import paired
 from pipeline.llm.base import ChatClient, GenerationOptions, LLMError, Provenance
-from pipeline.prompting.difficulty import SentenceTemplates, assignments_digest, with_difficulty
+from pipeline.prompting.difficulty import SentenceTemplates, assignments_digest, reasons_made_by, with_difficulty
 from pipeline.prompting.pairwise import wilson_interval
 from pipeline.retrieval import bm25
 from pipeline.sets.rule import DEFAULT_QUANTILE, RULE as HARD_SET_RULE, hard_set
@@ -280,8 +281,9 @@ def run_aware_retrieve(data, h2r: tuple, assignments: Sequence[Assignment], typo
                        assigner: Provenance | None = None, reasons_report: Mapping | None = None,
                        progress: ProgressWriter | None = None) -> dict:
     """Rewrite, search every arm, compare (module docstring). ``h2r``: :func:`original_h2r`'s
-    ``(run, per-query nDCG@10, hard set)`` of the original queries; ``assigner``: the model that assigned the reasons here (it gates every
-    comparison), None when they were read from a store or a file (``reasons_report`` says how)."""
+    ``(run, per-query nDCG@10, hard set)`` of the original queries; ``assigner``: the model that assigned the
+    reasons here, None when they were read from a store or a file (``reasons_report`` says how). The reasons'
+    model (``assigner``, else the typology store runs' model) gates every comparison."""
     from pipeline.retrieval import evaluation
 
     tracker = progress or ProgressWriter(None)
@@ -316,9 +318,12 @@ def run_aware_retrieve(data, h2r: tuple, assignments: Sequence[Assignment], typo
                    for name, (before, after) in COMPARISONS.items()}
     holm = paired.holm(comparisons)
     rewriter_gates = paired.model_gates({"rewriter": rewriter.provenance})
-    assigner_gates = paired.model_gates({"assigner": assigner}) if assigner is not None else []
+    # the reasons' model gates every comparison (it chose the queries): assigned here, or read from the
+    # typology store (a reasons FILE names none)
+    made_by = ("assigner", assigner) if assigner is not None else reasons_made_by(reasons_report)
+    assigner_gates = paired.model_gates(dict([made_by])) if made_by else []
     rewriter_model = f"rewriter: {rewriter.provenance.label} ({rewriter.provenance.size_text})"
-    assigner_model = [f"assigner: {assigner.label} ({assigner.size_text})"] if assigner is not None else []
+    assigner_model = [f"{made_by[0]}: {made_by[1].label} ({made_by[1].size_text})"] if made_by else []
     verdicts = {}
     for name, (before, after) in COMPARISONS.items():
         rewrites = after in REWRITES or before in REWRITES  # RM3 vs original involves no rewriter

@@ -16,6 +16,7 @@ from pipeline.findings.finding import (FAILS, HOLDS, INCONCLUSIVE, UNMEASURABLE,
                                        percent)
 from pipeline.findings.scope import datasets_in_scope
 from pipeline.llm.base import Provenance
+from pipeline.prompting.difficulty import reasons_made_by
 
 
 def paper_rates() -> dict[str, float]:
@@ -59,6 +60,9 @@ def dataset_part(dataset: str) -> tuple[Part, dict | None]:
                                           f", {'inside' if measured['paper_inside_interval'] else 'outside'} our interval")
             + ")")
     models = {role: Provenance.from_dict(p) for role, p in [("judge", result["judge"]), *result["generators"].items()]}
+    made_by = reasons_made_by(result.get("assignment_report"))  # the reasons the aware prompts carry
+    if made_by:
+        models[made_by[0]] = made_by[1]
     gates = n_gate(overall["decided"], rule, "decided queries") + [
         f"{role} is {m.evidence_gate}" for role, m in models.items() if m.evidence_gate]
     threshold = rule["threshold"]

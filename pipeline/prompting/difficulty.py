@@ -29,10 +29,10 @@ import json
 import string
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from core.digest import content_digest
-from pipeline.llm.base import Message
+from pipeline.llm.base import Message, Provenance
 from pipeline.typology.categories import TASKS, Assignment, Category, Typology, load_typology, normalise_name
 
 DATA_DIR = Path(__file__).resolve().parent
@@ -160,6 +160,18 @@ def given_reasons(dataset: str, source: str, typology_file, model: str | None = 
     return typology, load_assignments(source, typology), {"imported": str(source)}
 
 
+def reasons_made_by(how: Mapping | None) -> tuple[str, Provenance] | None:
+    """``(role, provenance)`` of the model that made the reasons a result rests on, from the result's record
+    of how they were made (:func:`given_reasons`, or an assignment made in the run): the model that
+    assigned them in the run (``assigned_by``), or that of the typology store's runs they were read from.
+    None for a reasons FILE (made elsewhere, by whoever) and for records from before runs kept it."""
+    how = how or {}
+    if how.get("assigned_by"):
+        return "assigner", Provenance.from_dict(how["assigned_by"])
+    runs = [r for r in (how.get("typology_store") or {}).values() if isinstance(r, Mapping) and r.get("provenance")]
+    return ("reasons' model (typology store)", Provenance.from_dict(runs[0]["provenance"])) if runs else None
+
+
 def _run_model(run: dict) -> str:
     return run["provenance"].get("label", run["provenance"].get("model", ""))
 
@@ -204,6 +216,7 @@ def reasons_from_typology_store(dataset: str, store=None, model: str | None = No
         assignments += [_stored_assignment(q, task, run) for q in assigned]
         report[task] = {"run_id": run["run_id"], "typology": run["typology_label"],
                         "model": run["provenance"].get("label", run["provenance"].get("model")),
+                        "provenance": run["provenance"],
                         "assigned": len(assigned), "not assigned": [q["qid"] for q in queries if q not in assigned]}
     name = "typology runs " + ", ".join(r["run_id"] for r in report.values())
     return Typology.from_tasks(name, by_task), assignments, {**report, "model": model, "skipped": skipped}

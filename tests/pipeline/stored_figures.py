@@ -22,7 +22,8 @@ def annotation_rows(model: str, n_queries: int, correct: int) -> list[dict]:
     return rows
 
 
-def write_preference_result(cache, dataset: str, outcomes: list[str], provenance: dict | None = None) -> None:
+def write_preference_result(cache, dataset: str, outcomes: list[str], provenance: dict | None = None,
+                            assignment_report: dict | None = None) -> None:
     # default: its size as Ollama's /api/show reports it (a model of unknown size gates a verdict: issue 33)
     provenance = provenance or {"backend": "ollama", "model": "qwen3:8b", "digest": "0123456789abcdef", "small": False,
                                 "parameters_b": 8.2, "size_source": "ollama /api/show"}
@@ -31,7 +32,8 @@ def write_preference_result(cache, dataset: str, outcomes: list[str], provenance
                            "ba": {"winner": {"win": "aware", "loss": "baseline"}.get(o, "tie")}}}
              for i, o in enumerate(outcomes)]
     result = {"version": 1, "dataset": dataset, "id": f"{dataset}-000000000000", "judge": provenance,
-              "generators": {"baseline": provenance, "aware": provenance}, "pairs": pairs, "rule": "pair rule"}
+              "generators": {"baseline": provenance, "aware": provenance}, "pairs": pairs, "rule": "pair rule",
+              "assignment_report": assignment_report or {}}
     folder = cache / "preference" / dataset
     folder.mkdir(parents=True)
     (folder / f"{result['id']}.json").write_text(json.dumps(result))

@@ -265,6 +265,10 @@ def test_reasons_from_the_typology_store_give_the_same_sentences(planted, capsys
     hard = [r for r in result["queries"] if r["sentence_from"] == r["qid"]]
     assert [r["qid"] for r in hard] == REASONED
     assert {r["sentence"] for r in hard} == {"This query asks for quantitative data."}
+    # the store's run names its model but not its size: its reasons gate every verdict
+    assert result["gates"] == ["reasons' model (typology store) is a model of unknown size (state it to count its "
+                               "output)"]
+    assert all(v["verdict"] == "inconclusive" and result["gates"][0] in v["reason"] for v in result["verdicts"])
 
 
 def test_reasons_that_name_no_hard_query_are_refused_with_nothing_stored(planted, capsys, tmp_path):

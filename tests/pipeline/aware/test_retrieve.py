@@ -176,6 +176,16 @@ def test_partial_corpus_is_said_and_a_model_under_3b_is_not_a_finding(tmp_path, 
         because = part["evidence"]["inconclusive_because"]
         assert part["verdict"] == "inconclusive"
         assert (gate in because) == (name != "rm3 vs original")  # RM3 involves no LLM
+    # the same reasons read from the typology store, made there by a sub-1B model: that model chose which H2R
+    # queries are compared, so its gate reaches all four comparisons, RM3's too
+    tiny = Provenance("embedded", "smollm2", parameters_b=0.135, size_source="GGUF metadata")
+    stored = {"typology_store": {"h2r": {"run_id": "dl20-h2r", "provenance": tiny.as_dict()}, "model": tiny.label,
+                                 "skipped": {}}}
+    result = retrieve.run_aware_retrieve(data, h2r, assignments, typology, load_templates(), rewriter, config, index,
+                                         reasons_report=stored)
+    (reasons_gate,) = result["gates"]["assigner"]
+    assert reasons_gate.startswith("reasons' model (typology store) is a sub-1B model")
+    assert all(reasons_gate in part["evidence"]["inconclusive_because"] for part in result["verdicts"].values())
 
 
 def test_bad_input_names_the_flag_and_stores_nothing(tmp_path, monkeypatch, capsys):

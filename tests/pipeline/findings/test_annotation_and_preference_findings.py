@@ -78,3 +78,19 @@ def test_the_preference_rates_have_one_source_the_claims_file():
     assert not hasattr(preference, "STUDY_RATES")
     assert paper_rates() == paper_claims()["difficulty_aware_preferred"]["rates"]
     assert list(page.study_frame()["study rate"]) == list(paper_rates().values())
+
+
+def test_reasons_made_by_a_small_model_gate_the_preference_verdict(tmp_path, monkeypatch):
+    """The aware answers carry reasons an LLM assigned; under 1B (here from the typology store), that model's
+    reasons are no finding either, whatever the judge and generators (left open in stop 38's note)."""
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path))
+    tiny = {"backend": "embedded", "model": "smollm2", "parameters_b": 0.135, "size_source": "GGUF metadata"}
+    write_preference_result(tmp_path, "dl19", ["win"] * 18, assignment_report={
+        "typology_store": {"h2r": {"run_id": "dl19-h2r", "provenance": tiny}, "model": "embedded:smollm2",
+                           "skipped": {}}})
+    write_preference_result(tmp_path, "dl20", ["win"] * 18, assignment_report={"imported": "reasons.jsonl"})
+    parts = {p.scope: p for p in difficulty_aware_preferred("all").parts}
+    assert parts["dl19"].verdict == INCONCLUSIVE and parts["dl19"].evidence["on_its_figures"] == HOLDS
+    assert "reasons' model (typology store) is a sub-1B model" in parts["dl19"].reason
+    assert any(m.startswith("reasons' model (typology store): embedded:smollm2") for m in parts["dl19"].evidence["models"])
+    assert parts["dl20"].verdict == HOLDS  # a reasons FILE names no model: the judge and generators decide

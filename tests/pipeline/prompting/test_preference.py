@@ -371,9 +371,10 @@ def test_reasons_from_the_typology_store_come_from_one_model(tmp_path):
         _, made, report = difficulty.reasons_from_typology_store("dl19", store)  # newest: the small model's
         assert report["model"] == "embedded:SmolLM2" and [a.task for a in made] == ["h2r"]
         assert report["h2r"]["run_id"] == "h2r-small" and "latest is by ollama:qwen3:8b" in report["skipped"]["h2g"]
+        assert difficulty.reasons_made_by({"typology_store": report})[0] == "reasons' model (typology store)"
         _, made, report = difficulty.reasons_from_typology_store("dl19", store, model="ollama:qwen3:8b")
         assert {a.task: a.source for a in made} == {"h2r": "typology run h2r-big", "h2g": "typology run h2g-big"}
-        assert report["skipped"] == {}
+        assert report["skipped"] == {} and report["h2r"]["provenance"] == {"label": "ollama:qwen3:8b"}
         with pytest.raises(DifficultyInputError, match="no finished typology run by model 'x'"):
             difficulty.reasons_from_typology_store("dl19", store, model="x")
 
@@ -431,3 +432,19 @@ def test_cli_prefer_progress_key_writes_the_record_and_a_failure_ends_it(tmp_pat
     with pytest.raises(SystemExit) as exit_:
         main([*argv[:-1], "../elsewhere"])
     assert exit_.value.code == 2 and "--progress-key" in capsys.readouterr().err
+
+
+def test_the_model_that_made_the_reasons_is_read_from_how_they_were_made():
+    """What gates a result on its reasons: the model that assigned them in the run, or the typology store
+    runs' model; a reasons FILE, and a record from before runs kept the provenance, name none."""
+    from pipeline.llm.base import Provenance
+
+    small = Provenance("embedded", "smollm2", parameters_b=0.135, size_source="GGUF metadata")
+    big = Provenance("ollama", "qwen3:8b", parameters_b=8.2, size_source="ollama /api/show")
+    assert difficulty.reasons_made_by({"assigned_by": small.as_dict(), "asked": ["q1"]}) == ("assigner", small)
+    store_how = {"typology_store": {"h2r": {"run_id": "r", "provenance": big.as_dict()}, "model": big.label,
+                                    "skipped": {"h2g": "no finished run by it"}}}
+    assert difficulty.reasons_made_by(store_how) == ("reasons' model (typology store)", big)
+    assert difficulty.reasons_made_by({"typology_store": {"h2r": {"run_id": "r"}, "model": "m", "skipped": {}}}) is None
+    assert difficulty.reasons_made_by({"imported": "reasons.jsonl"}) is None
+    assert difficulty.reasons_made_by(None) is None
