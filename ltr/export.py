@@ -2,12 +2,12 @@
 
 For the configuration the significance table compares (:func:`ltr.report.select_configuration`):
 
-- ``ndcg-vs-time``: test NDCG@10 against training minutes, every fold a small point, the mean over folds a
-  large marker with bars from the lowest to the highest fold (the Results page's scatter, drawn with
-  matplotlib so SVG keeps its text);
-- ``theta-d-trajectories``: LearnDCG's θ_d against the training step, one line per fold, with the drift
-  reference θ₀ + loss_lr × step (:mod:`ltr.drift`);
-- ``theta-d-final``: final θ_d against the steps trained, one point per fold;
+- ``ndcg-vs-time``: test NDCG@10 against training minutes, every run (fold x seed) a small point, the mean
+  over them a large marker with bars from the lowest to the highest run (the Results page's scatter and
+  the ``cost`` table's runs, drawn with matplotlib so SVG keeps its text);
+- ``theta-d-trajectories``: LearnDCG's θ_d against the training step, one line per run (fold, and seed where
+  there are several), with the drift reference θ₀ + loss_lr × step (:mod:`ltr.drift`);
+- ``theta-d-final``: final θ_d against the steps trained, one point per run;
 - tables (CSV + booktabs LaTeX): ``significance`` (means, differences, p and Holm p; the caption names data,
   ranker, epochs, learning rate, seed, folds, test and correction), ``cost`` (the scatter's numbers),
   ``theta-d-drift`` (the drift diagnostic), ``findings`` (:mod:`ltr.findings`);
@@ -65,28 +65,39 @@ def letor_inputs(export: Export, data: str, folds) -> None:
                               split=split)
 
 
+def run_names(runs: pd.DataFrame) -> dict[str, str]:
+    """``{run_id: "fold 1"}``, or ``"fold 1 · seed 2"`` when the runs hold more than one seed: how the θ_d
+    figures tell a configuration's runs apart."""
+    seeds = "seed" in runs and runs["seed"].nunique() > 1
+    return {r["run_id"]: f"fold {int(r['fold'])}" + (f" · seed {int(r['seed'])}" if seeds else "")
+            for r in runs.to_dict("records")}
+
+
 def scatter_figure(cost: pd.DataFrame, runs: pd.DataFrame, title: str):
-    from ltr.cost import MINUTES_AXIS_TITLE
+    """The ``ndcg-vs-time`` figure: a point per run the ``cost`` table summarises (one per fold and seed,
+    :func:`ltr.cost.one_run_per_fold_and_seed`), its mean marker and min-max bars from that table."""
+    from ltr.cost import MINUTES_AXIS_TITLE, one_run_per_fold_and_seed
     from ltr.report import variant_loss
-    from ltr.store import latest_per_loss_and_fold
 
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7.5, 5))
-    latest = latest_per_loss_and_fold(runs)
+    latest = one_run_per_fold_and_seed(runs)
+    seeds = latest["seed"].nunique() if "seed" in latest else 1
     for row in cost.to_dict("records"):
-        folds = latest[latest["loss"] == row["loss"]]
-        points = ax.scatter(folds["minutes"], folds[f"test_ndcg{K}"], s=18, alpha=0.45)
+        mine = latest[latest["loss"] == row["loss"]]
+        points = ax.scatter(mine["minutes"], mine[f"test_ndcg{K}"], s=18, alpha=0.45)
         ax.errorbar([row["minutes_mean"]], [row["ndcg_mean"]],
                     xerr=[[row["minutes_mean"] - row["minutes_min"]], [row["minutes_max"] - row["minutes_mean"]]],
                     yerr=[[row["ndcg_mean"] - row["ndcg_min"]], [row["ndcg_max"] - row["ndcg_mean"]]],
                     fmt="*" if variant_loss(row["loss"]) == "learndcg" else "o",
                     markersize=12 if variant_loss(row["loss"]) == "learndcg" else 8,
-                    color=points.get_facecolor()[0][:3], label=f"{row['loss']} ({row['folds']} folds)", capsize=2)
+                    color=points.get_facecolor()[0][:3], label=f"{row['loss']} ({row['folds']} folds" + (f", {len(mine)} runs)" if seeds > 1 else ")"),
+                    capsize=2)
     ax.set_xlabel(MINUTES_AXIS_TITLE.replace(" (minutes:", "\n(minutes:"), fontsize=9)
     ax.set_ylabel(f"test NDCG@{K}")
     ax.set_xlim(left=0)
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8, title="loss (mean, bars: fold min-max)")
+    ax.legend(fontsize=8, title="loss (mean, bars: min-max over " + ("folds x seeds)" if seeds > 1 else "folds)"))
     fig.tight_layout()
     return fig
 
@@ -102,9 +113,9 @@ def theta_trajectories_figure(store: RunStore, runs: pd.DataFrame, diagnostic: p
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     series = store.step_series(list(runs["run_id"]), ["theta_d"], max_points=500)
-    fold_of = dict(zip(runs["run_id"], runs["fold"]))
+    names = run_names(runs)
     for run_id, group in series.groupby("run_id"):
-        ax.plot(group["step"], group["value"], label=f"fold {int(fold_of[run_id])}", linewidth=1.4)
+        ax.plot(group["step"], group["value"], label=names[run_id], linewidth=1.4)
     theta = diagnostic[diagnostic["parameter"] == "theta_d"]
     for i, row in enumerate(theta.drop_duplicates(["theta_0", "loss_lr", "steps"]).to_dict("records")):
         ax.plot([0, row["steps"] - 1], [row["theta_0"], row["theta_0"] + row["loss_lr"] * (row["steps"] - 1)],
@@ -118,13 +129,14 @@ def theta_trajectories_figure(store: RunStore, runs: pd.DataFrame, diagnostic: p
     return fig
 
 
-def theta_final_figure(diagnostic: pd.DataFrame, title: str):
+def theta_final_figure(diagnostic: pd.DataFrame, runs: pd.DataFrame, title: str):
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     theta = diagnostic[diagnostic["parameter"] == "theta_d"]
+    names = run_names(runs)
     ax.scatter(theta["steps"], theta["theta_final"])
     for row in theta.to_dict("records"):
-        ax.annotate(f"fold {int(row['fold'])}", (row["steps"], row["theta_final"]), fontsize=8,
+        ax.annotate(names[row["run_id"]], (row["steps"], row["theta_final"]), fontsize=8,
                     textcoords="offset points", xytext=(4, 4))
     ax.set_xlabel("training steps")
     ax.set_ylabel("final θ_d")
@@ -172,12 +184,13 @@ def export_comparison(store: RunStore, data: str, model: str, experiment: str, o
     letor_inputs(export, data, folds)
     cost = cost_effectiveness(runs, K)
     export.figure(scatter_figure(cost, runs, f"{name} · {model}: test NDCG@{K} vs training time"),
-                  "ndcg-vs-time", f"test NDCG@{K} against training minutes per loss (folds and mean)",
-                  f"Test NDCG@{K} against training time per fold (small points) and the mean over folds (large "
-                  f"marker, bars from the lowest to the highest fold). Cost convention: {MINUTES_CONVENTION}. "
-                  f"{pretraining_note(cost)}{caption}.")
-    export.table(cost, "cost", "the scatter's numbers: NDCG@10 and minutes per loss over folds",
-                 f"Test NDCG@{K} and training minutes per loss (mean, sd, min, max over folds). Cost convention: "
+                  "ndcg-vs-time", f"test NDCG@{K} against training minutes per loss (runs and mean)",
+                  f"Test NDCG@{K} against training time per run (small points: one per fold and seed) and the mean "
+                  f"over those runs (large marker, bars from the lowest to the highest run). Cost convention: "
+                  f"{MINUTES_CONVENTION}. {pretraining_note(cost)}{caption}.")
+    export.table(cost, "cost", "the scatter's numbers: NDCG@10 and minutes per loss over its runs",
+                 f"Test NDCG@{K} and training minutes per loss (mean, sd, min, max over its runs, one per fold and "
+                 f"seed; folds: how many folds they cover). Cost convention: "
                  f"{MINUTES_CONVENTION}; pretrain_once_minutes: that one-time pre-training, pretrain_shared_by: the "
                  f"runs sharing it. {pretraining_note(cost)}{caption}.")
     learndcg = runs[runs["loss_name"] == "learndcg"]
@@ -185,14 +198,16 @@ def export_comparison(store: RunStore, data: str, model: str, experiment: str, o
     if diagnostic.empty or "theta_d" not in set(diagnostic["parameter"]):
         export.skip("θ_d figures", "no LearnDCG run with a recorded θ_d in this configuration")
     else:
-        export.figure(theta_trajectories_figure(store, learndcg, diagnostic, f"{name} · {model}: LearnDCG θ_d per fold"),
-                      "theta-d-trajectories", "LearnDCG's θ_d against the step, one line per fold, drift reference",
-                      f"LearnDCG's θ_d against the training step, one line per fold; dashed: the drift reference "
+        export.figure(theta_trajectories_figure(store, learndcg, diagnostic, f"{name} · {model}: LearnDCG θ_d per run"),
+                      "theta-d-trajectories", "LearnDCG's θ_d against the step, one line per run, drift reference",
+                      f"LearnDCG's θ_d against the training step, one line per run (fold, and seed where there are "
+                      f"several); dashed: the drift reference "
                       f"θ₀ + loss_lr · step (pure drift). {caption}.")
-        export.figure(theta_final_figure(diagnostic, f"{name} · {model}: final θ_d against steps"),
-                      "theta-d-final", "final θ_d against the steps trained, one point per fold",
-                      f"Final θ_d against the steps trained, one point per fold. {caption}.")
-        export.table(diagnostic, "theta-d-drift", "the drift diagnostic of LearnDCG's θ per fold",
+        export.figure(theta_final_figure(diagnostic, learndcg, f"{name} · {model}: final θ_d against steps"),
+                      "theta-d-final", "final θ_d against the steps trained, one point per run",
+                      f"Final θ_d against the steps trained, one point per run (fold, and seed where there are "
+                      f"several). {caption}.")
+        export.table(diagnostic, "theta-d-drift", "the drift diagnostic of LearnDCG's θ per run",
                      f"Drift diagnostic of LearnDCG's parameters (of_reference: share of pure drift used). {caption}.")
     export.table(table, "significance", "the significance table: means, differences, p and Holm p, flags",
                  f"{table_caption(table)}. Runs: {caption}.", latex_frame=significance_for_latex(table),

@@ -221,3 +221,27 @@ def test_trained_runs_record_which_one_built_the_surrogate_and_share_it(tiny_dat
 
         assert [(run_summary(store, i)["pretrain_paid"], run_summary(store, i)["pretrain_key"]) for i in ids] == [
             (1, key), (0, key), (0, key)]
+
+
+def test_the_exported_scatter_draws_every_run_the_cost_table_summarises(five_folds_three_seeds):
+    """ltr export's ndcg-vs-time: a point per (fold, seed), 15 per loss here, as the cost table's mean and bars
+    are over those 15 runs (before: one point per fold, the latest seed's, beside bars over all 15)."""
+    from ltr.export import run_names, scatter_figure
+
+    with RunStore(five_folds_three_seeds) as store:
+        runs = in_configuration(completed_runs(store, DATA, "mlp", "shared"))
+    cost = cost_effectiveness(runs)
+    figure = scatter_figure(cost, runs, "t")
+    points = [c.get_offsets() for c in figure.axes[0].collections if type(c).__name__ == "PathCollection"]
+    assert [len(p) for p in points] == [15] * len(cost)
+    for row, drawn in zip(cost.to_dict("records"), points):
+        mine = runs[runs["loss"] == row["loss"]]
+        assert sorted(drawn[:, 1]) == pytest.approx(sorted(mine["test_ndcg10"]))
+        assert (drawn[:, 1].min(), drawn[:, 1].max()) == pytest.approx((row["ndcg_min"], row["ndcg_max"]))
+    legend = figure.axes[0].get_legend()
+    assert legend.get_title().get_text() == "loss (mean, bars: min-max over folds x seeds)"
+    assert {t.get_text() for t in legend.get_texts()} == {f"{loss} (5 folds, 15 runs)" for loss in cost["loss"]}
+    learndcg = runs[runs["loss"] == "learndcg"]  # the θ_d figures' runs: each its own name
+    names = run_names(learndcg)
+    assert len(set(names.values())) == 15 and names["shared-learndcg-f2-s1"] == "fold 2 · seed 1"
+    assert run_names(learndcg[learndcg["seed"] == 0])["shared-learndcg-f2-s0"] == "fold 2"  # one seed: the fold
