@@ -89,8 +89,9 @@ with reader.session_store(st.session_state) as store:
             st.subheader("Final θ_d against training steps")
             st.plotly_chart(drift.theta_steps_figure(points), width="stretch")
             st.dataframe(drift.fitted_slopes(points), hide_index=True, width="stretch")
-            st.caption("One point per fold of this configuration. A slope equal to the loss-parameter learning rate "
-                       "means the final θ_d is set by how many steps a fold trained (drift), not by the fold's data.")
+            st.caption("One point per run (fold and seed) of this configuration. A slope equal to the loss-parameter "
+                       "learning rate means the final θ_d is set by how many steps a run trained (drift), not by the "
+                       "fold's data.")
 
         st.subheader("Per fold (mean over seeds)")
         st.dataframe(view.fold_table(runs, k), width="stretch")

@@ -56,15 +56,16 @@ def add_drift_reference(fig: go.Figure, store: RunStore, run_ids: Sequence[str],
 
 def theta_vs_steps(store: RunStore, runs: pd.DataFrame, parameter: str = "theta_d") -> pd.DataFrame:
     """Final θ against the steps trained, one row per run with a learnable θ: ``loss`` (the variant
-    label when ``runs`` has one), fold, steps, final θ, loss_lr, run id."""
-    cols = ["loss", "fold", "steps", "theta_final", "loss_lr", "run_id"]
+    label when ``runs`` has one), fold, seed (None where ``runs`` names none), steps, final θ, loss_lr, run id."""
+    cols = ["loss", "fold", "seed", "steps", "theta_final", "loss_lr", "run_id"]
     if runs.empty:
         return pd.DataFrame(columns=cols)
     diag = drift_diagnostic(store, list(runs["run_id"]))
     diag = diag[diag["parameter"] == parameter]
     label = dict(zip(runs["run_id"], runs["variant"] if "variant" in runs else runs["loss"]))
-    out = diag.assign(loss=diag["run_id"].map(label))[cols]
-    return out.sort_values(["loss", "fold"], ignore_index=True)
+    seed = dict(zip(runs["run_id"], runs["seed"])) if "seed" in runs else {}
+    out = diag.assign(loss=diag["run_id"].map(label), seed=diag["run_id"].map(lambda r: seed.get(r)))[cols]
+    return out.sort_values(["loss", "fold", "seed"], ignore_index=True)
 
 
 def fitted_slopes(points: pd.DataFrame) -> pd.DataFrame:
@@ -107,10 +108,14 @@ def fold_labels(points: pd.DataFrame) -> dict:
         group[root(int(i))] = root(int(j))
     labels = {index: "" for index in points.index}
     positions = pd.Series([root(i) for i in range(len(points))], index=points.index)
+    # with several seeds a fold has a point per seed: each is named "fold (seed s)"
+    seeds = "seed" in points and points["seed"].nunique() > 1
+    names = pd.Series([f"{int(r['fold'])} (seed {int(r['seed'])})" if seeds else str(r["fold"])
+                       for r in points.to_dict("records")], index=points.index)
     for _, members in points.groupby(positions):
-        by_loss = members.sort_values("fold").groupby("loss", sort=True)["fold"].apply(list)
-        parts = [("fold " if len(folds) == 1 else "folds ") + ", ".join(str(f) for f in folds)
-                 for folds in by_loss]
+        by_loss = members.sort_values(["fold", "seed"] if seeds else "fold").groupby("loss", sort=True).apply(
+            lambda g: names[g.index].tolist(), include_groups=False)
+        parts = [("fold " if len(folds) == 1 else "folds ") + ", ".join(folds) for folds in by_loss]
         text = " · ".join(f"{loss} {part}" for loss, part in zip(by_loss.index, parts)) if len(by_loss) > 1 \
             else parts[0]
         labels[members["theta_final"].astype(float).idxmax()] = text
@@ -118,7 +123,8 @@ def fold_labels(points: pd.DataFrame) -> dict:
 
 
 def theta_steps_figure(points: pd.DataFrame, parameter: str = "θ_d") -> go.Figure:
-    """Final θ against steps, one point per fold (labelled), a fitted line per loss with its slope."""
+    """Final θ against steps, one point per run (labelled by fold, and seed where there are several), a fitted
+    line per loss with its slope."""
     fig = go.Figure()
     slopes = fitted_slopes(points).set_index("loss")
     labels = fold_labels(points)
@@ -135,7 +141,7 @@ def theta_steps_figure(points: pd.DataFrame, parameter: str = "θ_d") -> go.Figu
                                      name=f"{loss} fit", line={"dash": "dot"},
                                      hovertemplate=f"{loss}: slope {slope:.3g} per step "
                                                    f"(loss lr {slopes.loc[loss, 'loss_lr']:g})<extra></extra>"))
-    fig.update_layout(title=f"final {parameter} against training steps (one point per fold)", height=380,
+    fig.update_layout(title=f"final {parameter} against training steps (one point per run)", height=380,
                       margin={"l": 50, "r": 20, "t": 60, "b": 50})
     fig.update_xaxes(title_text="training steps")
     fig.update_yaxes(title_text=f"final {parameter}")

@@ -127,3 +127,16 @@ def test_final_theta_labels_of_folds_that_ran_equally_long_do_not_overlap():
             assert abs(xs[i] - xs[j]) / x_span > 0.05 or abs(ys[i] - ys[j]) / y_span > 0.05, (labels[i], labels[j])
     # the points themselves are all kept (hover names each fold)
     assert sum(len(t.x) for t in fig.data if t.mode == "markers+text") == 8
+
+
+def test_final_theta_points_of_several_seeds_are_named_by_fold_and_seed():
+    """A configuration trained with seeds has a point per (fold, seed): labels say which seed, so fold 1's three
+    points no longer read "folds 1, 1, 1" (or three unexplained "fold 1")."""
+    points = pd.DataFrame({"loss": ["learndcg"] * 4, "fold": [1, 1, 1, 2], "seed": [0, 1, 2, 0],
+                           "steps": [100, 100, 400, 700], "theta_final": [0.50, 0.5001, 0.8, 1.1],
+                           "loss_lr": [1e-3] * 4, "run_id": [f"r{i}" for i in range(4)]})
+    texts = sorted(text for _, _, text in _label_boxes(drift.theta_steps_figure(points)))
+    assert texts == ["fold 1 (seed 2)", "fold 2 (seed 0)", "folds 1 (seed 0), 1 (seed 1)"]
+    one_seed = points.assign(seed=0)
+    assert sorted(text for _, _, text in _label_boxes(drift.theta_steps_figure(one_seed))) == \
+        ["fold 1", "fold 2", "folds 1, 1"]  # one seed: the fold alone, as before
