@@ -69,7 +69,8 @@ def run_names(runs: pd.DataFrame) -> dict[str, str]:
     """``{run_id: "fold 1"}``, or ``"fold 1 · seed 2"`` when the runs hold more than one seed: how the θ_d
     figures tell a configuration's runs apart."""
     seeds = "seed" in runs and runs["seed"].nunique() > 1
-    return {r["run_id"]: f"fold {int(r['fold'])}" + (f" · seed {int(r['seed'])}" if seeds else "")
+    return {r["run_id"]: f"fold {int(r['fold'])}" + (f" · seed {int(r['seed'])}" if seeds and pd.notna(r["seed"])
+                                                     else "")
             for r in runs.to_dict("records")}
 
 

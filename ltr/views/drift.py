@@ -110,8 +110,8 @@ def fold_labels(points: pd.DataFrame) -> dict:
     positions = pd.Series([root(i) for i in range(len(points))], index=points.index)
     # with several seeds a fold has a point per seed: each is named "fold (seed s)"
     seeds = "seed" in points and points["seed"].nunique() > 1
-    names = pd.Series([f"{int(r['fold'])} (seed {int(r['seed'])})" if seeds else str(r["fold"])
-                       for r in points.to_dict("records")], index=points.index)
+    names = pd.Series([f"{int(r['fold'])} (seed {int(r['seed'])})" if seeds and pd.notna(r["seed"])
+                       else str(r["fold"]) for r in points.to_dict("records")], index=points.index)
     for _, members in points.groupby(positions):
         by_loss = members.sort_values(["fold", "seed"] if seeds else "fold").groupby("loss", sort=True).apply(
             lambda g: names[g.index].tolist(), include_groups=False)
