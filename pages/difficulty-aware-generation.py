@@ -7,6 +7,7 @@ from pages.panels.aware_judge import aware_judge_section
 from pages.panels.aware_retrieve import aware_retrieve_section
 from pages.panels.jobs import jobs_panel
 from pages.panels.start_form import start_button
+from pages.panels.stored_result import stored_result
 from pipeline.views import difficulty_aware_generation as view
 
 use_app_navigation()
@@ -39,10 +40,6 @@ with st.expander("Run a comparison (background job)", expanded=not view.availabl
 jobs_panel(view.PREFERENCE, view.jobs_frame, columns={"progress": st.column_config.TextColumn(width="large")})
 
 
-@st.cache_data(max_entries=16, show_spinner="Reading results…")
-def load(path: str, mtime: float) -> dict:
-    return view.load(path)
-
 
 def preference_results() -> None:
     """The stored preference results (returns early, never st.stop(): the sections below it still draw)."""
@@ -56,7 +53,7 @@ def preference_results() -> None:
 
     def result_for(dataset: str, index: int = 0) -> dict:
         path = available[dataset][index]
-        return load(str(path), path.stat().st_mtime)
+        return stored_result(view.load, path)
 
     # ---------------------------------------------------------------------------- summary
     st.subheader("Preference rates next to the study's")

@@ -8,12 +8,9 @@ import streamlit as st
 from core import paths
 from pages.panels.jobs import jobs_panel
 from pages.panels.start_form import reason_job_fields, start_button
+from pages.panels.stored_result import stored_result
+from pipeline.aware.paired import rule_text
 from pipeline.views import aware_judge as view
-
-
-@st.cache_data(max_entries=16, show_spinner="Reading results…")
-def _load(path: str, mtime: float) -> dict:
-    return view.load(path)
 
 
 def aware_judge_section() -> None:
@@ -41,21 +38,20 @@ def aware_judge_section() -> None:
     files = available[dataset]
 
     def result_at(i: int) -> dict:
-        return _load(str(files[i]), files[i].stat().st_mtime)
+        return stored_result(view.load, files[i])
 
     index = right.selectbox("Result", range(len(files)), key="judge_result",
                             format_func=lambda i: view.result_label(files[i], result_at(i)))
     result = result_at(index)
     st.caption(view.provenance_line(result))
-    warning = view.gate_warning(result)
+    warning = view.not_a_finding(result)
     if warning:
         st.warning(warning)
     st.dataframe(view.verdict_frame(result), hide_index=True,
                  column_config={c: st.column_config.NumberColumn(format="%.3g")
                                 for c in ("mean change", "Wilcoxon p", "Holm p", "sign test p", "κ change")})
-    st.caption(f"Rule: {result['rule']['statistic']}; alpha {result['rule']['alpha']}, at least "
-               f"{result['rule']['min_queries']} queries and a {result['rule']['min_parameters_b']:g}B model. "
-               f"κ: {result['kappa_scales']['binary']}; {result['kappa_scales']['graded']}.")
+    st.caption(f"{rule_text(result['rule'])} κ: {result['kappa_scales']['binary']}; "
+               f"{result['kappa_scales']['graded']}.")
 
     qids = view.query_options(result)
     qid = st.selectbox(f"Query ({len(qids)} re-judged)", qids, key="judge_query",

@@ -9,12 +9,9 @@ import streamlit as st
 from core import paths as folders
 from pages.panels.jobs import jobs_panel
 from pages.panels.start_form import reason_job_fields, start_button
+from pages.panels.stored_result import stored_result
+from pipeline.aware.paired import rule_text
 from pipeline.views import aware_retrieve as view
-
-
-@st.cache_data(max_entries=16, show_spinner="Reading results…")
-def _load(path: str, mtime: float) -> dict:  # keyed by the file's mtime: a result stored again is read anew
-    return view.load(path)
 
 
 def aware_retrieve_section() -> None:
@@ -39,7 +36,7 @@ def aware_retrieve_section() -> None:
         return
 
     def result_at(i: int) -> dict:
-        return _load(str(paths[i]), paths[i].stat().st_mtime)
+        return stored_result(view.load, paths[i])
 
     index = st.selectbox("Retrieval result", range(len(paths)), key="aware_retrieve_result",
                          format_func=lambda i: view.result_label(result_at(i)))
@@ -52,8 +49,7 @@ def aware_retrieve_section() -> None:
     st.caption(view.model_line(result))
     st.dataframe(view.verdict_frame(result), hide_index=True,
                  column_config={"headline": st.column_config.TextColumn(width="large")})
-    st.caption(f"Rule: {result['rule']['statistic']}; alpha {result['rule']['alpha']}, at least "
-               f"{result['rule']['min_queries']} queries and a {result['rule']['min_parameters_b']:g}B model.")
+    st.caption(rule_text(result["rule"]))
     st.dataframe(view.leaving_frame(result), hide_index=True,
                  column_config={"share": st.column_config.NumberColumn(format="percent")})
     st.caption(result["leave_rule"])

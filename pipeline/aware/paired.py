@@ -111,6 +111,17 @@ def model_gates(models: Mapping[str, Provenance], rule: Mapping = RULE) -> list[
     return gates
 
 
+def rule_text(rule: Mapping = RULE) -> str:
+    """The rule as the pages state it under a verdict table (a result's stored ``rule``)."""
+    return (f"Rule: {rule['statistic']}; alpha {rule['alpha']}, at least {rule['min_queries']} queries and a "
+            f"{rule['min_parameters_b']:g}B model.")
+
+
+def not_a_finding(gates: Sequence[str]) -> str | None:
+    """The label of a result whose models' ``gates`` keep it from being a finding, None without any."""
+    return "Not a finding: " + "; ".join(gates) + "." if gates else None
+
+
 def comparison_verdict(scope: str, comparison: Mapping, p_holm: float | None, gates: Sequence[str],
                        rule: Mapping = RULE, models: Sequence[str] = ()) -> Part:
     """The verdict on "the second arm improves on the first" for one comparison (module docstring)."""

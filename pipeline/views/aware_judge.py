@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from core.fields import ZERO_OR_POSITIVE_INT, Field
-from pipeline.aware import judge as study, store
+from pipeline.aware import judge as study, paired, store
 # the section's Start form offers REASON_SOURCES and lists AWARE_JUDGE's jobs
 from pipeline.aware.judge_jobs import AWARE_JUDGE, REASON_SOURCES  # noqa: F401
 from pipeline.views import difficulty_aware_generation, forms
@@ -61,11 +61,9 @@ def provenance_line(result: dict) -> str:
             + f" · control seed {c['control_seed']}")
 
 
-def gate_warning(result: dict) -> str | None:
+def not_a_finding(result: dict) -> str | None:
     """Why the result is not a finding (the models' gates), or None."""
-    if not result["gates"]:
-        return None
-    return "Not a finding: " + "; ".join(result["gates"]) + "."
+    return paired.not_a_finding(result["gates"])
 
 
 def verdict_frame(result: dict) -> pd.DataFrame:

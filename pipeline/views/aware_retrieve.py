@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from core.fields import ZERO_OR_POSITIVE_INT, Field
-from pipeline.aware import retrieve, store
+from pipeline.aware import paired, retrieve, store
 # the section's Start form offers REASON_SOURCES and lists AWARE_RETRIEVE's jobs
 from pipeline.aware.retrieve_jobs import AWARE_RETRIEVE, REASON_SOURCES  # noqa: F401
 from pipeline.views import difficulty_aware_generation, forms
@@ -58,8 +58,7 @@ def model_line(result: dict) -> str:
 
 def not_a_finding(result: dict) -> str | None:
     """The "not a finding" label when a model's output cannot be one under the rule, else None."""
-    gates = [g for gates in result["gates"].values() for g in gates]
-    return "Not a finding: " + "; ".join(gates) + "." if gates else None
+    return paired.not_a_finding([g for gates in result["gates"].values() for g in gates])
 
 
 def verdict_frame(result: dict) -> pd.DataFrame:

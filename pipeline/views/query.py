@@ -429,7 +429,7 @@ def aware_judgments(dataset: str, qid: str) -> list[dict]:
             continue
         record = next(r for r in result["queries"] if r["qid"] == qid)
         out.append({"result": result["id"], "file": str(path), "judge": model_text(result["judge"]),
-                    "not_a_finding": aware_judge.gate_warning(result),
+                    "not_a_finding": aware_judge.not_a_finding(result),
                     "groups": ", ".join(f"{setup}: {group}" for setup, group in record["group"].items() if group),
                     "sentences": aware_judge.sentences(result, qid),
                     "labels": aware_judge.labels_frame(result, qid),

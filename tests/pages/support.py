@@ -16,6 +16,14 @@ CATEGORIES = [{"name": "Ambiguity", "description": "the subject is vague"},
               {"name": "Jargon", "description": "product terms"}]
 
 
+def page_alone(page: str, timeout: float = TIMEOUT) -> AppTest:
+    """``pages/<page>.py`` run on its own (not through the app's navigation), once, with no exception."""
+    at = AppTest.from_file(str(paths.PAGES / f"{page}.py"), default_timeout=timeout)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def open_query_page(**params) -> AppTest:
     """The Query page opened through the app's navigation with these query parameters (``dataset``, ``qid``),
     run without an exception."""

@@ -6,6 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from pipeline.views import aware_judge as view
 from tests.support.aware_results import judged_result
+from tests.pages.support import page_alone
 from tests.support.paths import ROOT
 from tests.support.preference_helpers import HOSTILE
 
@@ -27,15 +28,13 @@ def test_view_frames_read_the_stored_labels(cache):
     assert (dis.loc["binary", "baseline"], dis.loc["binary", "aware"], dis.loc["binary", "group"]) == (0.5, 0.0, "hard")
     verdicts = view.verdict_frame(result)
     assert len(verdicts) == 10 and set(verdicts["verdict"].str.split().str[0]) == {"inconclusive"}
-    assert "Not a finding" in view.gate_warning(result)
+    assert "Not a finding" in view.not_a_finding(result)
     assert view.prompt_change(result).count("\n+ ") == 1
 
 
 def test_page_section_renders_a_stored_result_with_text_as_text(cache):
     result = judged_result()
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    at = page_alone("difficulty-aware-generation")
     assert "Difficulty-aware judging" in [h.value for h in at.header]
     assert any("Not a finding" in w.value for w in at.warning)
     at.selectbox(key="judge_query").set_value("q1").run()

@@ -8,16 +8,12 @@ from streamlit.testing.v1 import AppTest
 
 from tests.pipeline.aware import retrieve_collection as rc
 from tests.support.aware_results import HOSTILE_REWRITE as HOSTILE, retrieved_result
-from tests.support.paths import ROOT
+from tests.pages.support import page_alone
 
-PAGE = str(ROOT / "pages" / "difficulty-aware-generation.py")
 
 
 def _page() -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return page_alone("difficulty-aware-generation")
 
 
 def test_the_section_says_how_to_run_one_without_results(cache):

@@ -15,10 +15,10 @@ from pipeline.data.datasets import load_dataset
 from pipeline.retrieval.retrievers import get_run
 from pipeline.sets import overlap
 from pipeline.retrieval.jobs import RETRIEVAL, retrieve_command
+from tests.pages.support import page_alone
 from tests.support.paths import ROOT
 
 APP = str(ROOT / "app.py")
-PAGE = str(ROOT / "pages" / "hard-to-retrieve.py")
 TIMEOUT = 60
 HOSTILE = "<script>alert('x')</script> <b>not bold</b> & more"
 
@@ -181,10 +181,7 @@ def test_submit_retrieval_queues_the_cli(cache, tiny):
 
 # ---------------------------------------------------------------------------- the page
 def _page() -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return page_alone("hard-to-retrieve")
 
 
 def _texts(at: AppTest) -> str:

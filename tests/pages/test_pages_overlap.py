@@ -14,6 +14,7 @@ from pipeline.sets.rule import SetSummary, hard_set
 from pipeline.judging.judgments import DEFAULT_CAP
 from pipeline.study.jobs import study_command, study_link
 from tests.support.failure_fixture import TOPICS, run_designed_study
+from tests.pages.support import page_alone
 from tests.support.paths import ROOT
 
 PAGE = str(ROOT / "pages" / "failure-overlap.py")
@@ -42,10 +43,7 @@ def with_study(cache, designed_study_file):
 
 
 def _page() -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=90)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return page_alone("failure-overlap", timeout=90)
 
 
 def test_page_without_study(cache):

@@ -11,18 +11,15 @@ from pipeline.views import difficulty_aware_generation as pv
 from pipeline.llm.base import SMALL_MODEL
 from pipeline.prompting.jobs import prefer_command
 from tests.support.preference_helpers import HOSTILE, stored_result
+from tests.pages.support import page_alone
 from tests.support.paths import ROOT
 
 APP = str(ROOT / "app.py")
-PAGE = str(ROOT / "pages" / "difficulty-aware-generation.py")
 TIMEOUT = 60
 
 
 def _page() -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return page_alone("difficulty-aware-generation")
 
 
 def _codes(at: AppTest) -> list[str]:

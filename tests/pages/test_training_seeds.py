@@ -6,15 +6,12 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from core import jobs
-from tests.pages.support import TIMEOUT
+from tests.pages.support import TIMEOUT, page_alone
 from tests.support.paths import PAGES
 
 
 def _page() -> AppTest:
-    at = AppTest.from_file(str(PAGES / "training.py"), default_timeout=TIMEOUT)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return page_alone("training")
 
 
 def _number(at: AppTest, label: str):

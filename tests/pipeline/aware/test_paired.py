@@ -63,3 +63,11 @@ def test_verdicts_follow_the_rule_and_its_gates():
     assert part.verdict == INCONCLUSIVE and part.evidence["on_its_figures"] == HOLDS
     assert not paired.model_gates({"judge": Provenance("ollama", "llama", parameters_b=8.0)})
     assert "unknown size" in paired.model_gates({"judge": Provenance("ollama", "llama")})[0]
+
+
+def test_the_rule_and_the_gates_read_as_the_pages_show_them():
+    """One wording under both verdict tables (judging, retrieval) and on the Query page."""
+    assert paired.rule_text(paired.RULE) == (f"Rule: {paired.RULE['statistic']}; alpha 0.05, at least 10 queries and "
+                                             f"a 3B model.")
+    assert paired.not_a_finding([]) is None
+    assert paired.not_a_finding(["judge is a 1.5B model", "n = 4"]) == "Not a finding: judge is a 1.5B model; n = 4."
