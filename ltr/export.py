@@ -69,9 +69,10 @@ def run_names(runs: pd.DataFrame) -> dict[str, str]:
     """``{run_id: "fold 1"}``, or ``"fold 1 · seed 2"`` when the runs hold more than one seed: how the θ_d
     figures tell a configuration's runs apart."""
     seeds = "seed" in runs and runs["seed"].nunique() > 1
+    ordered = runs.sort_values(["fold", "seed"] if "seed" in runs else "fold")
     return {r["run_id"]: f"fold {int(r['fold'])}" + (f" · seed {int(r['seed'])}" if seeds and pd.notna(r["seed"])
                                                      else "")
-            for r in runs.to_dict("records")}
+            for r in ordered.to_dict("records")}
 
 
 def scatter_figure(cost: pd.DataFrame, runs: pd.DataFrame, title: str):
@@ -81,24 +82,31 @@ def scatter_figure(cost: pd.DataFrame, runs: pd.DataFrame, title: str):
     from ltr.report import variant_loss
 
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(7.5, 5))
+    fig, ax = plt.subplots(figsize=(7.5, 6.5))  # the legend stands below the axes
     latest = one_run_per_fold_and_seed(runs)
     seeds = latest["seed"].nunique() if "seed" in latest else 1
+    # LearnDCG a black star; the others tab20's ten dark colours first, then their light twins, each its own
+    # colour (the default cycle of ten gave the eleventh the first one's)
+    tab20 = plt.get_cmap("tab20")
+    colours = iter([tab20(i) for i in (*range(0, 20, 2), *range(1, 20, 2))] * 2)
     for row in cost.to_dict("records"):
         mine = latest[latest["loss"] == row["loss"]]
-        points = ax.scatter(mine["minutes"], mine[f"test_ndcg{K}"], s=18, alpha=0.45)
+        learndcg = variant_loss(row["loss"]) == "learndcg"
+        colour = "black" if learndcg else next(colours)
+        ax.scatter(mine["minutes"], mine[f"test_ndcg{K}"], s=18, alpha=0.45, color=colour)
+        label = f"{row['loss']} ({row['folds']} folds" + (f", {len(mine)} runs)" if seeds > 1 else ")")
         ax.errorbar([row["minutes_mean"]], [row["ndcg_mean"]],
                     xerr=[[row["minutes_mean"] - row["minutes_min"]], [row["minutes_max"] - row["minutes_mean"]]],
                     yerr=[[row["ndcg_mean"] - row["ndcg_min"]], [row["ndcg_max"] - row["ndcg_mean"]]],
-                    fmt="*" if variant_loss(row["loss"]) == "learndcg" else "o",
-                    markersize=12 if variant_loss(row["loss"]) == "learndcg" else 8,
-                    color=points.get_facecolor()[0][:3], label=f"{row['loss']} ({row['folds']} folds" + (f", {len(mine)} runs)" if seeds > 1 else ")"),
+                    fmt="*" if learndcg else "o", markersize=12 if learndcg else 8, color=colour, label=label,
                     capsize=2)
     ax.set_xlabel(MINUTES_AXIS_TITLE.replace(" (minutes:", "\n(minutes:"), fontsize=9)
     ax.set_ylabel(f"test NDCG@{K}")
     ax.set_xlim(left=0)
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8, title="loss (mean, bars: min-max over " + ("folds x seeds)" if seeds > 1 else "folds)"))
+    # below the axes and their two-line label, not over the points (saved with a tight bounding box)
+    ax.legend(fontsize=8, title="loss (mean, bars: min-max over " + ("folds x seeds)" if seeds > 1 else "folds)"),
+              loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     fig.tight_layout()
     return fig
 
@@ -114,8 +122,8 @@ def theta_trajectories_figure(store: RunStore, runs: pd.DataFrame, diagnostic: p
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     series = store.step_series(list(runs["run_id"]), ["theta_d"], max_points=500)
-    names = run_names(runs)
-    for run_id, group in series.groupby("run_id"):
+    names = run_names(runs)  # in fold, then seed order: the legend reads down the folds
+    for run_id, group in sorted(series.groupby("run_id"), key=lambda item: list(names).index(item[0])):
         ax.plot(group["step"], group["value"], label=names[run_id], linewidth=1.4)
     theta = diagnostic[diagnostic["parameter"] == "theta_d"]
     for i, row in enumerate(theta.drop_duplicates(["theta_0", "loss_lr", "steps"]).to_dict("records")):
@@ -131,14 +139,21 @@ def theta_trajectories_figure(store: RunStore, runs: pd.DataFrame, diagnostic: p
 
 
 def theta_final_figure(diagnostic: pd.DataFrame, runs: pd.DataFrame, title: str):
+    """Final θ_d against the steps, a point per run; nearly coinciding runs share one label naming them all
+    (:func:`ltr.drift.fold_labels`, as the Results page's chart), so no label is drawn over another."""
+    from ltr.drift import fold_labels
+
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     theta = diagnostic[diagnostic["parameter"] == "theta_d"]
-    names = run_names(runs)
-    ax.scatter(theta["steps"], theta["theta_final"])
-    for row in theta.to_dict("records"):
-        ax.annotate(names[row["run_id"]], (row["steps"], row["theta_final"]), fontsize=8,
-                    textcoords="offset points", xytext=(4, 4))
+    about = runs.set_index("run_id")
+    points = theta.assign(loss=theta["run_id"].map(about["loss"]),
+                          seed=theta["run_id"].map(about["seed"]) if "seed" in about else None)
+    ax.scatter(points["steps"], points["theta_final"])
+    for index, text in fold_labels(points).items():
+        if text:
+            ax.annotate(text, (points.at[index, "steps"], points.at[index, "theta_final"]), fontsize=8,
+                        textcoords="offset points", xytext=(4, 4))
     ax.set_xlabel("training steps")
     ax.set_ylabel("final θ_d")
     ax.set_title(title, fontsize=10)

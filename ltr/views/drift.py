@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ltr.drift import THETAS, drift_diagnostic  # noqa: F401  (the page helpers' names)
+from ltr.drift import THETAS, drift_diagnostic, fold_labels  # noqa: F401  (the page helpers' names)
 from ltr.store import RunStore
 from ltr.views.charts import panel_axes
 
@@ -79,47 +79,6 @@ def fitted_slopes(points: pd.DataFrame) -> pd.DataFrame:
         rows.append({"loss": loss, "runs": len(group), "slope_per_step": slope, "intercept": intercept,
                      "loss_lr": float(group["loss_lr"].median())})
     return pd.DataFrame(rows, columns=["loss", "runs", "slope_per_step", "intercept", "loss_lr"])
-
-
-# Points closer than this share of the x and y spans share one label: "fold N" is about a tenth of the
-# chart wide and a line of text about a fifteenth of it high, so labels nearer than that would overlap.
-LABEL_NEAR_X, LABEL_NEAR_Y = 0.12, 0.07
-
-
-def fold_labels(points: pd.DataFrame) -> dict:
-    """The text label of each point of :func:`theta_steps_figure` (by index): points that nearly coincide
-    (folds that ran equally long and ended at about the same θ) are grouped, and only the group's top
-    point is labelled, naming every fold in it ("folds 1, 2, 3", with the loss when the group mixes
-    losses); the others get "" (their hover still names them)."""
-    if points.empty:
-        return {}
-    x, y = points["steps"].astype(float), points["theta_final"].astype(float)
-    x_span, y_span = float(np.ptp(x)) or 1.0, float(np.ptp(y)) or 1.0
-    near = (np.abs(x.values[:, None] - x.values[None, :]) / x_span <= LABEL_NEAR_X) & \
-           (np.abs(y.values[:, None] - y.values[None, :]) / y_span <= LABEL_NEAR_Y)
-    group = list(range(len(points)))  # single linkage: a point joins every group it is near
-
-    def root(i: int) -> int:
-        while group[i] != i:
-            i = group[i]
-        return i
-
-    for i, j in zip(*np.nonzero(near)):
-        group[root(int(i))] = root(int(j))
-    labels = {index: "" for index in points.index}
-    positions = pd.Series([root(i) for i in range(len(points))], index=points.index)
-    # with several seeds a fold has a point per seed: each is named "fold (seed s)"
-    seeds = "seed" in points and points["seed"].nunique() > 1
-    names = pd.Series([f"{int(r['fold'])} (seed {int(r['seed'])})" if seeds and pd.notna(r["seed"])
-                       else str(r["fold"]) for r in points.to_dict("records")], index=points.index)
-    for _, members in points.groupby(positions):
-        by_loss = members.sort_values(["fold", "seed"] if seeds else "fold").groupby("loss", sort=True).apply(
-            lambda g: names[g.index].tolist(), include_groups=False)
-        parts = [("fold " if len(folds) == 1 else "folds ") + ", ".join(folds) for folds in by_loss]
-        text = " · ".join(f"{loss} {part}" for loss, part in zip(by_loss.index, parts)) if len(by_loss) > 1 \
-            else parts[0]
-        labels[members["theta_final"].astype(float).idxmax()] = text
-    return labels
 
 
 def theta_steps_figure(points: pd.DataFrame, parameter: str = "θ_d") -> go.Figure:

@@ -245,3 +245,21 @@ def test_the_exported_scatter_draws_every_run_the_cost_table_summarises(five_fol
     names = run_names(learndcg)
     assert len(set(names.values())) == 15 and names["shared-learndcg-f2-s1"] == "fold 2 · seed 1"
     assert run_names(learndcg[learndcg["seed"] == 0])["shared-learndcg-f2-s0"] == "fold 2"  # one seed: the fold
+
+
+def test_the_exported_final_theta_figure_names_every_run_once_and_draws_no_label_over_another():
+    """15 runs (5 folds x 3 seeds) on one drift line: runs that nearly coincide share one label naming them all
+    (ltr.drift.fold_labels, as on the Results page), where one label per run was drawn over its neighbours."""
+    import pandas as pd
+
+    from ltr.export import theta_final_figure
+
+    runs = pd.DataFrame([{"run_id": f"r{f}{s}", "loss": "learndcg", "fold": f, "seed": s}
+                         for f in range(1, 6) for s in range(3)])
+    steps = {f"r{f}{s}": 200 + 40 * f + s for f in range(1, 6) for s in range(3)}  # a fold's seeds nearly coincide
+    diagnostic = pd.DataFrame([{"run_id": r, "parameter": "theta_d", "fold": int(r[1]), "steps": n,
+                                "theta_final": 0.5 + 0.001 * n} for r, n in steps.items()])
+    texts = [a.get_text() for a in theta_final_figure(diagnostic, runs, "t").axes[0].texts]
+    named = [name for text in texts for name in text.removeprefix("folds ").removeprefix("fold ").split(", ")]
+    assert sorted(named) == sorted(f"{f} (seed {s})" for f in range(1, 6) for s in range(3))  # each run once
+    assert texts == [f"folds {f} (seed 0), {f} (seed 1), {f} (seed 2)" for f in range(1, 6)]  # one label a fold
