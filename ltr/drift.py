@@ -76,6 +76,9 @@ def drift_diagnostic(store: RunStore, run_ids: Sequence[str]) -> pd.DataFrame:
 # Points closer than this share of the x and y spans share one label: "fold N" is about a tenth of the
 # chart wide and a line of text about a fifteenth of it high, so labels nearer than that would overlap.
 LABEL_NEAR_X, LABEL_NEAR_Y = 0.12, 0.07
+# A label's width as a share of the x span, per character (from "fold N" above): a longer label, such as a
+# group's or one naming seeds, reaches further and must keep further from the next one.
+LABEL_CHAR_X = LABEL_NEAR_X / len("fold N")
 
 
 def fold_labels(points: pd.DataFrame) -> dict:
@@ -84,13 +87,13 @@ def fold_labels(points: pd.DataFrame) -> dict:
     (``loss``, ``fold``, optional ``seed``, ``steps``, ``theta_final``): points that nearly coincide (runs
     that ran equally long and ended at about the same θ) are grouped, and only the group's top point is
     labelled, naming every run in it ("folds 1, 2, 3", with the loss when the group mixes losses); the
-    others get "" (the page's hover still names them)."""
+    others get "" (the page's hover still names them). Groups whose labels would still overlap (a label
+    as wide as its text, :data:`LABEL_CHAR_X`) are joined until none does."""
     if points.empty:
         return {}
-    x, y = points["steps"].astype(float), points["theta_final"].astype(float)
-    x_span, y_span = float(np.ptp(x)) or 1.0, float(np.ptp(y)) or 1.0
-    near = (np.abs(x.values[:, None] - x.values[None, :]) / x_span <= LABEL_NEAR_X) & \
-           (np.abs(y.values[:, None] - y.values[None, :]) / y_span <= LABEL_NEAR_Y)
+    x, y = points["steps"].astype(float).to_numpy(), points["theta_final"].astype(float).to_numpy()
+    x = (x - x.min()) / (float(np.ptp(x)) or 1.0)  # shares of the spans
+    y = (y - y.min()) / (float(np.ptp(y)) or 1.0)
     group = list(range(len(points)))  # single linkage: a point joins every group it is near
 
     def root(i: int) -> int:
@@ -98,19 +101,41 @@ def fold_labels(points: pd.DataFrame) -> dict:
             i = group[i]
         return i
 
+    near = (np.abs(x[:, None] - x[None, :]) <= LABEL_NEAR_X) & (np.abs(y[:, None] - y[None, :]) <= LABEL_NEAR_Y)
     for i, j in zip(*np.nonzero(near)):
         group[root(int(i))] = root(int(j))
-    labels = {index: "" for index in points.index}
-    positions = pd.Series([root(i) for i in range(len(points))], index=points.index)
     # with several seeds a fold has a point per seed: each is named "fold (seed s)"
     seeds = "seed" in points and points["seed"].nunique() > 1
-    names = pd.Series([f"{int(r['fold'])} (seed {int(r['seed'])})" if seeds and pd.notna(r["seed"])
-                       else str(r["fold"]) for r in points.to_dict("records")], index=points.index)
-    for _, members in points.groupby(positions):
-        by_loss = members.sort_values(["fold", "seed"] if seeds else "fold").groupby("loss", sort=True).apply(
-            lambda g: names[g.index].tolist(), include_groups=False)
-        parts = [("fold " if len(folds) == 1 else "folds ") + ", ".join(folds) for folds in by_loss]
-        text = " · ".join(f"{loss} {part}" for loss, part in zip(by_loss.index, parts)) if len(by_loss) > 1 \
-            else parts[0]
-        labels[members["theta_final"].astype(float).idxmax()] = text
+    names = [f"{int(r['fold'])} (seed {int(r['seed'])})" if seeds and pd.notna(r["seed"]) else str(r["fold"])
+             for r in points.to_dict("records")]
+    order = np.lexsort((points["seed"].fillna(-1).to_numpy() if seeds else np.zeros(len(points)),
+                        points["fold"].to_numpy()))  # members listed by fold, then seed
+
+    def labelled() -> dict[int, tuple[int, str]]:
+        """``{group root: (position of its top point, its label)}``."""
+        members: dict[int, list[int]] = {}
+        for i in order:
+            members.setdefault(root(int(i)), []).append(int(i))
+        out = {}
+        for key, rows in members.items():
+            by_loss: dict[str, list[str]] = {}
+            for i in sorted(rows, key=lambda i: str(points["loss"].iloc[i])):
+                by_loss.setdefault(str(points["loss"].iloc[i]), []).append(names[i])
+            parts = {loss: ("fold " if len(runs) == 1 else "folds ") + ", ".join(runs) for loss, runs in by_loss.items()}
+            text = " · ".join(f"{loss} {part}" for loss, part in parts.items()) if len(parts) > 1 \
+                else next(iter(parts.values()))
+            out[key] = (max(rows, key=lambda i: y[i]), text)
+        return out
+
+    while True:  # join two groups whose labels would overlap, until none would
+        drawn = labelled()
+        clash = next(((a, b) for a in drawn for b in drawn if a < b
+                      and abs(x[drawn[a][0]] - x[drawn[b][0]]) < LABEL_CHAR_X * max(len(drawn[a][1]), len(drawn[b][1]))
+                      and abs(y[drawn[a][0]] - y[drawn[b][0]]) < LABEL_NEAR_Y), None)
+        if clash is None:
+            break
+        group[root(clash[0])] = root(clash[1])
+    labels = {index: "" for index in points.index}
+    for top, text in drawn.values():
+        labels[points.index[top]] = text
     return labels

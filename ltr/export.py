@@ -19,6 +19,7 @@ seed...). The manifest gives the sha256 of every LETOR file the runs read.
 """
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pandas as pd
@@ -150,10 +151,14 @@ def theta_final_figure(diagnostic: pd.DataFrame, runs: pd.DataFrame, title: str)
     points = theta.assign(loss=theta["run_id"].map(about["loss"]),
                           seed=theta["run_id"].map(about["seed"]) if "seed" in about else None)
     ax.scatter(points["steps"], points["theta_final"])
+    right = points["steps"].min() + 0.6 * (points["steps"].max() - points["steps"].min())
     for index, text in fold_labels(points).items():
-        if text:
-            ax.annotate(text, (points.at[index, "steps"], points.at[index, "theta_final"]), fontsize=8,
-                        textcoords="offset points", xytext=(4, 4))
+        if text:  # a long group's label wrapped, and to the left of a point in the right part: inside the axes
+            left_of = points.at[index, "steps"] > right
+            unbroken = text.replace(" (seed ", "\u00a0(seed\u00a0")  # a run's name is never split over lines
+            ax.annotate(textwrap.fill(unbroken, 32), (points.at[index, "steps"], points.at[index, "theta_final"]),
+                        fontsize=8, textcoords="offset points", xytext=(-4 if left_of else 4, 4),
+                        ha="right" if left_of else "left")
     ax.set_xlabel("training steps")
     ax.set_ylabel("final θ_d")
     ax.set_title(title, fontsize=10)

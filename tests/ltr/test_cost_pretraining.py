@@ -259,7 +259,9 @@ def test_the_exported_final_theta_figure_names_every_run_once_and_draws_no_label
     steps = {f"r{f}{s}": 200 + 40 * f + s for f in range(1, 6) for s in range(3)}  # a fold's seeds nearly coincide
     diagnostic = pd.DataFrame([{"run_id": r, "parameter": "theta_d", "fold": int(r[1]), "steps": n,
                                 "theta_final": 0.5 + 0.001 * n} for r, n in steps.items()])
-    texts = [a.get_text() for a in theta_final_figure(diagnostic, runs, "t").axes[0].texts]
+    # as read: a long label is wrapped, a run's name held together by no-break spaces
+    texts = [" ".join(a.get_text().replace("\u00a0", " ").split())
+             for a in theta_final_figure(diagnostic, runs, "t").axes[0].texts]
     named = [name for text in texts for name in text.removeprefix("folds ").removeprefix("fold ").split(", ")]
     assert sorted(named) == sorted(f"{f} (seed {s})" for f in range(1, 6) for s in range(3))  # each run once
     assert texts == [f"folds {f} (seed 0), {f} (seed 1), {f} (seed 2)" for f in range(1, 6)]  # one label a fold

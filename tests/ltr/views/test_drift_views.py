@@ -140,3 +140,18 @@ def test_final_theta_points_of_several_seeds_are_named_by_fold_and_seed():
     one_seed = points.assign(seed=0)
     assert sorted(text for _, _, text in _label_boxes(drift.theta_steps_figure(one_seed))) == \
         ["fold 1", "fold 2", "folds 1, 1"]  # one seed: the fold alone, as before
+
+
+def test_labels_wider_than_fold_n_keep_clear_of_each_other():
+    """Seen on the tuned MQ2008 runs: "fold 1 (seed 3)" beside a group's label 0.15 of the chart away, on one
+    line, drew one over the other (the grouping distance was sized for "fold N"). Labels as wide as their
+    text that would overlap are joined; a short label at that distance stays its own."""
+    points = pd.DataFrame({"loss": ["learndcg"] * 4, "fold": [1, 2, 3, 4], "seed": [3, 1, 2, 1],
+                           "steps": [100, 130, 200, 300], "theta_final": [0.50, 0.5, 0.9, 0.1],
+                           "loss_lr": [1e-3] * 4, "run_id": [f"r{i}" for i in range(4)]})
+    # 0.15 of the x span apart: beyond the grouping distance, within a seed label's width
+    texts = sorted(t for _, _, t in _label_boxes(drift.theta_steps_figure(points)))
+    assert texts == ["fold 3 (seed 2)", "fold 4 (seed 1)", "folds 1 (seed 3), 2 (seed 1)"]
+    one_seed = points.assign(seed=0)  # "fold 1" and "fold 2" fit side by side there
+    assert sorted(t for _, _, t in _label_boxes(drift.theta_steps_figure(one_seed))) == ["fold 1", "fold 2", "fold 3",
+                                                                                          "fold 4"]
