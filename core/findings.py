@@ -129,10 +129,24 @@ def percent(share: float | None) -> str:
     return "—" if share is None else f"{100 * share:.1f}%"
 
 
-def summary_rows(found) -> list[dict]:
+# A LaTeX table's row cannot break across pages, and a finding's reason names every part (a LearnDCG verdict's
+# ran to a page and more): the exports' findings.tex prints this much of it, cut at a word and marked; the full
+# text stays in findings.csv and the JSON.
+LATEX_REASON_CHARS = 400
+
+
+def summary_rows(found, reason_chars: int | None = None) -> list[dict]:
     """One row per finding: name, verdict, the paper's figure, the reason (the Findings page's table, the
-    export's findings table)."""
-    return [{"finding": f.name, "verdict": f.verdict, "paper": f.paper, "reason": f.reason} for f in found]
+    export's findings table); ``reason_chars``: the reason cut to about that length, marked as cut."""
+    return [{"finding": f.name, "verdict": f.verdict, "paper": f.paper,
+             "reason": f.reason if reason_chars is None else cut_reason(f.reason, reason_chars)} for f in found]
+
+
+def cut_reason(text: str, chars: int) -> str:
+    """``text`` when it has at most ``chars`` characters, else its start cut at a word and marked."""
+    if len(text) <= chars:
+        return text
+    return text[:chars].rsplit(" ", 1)[0] + " [...] (in full: findings.csv)"
 
 
 def part_rows(finding: Finding) -> list[dict]:

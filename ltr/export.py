@@ -234,11 +234,12 @@ def export_comparison(store: RunStore, data: str, model: str, experiment: str, o
                  f"{table_caption(table)}. Runs: {caption}.", latex_frame=significance_for_latex(table),
                  notes=[MARK_NOTES])
     found = check_findings(store, experiment)
-    from core.findings import summary_rows
+    from core.findings import LATEX_REASON_CHARS, summary_rows
 
     export.table(pd.DataFrame(summary_rows(found["findings"].values())),
                  "findings", "the LearnDCG paper's claims checked on this experiment",
                  f"The LearnDCG paper's claims against experiment {experiment}.",
+                 latex_frame=pd.DataFrame(summary_rows(found["findings"].values(), LATEX_REASON_CHARS)),
                  notes=["Each verdict's parts, measured figures and full reasons: findings.csv and "
                         "python -m ltr findings --json."])
     export.write_manifest()

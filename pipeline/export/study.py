@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from core.export import Export, slug
+from core.findings import LATEX_REASON_CHARS
 from pipeline.export.venn import VENN_ORDER, venn_figure
 from pipeline.findings.finding import Finding, pair_name
 from pipeline.findings.scope import study_record
@@ -126,10 +127,10 @@ def hard_set_table(study: StudyResult, label: str, task: str) -> pd.DataFrame:
                                        *(f"in_{t}" for t in TASK_VALUES if t != task)])
 
 
-def findings_table(found: list[Finding]) -> pd.DataFrame:
+def findings_table(found: list[Finding], reason_chars: int | None = None) -> pd.DataFrame:
     from core.findings import summary_rows
 
-    return pd.DataFrame(summary_rows(found))
+    return pd.DataFrame(summary_rows(found, reason_chars))
 
 
 def stability_measurements(found: dict[str, Finding]) -> pd.DataFrame:
@@ -221,6 +222,7 @@ def export_study(dataset: str, study_id: str | None, out: str | Path, *, data_fo
     found = {f.name: f for f in check_findings(study.dataset, study_id=study.id)}
     export.table(findings_table(list(found.values())), "findings", "the paper's claims checked on this study",
                  f"The failure paper's claims against this study. {settings}.",
+                 latex_frame=findings_table(list(found.values()), LATEX_REASON_CHARS),
                  notes=["Each verdict's parts, measured figures and full reasons: findings.csv and "
                         "python -m pipeline findings --json."])
     stability = stability_measurements(found)

@@ -130,7 +130,7 @@ def test_ltr_export_writes_scatter_and_theta_as_svg_and_pdf_and_a_captioned_tabl
     if not PDFLATEX:
         pytest.skip("pdflatex/pdftotext not installed: the .tex files were not compiled")
     compiled = compile_tex(out, "preview.tex")  # every table and figure, as a paper includes them
-    assert compiled.overfull(10) == []
+    assert compiled.overfull(10) == [] and compiled.too_large() == []
     assert data not in compiled.text()
     assert not [f for f in out.glob("*.tex") if re.search(r"0\.0{6,}", f.read_text())]  # no p as 0.0000000...
 

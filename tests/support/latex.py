@@ -15,6 +15,8 @@ PDFLATEX = shutil.which("pdflatex") is not None and shutil.which("pdftotext") is
 needs_pdflatex = pytest.mark.skipif(not PDFLATEX, reason="pdflatex/pdftotext not installed (texlive-latex-base, poppler-utils)")
 
 OVERFULL = re.compile(r"^Overfull \\[hv]box \((\d+(?:\.\d+)?)pt too (?:wide|high)\)(.*)$", re.M)
+# a table or figure taller than the page: LaTeX prints it running off the page's bottom
+TOO_LARGE = re.compile(r"^LaTeX Warning: Float too large for page by .*$", re.M)
 
 
 @dataclass
@@ -25,6 +27,10 @@ class Compiled:
     def overfull(self, over: float = 0.0) -> list[str]:
         """The log's overfull boxes wider (or higher) than ``over`` points, as the log states them."""
         return [m.group(0) for m in OVERFULL.finditer(self.log) if float(m.group(1)) > over]
+
+    def too_large(self) -> list[str]:
+        """The log's floats taller than the page, as the log states them."""
+        return TOO_LARGE.findall(self.log)
 
     def text(self) -> str:
         return subprocess.run(["pdftotext", "-layout", str(self.pdf), "-"], capture_output=True, text=True,
