@@ -20,6 +20,9 @@ Commands (``python -m pipeline COMMAND --help`` lists each one's options with th
     run          every step and every configuration's overlap (resumable); each run a new stored study
     studies      the stored studies of a dataset, newest first (--json: {"studies": [{id, configuration,
                  time, ...}]}); --delete ID removes one
+    h2g-samples  H2G's sampling noise from several samples of one generator: each query's H2G probability,
+                 the sets' Jaccard across samples, the overlap with H2G redrawn per sample, other generators
+                 set against that spread (stored, keyed by content)
     typology     LLM-induced failure typology of one task's hard queries, reasons assigned per query
     annotations  human validation of the assigned reasons: CSV import/export, figures
     prefer       difficulty-aware vs baseline answers judged pairwise in both orders
@@ -73,7 +76,7 @@ from pipeline.cli.args import HelpFormatter
 
 # the order of ``python -m pipeline --help``: a collection's steps, then the study, then what builds on it;
 # a command module not named here follows, by name
-HELP_ORDER = ("retrieval", "judging", "generation", "study", "coverage", "typology", "annotation", "prefer",
+HELP_ORDER = ("retrieval", "judging", "generation", "study", "sampling", "coverage", "typology", "annotation", "prefer",
               "aware_judge", "aware_retrieve", "findings", "predict", "export", "llm")
 
 # bad input (TrecFormatError, DatasetError, StudyError, ... are ValueErrors) exits 2; a failure while
