@@ -5,6 +5,7 @@ from core import paths
 from pages import use_app_navigation
 from pages.panels.jobs import jobs_panel
 from pipeline.views import failure_overlap as view
+from pipeline.views import h2g_samples
 from pipeline.views import query as query_page
 
 use_app_navigation()
@@ -215,6 +216,27 @@ if not queries.empty:
         for pid, grade, text in shown:
             st.caption(f"{pid} · grade {grade if grade is not None else 'unknown'}")
             st.text(text)
+
+st.subheader("H2G sampling noise")
+noise, noise_label = h2g_samples.result_for(name, picked["retriever"], picked["judge"], picked["setup"])
+if noise is None:
+    st.caption(h2g_samples.missing_line(name))
+else:
+    st.caption("The same retriever, judge and setup with H2G drawn from each sample of one generator in turn: how "
+               "much the overlap moves when only the sample of answers changes (mean over the samples, range).")
+    for line in h2g_samples.summary_lines(noise):
+        st.caption(line)
+    left, right = st.columns([3, 2])
+    left.plotly_chart(h2g_samples.spread_venn(noise, noise_label), key=f"noise-venn-{noise['id']}-{noise_label}",
+                      config={"displayModeBar": False})
+    right.dataframe(h2g_samples.regions_frame(noise, noise_label, analysis), hide_index=True,
+                    column_config={"mean": st.column_config.NumberColumn(format="%.2f")})
+    right.dataframe(h2g_samples.pairs_frame(noise, noise_label), hide_index=True,
+                    column_config={"mean over samples": st.column_config.NumberColumn(format="%.2f")})
+    with st.expander("Each query's probability of being hard to generate"):
+        st.dataframe(query_page.with_query_links(h2g_samples.probability_frame(noise), name), hide_index=True,
+                     column_config={query_page.LINK_COLUMN: QUERY_LINK, "P(H2G)": PERCENT,
+                                    **{c: VALUE for c in ("BERTScore mean", "sd", "min", "max")}})
 
 st.subheader("Stability across configurations")
 stability = view.stability_frame(study)

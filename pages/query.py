@@ -5,6 +5,7 @@ answers, replies) is shown with ``st.text`` and in DataFrames, never as HTML or 
 import streamlit as st
 
 from pages import use_app_navigation
+from pipeline.views import h2g_samples
 from pipeline.views import query as view
 
 use_app_navigation()
@@ -102,6 +103,16 @@ else:
     st.caption("Per stored study and configuration (retriever | generator | judge | setup): the study's three sets, "
                "drawn within the queries all three tasks score.")
     st.dataframe(sets, hide_index=True)
+
+st.header("Hard to generate across samples")
+noise = h2g_samples.query_frame(dataset, qid)
+if noise.empty:
+    st.info(h2g_samples.missing_line(dataset))
+else:
+    st.caption("This query's probability of being hard to generate: the share of one generator's samples of answers "
+               "in which it is in H2G (each sample scored as the study scores one generator).")
+    st.dataframe(noise, hide_index=True, column_config={"P(H2G)": st.column_config.NumberColumn(format="percent"),
+                                                        **{c: VALUE for c in ("BERTScore mean", "sd", "min", "max")}})
 
 st.header("Typology reasons")
 reasons = view.typology_frame(dataset, qid)

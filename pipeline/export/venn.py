@@ -19,6 +19,7 @@ from pipeline.sets.overlap import TASKS  # noqa: E402
 TASK_LABELS = {"h2r": "Hard to retrieve", "h2g": "Hard to generate", "h2j": "Hard to judge"}
 # matplotlib-venn's subset order for venn3: (Abc, aBc, ABc, abC, AbC, aBC, ABC) with A, B, C = h2r, h2g, h2j
 VENN_ORDER = ("h2r", "h2g", "h2r&h2g", "h2j", "h2r&h2j", "h2g&h2j", "h2r&h2g&h2j")
+REGION_IDS = dict(zip(VENN_ORDER, ("100", "010", "110", "001", "101", "011", "111")))  # matplotlib-venn's ids
 
 
 def empty_sets(analysis: dict) -> list[str]:
@@ -45,7 +46,7 @@ def draw_venn3(analysis: dict, ax):
     sizes = analysis["sizes"]
     with warnings.catch_warnings():  # "Circle C has zero area": an empty set, reported by empty_sets_note
         warnings.simplefilter("ignore", UserWarning)
-        venn = venn3(subsets=counts, set_labels=[f"{TASK_LABELS[t]} ({sizes[t]})" if sizes[t] else ""
+        venn = venn3(subsets=counts, set_labels=[f"{TASK_LABELS[t]} ({sizes[t]:g})" if sizes[t] else ""
                                                  for t in TASKS], ax=ax)
     axes_log = logging.getLogger("matplotlib.axes._base")  # "Ignoring fixed x limits ...": see _fit_texts
     level = axes_log.level
@@ -141,11 +142,13 @@ def has_hard_queries(analysis: dict) -> bool:
     return any(analysis["regions"][name]["count"] for name in VENN_ORDER)
 
 
-def venn_figure(analysis: dict, universe=None, caption: list[str] | None = None, title: str | None = None):
+def venn_figure(analysis: dict, universe=None, caption: list[str] | None = None, title: str | None = None,
+                texts: dict[str, str] | None = None):
     """The area-proportional three-way Venn diagram (matplotlib-venn) of one configuration. ``title``: the
     export's one-line title (the configuration and universe go in its caption file); without it, the
     page's title lines (``caption`` lines, then :func:`venn_title` of ``universe``). An empty set's note
-    is always shown: it says what is not drawn."""
+    is always shown: it says what is not drawn. ``texts``: each region's label in place of its count
+    (the H2G sampling spread's mean and range)."""
     lines = [title] if title is not None else list(caption or [])
     fig, ax = plt.subplots(figsize=(5.5, 4.5 + 0.25 * len(lines)))
     if not has_hard_queries(analysis):
@@ -154,7 +157,11 @@ def venn_figure(analysis: dict, universe=None, caption: list[str] | None = None,
         if lines:
             ax.set_title("\n".join(lines), fontsize=10)
         return fig
-    draw_venn3(analysis, ax)
+    venn = draw_venn3(analysis, ax)
+    for region, text in (texts or {}).items():
+        label = venn.get_label_by_id(REGION_IDS[region])
+        if label is not None:
+            label.set_text(text)
     notes = [empty_sets_note(analysis)] if empty_sets(analysis) else []
     lines = [*lines, *notes] if title is not None else [*lines, *venn_title(analysis, universe)]
     ax.set_title("\n".join(lines), fontsize=10)

@@ -8,19 +8,21 @@ import html
 import matplotlib.pyplot as plt
 import plotly.graph_objects as go
 
-from pipeline.export.venn import (TASK_LABELS, VENN_ORDER, draw_venn3, empty_sets, empty_sets_note,  # noqa: F401
+from pipeline.export.venn import (REGION_IDS, TASK_LABELS, VENN_ORDER, draw_venn3, empty_sets, empty_sets_note,  # noqa: F401
                                   has_hard_queries, venn_figure, venn_png, venn_title)
 from pipeline.sets.overlap import region_label as overlap_region_label
 
-REGION_IDS = dict(zip(VENN_ORDER, ("100", "010", "110", "001", "101", "011", "111")))
 VENN_COLOURS = {"h2r": "#d62728", "h2g": "#2ca02c", "h2j": "#1f77b4"}
 
 
-def venn_plotly(analysis: dict, selected: str | None = None, universe=None) -> go.Figure:
+def venn_plotly(analysis: dict, selected: str | None = None, universe=None, *, texts: dict[str, str] | None = None,
+                title: str | None = None) -> go.Figure:
     """The same diagram as :func:`venn_figure` (matplotlib-venn's layout: its region outlines and
     label positions), drawn with plotly so that a click inside a region selects it. Each region is a
     filled outline plus a grid of transparent points inside it (what a click hits); every point
-    carries its region's key as ``customdata`` (:func:`region_from_selection`)."""
+    carries its region's key as ``customdata`` (:func:`region_from_selection`). ``texts``: each region's
+    label in place of its count (the H2G sampling section's mean and range); ``title`` in place of the
+    universe's lines."""
     import numpy as np
 
     fig_m, ax = plt.subplots(figsize=(5.5, 4.5))
@@ -44,8 +46,8 @@ def venn_plotly(analysis: dict, selected: str | None = None, universe=None) -> g
     for region, path in outlines.items():
         members = region.split("&")
         colour = VENN_COLOURS[members[0]] if len(members) == 1 else "#8c6d31" if len(members) == 2 else "#555555"
-        count = analysis["regions"][region]["count"]
-        hover = html.escape(f"{region_label(region)}: {count} queries (click to list them)")
+        count = (texts or {}).get(region, analysis["regions"][region]["count"])
+        hover = html.escape(f"{region_label(region)}: {count} queries" + ("" if texts else " (click to list them)"))
         for polygon in [_outline(path)]:
             fig.add_trace(go.Scatter(x=polygon[:, 0], y=polygon[:, 1], fill="toself", mode="lines",
                                      line={"color": "#333" if region == selected else "#999",
@@ -59,13 +61,15 @@ def venn_plotly(analysis: dict, selected: str | None = None, universe=None) -> g
                                  customdata=[region] * len(inside), hovertext=[hover] * len(inside),
                                  hoverinfo="text", showlegend=False, name=region))
     fig.add_trace(go.Scatter(x=[labels[r][0] for r in labels], y=[labels[r][1] for r in labels], mode="text",
-                             text=[str(analysis["regions"][r]["count"]) for r in labels], hoverinfo="skip",
+                             text=[(texts or {}).get(r, str(analysis["regions"][r]["count"])) for r in labels],
+                             hoverinfo="skip",
                              textfont={"size": 16}, showlegend=False))
     fig.add_trace(go.Scatter(x=[p[0] for _, p in set_labels], y=[p[1] for _, p in set_labels], mode="text",
                              text=[html.escape(t) for t, _ in set_labels], hoverinfo="skip", textfont={"size": 14},
                              showlegend=False))
-    title = "<br>".join(html.escape(line) for line in venn_title(analysis, universe))
-    fig.update_layout(title=f"{title} · click a region",
+    title = (html.escape(title) if title is not None else
+             "<br>".join(html.escape(line) for line in venn_title(analysis, universe)) + " · click a region")
+    fig.update_layout(title=title,
                       xaxis={"visible": False, "range": list(xlim), "fixedrange": True},
                       yaxis={"visible": False, "range": list(ylim), "scaleanchor": "x", "fixedrange": True},
                       height=480, margin={"l": 10, "r": 10, "t": 80, "b": 10}, clickmode="event+select",

@@ -94,3 +94,30 @@ def test_samples_reader(tmp_path):
     bad.write_text("\n")
     with pytest.raises(SamplesFormatError, match="no samples"):
         read_samples_jsonl(bad)
+
+
+def test_designed_samples_give_the_designed_spread(tmp_path, monkeypatch):
+    """The designed collection (tests/support/failure_fixture.py), real MiniLM BERTScore: every figure known."""
+    from tests.support.failure_fixture import run_designed_sampling
+
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
+    result = run_designed_sampling(tmp_path / "designed")
+    assert {s: set(members) for s, members in result["sets"].items()} == {"0": {"q6", "q8"}, "1": {"q6", "q8"},
+                                                                           "2": {"q5", "q8"}}
+    assert {q: r["p_hard"] for q, r in result["queries"].items() if r["p_hard"]} == {
+        "q8": 1.0, "q6": pytest.approx(2 / 3), "q5": pytest.approx(1 / 3)}
+    assert (result["hard"]["all"], result["hard"]["some"]) == (["q8"], ["q5", "q6"])
+    assert [p["jaccard"] for p in result["jaccard"]["pairs"]] == [1.0, pytest.approx(1 / 3), pytest.approx(1 / 3)]
+    other = result["compare"]["other"]
+    assert other["h2g"] and set(other["h2g"]) == {"q7", "q8"}
+    assert other["jaccard_first"] == pytest.approx(1 / 3) and not other["exceeds_within"]
+    # H2R = {q7, q8}, H2J = {q1, q8} (binary): |H2R ∩ H2G| and |H2G ∩ H2J| are 1 in every sample, the other
+    # generator's |H2R ∩ H2G| is 2
+    configuration = result["configurations"]["designed-run | designed-judge | binary"]
+    assert [(r["h2r&h2g"], r["h2g&h2j"], r["all_three"]) for r in configuration["per_sample"]] == [(1, 1, 1)] * 3
+    assert configuration["generators"]["other"]["h2r&h2g"] == 2
+    assert configuration["distribution"]["regions"]["h2g"] == {"n": 3, "mean": 1.0, "min": 1, "max": 1}
+    # the change of generator for |H2R ∩ H2G| / N (+1/8) exceeds the samples' range (0)
+    change = sampling.generator_change_against_samples(result, ["designed-samples", "other"], "designed-run",
+                                                       "designed-judge", "binary", {"h2r&h2g": 1 / 8})
+    assert change["exceeds"] and change["h2g_jaccard"]["exceeds_within"] is False
