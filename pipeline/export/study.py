@@ -18,6 +18,7 @@ import pandas as pd
 
 from core.export import Export, slug
 from core.findings import LATEX_REASON_CHARS
+from pipeline.export.sampling import export_sampling
 from pipeline.export.venn import VENN_ORDER, venn_figure
 from pipeline.findings.finding import Finding, pair_name
 from pipeline.findings.scope import study_record
@@ -246,5 +247,6 @@ def export_study(dataset: str, study_id: str | None, out: str | Path, *, data_fo
                      f"Preference for the difficulty-aware answer (pair rule, Wilson 95% interval) beside the paper's. "
                      f"{settings}.")
     _predictor_heatmap(export, study.dataset, settings)
+    export_sampling(export, study)
     export.write_manifest()
     return export
