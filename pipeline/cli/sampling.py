@@ -8,12 +8,7 @@ from core import cli
 from pipeline.cli.args import (GENERATOR_HELP, JUDGE_HELP, bertscore_args, cap_arg, check_models, collection_args,
                                llm_args, universe_arg)
 from pipeline.cli.config import study_config
-
-
-def _range(s: dict, form: str = "{:.2f}") -> str:
-    if not s["n"]:
-        return "—"
-    return f"{form.format(s['mean'])} ({form.format(s['min'])}–{form.format(s['max'])})"
+from pipeline.study.sampling import between_line, range_text
 
 
 def sampling_lines(result: dict):
@@ -24,18 +19,14 @@ def sampling_lines(result: dict):
            f"grade-2/3 passages; H2G the bottom {result['quantile']} of each sample's scored queries")
     yield (f"  hard to generate in every sample: {hard['n_all']} of {hard['n_queries']} queries; in some: "
            f"{hard['n_some']}; in none: {hard['n_none']}")
-    yield f"  H2G Jaccard over the {within['n']} pairs of samples: mean {_range(within)} (min–max)"
+    yield f"  H2G Jaccard over the {within['n']} pairs of samples: mean {range_text(within)}"
     for other, c in result["compare"].items():
-        verdict = ("less than any two samples agree: the change of generator exceeds the sampling spread"
-                   if c["exceeds_within"] else
-                   f"within the sampling spread ({c['within_pairs_at_or_below']} of {within['n']} sample pairs agree "
-                   f"as little or less)")
-        yield (f"  {other}: H2G Jaccard with sample {c['first_sample']} {c['jaccard_first']:.2f} "
-               f"(with each sample {_range(c['jaccard_with_samples_summary'])}); {verdict}")
+        yield "  " + between_line(other, c, within)
     for label, c in result["configurations"].items():
         d = c["distribution"]
-        yield (f"  {label}, H2G redrawn per sample: |H2R ∩ H2G| {_range(d['h2r&h2g'], '{:.1f}')}, "
-               f"|H2G ∩ H2J| {_range(d['h2g&h2j'], '{:.1f}')}, all three {_range(d['all_three_share'], '{:.1%}')}")
+        yield (f"  {label}, H2G redrawn per sample: |H2R ∩ H2G| {range_text(d['h2r&h2g'], '{:.1f}', '{:d}')}, "
+               f"|H2G ∩ H2J| {range_text(d['h2g&h2j'], '{:.1f}', '{:d}')}, all three "
+               f"{range_text(d['all_three_share'], '{:.1%}')}")
         for other, row in c["generators"].items():
             yield (f"    {other}: |H2R ∩ H2G| {row['h2r&h2g']}, |H2G ∩ H2J| {row['h2g&h2j']}, all three "
                    f"{row['all_three_share']:.1%}")

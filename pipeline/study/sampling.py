@@ -253,6 +253,25 @@ def sampling_spread(config, samples: str, *, log=print, reuse: bool = True) -> d
     return result
 
 
+def range_text(s: Mapping, form: str = "{:.2f}", bounds: str | None = None) -> str:
+    """``0.57 (range 0.38–0.83)`` of a :func:`summary` (``—`` without values); ``bounds``: the min's and max's
+    form when it differs from the mean's (counts: ``{:d}``). The CLI's, the page's and the export's words."""
+    if not s or not s["n"]:
+        return "—"
+    bounds = bounds or form
+    return f"{form.format(s['mean'])} (range {bounds.format(s['min'])}–{bounds.format(s['max'])})"
+
+
+def between_line(other: str, compared: Mapping, within: Mapping) -> str:
+    """One line: another generator's H2G Jaccard with the first sample, and whether it exceeds the spread."""
+    verdict = ("less than any two samples agree: the change of generator exceeds the sampling spread"
+               if compared["exceeds_within"] else
+               f"within the sampling spread ({compared['within_pairs_at_or_below']} of {within['n']} pairs of samples "
+               f"agree as little or less): the change of generator cannot be told apart from drawing another sample")
+    return (f"{other}: H2G Jaccard with sample {compared['first_sample']} {compared['jaccard_first']:.2f}, with each "
+            f"sample {range_text(compared['jaccard_with_samples_summary'])}; {verdict}")
+
+
 def stored_spreads(dataset: str) -> list[dict]:
     """Every stored result of ``dataset``, newest first (a file that is not one is skipped)."""
     from core.result_files import list_results, read_result

@@ -35,11 +35,6 @@ def result_for(dataset: str, retriever: str, judge: str, setup: str) -> tuple[di
     return None, None
 
 
-def _range(s: dict, form: str = "{:.2f}") -> str:
-    return "—" if not s or not s["n"] else (f"{form.format(s['mean'])} ({form.format(s['min'])}–"
-                                            f"{form.format(s['max'])})")
-
-
 def spread_venn(result: dict, label: str):
     """The configuration's Venn with H2G redrawn per sample: areas by the mean counts, labels with the range."""
     configuration = result["configurations"][label]
@@ -74,15 +69,8 @@ def summary_lines(result: dict) -> list[str]:
              f"{result['bertscore'].get('label', '')}; H2G the bottom {result['quantile']} of each sample's queries.",
              f"Hard to generate in every sample: {hard['n_all']} of {hard['n_queries']} queries; in some: "
              f"{hard['n_some']}; in none: {hard['n_none']}.",
-             f"H2G Jaccard between two samples: mean {_range(within)} over {within['n']} pairs (min–max)."]
-    for other, c in result["compare"].items():
-        lines.append(f"{other}: H2G Jaccard with sample {c['first_sample']} {c['jaccard_first']:.2f} — "
-                     + ("less than any two samples agree: the change of generator exceeds the sampling spread."
-                        if c["exceeds_within"] else
-                        f"within the sampling spread ({c['within_pairs_at_or_below']} of {within['n']} pairs of "
-                        f"samples agree as little or less): a change of generator cannot be told apart from drawing "
-                        f"another sample."))
-    return lines
+             f"H2G Jaccard between two samples: mean {sampling.range_text(within)} over {within['n']} pairs."]
+    return lines + [sampling.between_line(other, c, within) + "." for other, c in result["compare"].items()]
 
 
 def probability_frame(result: dict) -> pd.DataFrame:

@@ -1,0 +1,53 @@
+"""``python -m pipeline h2g-samples`` on the designed collection (tests/support/failure_fixture.py, real MiniLM):
+its ``--json`` document and text output, a second call read back from the store, and bad input exiting 2
+with a line naming it."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pipeline import cli
+from tests.support.failure_fixture import write_collection, write_samples
+
+
+@pytest.fixture
+def designed(tmp_path, monkeypatch):
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
+    files = {**write_collection(tmp_path / "designed"), **write_samples(tmp_path / "designed")}
+    args = ["h2g-samples", "--dataset", "dl19", "--qrels", str(files["qrels.txt"]), "--topics",
+            str(files["topics.tsv"]), "--passages", str(files["passages.tsv"]), "--encoder", "minilm",
+            "--retriever", f"designed-run={files['run.txt']}", "--judge", f"designed-judge={files['judge.txt']}",
+            "--setup", "binary", "--generator", f"other={files['other.jsonl']}"]
+    return files, args
+
+
+def test_json_text_and_a_stored_result(designed, capsys):
+    files, args = designed
+    assert cli.main([*args, "--samples", f"m={files['samples.jsonl']}", "--json"]) == 0, capsys.readouterr().err
+    out = json.loads(capsys.readouterr().out)
+    assert out["generator"] == "m" and out["samples"] == [0, 1, 2]
+    assert out["queries"]["q8"]["p_hard"] == 1.0 and out["hard"]["n_all"] == 1
+    assert list(out["configurations"]) == ["designed-run | designed-judge | binary"]
+    assert cli.main([*args, "--samples", f"m={files['samples.jsonl']}"]) == 0
+    captured = capsys.readouterr()
+    assert "read back" in captured.err  # the same inputs: the stored result
+    assert "hard to generate in every sample: 1 of 8 queries; in some: 2; in none: 5" in captured.out
+    assert "q6: 2/3 (67%)" in captured.out and f"stored as {out['id'][:12]}" in captured.out
+
+
+def test_bad_input_exits_2_naming_it(designed, tmp_path, capsys):
+    files, args = designed
+    assert cli.main([*args, "--samples", "m"]) == 2  # no data folder holds answers/samples.m.dl19.jsonl
+    assert "--samples m: no answers/samples.m.dl19.jsonl" in capsys.readouterr().err
+    one = tmp_path / "one.jsonl"
+    one.write_text(json.dumps({"qid": "q1", "sample": 0, "text": "x"}) + "\n")
+    assert cli.main([*args, "--samples", f"m={one}"]) == 2
+    assert "1 sample; the spread across samples needs at least 2" in capsys.readouterr().err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"qid": "q1", "text": "x"}\n')
+    assert cli.main([*args, "--samples", f"m={bad}"]) == 2
+    assert 'bad.jsonl:1: expected an object with "qid", "sample" and "text"' in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:  # argparse's check of NAME=FILE
+        cli.main([*args, "--samples", f"m={tmp_path / 'absent.jsonl'}"])
+    assert exited.value.code == 2 and "argument --samples: no such file" in capsys.readouterr().err
