@@ -326,3 +326,15 @@ def generator_change_against_samples(result: Mapping, generators: Sequence[str],
             "pairs": pairs, "h2g_jaccard": None if between is None else
             {k: between[k] for k in ("jaccard_first", "within", "exceeds_within")},
             "exceeds": bool(pairs) and any(p["exceeds"] for p in pairs.values())}
+
+
+def within_generator_evidence(dataset: str, generators: Sequence[str], retriever: str, judge: str, setup: str,
+                              changes: Mapping[str, float | None]) -> dict | None:
+    """:func:`generator_change_against_samples` against the newest stored result of ``dataset`` that bears on
+    the change (samples of one of the two ``generators``, the same retriever, judge and setup), else None:
+    what ``structure_stable`` shows beside a change of generator."""
+    for result in stored_spreads(dataset):
+        found = generator_change_against_samples(result, generators, retriever, judge, setup, changes)
+        if found is not None:
+            return found
+    return None

@@ -121,3 +121,11 @@ def test_designed_samples_give_the_designed_spread(tmp_path, monkeypatch):
     change = sampling.generator_change_against_samples(result, ["designed-samples", "other"], "designed-run",
                                                        "designed-judge", "binary", {"h2r&h2g": 1 / 8})
     assert change["exceeds"] and change["h2g_jaccard"]["exceeds_within"] is False
+    # what structure_stable reads: the stored result that bears on a change of generator, else None
+    stored = sampling.within_generator_evidence("designed", ["other", "designed-samples"], "designed-run",
+                                                "designed-judge", "binary", {"h2r&h2g": 1 / 8})
+    assert stored == change
+    assert sampling.within_generator_evidence("designed", ["a", "b"], "designed-run", "designed-judge", "binary",
+                                              {"h2r&h2g": 1 / 8}) is None
+    assert sampling.within_generator_evidence("dl19", ["other", "designed-samples"], "designed-run",
+                                              "designed-judge", "binary", {"h2r&h2g": 1 / 8}) is None
