@@ -9,9 +9,10 @@ misses some queries is not (each sample is scored over the queries it answers, a
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Mapping
+
+from pipeline.data.jsonl import records
 
 SAMPLES_FOLDER = "answers"
 
@@ -34,30 +35,19 @@ def folder_samples(folder, dataset: str) -> dict[str, Path]:
 def read_samples_jsonl(path: str | Path, known_qids: Mapping | None = None) -> dict[int, dict[str, str]]:
     """``{sample: {qid: text}}`` (samples in ascending order) from a samples file (module docstring)."""
     path = Path(path)
-    if not path.is_file():
-        raise SamplesFormatError(path, 0, "file does not exist")
     samples: dict[int, dict[str, str]] = {}
-    with open(path, encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise SamplesFormatError(path, line_no, f"not JSON: {exc.msg} (column {exc.colno})") from None
-            if not isinstance(record, dict) or not {"qid", "sample", "text"} <= set(record):
-                raise SamplesFormatError(path, line_no, 'expected an object with "qid", "sample" and "text"')
-            qid, sample, text = str(record["qid"]), record["sample"], record["text"]
-            if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
-                raise SamplesFormatError(path, line_no, f'"sample" must be a whole number >= 0, got {sample!r}')
-            if not isinstance(text, str):
-                raise SamplesFormatError(path, line_no, f'"text" must be a string, got {type(text).__name__}')
-            if known_qids is not None and qid not in known_qids:
-                raise SamplesFormatError(path, line_no, f"query {qid} is not a topic of this dataset")
-            answers = samples.setdefault(sample, {})
-            if qid in answers:
-                raise SamplesFormatError(path, line_no, f"query {qid} appears twice in sample {sample}")
-            answers[qid] = text
+    for line_no, record in records(path, ("qid", "sample", "text"), SamplesFormatError):
+        qid, sample, text = str(record["qid"]), record["sample"], record["text"]
+        if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
+            raise SamplesFormatError(path, line_no, f'"sample" must be a whole number >= 0, got {sample!r}')
+        if not isinstance(text, str):
+            raise SamplesFormatError(path, line_no, f'"text" must be a string, got {type(text).__name__}')
+        if known_qids is not None and qid not in known_qids:
+            raise SamplesFormatError(path, line_no, f"query {qid} is not a topic of this dataset")
+        answers = samples.setdefault(sample, {})
+        if qid in answers:
+            raise SamplesFormatError(path, line_no, f"query {qid} appears twice in sample {sample}")
+        answers[qid] = text
     if not samples:
         raise SamplesFormatError(path, 0, "no samples in file")
     return dict(sorted(samples.items()))

@@ -14,11 +14,11 @@ Imported answers: a JSONL file of ``{"qid": ..., "text": ...}`` lines, given on 
 """
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from pipeline.data.jsonl import records
 from pipeline.llm.base import ChatClient, GenerationOptions, LLMError, Message
 
 ZERO_SHOT_SYSTEM = "You are a knowledgeable assistant. Answer questions accurately and concisely."
@@ -109,27 +109,16 @@ def generate_answers(client: ChatClient, queries: Mapping[str, str], *, name: st
 def read_answers_jsonl(path: str | Path, known_qids: Mapping | None = None) -> dict[str, str]:
     """``{qid: text}`` from a JSONL file; errors name file and line. Unknown or repeated qids are errors."""
     path = Path(path)
-    if not path.is_file():
-        raise AnswersFormatError(path, 0, "file does not exist")
     answers: dict[str, str] = {}
-    with open(path, encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:  # the whole message: what, and where in the line
-                raise AnswersFormatError(path, line_no, f"not JSON: {exc.msg} (column {exc.colno})") from None
-            if not isinstance(record, dict) or "qid" not in record or "text" not in record:
-                raise AnswersFormatError(path, line_no, 'expected an object with "qid" and "text"')
-            qid, text = str(record["qid"]), record["text"]
-            if not isinstance(text, str):
-                raise AnswersFormatError(path, line_no, f'"text" must be a string, got {type(text).__name__}')
-            if qid in answers:
-                raise AnswersFormatError(path, line_no, f"query {qid} appears twice")
-            if known_qids is not None and qid not in known_qids:
-                raise AnswersFormatError(path, line_no, f"query {qid} is not a topic of this dataset")
-            answers[qid] = text
+    for line_no, record in records(path, ("qid", "text"), AnswersFormatError):
+        qid, text = str(record["qid"]), record["text"]
+        if not isinstance(text, str):
+            raise AnswersFormatError(path, line_no, f'"text" must be a string, got {type(text).__name__}')
+        if qid in answers:
+            raise AnswersFormatError(path, line_no, f"query {qid} appears twice")
+        if known_qids is not None and qid not in known_qids:
+            raise AnswersFormatError(path, line_no, f"query {qid} is not a topic of this dataset")
+        answers[qid] = text
     if not answers:
         raise AnswersFormatError(path, 0, "no answers in file")
     return answers

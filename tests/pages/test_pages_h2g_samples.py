@@ -3,7 +3,6 @@ its tables and the between-generator line) and the Query page's H2G probability,
 collection's sampling result (tests/support/failure_fixture.py: P(H2G) 1 for q8, 2/3 for q6, 1/3 for q5)."""
 from __future__ import annotations
 
-import os
 import shutil
 
 import pytest
@@ -16,17 +15,14 @@ from tests.pages.support import open_query_page, page_alone, store_designed_stud
 @pytest.fixture(scope="module")
 def designed_cache(tmp_path_factory):
     """The designed study and its sampling result, computed once (real MiniLM BERTScore) into one cache."""
-    from tests.support.failure_fixture import run_designed_sampling, run_designed_study
+    from tests.support.failure_fixture import run_designed_study
+    from tests.support.sampling_fixture import run_designed_sampling
 
     cache_dir = tmp_path_factory.mktemp("sampling-cache")
-    old = os.environ.get("IRDASH_CACHE_DIR")
-    os.environ["IRDASH_CACHE_DIR"] = str(cache_dir)
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("IRDASH_CACHE_DIR", str(cache_dir))
         run_designed_study(tmp_path_factory.mktemp("designed-study"))
-        result = run_designed_sampling(tmp_path_factory.mktemp("designed-samples"))
-    finally:
-        os.environ["IRDASH_CACHE_DIR"] = old
-    return cache_dir, result
+        return cache_dir, run_designed_sampling(tmp_path_factory.mktemp("designed-samples"))
 
 
 def test_overlap_page_shows_the_venn_with_the_per_sample_spread(cache, designed_cache):

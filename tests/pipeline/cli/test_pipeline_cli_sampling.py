@@ -8,7 +8,8 @@ import json
 import pytest
 
 from pipeline import cli
-from tests.support.failure_fixture import write_collection, write_samples
+from tests.support.failure_fixture import write_collection
+from tests.support.sampling_fixture import write_samples
 
 
 @pytest.fixture

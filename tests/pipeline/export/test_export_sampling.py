@@ -10,7 +10,8 @@ import pytest
 from core.export import Export
 from pipeline.export.sampling import export_sampling
 from pipeline.study.result import StudyResult
-from tests.support.failure_fixture import run_designed_sampling, run_designed_study
+from tests.support.failure_fixture import run_designed_study
+from tests.support.sampling_fixture import run_designed_sampling
 from tests.support.latex import PDFLATEX, compile_tex
 
 @pytest.fixture

@@ -98,7 +98,7 @@ def test_samples_reader(tmp_path):
 
 def test_designed_samples_give_the_designed_spread(tmp_path, monkeypatch):
     """The designed collection (tests/support/failure_fixture.py), real MiniLM BERTScore: every figure known."""
-    from tests.support.failure_fixture import run_designed_sampling
+    from tests.support.sampling_fixture import run_designed_sampling
 
     monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
     result = run_designed_sampling(tmp_path / "designed")
