@@ -11,6 +11,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from pipeline.views import h2g_samples
 from pipeline.views import query as view
 from tests.pages.support import open_query_page, store_designed_study
 from tests.support.failure_fixture import OFF_TOPIC, RELEVANT, TOPICS
@@ -126,10 +127,12 @@ def test_the_page_reads_every_store_for_one_query(planted_study):
     pairs = [p for p in preference["pairs"] if p["qid"] == "q1"]
     assert pairs and [e.label for e in at.expander if e.label.startswith(preference["id"])] == [
         f"{preference['id']} · {p['task'].upper()} · {p['outcome']}" for p in pairs]
-    # every store planted here held the query: only the difficulty-aware judging and retrieval results (planted by
-    # tests/pages/test_query_page_aware.py) are reported missing, each with the command that makes one
+    # every store planted here held the query: only the H2G sampling result (planted by test_pages_h2g_samples.py)
+    # and the difficulty-aware judging and retrieval results (planted by tests/pages/test_query_page_aware.py) are
+    # reported missing, each with the command that makes one
     missing = view.missing_lines("dl19")
-    assert [i.value for i in at.info] == [missing["aware-judge"], missing["aware-retrieve"]]
+    assert [i.value for i in at.info] == [h2g_samples.missing_line("dl19"), missing["aware-judge"],
+                                          missing["aware-retrieve"]]
 
 
 def test_untrusted_text_is_shown_as_text_never_as_html(planted_study):
