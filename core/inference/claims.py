@@ -340,6 +340,9 @@ class Decision:
     on_its_figures: str | None = None
     notes: list = field(default_factory=list)
     details: dict = field(default_factory=dict)
+    brief: str = ""  # the figures and their bounds ("2 of 11 [6.2%, 42.7%]"), as a unit's parts list them
+    versus: str = ""  # what they are read against ("vs < 10.0%", "vs 40.0% to 60.0%")
+    method: str = ""  # how ("Wilson one-sided 95% bounds", "Wilson one-sided 95% bounds, TOST")
 
     @property
     def words(self) -> str:
@@ -422,17 +425,17 @@ def _n_gate(claim: Claim, n: int) -> list[str]:
     return [f"n = {n} < minimum {claim.min_n} ({claim.counts})"] if n < claim.min_n else []
 
 
-def _made(claim: Claim, estimate, p_holds: float, p_fails: float, texts: dict, shown: str,
-          power: Power | None, **extra) -> Decision:
-    decision = Decision(claim, verdict_of(p_holds, p_fails, claim.level), estimate.n, estimate.value,
-                        estimate.bounds(claim.level), p_holds, p_fails, texts, shown, power, **extra)
-    return decision.gated(_n_gate(claim, estimate.n))
-
-
-def _interval_text(estimate, claim: Claim) -> str:
+def _made(claim: Claim, estimate, p_holds: float, p_fails: float, texts: dict, versus: str,
+          power: Power | None, test: str = "", **extra) -> Decision:
+    """A leaf decision: its figures with their one-sided bounds (``brief``), read ``versus`` a threshold or
+    margin; ``test``: words after the bounds' name ("TOST")."""
     low, high = estimate.bounds(claim.level)
-    return (f"{estimate.figures(claim.scale)}, {estimate.name} one-sided {claim.level:.0%} bounds "
-            f"[{fmt(low, claim.scale)}, {fmt(high, claim.scale)}]")
+    brief = f"{estimate.figures(claim.scale)} [{fmt(low, claim.scale)}, {fmt(high, claim.scale)}]"
+    method = f"{estimate.name} one-sided {claim.level:.0%} bounds" + (f", {test}" if test else "")
+    decision = Decision(claim, verdict_of(p_holds, p_fails, claim.level), estimate.n, estimate.value, (low, high),
+                        p_holds, p_fails, texts, f"{brief} {versus} ({method})", power, brief=brief, versus=versus,
+                        method=method, **extra)
+    return decision.gated(_n_gate(claim, estimate.n))
 
 
 def bound(estimate: Estimate, claim: Claim) -> Decision:
@@ -447,12 +450,11 @@ def bound(estimate: Estimate, claim: Claim) -> Decision:
     sd = estimate.sd_at(t)
     power = Power(mde(sd, estimate.n, claim.level), estimate.n, n_to_decide(sd, estimate.value - t, claim.level),
                   f"the threshold {fmt(t, s)}", claim.counts, scale=_power_scale(s))
-    shown = f"{_interval_text(estimate, claim)} vs {'<' if below else '>'} {fmt(t, s)}"
-    return _made(claim, estimate, p_holds, p_fails, texts, shown, power)
+    return _made(claim, estimate, p_holds, p_fails, texts, f"vs {'<' if below else '>'} {fmt(t, s)}", power)
 
 
 def _power_scale(scale: str) -> str:
-    return "percent" if scale == "percent" else "plain"
+    return "percent" if scale == "percent" else "plain"  # a signed figure's MDE is a size
 
 
 def equivalence(estimate: Estimate, claim: Claim) -> Decision:
@@ -471,8 +473,7 @@ def equivalence(estimate: Estimate, claim: Claim) -> Decision:
     sd = estimate.sd_at(edge)
     power = Power(mde(sd, estimate.n, claim.level), estimate.n, n_to_decide(sd, value - edge, claim.level),
                   f"the margin's edge {fmt(edge, s)}", claim.counts, scale=_power_scale(s))
-    shown = f"{_interval_text(estimate, claim)} (TOST) vs {band}"
-    return _made(claim, estimate, p_holds, p_fails, texts, shown, power, consistent=consistent)
+    return _made(claim, estimate, p_holds, p_fails, texts, f"vs {band}", power, "TOST", consistent=consistent)
 
 
 def effect(estimate: Estimate, claim: Claim, paper: float | None = None) -> Decision:
@@ -500,13 +501,11 @@ def effect(estimate: Estimate, claim: Claim, paper: float | None = None) -> Deci
     sd = estimate.sd_at(0.0)
     power = Power(mde(sd, estimate.n, claim.level), estimate.n, n_to_decide(sd, estimate.value, claim.level),
                   "no difference", claim.counts, scale=_power_scale(s))
-    figures = estimate.figures(s)
-    if fmt(estimate.value, s) not in figures:
-        figures += f" = {fmt(estimate.value, s)}"
-    shown = f"{figures}; magnitude: {size}"
     sees = None if paper is None else abs(paper) >= power.mde
-    return _made(claim, estimate, p_holds, p_fails, texts, shown, power, magnitude=magnitude,
-                 details={"magnitude_interval": list(two_sided), "paper": paper, "could_see_paper": sees})
+    decision = _made(claim, estimate, p_holds, p_fails, texts, "vs 0", power, magnitude=magnitude,
+                     details={"magnitude_interval": list(two_sided), "paper": paper, "could_see_paper": sees})
+    decision.shown += f"; magnitude: {size}"
+    return decision
 
 
 def order(subject: str, against: Mapping[str, Estimate], claim: Claim) -> Decision:
@@ -527,7 +526,8 @@ def order(subject: str, against: Mapping[str, Estimate], claim: Claim) -> Decisi
              FAILS: f"{', '.join(beating) or '—'} beat{'s' if len(beating) == 1 else ''} {subject}",
              INCONCLUSIVE: f"{subject} tied with {', '.join(tied) or '—'} (neither beats the other)"}
     s = claim.scale
-    shown = "; ".join(f"vs {c}: {against[c].figures(s)}, {against[c].name} one-sided p {p_up[c]:.3g}" for c in names)
+    shown = ("; ".join(f"vs {c} {against[c].figures(s)}, p {p_up[c]:.3g}" for c in names)
+             + f" ({against[names[0]].name}, one-sided {claim.level:.0%})")
     # the competitor that decides last: the largest n any tied one needs (None: one that no n decides)
     powers = {}
     for c in tied or names:
@@ -563,16 +563,33 @@ def joint(parts: Mapping[str, Decision], claim: Claim) -> Decision:
     figures = {k: d.on_its_figures or d.verdict for k, d in parts.items()}
     verdict = _every_verdict(list(figures.values()))
     named = {v: [k for k, f in figures.items() if f == v] for v in (FAILS, INCONCLUSIVE)}
-    texts = {HOLDS: "each inside: " + ", ".join(parts),
-             FAILS: "not for " + ", ".join(named[FAILS] or ["—"]),
-             INCONCLUSIVE: "undecided for " + ", ".join(named[INCONCLUSIVE] or ["—"])}
+    consistent = [k for k in named[INCONCLUSIVE] if parts[k].consistent]
+    texts = {HOLDS: "holds for each of " + ", ".join(parts),
+             FAILS: "does not hold for " + ", ".join(named[FAILS] or ["—"]),
+             INCONCLUSIVE: "undecided for " + ", ".join(named[INCONCLUSIVE] or ["—"])
+             + (f"; consistent with the paper for {', '.join(consistent)}" if consistent else "")}
     open_ = [d.power for d in parts.values() if d.verdict == INCONCLUSIVE and d.power is not None]
     # the part that decides last
     power = (max(open_, key=lambda p: math.inf if p.n_to_decide is None else p.n_to_decide) if open_ else None)
-    shown = "; ".join(f"{k}: {d.words}, {d.shown}" for k, d in parts.items())
-    out = Decision(claim, verdict, {k: d.n for k, d in parts.items()}, None, None,
+    # one "vs" and one method when the parts share them, else each part's
+    versus = {d.versus for d in parts.values()}
+    methods = list(dict.fromkeys(d.method for d in parts.values()))
+    shown = "; ".join(f"{k} {d.brief or d.shown}" + (f" {d.versus}" if len(versus) > 1 else "") + f": {figures[k]}"
+                      for k, d in parts.items())
+    if len(versus) == 1 and next(iter(versus)):
+        shown = f"{next(iter(versus))}: {shown}"
+    shown += f" ({'; '.join(methods)})" if any(methods) else ""
+    sizes = {k: d.n for k, d in parts.items()}
+    n = next(iter(sizes.values())) if len(set(map(str, sizes.values()))) == 1 else sizes
+    out = Decision(claim, verdict, n, None, None,
                    max(d.p_holds for d in parts.values()), min(d.p_fails for d in parts.values()), texts, shown, power,
                    components=dict(parts),
                    consistent=(all(d.consistent for d in parts.values())
                                if all(d.consistent is not None for d in parts.values()) else None))
-    return out._renewed(gates=[f"{k}: {g}" for k, d in parts.items() for g in d.gates])
+    # a gate every part shares is named once, one of some parts with their names
+    gates = []
+    for k, d in parts.items():
+        for g in d.gates:
+            shared = all(g in other.gates for other in parts.values())
+            gates.append(g if shared else f"{k}: {g}")
+    return out._renewed(gates=list(dict.fromkeys(gates)))

@@ -65,7 +65,8 @@ def every(decisions: Sequence[Decision]) -> list[Decision]:
             out.append(_corrected(d, next(adjusted), m))
             continue
         parts = {k: _corrected(leaf, next(adjusted), m) for k, leaf in d.components.items()}
-        own = [g for g in d.gates if not any(g == f"{k}: {pg}" for k, p in d.components.items() for pg in p.gates)]
+        derived = joint(d.components, d.claim).gates  # the parts' own gates; the rest the caller's
+        own = [g for g in d.gates if g not in derived]
         out.append(joint(parts, d.claim).gated(own))
     return out
 
