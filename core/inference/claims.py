@@ -447,14 +447,16 @@ def bound(estimate: Estimate, claim: Claim) -> Decision:
     word, other = ("under", "at or above") if below else ("above", "at or below")
     texts = {HOLDS: f"{word} {fmt(t, s)}", FAILS: f"{other} {fmt(t, s)}",
              INCONCLUSIVE: f"the interval straddles {fmt(t, s)}"}
-    sd = estimate.sd_at(t)
-    power = Power(mde(sd, estimate.n, claim.level), estimate.n, n_to_decide(sd, estimate.value - t, claim.level),
-                  f"the threshold {fmt(t, s)}", claim.counts, scale=_power_scale(s))
+    power = _power(estimate, claim, t, f"the threshold {fmt(t, s)}")
     return _made(claim, estimate, p_holds, p_fails, texts, f"vs {'<' if below else '>'} {fmt(t, s)}", power)
 
 
-def _power_scale(scale: str) -> str:
-    return "percent" if scale == "percent" else "plain"  # a signed figure's MDE is a size
+def _power(estimate: Estimate, claim: Claim, at: float, against: str) -> Power:
+    """The test's reach at its n against ``at`` (the threshold, a margin's edge, 0): the MDE, and the n that
+    would see the estimate's distance from it."""
+    sd = estimate.sd_at(at)
+    return Power(mde(sd, estimate.n, claim.level), estimate.n, n_to_decide(sd, estimate.value - at, claim.level),
+                 against, claim.counts, scale="percent" if claim.scale == "percent" else "plain")
 
 
 def equivalence(estimate: Estimate, claim: Claim) -> Decision:
@@ -470,9 +472,7 @@ def equivalence(estimate: Estimate, claim: Claim) -> Decision:
              + ("; consistent with the paper (the estimate lies within the margin)" if consistent else
                 "; the estimate lies outside the margin" if consistent is False else "")}
     edge = low if (value - low) <= (high - value) else high
-    sd = estimate.sd_at(edge)
-    power = Power(mde(sd, estimate.n, claim.level), estimate.n, n_to_decide(sd, value - edge, claim.level),
-                  f"the margin's edge {fmt(edge, s)}", claim.counts, scale=_power_scale(s))
+    power = _power(estimate, claim, edge, f"the margin's edge {fmt(edge, s)}")
     return _made(claim, estimate, p_holds, p_fails, texts, f"vs {band}", power, "TOST", consistent=consistent)
 
 
@@ -498,9 +498,7 @@ def effect(estimate: Estimate, claim: Claim, paper: float | None = None) -> Deci
         size += {"contains": f" contains the paper's {fmt(paper, s)}",
                  "below": f" lies below the paper's {fmt(paper, s)}",
                  "above": f" lies above the paper's {fmt(paper, s)}"}[magnitude]
-    sd = estimate.sd_at(0.0)
-    power = Power(mde(sd, estimate.n, claim.level), estimate.n, n_to_decide(sd, estimate.value, claim.level),
-                  "no difference", claim.counts, scale=_power_scale(s))
+    power = _power(estimate, claim, 0.0, "no difference")
     sees = None if paper is None else abs(paper) >= power.mde
     decision = _made(claim, estimate, p_holds, p_fails, texts, "vs 0", power, magnitude=magnitude,
                      details={"magnitude_interval": list(two_sided), "paper": paper, "could_see_paper": sees})
@@ -531,10 +529,7 @@ def order(subject: str, against: Mapping[str, Estimate], claim: Claim) -> Decisi
     # the competitor that decides last: the largest n any tied one needs (None: one that no n decides)
     powers = {}
     for c in tied or names:
-        e = against[c]
-        sd = e.sd_at(0.0)
-        powers[c] = Power(mde(sd, e.n, claim.level), e.n, n_to_decide(sd, e.value, claim.level),
-                          f"no difference from {c}", claim.counts, scale=_power_scale(s))
+        powers[c] = _power(against[c], claim, 0.0, f"no difference from {c}")
     power = max(powers.values(), key=lambda p: math.inf if p.n_to_decide is None else p.n_to_decide)
     first = against[names[0]]
     decision = Decision(claim, INCONCLUSIVE, first.n, None, None, max(p_up.values()), min(p_down.values()),
