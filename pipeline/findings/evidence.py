@@ -59,12 +59,12 @@ class Unit:
     extra: dict | None = None
 
 
-def graded_parts(entries: Sequence[Unit | Part], how: str = "every") -> list[Part]:
-    """The parts of a finding, in order: each :class:`Unit` decided with the family's correction (``how``, the
-    claim's ``combine``: only ``every`` and ``each`` are read here) and given its evidence; a ready
+def graded_parts(entries: Sequence[Unit | Part]) -> list[Part]:
+    """The parts of a finding, in order: each :class:`Unit` decided with the family's correction (every claim of
+    the failure paper combines ``every``: :func:`core.inference.combine.every`) and given its evidence; a ready
     :class:`Part` (not measurable here) kept as it is."""
     units = [e for e in entries if isinstance(e, Unit)]
-    decided = combine.every([u.decision for u in units]) if how == "every" else [u.decision for u in units]
+    decided = combine.every([u.decision for u in units])
     by_unit = dict(zip(map(id, units), decided))
     parts = []
     for entry in entries:
