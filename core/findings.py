@@ -50,13 +50,20 @@ class Part:
 
 
 def evidence_text(evidence: dict) -> str:
-    """What a verdict rests on in one line: ``n = 43 · <statistic text> · models: ...`` (the keys it knows:
-    ``n``, ``shown`` (the statistic's figures as text: an interval, a test, bootstrap shares), ``models``)."""
+    """What a verdict rests on in one line: ``n = 43 · <statistic text> · <power> · models: ...`` (the keys it
+    knows: ``n`` (a number, or one per figure), ``shown`` (the statistic's figures as text: an interval, a test),
+    ``decides`` (an inconclusive verdict's MDE and the n that would decide, :mod:`core.inference.power`),
+    ``models``)."""
     pieces = []
-    if evidence.get("n") is not None:
-        pieces.append(f"n = {evidence['n']}")
+    n = evidence.get("n")
+    if isinstance(n, dict):  # one n per figure: "n = accuracy 120, precision 40"
+        pieces.append("n = " + ", ".join(f"{k} {v}" for k, v in n.items()))
+    elif n is not None:
+        pieces.append(f"n = {n}")
     if evidence.get("shown"):
         pieces.append(str(evidence["shown"]))
+    if evidence.get("decides"):  # an inconclusive verdict's power: its MDE and the n that would decide
+        pieces.append(str(evidence["decides"]))
     if evidence.get("models"):
         pieces.append("models: " + "; ".join(evidence["models"]))
     return " · ".join(pieces)
@@ -108,17 +115,24 @@ def from_claim(name: str, claim: dict, parts: list[Part], *, measured: dict | No
 
 
 def rule_text(rule: dict) -> str:
-    """A claim's rule in one line, as the claims file states it: statistic, minimum n, threshold or band,
-    level, correction (``""`` for a claim without one)."""
+    """A claim's rule in one line, as the claims file states it: type, statistic, minimum n (and what it
+    counts), side and threshold or margin, level, how units combine, the family or correction, the reading
+    (``""`` for a claim without one)."""
     if not rule:
         return ""
-    pieces = [rule["statistic"]] if rule.get("statistic") else []
+    pieces = [f"{rule['type']} claim"] if rule.get("type") else []
+    if rule.get("statistic"):
+        pieces.append(rule["statistic"])
     if rule.get("min_n") is not None:
-        pieces.append(f"minimum n {rule['min_n']}")
-    for key in ("threshold", "target", "tolerance", "level", "resamples", "seed"):
+        pieces.append(f"minimum n {rule['min_n']}" + (f" ({rule['counts']})" if rule.get("counts") else ""))
+    for key in ("side", "threshold", "margin", "target", "tolerance", "level", "resamples", "seed"):
         if rule.get(key) is not None:
             pieces.append(f"{key} {rule[key]}")
-    if rule.get("correction"):
+    if rule.get("combine"):
+        pieces.append(f"combine {rule['combine']}")
+    if rule.get("family"):
+        pieces.append(f"family: {rule['family']}")
+    elif rule.get("correction"):
         pieces.append(f"correction {rule['correction']}")
     if rule.get("reading"):
         pieces.append(rule["reading"])

@@ -9,15 +9,16 @@ untagged categories as true negatives: high whatever the reasons' quality), its 
 ``precision`` (share of assigned reasons judged correct). Unreadable assignments are left out of both
 and counted (``excluded``).
 
-The rule is data, the claims file's ``rule`` beside the claim (shown with the verdict): each figure's
-95% Wilson score interval (``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")``; n = cells
-for accuracy, LLM-assigned reasons for precision) against its ``threshold``, the paper's figure less the
-rule's ``margin``. A figure holds when its interval lies wholly at or above the threshold (at 95%, the
-agreement is at most the margin under the paper's), does not hold when it lies wholly below, and is
-inconclusive when it straddles it or n is under ``min_n``. The margin makes a replication possible:
-without it a measured 0.81 would straddle 0.81 at every n. A model's part holds when both figures
-hold (an intersection-union test: no correction needed for "both"), does not hold when either does
-not, else is inconclusive.
+The rule is data, the claims file's ``rule`` beside the claim (shown with the verdict), a bound the
+inference core decides (:mod:`core.inference`): each figure's share (n = cells for accuracy, LLM-assigned
+reasons for precision) above its ``threshold``, the paper's figure less 0.05, by its one-sided Wilson bounds
+and score test. A figure holds when its lower bound lies above the threshold (the agreement is at most 0.05
+under the paper's), does not hold when its upper bound lies under it, and is inconclusive when the bounds
+straddle it or n is under ``min_n``, with the MDE and the n that would decide. The margin makes a
+replication possible: without it a measured 0.81 would straddle 0.81 at every n. A model's part holds when
+both figures hold (an intersection-union test: no correction for "both"), does not hold when either does
+not (Holm across every figure of every model), else is inconclusive. Each part's headline names per figure
+its n, interval and verdict.
 
 Before any figure, a part is inconclusive when its evidence cannot carry a verdict: a typology run of
 the model produced by a sub-1B or unknown-size model (``Provenance.evidence_gate``; a run the typology
@@ -30,10 +31,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from core.findings import INCONCLUSIVE
-from pipeline.findings.finding import FAILS, HOLDS, UNMEASURABLE, Finding, Part, finding, paper_claims
+from dataclasses import replace
+
+from core.inference.claims import Proportion, bound, joint
+from pipeline.findings.evidence import Unit, graded_parts
+from pipeline.findings.finding import UNMEASURABLE, Finding, Part, claim_rule, finding, paper_claims
 from pipeline.llm.base import SMALL_MODEL, Provenance
-from pipeline.prompting.pairwise import wilson_interval
 from pipeline.typology.degenerate import degenerate_reason, run_degenerate_reason
 
 # the n each figure's share is taken over, and the counts of its numerator
@@ -70,17 +73,6 @@ def typology_runs(run_ids: Iterable[str], path: str | Path | None = None) -> dic
                                "degenerate": run_degenerate_reason(queries, run["categories"]),
                                "n_unparseable": sum(q["status"] == "unparseable" for q in queries)}
     return out
-
-
-def figure_verdict(interval: list[float] | None, n: int, threshold: float, min_n: int) -> tuple[str, str]:
-    """One figure's verdict by the rule (module docstring) and why."""
-    if interval is None or n < min_n:
-        return INCONCLUSIVE, f"n = {n} < minimum {min_n}"
-    if interval[0] >= threshold:
-        return HOLDS, f"interval at or above {threshold:g}"
-    if interval[1] < threshold:
-        return FAILS, f"interval wholly below {threshold:g}"
-    return INCONCLUSIVE, f"interval straddles {threshold:g}"
 
 
 def rows_degenerate(rows: list[dict]) -> str:
@@ -135,7 +127,8 @@ def typology_agreement(rows: list[dict], store_path: str = "", runs: Mapping[str
     figures = report(rows)
     excluded = {a: n["queries"] for a, n in figures["excluded"].items() if n["queries"]}
     excluded_text = (" · excluded: " + ", ".join(f"{n} {a} queries" for a, n in excluded.items())) if excluded else ""
-    parts, rests = [], []
+    decided_by = claim_rule("typology_agreement")
+    entries, rests = [], []
     for model, per in figures["by_model"].items():
         overall = per["llm_vs_union"]["overall"]
         scope = model or "(model not recorded)"
@@ -143,45 +136,30 @@ def typology_agreement(rows: list[dict], store_path: str = "", runs: Mapping[str
         measured.update(n_decisions=overall["n_decisions"], n_queries=overall["n_queries"],
                         n_assigned=overall["n_assigned"], tp=overall["tp"], fp=overall["fp"], fn=overall["fn"],
                         tn=overall["tn"], recall=overall.get("recall"), exact_agreement=overall.get("exact_agreement"))
-        evidence = {"statistic": rule["statistic"], "level": rule["level"], "min_n": rule["min_n"],
-                    "n": {}, "interval": {}, "threshold": {}, "paper": {}, "excluded": excluded}
-        verdicts, texts = {}, []
+        each = {}
         for name, f in figures_of.items():
             n_key, successes, unit = FIGURE_COUNTS[f["project"]]
-            n, threshold = overall[n_key], rule["threshold"][name]
-            bounds = wilson_interval(successes(overall), n, rule["level"])  # scipy's binomtest, Wilson method
-            interval = list(bounds) if bounds else None
-            measured[f"{name}_interval"] = interval
-            evidence["n"][name], evidence["interval"][name] = n, interval
-            evidence["threshold"][name], evidence["paper"][name] = threshold, f["paper"]
-            verdicts[name], why = figure_verdict(interval, n, threshold, rule["min_n"])
-            value = "undefined" if measured[name] is None else f"{measured[name]:.2f}"
-            shown = "" if interval is None else f", {rule['level']:.0%} [{interval[0]:.2f}, {interval[1]:.2f}]"
-            texts.append(f"{name} {value} (n = {n} {unit}{shown}; paper {f['paper']}): {verdicts[name]}, {why}")
+            figure = replace(decided_by.at(name), counts=unit)
+            each[name] = bound(Proportion(successes(overall), overall[n_key], unit), figure)
+            measured[f"{name}_interval"] = list(each[name].interval) if overall[n_key] else None
         runs_of = [r or "" for r in per["runs"]]
         gate, models = model_gate(model, runs_of, runs)
-        evidence["models"] = models
         degenerate = [runs[r]["degenerate"] for r in runs_of if runs.get(r, {}).get("degenerate")]
         # per run: each run is one task's typology, and "every category" means every category of that typology
         degenerate += [d for d in (rows_degenerate([row for row in rows if (row.get("model") or "") == model
                                                     and (row.get("run_id") or "") == r]) for r in runs_of) if d]
-        evidence["degenerate"] = list(dict.fromkeys(degenerate))
-        text = "; ".join(texts) + excluded_text
-        if gate:
-            verdict, reason = INCONCLUSIVE, f"{gate} ({text})"
-        elif degenerate:
-            verdict, reason = INCONCLUSIVE, f"{evidence['degenerate'][0]} ({text})"
-        elif FAILS in verdicts.values():
-            verdict, reason = FAILS, text
-        elif all(v == HOLDS for v in verdicts.values()):
-            verdict, reason = HOLDS, text
-        else:
-            verdict, reason = INCONCLUSIVE, text
-        parts.append(Part(scope, measured, verdict, reason, evidence))
+        degenerate = list(dict.fromkeys(degenerate))
+        decision = joint(each, decided_by).gated([gate, *degenerate[:1]])
+        extra = {"paper": {name: f["paper"] for name, f in figures_of.items()},
+                 "threshold": {name: decided_by.at(name).threshold for name in figures_of},
+                 "excluded": excluded, "degenerate": degenerate}
+        entries.append(Unit(scope, measured, decision, models, context=excluded_text.removeprefix(" · "),
+                            extra=extra))
         rests.append({"kind": "annotations", "store": store_path, "model": model or "(unknown)", "runs": per["runs"],
                       "annotators": figures["annotators"], "excluded": figures["excluded"],
                       "typology_runs": {r: {k: runs[r][k] for k in ("degenerate", "n_unparseable")}
                                         for r in runs_of if r in runs}})
+    parts = graded_parts(entries)
     if not parts:  # every answered query was excluded
         parts.append(Part("annotations", {}, UNMEASURABLE, "no readable assignment among the answered queries"
                           + excluded_text, {"excluded": excluded}))

@@ -1,112 +1,27 @@
-"""What a verdict rests on and when the evidence cannot carry one (issue 33).
+"""What a verdict rests on, and its part of a finding (issues 33 and 40).
 
-Each claim's rule is data beside the claim (``paper_claims.json``: statistic, ``min_n``, threshold,
-level, correction); this module reads a configuration's figures by that rule:
+The inference core decides (:mod:`core.inference`: each claim's rule is data in ``paper_claims.json``, read
+as a :class:`core.inference.claims.Claim`); this module holds what the failure study adds around it:
 
-- the statistics: :func:`against_bound` and :func:`against_band` read a Wilson score interval
-  (:func:`pipeline.prompting.pairwise.wilson_interval`, the project's one) against a threshold or a band;
-  :func:`largest_pair_bootstrap` and :func:`share_change_bootstrap` resample the universe's queries
-  (seeded; the hard sets are held as drawn, only the sampling of queries varies);
-- the family's correction (:func:`family_level`): Bonferroni across the m units a finding reads, since
-  one unit that contradicts a claim makes the whole not hold;
-- the gates (:func:`configuration_gates`): what makes a measured configuration inconclusive whatever its
-  figures say: n below the claim's minimum, a universe under half of the judged queries (the study's
-  :class:`pipeline.study.universe.UniverseSummary` warning), a model that is sub-1B or of unknown size
-  (:attr:`pipeline.llm.base.Provenance.evidence_gate`, recorded per configuration by
-  :func:`pipeline.study.run.configuration_result`);
-- :func:`graded`: the part, with its evidence (n, statistic, interval or test, models with their sizes)
-  and, when a gate applies, ``inconclusive`` with the gates first and what its figures alone say after.
+- the gates of a configuration that do not depend on the claim (:func:`context_gates`): a universe under
+  half of the judged queries (the study's :class:`pipeline.study.universe.UniverseSummary` warning), a model
+  that is sub-1B or of unknown size (:attr:`pipeline.llm.base.Provenance.evidence_gate`, recorded per
+  configuration by :func:`pipeline.study.run.configuration_result`); the minimum n is the claim's own
+  (``min_n`` and what it ``counts``), checked by the core;
+- the models a headline names (:func:`model_lines`);
+- the parts of a finding (:func:`graded_parts`): each unit's decision, the family's correction by the claim's
+  ``combine`` (:func:`core.inference.combine.every`), and each part with its evidence (n, test, interval,
+  threshold or margin, models; for an inconclusive one, the MDE and the n that would decide).
 """
 from __future__ import annotations
 
-from itertools import combinations
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-import numpy as np
-
-from pipeline.findings.finding import FAILS, HOLDS, INCONCLUSIVE, Part, percent
-from pipeline.prompting.pairwise import wilson_interval
-from pipeline.sets.overlap import TASKS, region_name
+from core.inference import combine
+from core.inference.claims import Decision
+from pipeline.findings.finding import Part
 from pipeline.study.result import StudyResult
-
-STRADDLES = "the interval straddles the threshold"
-
-
-def family_level(rule: Mapping, m: int) -> float:
-    """Each unit's confidence level under the rule's correction over a family of ``m`` units (Bonferroni:
-    1 - (1 - level) / m; ``none``: the level)."""
-    level = float(rule.get("level", 0.95))
-    if rule.get("correction", "none") == "bonferroni" and m > 1:
-        return 1.0 - (1.0 - level) / m
-    return level
-
-
-def family_threshold(rule: Mapping, m: int) -> float:
-    """A bootstrap support threshold under the rule's correction (Bonferroni: 1 - (1 - threshold) / m)."""
-    threshold = float(rule["threshold"])
-    if rule.get("correction", "none") == "bonferroni" and m > 1:
-        return 1.0 - (1.0 - threshold) / m
-    return threshold
-
-
-def against_bound(interval: Sequence[float], bound: float) -> str:
-    """"under ``bound``": holds when the upper end is under it, does not hold when the lower end reaches it."""
-    low, high = interval
-    return HOLDS if high < bound else FAILS if low >= bound else INCONCLUSIVE
-
-
-def against_band(interval: Sequence[float], low: float, high: float) -> str:
-    """"within [low, high]": holds when the interval lies inside, does not hold when it is disjoint from it."""
-    a, b = interval
-    if low <= a and b <= high:
-        return HOLDS
-    return FAILS if b < low or a > high else INCONCLUSIVE
-
-
-def interval_text(interval: Sequence[float] | None, level: float) -> str:
-    if interval is None:
-        return "no interval"
-    return f"Wilson {level:.1%} [{percent(interval[0])}, {percent(interval[1])}]"
-
-
-def _membership(sets: Mapping[str, Sequence[str]], queries: Sequence[str]) -> dict[str, np.ndarray]:
-    """Per pair of the paper's sets, a boolean per query of ``queries``: whether it is in both."""
-    members = {t: set(sets[t]) for t in TASKS}
-    return {region_name((a, b)): np.array([q in members[a] and q in members[b] for q in queries])
-            for a, b in combinations(TASKS, 2)}
-
-
-def largest_pair_bootstrap(sets: Mapping[str, Sequence[str]], universe: Sequence[str], target: str, *,
-                           resamples: int, seed: int) -> dict:
-    """The share of ``resamples`` bootstrap samples of the universe's queries in which ``target`` is strictly
-    the largest pair, and the share in which another pair is strictly larger than it (ties: neither)."""
-    queries = sorted(universe)
-    both = _membership(sets, queries)
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(queries), size=(resamples, len(queries)))
-    counts = {pair: inside[picks].sum(axis=1) for pair, inside in both.items()}
-    others = np.max([c for pair, c in counts.items() if pair != target], axis=0)
-    return {"resamples": resamples, "seed": seed, "n": len(queries),
-            "target_largest": float(np.mean(counts[target] > others)),
-            "another_larger": float(np.mean(others > counts[target]))}
-
-
-def share_change_bootstrap(first: Mapping[str, Sequence[str]], second: Mapping[str, Sequence[str]],
-                           queries: Sequence[str], *, level: float, resamples: int, seed: int) -> dict:
-    """Per pair, the change of its share |A ∩ B| / N (second minus first) over ``queries`` (those both
-    configurations' universes hold) and its paired-bootstrap percentile interval at ``level``."""
-    queries = sorted(queries)
-    a, b = _membership(first, queries), _membership(second, queries)
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(queries), size=(resamples, len(queries)))
-    tail = (1.0 - level) / 2 * 100
-    out = {}
-    for pair in a:
-        change = (b[pair].astype(float) - a[pair].astype(float))
-        resampled = change[picks].mean(axis=1)
-        low, high = np.percentile(resampled, [tail, 100 - tail])
-        out[pair] = {"change": float(change.mean()), "interval": [float(low), float(high)]}
-    return out
 
 
 def model_lines(study: StudyResult, label: str) -> list[str]:
@@ -121,11 +36,6 @@ def model_lines(study: StudyResult, label: str) -> list[str]:
     return lines + [f"{task}: gated ({why})" for task, why in (config.gated or {}).items() if task not in models]
 
 
-def n_gate(n: int, rule: Mapping, of: str = "") -> list[str]:
-    """``["n = 6 < minimum 30"]`` when ``n`` is under the rule's minimum (``of``: what was counted)."""
-    return [f"n = {n} < minimum {rule['min_n']}" + (f" ({of})" if of else "")] if n < rule["min_n"] else []
-
-
 def context_gates(study: StudyResult, label: str) -> list[str]:
     """The gates of a configuration that do not depend on the claim: a universe under half of the judged
     queries, each gated model (sub-1B or of unknown size)."""
@@ -136,22 +46,37 @@ def context_gates(study: StudyResult, label: str) -> list[str]:
     return gates + [f"{role} is {why}" for role, why in study.model_gates(label).items()]
 
 
-def configuration_gates(study: StudyResult, label: str, rule: Mapping) -> list[str]:
-    """Why one configuration's figures cannot carry a verdict under ``rule`` (none: they can), in the order
-    a headline names them: n below the minimum, a universe under half of the judged queries, each gated model."""
-    return n_gate(study.configurations[label].analysis["n_queries"], rule) + context_gates(study, label)
+@dataclass
+class Unit:
+    """One unit of a finding before the family's correction: its scope, figures, decision (gated already),
+    the models it rests on, and words that go before the decision's (``lead``) and after (``context``)."""
+    scope: str
+    measured: dict
+    decision: Decision
+    models: list
+    lead: str = ""
+    context: str = ""
+    extra: dict | None = None
 
 
-def graded(scope: str, measured: dict, verdict: str, text: str, evidence: dict, gates: list[str], *,
-           unsure: str = STRADDLES) -> Part:
-    """The part of one configuration: its figures' verdict, or ``inconclusive`` with the gates first (what the
-    figures alone say is kept, in the reason and as ``evidence["on_its_figures"]``); ``unsure``: why figures
-    that pass every gate are still inconclusive (the statistic's own word for it)."""
-    evidence = {**evidence, "on_its_figures": verdict, "inconclusive_because": list(gates)}
-    if gates:
-        return Part(scope, measured, INCONCLUSIVE, f"{'; '.join(gates)} (on its figures: {verdict}: {text})",
-                    evidence)
-    if verdict == INCONCLUSIVE:
-        evidence["inconclusive_because"] = [unsure]
-        return Part(scope, measured, INCONCLUSIVE, f"{unsure}: {text}", evidence)
-    return Part(scope, measured, verdict, text, evidence)
+def graded_parts(entries: Sequence[Unit | Part]) -> list[Part]:
+    """The parts of a finding, in order: each :class:`Unit` decided with the family's correction (every claim of
+    the failure paper combines ``every``: :func:`core.inference.combine.every`) and given its evidence; a ready
+    :class:`Part` (not measurable here) kept as it is."""
+    units = [e for e in entries if isinstance(e, Unit)]
+    decided = combine.every([u.decision for u in units])
+    by_unit = dict(zip(map(id, units), decided))
+    parts = []
+    for entry in entries:
+        if isinstance(entry, Part):
+            parts.append(entry)
+            continue
+        d = by_unit[id(entry)]
+        evidence = {**d.evidence(), "models": entry.models, **(entry.extra or {})}
+        reason = d.reason()
+        if entry.lead:  # a gated part's reason starts with its gates
+            reason = f"{reason}; {entry.lead}" if d.gates else f"{entry.lead}; {reason}"
+        if entry.context:
+            reason += f"; {entry.context}"
+        parts.append(Part(entry.scope, entry.measured, d.verdict, reason, evidence))
+    return parts

@@ -3,16 +3,18 @@ file's ``rates``, :func:`paper_rates`: DL19 64.56%, DL20 75.40%, DL21 52.77%, DL
 
 Per dataset, its newest stored result (``pipeline.prompting.preference.list_results``), its figures
 recomputed from the stored pairs (``preference.summarise``, the pair rule over queries: rate = wins /
-decided queries, 95% Wilson score interval), read by the claim's rule: it holds where the interval lies
-above 50% (the difficulty-aware answer preferred beyond chance), does not hold where it lies below 50%
-(the baseline preferred), and is inconclusive where it straddles 50%. Beside the verdict: whether the
-paper's rate lies inside our interval. Fewer decided queries than the rule's ``min_n``, or a judge or
-generator that is sub-1B or of unknown size, make a dataset inconclusive.
+decided queries), read by the claim's rule, a bound the inference core decides (:mod:`core.inference`):
+it holds where the one-sided lower bound lies above 50% (the difficulty-aware answer preferred beyond
+chance), does not hold where the upper bound lies below 50% (the baseline preferred; Holm across the
+datasets), and is inconclusive where they straddle 50%, with the MDE and the n that would decide. Beside
+the verdict: whether the paper's rate lies inside the page's 95% interval. Fewer decided queries than the
+rule's ``min_n``, or a judge or generator that is sub-1B or of unknown size, make a dataset inconclusive.
 """
 from __future__ import annotations
 
-from pipeline.findings.evidence import graded, n_gate
-from pipeline.findings.finding import (FAILS, HOLDS, INCONCLUSIVE, UNMEASURABLE, Finding, Part, finding, paper_claims,
+from core.inference.claims import Proportion, bound
+from pipeline.findings.evidence import Unit, graded_parts
+from pipeline.findings.finding import (INCONCLUSIVE, UNMEASURABLE, Finding, Part, claim_rule, finding, paper_claims,
                                        percent)
 from pipeline.findings.scope import datasets_in_scope
 from pipeline.llm.base import Provenance
@@ -37,10 +39,11 @@ def result_record(result: dict, path: str) -> dict:
     return {"kind": "preference", "dataset": result["dataset"], "id": result["id"], "path": path, "models": models}
 
 
-def dataset_part(dataset: str) -> tuple[Part, dict | None]:
+def dataset_part(dataset: str) -> tuple[Unit | Part, dict | None]:
+    """One dataset's newest preference result as a unit of the finding (before the family's correction)."""
     from pipeline.prompting import preference
 
-    rule = paper_claims()["difficulty_aware_preferred"]["rule"]
+    claim = claim_rule("difficulty_aware_preferred")
     paths = preference.list_results(dataset)
     paper = paper_rates().get(dataset)
     if not paths:
@@ -55,41 +58,31 @@ def dataset_part(dataset: str) -> tuple[Part, dict | None]:
                 "rule": result.get("rule", "")}
     record = result_record(result, str(paths[0]))
     interval = f"[{percent(low)}, {percent(high)}]" if low is not None else "[—]"
-    text = (f"{percent(overall['rate'])} {interval} over {overall['decided']} queries "
+    text = (f"{percent(overall['rate'])}, 95% {interval} over {overall['decided']} queries "
             f"(paper {percent(paper)}" + ("" if measured["paper_inside_interval"] is None else
-                                          f", {'inside' if measured['paper_inside_interval'] else 'outside'} our interval")
+                                          f", {'inside' if measured['paper_inside_interval'] else 'outside'} that interval")
             + ")")
     models = {role: Provenance.from_dict(p) for role, p in [("judge", result["judge"]), *result["generators"].items()]}
     made_by = reasons_made_by(result.get("assignment_report"))  # the reasons the aware prompts carry
     if made_by:
         models[made_by[0]] = made_by[1]
-    gates = n_gate(overall["decided"], rule, "decided queries") + [
-        f"{role} is {m.evidence_gate}" for role, m in models.items() if m.evidence_gate]
-    threshold = rule["threshold"]
-    evidence = {"n": overall["decided"], "statistic": rule["statistic"], "interval": [low, high],
-                "level": rule["level"], "threshold": threshold,
-                "shown": f"Wilson {rule['level']:.1%} {interval} vs {percent(threshold)}",
-                "models": [f"{role}: {m.label}, {m.size_text}" for role, m in models.items()]}
-    if low is None:
-        return Part(dataset, measured, UNMEASURABLE if not gates else INCONCLUSIVE,
-                    f"no decided query ({text})", {**evidence, "inconclusive_because": gates}), record
-    if low > threshold:
-        verdict, words = HOLDS, "preferred beyond chance"
-    elif high < threshold:
-        verdict, words = FAILS, "the baseline preferred beyond chance"
-    else:
-        verdict, words = INCONCLUSIVE, "no preference shown"
-    return graded(dataset, measured, verdict, f"{words}: {text}", evidence, gates,
-                  unsure=f"the interval straddles {percent(threshold)}"), record
+    gates = [f"{role} is {m.evidence_gate}" for role, m in models.items() if m.evidence_gate]
+    lines = [f"{role}: {m.label}, {m.size_text}" for role, m in models.items()]
+    if not overall["decided"]:
+        return Part(dataset, measured, INCONCLUSIVE if gates else UNMEASURABLE, f"no decided query ({text})",
+                    {"n": 0, "models": lines, "inconclusive_because": gates}), record
+    decision = bound(Proportion(overall["wins"], overall["decided"], claim.counts), claim).gated(gates)
+    return Unit(dataset, measured, decision, lines, context=text), record
 
 
 def difficulty_aware_preferred(dataset: str = "all") -> Finding:
-    parts, rests = [], []
+    entries, rests = [], []
     for name in datasets_in_scope(dataset):
-        part, record = dataset_part(name)
-        parts.append(part)
+        entry, record = dataset_part(name)
+        entries.append(entry)
         if record:
             rests.append(record)
-    return finding("difficulty_aware_preferred", parts, rests_on=rests, paper=paper_rates_text(),
+    return finding("difficulty_aware_preferred", graded_parts(entries), rests_on=rests, paper=paper_rates_text(),
                    definitions={"rate": "wins / decided queries (pair rule, pipeline.prompting.pairwise.RATE_RULE)",
-                                "interval": "95% Wilson score interval (scipy.stats.binomtest)"})
+                                "interval": "the verdict: one-sided 95% Wilson bounds (a 90% interval); beside it, "
+                                            "the Difficulty-aware page's 95% Wilson interval"})

@@ -5,19 +5,22 @@ For each such pair of configurations: the change of each pairwise share (|A ∩ 
 first) and of the all-three share, whether the largest pair is the same, and the rank agreement of the
 two systems' per-query values over the queries both scored (Kendall τ-b and RBO hardest first,
 :mod:`pipeline.stats.rank`): the two retrievers' nDCG@10, the two generators' BERTScore F1, or the two
-judges' (or setups') disagreement. The claim is read by its rule in the claims file: each pairwise
-share's change, with a paired bootstrap interval over the queries both universes hold (Bonferroni across
-every change the finding reads), against +/- the rule's tolerance; a pair of configurations with n under
-the minimum, a universe under half of the judged queries or a gated model is inconclusive.
+judges' (or setups') disagreement. The claim is read by its rule in the claims file, an equivalence the
+inference core decides (:mod:`core.inference`): each pairwise share's change over the queries both universes
+hold (the mean of the per-query changes of membership, two one-sided t tests) within +/- the margin, every
+change of a pair of configurations jointly, "does not hold" Holm-corrected across every change the finding
+reads; a pair of configurations with n under the minimum, a universe under half of the judged queries or a
+gated model is inconclusive.
 """
 from __future__ import annotations
 
 from itertools import combinations
 
-from pipeline.findings.evidence import (against_band, context_gates, family_level, graded, model_lines, n_gate,
-                                        share_change_bootstrap)
-from pipeline.findings.finding import (FAILS, HOLDS, INCONCLUSIVE, UNMEASURABLE, Finding, Part, finding, pair_name,
+from core.inference.claims import Mean, equivalence, joint
+from pipeline.findings.evidence import Unit, context_gates, graded_parts, model_lines
+from pipeline.findings.finding import (INCONCLUSIVE, UNMEASURABLE, Finding, Part, claim_rule, finding, pair_name,
                                        paper_claims)
+from pipeline.findings.overlap import pair_members
 from pipeline.findings.scope import DatasetStudy, study_record
 from pipeline.stats.rank import rank_agreement
 from pipeline.study.result import StudyResult
@@ -72,31 +75,27 @@ def compare(study: StudyResult, first: str, second: str, component: str) -> dict
 
 
 def structure_stable(scoped: list[DatasetStudy]) -> Finding:
-    rule = paper_claims()["structure_stable"]["rule"]
-    tolerance = rule["tolerance"]
-    parts, rests, planned = [], [], []
+    claim = claim_rule("structure_stable")
+    entries, rests = [], []
     for entry in scoped:
         if entry.study is None:
-            parts.append(Part(entry.dataset, {}, UNMEASURABLE, entry.why_none))
+            entries.append(Part(entry.dataset, {}, UNMEASURABLE, entry.why_none))
             continue
         study = entry.study
         rests.append(study_record(study))
         pairs = one_component_pairs(study)
         if not pairs:
-            parts.append(Part(study.dataset, {}, UNMEASURABLE,
-                              f"study {study.id} has no two configurations that differ in one component "
-                              f"({len(study.configurations)} configuration(s))"))
-        planned += [(study, *pair) for pair in pairs]
-    # the family: every pairwise share of every configuration pair the finding reads
-    level = family_level(rule, sum(len(s.configurations[a].analysis["pairwise"]) for s, a, _, _ in planned))
-    for study, first, second, component in planned:
-        parts.append(_pair_part(study, first, second, component, rule, level))
-    return finding("structure_stable", parts, rests_on=rests,
+            entries.append(Part(study.dataset, {}, UNMEASURABLE,
+                                f"study {study.id} has no two configurations that differ in one component "
+                                f"({len(study.configurations)} configuration(s))"))
+        entries += [_pair_unit(study, *pair) for pair in pairs]
+    low, high = claim.margin
+    return finding("structure_stable", graded_parts(entries), rests_on=rests,
                    definitions={"reading": paper_claims()["structure_stable"]["reading"],
                                 "pair share": "|A ∩ B| / N over the configuration's common universe",
-                                "change": "second minus first, both over the queries both universes hold, with its "
-                                          f"paired bootstrap interval ({rule['resamples']} resamples, seed "
-                                          f"{rule['seed']}); tolerance {tolerance}",
+                                "change": "second minus first over the queries both universes hold: the mean of "
+                                          "the per-query changes of membership (-1, 0, 1), two one-sided t tests "
+                                          f"against the margin {low:+g} to {high:+g}",
                                 "kendall_tau": "Kendall τ-b of the two systems' per-query values (scipy.stats)",
                                 "rbo": "extrapolated rank-biased overlap, hardest first, p = 0.9 "
                                        "(Webber et al. 2010; pipeline.stats.rank)"})
@@ -110,9 +109,18 @@ def _of_either(study: StudyResult, first: str, second: str, lines_of) -> list[st
             + [f"{second}: {line}" for line in b if line not in a])
 
 
-def _pair_part(study: StudyResult, first: str, second: str, component: str, rule: dict, level: float) -> Part:
-    """One pair of configurations: each pairwise share's change and its interval against +/- the tolerance."""
-    tolerance = rule["tolerance"]
+def share_changes(first: dict, second: dict, queries: list[str]) -> dict[str, list[int]]:
+    """Per pair, each query's change of membership in its whole intersection (second minus first: -1, 0, 1)."""
+    out = {}
+    for pair in ("h2r&h2g", "h2r&h2j", "h2g&h2j"):
+        a, b = pair_members(first, pair), pair_members(second, pair)
+        out[pair] = [int(q in b) - int(q in a) for q in queries]
+    return out
+
+
+def _pair_unit(study: StudyResult, first: str, second: str, component: str) -> Unit | Part:
+    """One pair of configurations: each pairwise share's change within the margin, jointly."""
+    claim = claim_rule("structure_stable")
     measured = compare(study, first, second, component)
     scope = f"{study.dataset} · {component}: {first} → {second}"
     lead = ["/".join(pair_name(k) for k in measured[side]) for side in ("largest_first", "largest_second")]
@@ -121,20 +129,14 @@ def _pair_part(study: StudyResult, first: str, second: str, component: str, rule
     rbo = "RBO —" if agreement["rbo"] is None else f"RBO {agreement['rbo']:.2f}"
     context = f"largest {lead[0]} → {lead[1]}; {tau}, {rbo} over {agreement['n']} queries"
     shared = sorted(set(study.universe_ids(first)) & set(study.universe_ids(second)))
-    gates = n_gate(len(shared), rule) + _of_either(study, first, second, context_gates)
+    gates = _of_either(study, first, second, context_gates)
     if not shared:
-        return Part(scope, measured, UNMEASURABLE if not gates else INCONCLUSIVE,
+        return Part(scope, measured, INCONCLUSIVE if gates else UNMEASURABLE,
                     f"no query in both universes ({context})", {"n": 0, "inconclusive_because": gates})
-    changes = share_change_bootstrap(study.configurations[first].hard_in_universe,
-                                     study.configurations[second].hard_in_universe, shared, level=level,
-                                     resamples=rule["resamples"], seed=rule["seed"])
-    measured["share_changes"] = changes
-    each = {k: against_band(c["interval"], -tolerance, tolerance) for k, c in changes.items()}
-    verdict = FAILS if FAILS in each.values() else INCONCLUSIVE if INCONCLUSIVE in each.values() else HOLDS
-    shown = "; ".join(f"{pair_name(k)} {c['change']:+.3f} [{c['interval'][0]:+.3f}, {c['interval'][1]:+.3f}]"
-                      for k, c in changes.items()) + f" ({level:.1%} bootstrap) vs ±{tolerance}"
-    evidence = {"n": len(shared), "statistic": rule["statistic"], "level": level, "tolerance": tolerance,
-                "changes": changes, "shown": shown,
-                "models": _of_either(study, first, second, model_lines)}
-    return graded(scope, measured, verdict, f"share changes {shown}; {context}", evidence, gates,
-                  unsure="a change's interval straddles the tolerance")
+    changes = share_changes(study.configurations[first].hard_in_universe,
+                            study.configurations[second].hard_in_universe, shared)
+    each = {pair_name(k): equivalence(Mean(v, claim.counts), claim) for k, v in changes.items()}
+    measured["share_changes"] = {k: {"change": each[pair_name(k)].estimate, "interval": list(each[pair_name(k)].interval)}
+                                 for k in changes}
+    decision = joint(each, claim).gated(gates)
+    return Unit(scope, measured, decision, _of_either(study, first, second, model_lines), context=context)

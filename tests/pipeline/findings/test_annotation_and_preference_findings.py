@@ -28,7 +28,7 @@ def test_typology_agreement_per_model():
     assert parts[good].measured["precision"] == pytest.approx(95 / 100)
     assert parts[good].measured["accuracy"] == pytest.approx((95 + 200) / 300) and parts[good].verdict == HOLDS
     assert parts[poor].measured["precision"] == pytest.approx(50 / 100) and parts[poor].verdict == FAILS
-    assert "precision 0.50" in parts[poor].reason and "wholly below" in parts[poor].reason
+    assert "precision 50 of 100 [41.9%, 58.1%] vs > 70.0%: does not hold" in parts[poor].reason
     assert parts[small].verdict == INCONCLUSIVE and "sub-1B model" in parts[small].reason
     assert found.verdict == FAILS  # one model below the paper: never softened by the others
     assert {r["model"] for r in found.rests_on} == {good, poor, small}
@@ -54,12 +54,16 @@ def test_difficulty_aware_preferred_per_dataset(tmp_path, monkeypatch):
     assert (parts["dl19"].measured["ci_low"], parts["dl19"].measured["ci_high"]) == pytest.approx((low, high))
     assert parts["dl19"].measured["paper_rate"] == pytest.approx(0.6456)
     assert parts["dl19"].measured["paper_inside_interval"] == (low <= 0.6456 <= high)
-    assert parts["dl19"].evidence["n"] == 20 and parts["dl19"].evidence["interval"] == pytest.approx([low, high])
+    # the verdict reads one-sided 95% Wilson bounds (the 90% interval); the page's 95% interval is kept beside
+    assert parts["dl19"].evidence["n"] == 20
+    assert parts["dl19"].evidence["interval"] == pytest.approx(list(wilson_interval(16, 20, 0.90)))
     assert "judge: ollama:qwen3:8b [0123456789ab], 8.2B (ollama /api/show)" in parts["dl19"].headline
     assert parts["dl20"].verdict == INCONCLUSIVE and "the interval straddles 50.0%" in parts["dl20"].reason
+    # 6 vs 6 sits on 50%: its power says no n decides it
+    assert "MDE " in parts["dl20"].headline and "no n decides (the estimate sits on the threshold 50.0%)" in parts["dl20"].headline
     assert parts["dl21"].verdict == INCONCLUSIVE
     assert parts["dl21"].headline.startswith("inconclusive (n = 5 < minimum 10 (decided queries))")
-    assert parts["dl22"].verdict == FAILS and "the baseline preferred beyond chance" in parts["dl22"].reason
+    assert parts["dl22"].verdict == FAILS and "at or below 50.0%" in parts["dl22"].reason
     assert found.verdict == FAILS  # dl22 contradicts the claim: never softened by the others
     assert {r["dataset"] for r in found.rests_on} == {"dl19", "dl20", "dl21", "dl22"}
     (unsized,) = difficulty_aware_preferred("unsized").parts

@@ -1,8 +1,9 @@
-"""Issue 33: ``typology_agreement`` graded by its evidence. A share read from 12 assigned reasons "held"
+"""Issues 33 and 40: ``typology_agreement`` graded by its evidence, decided by the inference core. A share read from 12 assigned reasons "held"
 (no minimum, no interval); a typology assigned by a model of unknown size counted; a degenerate run
 (every category for every query) read like any other. Now: 95% Wilson intervals against the paper's
 figure less the claims file's margin, a minimum n, the model gate and the degenerate flag, each
-verdict with its n, interval and models in ``Part.evidence`` and the rule beside the finding."""
+verdict with its n, interval and models in ``Part.evidence`` and the rule beside the finding. Issue 40 item 8:
+the headline shows per figure its n, interval and verdict (it printed a dict of n's, no interval, no reason)."""
 from __future__ import annotations
 
 import pytest
@@ -32,30 +33,38 @@ def _agreement(rows, runs=None):
 def test_the_rule_is_data_beside_the_claim():
     claim = paper_claims()["typology_agreement"]
     rule = claim["rule"]
-    assert {"statistic", "level", "min_n", "threshold", "margin", "correction", "reading"} <= set(rule)
+    assert {"type", "statistic", "side", "level", "min_n", "counts", "threshold", "margin_below_paper", "combine",
+            "family", "reading"} <= set(rule)
     for name, figure in claim["figures"].items():  # the thresholds are the paper's figures less the margin
-        assert rule["threshold"][name] == pytest.approx(figure["paper"] - rule["margin"])
+        assert rule["threshold"][name] == pytest.approx(figure["paper"] - rule["margin_below_paper"])
     found, _ = _agreement(annotation_rows(MODEL, 100, 95))
     assert found.rule == rule
 
 
 def test_a_share_of_few_reasons_is_inconclusive_not_holds():
     found, part = _agreement(annotation_rows(MODEL, 12, 12))  # 12 of 12 assigned reasons judged correct
-    assert found.verdict == INCONCLUSIVE and "n = 12 < minimum 30" in part.reason
+    assert found.verdict == INCONCLUSIVE and "precision: n = 12 < minimum 30 (assigned reasons)" in part.reason
     assert part.evidence["n"] == {"accuracy": 36, "precision": 12}
+    assert part.headline.startswith("inconclusive (precision: n = 12 < minimum 30 (assigned reasons)) · "
+                                    "n = accuracy 36, precision 12 · ")
 
 
 def test_verdicts_follow_the_interval_against_the_threshold():
     found, part = _agreement(annotation_rows(MODEL, 100, 95))
     assert found.verdict == HOLDS
-    low, high = part.evidence["interval"]["precision"]
-    assert (low, high) == pytest.approx(wilson_interval(95, 100), abs=1e-9) and low >= 0.70
+    low, high = part.evidence["components"]["precision"]["interval"]  # one-sided 95% bounds: the 90% interval
+    assert (low, high) == pytest.approx(wilson_interval(95, 100, 0.90), abs=1e-9) and low >= 0.70
     assert part.evidence["models"] == ["assigner: ollama:qwen3:8b [0123456789ab] (8B (ollama /api/show))"]
-    assert part.measured["precision_interval"] == part.evidence["interval"]["precision"]
-    found, part = _agreement(annotation_rows(MODEL, 100, 50))  # precision 0.50: [0.40, 0.60] wholly below 0.70
-    assert found.verdict == FAILS and "precision 0.50" in part.reason and "wholly below 0.7" in part.reason
+    assert part.measured["precision_interval"] == [low, high]
+    # the headline: per figure its n, interval, threshold and verdict
+    assert part.headline.startswith("holds · n = accuracy 300, precision 100 · accuracy 295 of 300 [")
+    assert "vs > 76.0%: holds; precision 95 of 100 [" in part.headline
+    assert "] vs > 70.0%: holds (Wilson one-sided 95% bounds) · models: " in part.headline
+    found, part = _agreement(annotation_rows(MODEL, 100, 50))  # precision 0.50: [0.42, 0.58] wholly below 0.70
+    assert found.verdict == FAILS and "precision 50 of 100 [41.9%, 58.1%] vs > 70.0%: does not hold" in part.reason
     found, part = _agreement(annotation_rows(MODEL, 40, 29))  # 0.725: the interval straddles 0.70
-    assert found.verdict == INCONCLUSIVE and "straddles 0.7" in part.reason
+    assert found.verdict == INCONCLUSIVE and "undecided for precision" in part.reason
+    assert "would decide" in part.headline
 
 
 @pytest.mark.parametrize("runs, words", [
@@ -137,5 +146,5 @@ def test_the_gate_reads_the_typology_runs_stored_provenance(tmp_path, monkeypatc
     if words:
         assert found.verdict == INCONCLUSIVE and words in part.reason
     else:  # a sized model: the figures decide (here too few for the minimum)
-        assert found.verdict == INCONCLUSIVE and part.reason.startswith("accuracy") and "< minimum 30" in part.reason
+        assert found.verdict == INCONCLUSIVE and "< minimum 30" in part.reason
         assert part.evidence["models"] == ["assigner: scripted:m (8B (stated by the user))"]
