@@ -24,6 +24,7 @@ from pipeline.findings.overlap import pair_members
 from pipeline.findings.scope import DatasetStudy, study_record
 from pipeline.stats.rank import rank_agreement
 from pipeline.study.result import StudyResult
+from pipeline.study.sampling import within_generator_evidence
 
 FIELDS = ("retriever", "generator", "judge", "setup")
 
@@ -139,4 +140,32 @@ def _pair_unit(study: StudyResult, first: str, second: str, component: str) -> U
     measured["share_changes"] = {k: {"change": each[pair_name(k)].estimate, "interval": list(each[pair_name(k)].interval)}
                                  for k in changes}
     decision = joint(each, claim).gated(gates)
-    return Unit(scope, measured, decision, _of_either(study, first, second, model_lines), context=context)
+    within = _within_generator(study, first, second, measured) if component == "generator" else None
+    if component == "generator":
+        context += "; " + _within_generator_words(within)
+    return Unit(scope, measured, decision, _of_either(study, first, second, model_lines), context=context,
+                extra=None if component != "generator" else {"within_generator": within})
+
+
+def _within_generator(study: StudyResult, first: str, second: str, measured: dict) -> dict | None:
+    """A change of generator beside one generator's sampling spread (:mod:`pipeline.study.sampling`): it says
+    something only where it exceeds what drawing another sample of one generator changes. None: no stored
+    sampling result bears on it."""
+    a, b = study.configurations[first].components, study.configurations[second].components
+    changes = {key: share["change"] for key, share in measured["pair_shares"].items()}
+    return within_generator_evidence(study.dataset, [a.generator, b.generator], a.retriever, a.judge, a.setup,
+                                     changes)
+
+
+def _within_generator_words(within: dict | None) -> str:
+    if within is None:
+        return ("no stored H2G sampling result of either generator (python -m pipeline h2g-samples): the change "
+                "is not set against drawing another sample")
+    exceeding = sum(p["exceeds"] for p in within["pairs"].values())
+    words = (f"{exceeding} of {len(within['pairs'])} share changes exceed their range across {within['n_samples']} "
+             f"samples of {within['generator']}")
+    if within["h2g_jaccard"] is not None:
+        j = within["h2g_jaccard"]
+        words += (f"; H2G Jaccard between the generators {j['jaccard_first']:.2f}, between samples "
+                  f"{j['within']['min']:.2f}–{j['within']['max']:.2f}")
+    return words
