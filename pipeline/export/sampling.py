@@ -23,16 +23,17 @@ def spread_analysis(configuration: dict) -> dict:
 
 
 def region_texts(configuration: dict) -> dict[str, str]:
-    """Each region's label: the mean over the samples and, where it moves, the range (min–max)."""
+    """Each region's label: the mean over the samples and, where it moves, the range (min–max) on a second line."""
     out = {}
     for key in VENN_ORDER:
         s = configuration["distribution"]["regions"][key]
-        out[key] = f"{s['mean']:.1f}" + ("" if s["min"] == s["max"] else f" ({s['min']}–{s['max']})")
+        out[key] = f"{s['mean']:.1f}" + ("" if s["min"] == s["max"] else f"\n({s['min']}–{s['max']})")
     return out
 
 
 def spread_title(result: dict, label: str) -> str:
-    return f"{result['dataset'].upper()}: {label}; H2G of each of {len(result['samples'])} samples of {result['generator']}"
+    return (f"{result['dataset'].upper()}: {label}; H2G of each of {len(result['samples'])} samples of "
+            f"{result['generator']}")
 
 
 def result_caption(result: dict) -> str:

@@ -34,10 +34,11 @@ def empty_sets_note(analysis: dict) -> str:
             if empty else "")
 
 
-def draw_venn3(analysis: dict, ax):
+def draw_venn3(analysis: dict, ax, texts: dict[str, str] | None = None):
     """matplotlib-venn's diagram on ``ax``, its limits widened until every label lies inside them (the
     set labels sit outside the circles: at the default limits they were cut at the figure's edges). An
-    empty set has no circle: its label is left out (:func:`empty_sets_note` says so)."""
+    empty set has no circle: its label is left out (:func:`empty_sets_note` says so). ``texts``: each
+    region's label in place of its count, set before the limits are fitted."""
     import warnings
 
     from matplotlib_venn import venn3
@@ -48,6 +49,14 @@ def draw_venn3(analysis: dict, ax):
         warnings.simplefilter("ignore", UserWarning)
         venn = venn3(subsets=counts, set_labels=[f"{TASK_LABELS[t]} ({sizes[t]:g})" if sizes[t] else ""
                                                  for t in TASKS], ax=ax)
+    for region, text in (texts or {}).items():
+        label = venn.get_label_by_id(REGION_IDS[region])
+        if label is not None:
+            label.set_text(text)
+            label.set_fontsize("x-small")
+    for label in (venn.set_labels or []) if texts else []:  # smaller set labels leave the circles more room
+        if label is not None:
+            label.set_fontsize("small")
     axes_log = logging.getLogger("matplotlib.axes._base")  # "Ignoring fixed x limits ...": see _fit_texts
     level = axes_log.level
     axes_log.setLevel(logging.ERROR)
@@ -157,11 +166,7 @@ def venn_figure(analysis: dict, universe=None, caption: list[str] | None = None,
         if lines:
             ax.set_title("\n".join(lines), fontsize=10)
         return fig
-    venn = draw_venn3(analysis, ax)
-    for region, text in (texts or {}).items():
-        label = venn.get_label_by_id(REGION_IDS[region])
-        if label is not None:
-            label.set_text(text)
+    draw_venn3(analysis, ax, texts)
     notes = [empty_sets_note(analysis)] if empty_sets(analysis) else []
     lines = [*lines, *notes] if title is not None else [*lines, *venn_title(analysis, universe)]
     ax.set_title("\n".join(lines), fontsize=10)

@@ -8,8 +8,8 @@ import html
 import matplotlib.pyplot as plt
 import plotly.graph_objects as go
 
-from pipeline.export.venn import (REGION_IDS, TASK_LABELS, VENN_ORDER, draw_venn3, empty_sets, empty_sets_note,  # noqa: F401
-                                  has_hard_queries, venn_figure, venn_png, venn_title)
+from pipeline.export.venn import (REGION_IDS, TASK_LABELS, VENN_ORDER, draw_venn3, empty_sets,  # noqa: F401
+                                  empty_sets_note, has_hard_queries, venn_figure, venn_png, venn_title)
 from pipeline.sets.overlap import region_label as overlap_region_label
 
 VENN_COLOURS = {"h2r": "#d62728", "h2g": "#2ca02c", "h2j": "#1f77b4"}
@@ -27,7 +27,7 @@ def venn_plotly(analysis: dict, selected: str | None = None, universe=None, *, t
 
     fig_m, ax = plt.subplots(figsize=(5.5, 4.5))
     try:
-        venn = draw_venn3(analysis, ax)
+        venn = draw_venn3(analysis, ax, texts)
         xlim, ylim = ax.get_xlim(), ax.get_ylim()
         outlines, labels = {}, {}
         for region, rid in REGION_IDS.items():
@@ -47,6 +47,7 @@ def venn_plotly(analysis: dict, selected: str | None = None, universe=None, *, t
         members = region.split("&")
         colour = VENN_COLOURS[members[0]] if len(members) == 1 else "#8c6d31" if len(members) == 2 else "#555555"
         count = (texts or {}).get(region, analysis["regions"][region]["count"])
+        count = str(count).replace("\n", " ")
         hover = html.escape(f"{region_label(region)}: {count} queries" + ("" if texts else " (click to list them)"))
         for polygon in [_outline(path)]:
             fig.add_trace(go.Scatter(x=polygon[:, 0], y=polygon[:, 1], fill="toself", mode="lines",
@@ -61,12 +62,13 @@ def venn_plotly(analysis: dict, selected: str | None = None, universe=None, *, t
                                  customdata=[region] * len(inside), hovertext=[hover] * len(inside),
                                  hoverinfo="text", showlegend=False, name=region))
     fig.add_trace(go.Scatter(x=[labels[r][0] for r in labels], y=[labels[r][1] for r in labels], mode="text",
-                             text=[(texts or {}).get(r, str(analysis["regions"][r]["count"])) for r in labels],
+                             text=[html.escape((texts or {}).get(r, str(analysis["regions"][r]["count"]))).replace(
+                                 "\n", "<br>") for r in labels],
                              hoverinfo="skip",
-                             textfont={"size": 16}, showlegend=False))
+                             textfont={"size": 11 if texts else 16}, showlegend=False))
     fig.add_trace(go.Scatter(x=[p[0] for _, p in set_labels], y=[p[1] for _, p in set_labels], mode="text",
-                             text=[html.escape(t) for t, _ in set_labels], hoverinfo="skip", textfont={"size": 14},
-                             showlegend=False))
+                             text=[html.escape(t) for t, _ in set_labels], hoverinfo="skip",
+                             textfont={"size": 12 if texts else 14}, showlegend=False))
     title = (html.escape(title) if title is not None else
              "<br>".join(html.escape(line) for line in venn_title(analysis, universe)) + " · click a region")
     fig.update_layout(title=title,

@@ -35,6 +35,7 @@ def run_designed_sampling(folder: Path) -> dict:
     files = {**write_collection(folder), **write_samples(folder)}
     config = StudyConfig(dataset="designed", qrels=files["qrels.txt"], topics=files["topics.tsv"],
                          passages=files["passages.tsv"], retrievers=(f"designed-run={files['run.txt']}",),
-                         judges=(f"designed-judge={files['judge.txt']}",), generators=(f"other={files['other.jsonl']}",),
+                         judges=(f"designed-judge={files['judge.txt']}",),
+                         generators=(f"other={files['other.jsonl']}",),
                          encoder="minilm")
     return sampling_spread(config, f"designed-samples={files['samples.jsonl']}", log=lambda m: None)

@@ -48,3 +48,35 @@ def test_the_part_of_a_stored_result(designed, tmp_path):
     if not PDFLATEX:
         pytest.skip("pdflatex not installed: the .tex files were not compiled")
     assert compile_tex(out, "preview.tex").overfull(10) == []
+
+
+def test_the_spread_venn_labels_neither_overlap_nor_leave_the_figure():
+    """DL19's BM25 | Llama-3.3-70B | binary with H2G redrawn over text-davinci-003's 8 samples: two-line region
+    labels (mean, range) around a small centre. With the set labels at their full size the drawing shrank until
+    the labels of H2G ∩ H2J and of all three overlapped (rendered, real matplotlib-venn)."""
+    import matplotlib.pyplot as plt
+
+    from pipeline.export.sampling import region_texts, spread_analysis
+    from pipeline.export.venn import VENN_ORDER, venn_figure
+
+    spread = dict(zip(VENN_ORDER, ((3.5, 2, 5), (4.875, 3, 6), (4.5, 3, 6), (6.625, 5, 7), (2.75, 2, 3),
+                                   (1.375, 1, 3), (0.25, 0, 1))))
+    configuration = {"per_sample": [{"n_queries": 43}],
+                     "distribution": {"regions": {k: {"n": 8, "mean": m, "min": lo, "max": hi}
+                                                  for k, (m, lo, hi) in spread.items()},
+                                      "sizes": {t: {"n": 8, "mean": 11.0, "min": 11, "max": 11}
+                                                for t in ("h2r", "h2g", "h2j")}}}
+    fig = venn_figure(spread_analysis(configuration), title="spread", texts=region_texts(configuration))
+    try:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        texts = [t for t in fig.axes[0].texts if t.get_visible() and t.get_text()]
+        boxes = {t.get_text(): t.get_window_extent(renderer) for t in texts}
+        assert "0.2\n(0–1)" in boxes and "1.4\n(1–3)" in boxes
+        crossing = [(a, b) for i, (a, box) in enumerate(boxes.items()) for b, other in list(boxes.items())[i + 1:]
+                    if box.overlaps(other)]
+        assert crossing == []
+        assert all(fig.bbox.x0 <= b.x0 and b.x1 <= fig.bbox.x1 and fig.bbox.y0 <= b.y0 and b.y1 <= fig.bbox.y1
+                   for b in boxes.values())
+    finally:
+        plt.close(fig)

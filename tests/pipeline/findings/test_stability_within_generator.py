@@ -21,7 +21,8 @@ def designed(tmp_path, monkeypatch):
     files = {**write_collection(tmp_path / "designed"), **write_samples(tmp_path / "designed")}
     collection = {"dataset": "designed", "qrels": files["qrels.txt"], "topics": files["topics.tsv"],
                   "passages": files["passages.tsv"], "encoder": "minilm", "setups": ("binary",),
-                  "retrievers": (f"designed-run={files['run.txt']}",), "judges": (f"designed-judge={files['judge.txt']}",)}
+                  "retrievers": (f"designed-run={files['run.txt']}",),
+                  "judges": (f"designed-judge={files['judge.txt']}",)}
     study = run_study(StudyConfig(**collection, generators=(f"designed-answers={files['answers.jsonl']}",
                                                             f"other={files['other.jsonl']}")),
                       log=lambda m: None, progress=False)
