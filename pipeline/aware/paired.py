@@ -6,11 +6,12 @@ a query's nDCG@10) over the queries both arms measured, and gives:
 
 - the means and the mean change (after − before) with a seeded bootstrap percentile interval over queries;
 - how many queries improved, stayed and worsened (``better`` says which direction is an improvement);
-- the Wilcoxon signed-rank test (``scipy.stats.wilcoxon``, two-sided, zero differences dropped; the
-  method scipy used is stored, :func:`wilcoxon`) and the exact two-sided sign test beside it
-  (:func:`pipeline.prompting.pairwise.sign_test`, ties dropped).
+- the Wilcoxon signed-rank test on the exact changes (two-sided, zero differences dropped; the method scipy
+  used is stored) and the exact two-sided sign test beside it, ties dropped (:mod:`core.inference.paired`:
+  discrete values are tested as integer counts or exact rationals, never as rounded shares).
 
-:func:`holm` adjusts a family of comparisons' Wilcoxon p-values (:func:`core.multiple_testing.holm_adjust`).
+:func:`holm` adjusts the comparison family a study declares in advance (its ``COMPARISONS``): a comparison
+without a p-value still counts, so the family never shrinks with the data.
 :func:`comparison_verdict` grades one comparison under a rule (:data:`RULE`, data stored with every result):
 ``holds`` when the Holm-adjusted Wilcoxon p is under ``alpha`` and the mean change is an improvement;
 ``does not hold`` when the change's interval lies wholly on the side of no improvement (its better end
@@ -25,9 +26,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from core.findings import FAILS, HOLDS, INCONCLUSIVE, Part
-from core.multiple_testing import holm_adjust
+from core.inference import paired as inference
 from pipeline.llm.base import Provenance
-from pipeline.prompting.pairwise import sign_test
 
 BETTER = ("higher", "lower")
 # The difficulty-aware studies' rule (stored with every result and shown with its verdicts). min_queries:
@@ -40,63 +40,39 @@ RULE = {"statistic": "Wilcoxon signed-rank on per-query values (sign test beside
         "correction": "holm"}
 
 
-def paired_comparison(before: Mapping[str, float], after: Mapping[str, float], *, better: str = "higher",
+def paired_comparison(before: Mapping[str, object], after: Mapping[str, object], *, better: str = "higher",
                       level: float = RULE["level"], resamples: int = RULE["resamples"],
                       seed: int = RULE["seed"]) -> dict:
-    """The paired comparison of ``after`` against ``before`` over the queries both hold (module docstring)."""
+    """The paired comparison of ``after`` against ``before`` over the queries both hold (module docstring).
+    Values are exact where the data are discrete (ints, :class:`fractions.Fraction`: a judge's disagreeing
+    pairs out of its labelled pairs), so equal changes tie exactly (:mod:`core.inference.paired`)."""
     if better not in BETTER:
         raise ValueError(f"better must be one of {BETTER}, got {better!r}")
     qids = sorted(set(before) & set(after))
-    a = np.array([float(before[q]) for q in qids])
-    b = np.array([float(after[q]) for q in qids])
-    change = b - a
-    sign = 1.0 if better == "higher" else -1.0
-    improved = int(np.sum(sign * change > 0))
-    worsened = int(np.sum(sign * change < 0))
+    exact_change = inference.differences([before[q] for q in qids], [after[q] for q in qids])
+    change = np.array([float(c) for c in exact_change])
+    sign = 1 if better == "higher" else -1
+    improved = sum(sign * c > 0 for c in exact_change)
+    worsened = sum(sign * c < 0 for c in exact_change)
     out = {"n": len(qids), "qids": qids, "better": better,
-           "mean_before": float(a.mean()) if qids else None, "mean_after": float(b.mean()) if qids else None,
-           "mean_change": float(change.mean()) if qids else None, "change_interval": None, "level": level,
-           "improved": improved, "unchanged": len(qids) - improved - worsened, "worsened": worsened,
-           "wilcoxon": None, "sign_test_p": sign_test(improved, worsened), "resamples": resamples, "seed": seed}
+           "mean_before": float(np.mean([float(before[q]) for q in qids])) if qids else None,
+           "mean_after": float(np.mean([float(after[q]) for q in qids])) if qids else None,
+           "mean_change": float(sum(exact_change) / len(qids)) if qids else None, "change_interval": None,
+           "level": level, "improved": improved, "unchanged": len(qids) - improved - worsened, "worsened": worsened,
+           "wilcoxon": inference.wilcoxon(exact_change), "sign_test_p": inference.sign_test(improved, worsened),
+           "resamples": resamples, "seed": seed}
     if qids:
         rng = np.random.default_rng(seed)
         means = change[rng.integers(0, len(qids), size=(resamples, len(qids)))].mean(axis=1)
         tail = (1.0 - level) / 2 * 100
         out["change_interval"] = [float(np.percentile(means, tail)), float(np.percentile(means, 100 - tail))]
-    out["wilcoxon"] = wilcoxon(change)
     return out
 
 
-def wilcoxon(change: Sequence[float]) -> dict:
-    """``{"statistic", "p", "method", "n_nonzero"}`` of the two-sided Wilcoxon signed-rank test on the
-    changes, zeros dropped first (Wilcoxon's own treatment, which also keeps a zero from forcing scipy's
-    normal approximation); ``{"statistic": None, "p": None, "reason"}`` when no query changed. The method
-    is scipy's choice, recorded: the exact distribution (n <= 50, no tied |changes|), an exhaustive
-    permutation distribution (tied |changes|, n <= 13: 2^n sign flips, deterministic), else the normal
-    approximation."""
-    from scipy.stats import wilcoxon as scipy_wilcoxon
-
-    change = np.asarray(change, dtype=float)
-    nonzero = change[change != 0]
-    if nonzero.size == 0:
-        return {"statistic": None, "p": None, "n_nonzero": 0, "method": None,
-                "reason": "no query changed: the test has nothing to rank"}
-    res = scipy_wilcoxon(nonzero, alternative="two-sided", method="auto")
-    ties = len(set(np.abs(nonzero))) < nonzero.size
-    method = ("exact" if nonzero.size <= 50 and not ties else "exact permutation" if nonzero.size <= 13
-              else "normal approximation")
-    return {"statistic": float(res.statistic), "p": float(res.pvalue), "n_nonzero": int(nonzero.size),
-            "method": method}
-
-
-def holm(comparisons: Mapping[str, dict]) -> dict[str, float | None]:
-    """``{name: Holm-adjusted Wilcoxon p}`` over the family ``comparisons`` (a comparison without a p is
-    left out of the family and gets None)."""
-    names = list(comparisons)
-    raw = [np.nan if (comparisons[n]["wilcoxon"] or {}).get("p") is None else comparisons[n]["wilcoxon"]["p"]
-           for n in names]
-    adjusted = holm_adjust(raw)
-    return {n: None if np.isnan(p) else float(p) for n, p in zip(names, adjusted)}
+def holm(family: Sequence[str], comparisons: Mapping[str, dict]) -> dict[str, float]:
+    """``{name: Holm-adjusted Wilcoxon p}`` over the ``family`` declared in advance: a declared comparison
+    without a p (no query changed) still counts (:func:`core.inference.paired.holm`)."""
+    return inference.holm(family, {n: (c["wilcoxon"] or {}).get("p") for n, c in comparisons.items()})
 
 
 def model_gates(models: Mapping[str, Provenance], rule: Mapping = RULE) -> list[str]:

@@ -37,6 +37,7 @@ from pipeline.typology.categories import TASKS, Assignment, Category, Typology, 
 
 DATA_DIR = Path(__file__).resolve().parent
 DEFAULT_TEMPLATES = DATA_DIR / "difficulty_sentences.json"
+DEFAULT_STATEMENTS = DATA_DIR / "neutral_statements.json"
 REASON_MODES = ("first", "all")
 
 
@@ -91,6 +92,64 @@ def templates_from_dict(obj, where: str = "templates") -> SentenceTemplates:
 def load_templates(path: str | Path = DEFAULT_TEMPLATES) -> SentenceTemplates:
     path = Path(path)
     return templates_from_dict(_read_json(path), str(path))
+
+
+# ---------------------------------------------------------------------------- control statements
+@dataclass(frozen=True)
+class NeutralStatements:
+    """Grammatical statements naming no difficulty, by word count (``neutral_statements.json``): the control
+    arms' sentence, as long as the difficulty sentence it stands for (issue 40: a cut fragment such as "Read the
+    query and the." is no statement, and a reader tells it from the real sentence by its form alone).
+
+    ``series[0]`` has one statement for every count 1..L; a longer sentence is matched by several statements,
+    one from each series in turn, the words split as evenly as possible (each part then has at least L/2
+    words, so the later series hold the counts ceil(L/2)..L)."""
+    series: tuple[dict[int, str], ...]
+    source: str = ""
+
+    def statement(self, words: int) -> str:
+        """A neutral statement of exactly ``words`` words."""
+        if words < 1:
+            raise ValueError(f"a control statement needs at least one word, got {words}")
+        longest = max(self.series[0])
+        parts = -(-words // longest)
+        base, extra = divmod(words, parts)
+        sizes = [base + 1] * extra + [base] * (parts - extra)
+        return " ".join(self.series[i % len(self.series)][size] for i, size in enumerate(sizes))
+
+    def matching(self, sentence: str) -> str:
+        """The statement as long as ``sentence`` (its words, split on whitespace)."""
+        return self.statement(len(sentence.split()))
+
+    def as_dict(self) -> dict:
+        return {"series": [{str(k): v for k, v in sorted(s.items())} for s in self.series], "source": self.source}
+
+
+def load_statements(path: str | Path = DEFAULT_STATEMENTS) -> NeutralStatements:
+    """The control statements of ``path``, checked: every text has its key's word count, the first series
+    every count 1..L, the others ceil(L/2)..L (:class:`NeutralStatements`)."""
+    path = Path(path)
+    obj = _read_json(path)
+    raw = obj.get("series") if isinstance(obj, dict) else None
+    if not isinstance(raw, list) or not raw or not all(isinstance(s, dict) for s in raw):
+        raise DifficultyInputError(f"{path}: expected an object with 'series', a list of {{word count: text}}")
+    series = []
+    for i, entries in enumerate(raw):
+        checked = {}
+        for key, text in entries.items():
+            if not (isinstance(key, str) and key.isdigit() and isinstance(text, str)) \
+                    or len(text.split()) != int(key):
+                raise DifficultyInputError(f"{path}: series {i}, {key!r}: the text must have exactly {key} words, "
+                                           f"got {text!r}")
+            checked[int(key)] = " ".join(text.split())
+        series.append(checked)
+    longest = max(series[0], default=0)
+    for i, entries in enumerate(series):
+        needed = set(range(1, longest + 1)) if i == 0 else set(range(-(-longest // 2), longest + 1))
+        if not needed <= set(entries):
+            raise DifficultyInputError(f"{path}: series {i} lacks the word counts "
+                                       f"{sorted(needed - set(entries))}")
+    return NeutralStatements(tuple(series), str(path))
 
 
 # ---------------------------------------------------------------------------- assignments
