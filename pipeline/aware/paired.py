@@ -99,33 +99,78 @@ def not_a_finding(gates: Sequence[str]) -> str | None:
 
 
 def comparison_verdict(scope: str, comparison: Mapping, p_holm: float | None, gates: Sequence[str],
-                       rule: Mapping = RULE, models: Sequence[str] = ()) -> Part:
-    """The verdict on "the second arm improves on the first" for one comparison (module docstring)."""
-    n, change, interval = comparison["n"], comparison["mean_change"], comparison["change_interval"]
+                       rule: Mapping = RULE, models: Sequence[str] = (), beyond: str | None = None) -> Part:
+    """The verdict on "the second arm improves on the first" for one comparison (module docstring).
+    ``beyond``: the arm a primary comparison is read against ("the control sentence"), so its text says
+    whether the second arm has an effect beyond it."""
+    w = comparison["wilcoxon"] or {}
+    tests = ""
+    if w.get("p") is not None:
+        tests += f" · Wilcoxon W = {w['statistic']:g}, p = {w['p']:.3g} (Holm {p_holm:.3g})"
+    if comparison["sign_test_p"] is not None:
+        tests += f" · sign test {comparison['improved']}/{comparison['worsened']} p = {comparison['sign_test_p']:.3g}"
+    return _verdict(scope, comparison, p_holm, "significant after Holm", tests, gates, rule, models, beyond)
+
+
+def group_difference(first: Sequence, second: Sequence, *, better: str, rule: Mapping = RULE) -> dict:
+    """Is the mean of ``first`` (per-query changes of one group) an improvement on that of ``second``? The
+    difference in means (first - second, exact inputs) with a seeded bootstrap percentile interval (each group
+    resampled within itself) and the two-sided permutation test, exact where small
+    (:func:`core.inference.paired.two_groups`). Shaped like a comparison: ``n``, ``mean_change``,
+    ``change_interval``, ``level``, ``better``, and ``test``."""
+    if better not in BETTER:
+        raise ValueError(f"better must be one of {BETTER}, got {better!r}")
+    test = inference.two_groups(first, second, seed=int(rule["seed"]))
+    out = {"n": min(len(first), len(second)), "n_first": len(first), "n_second": len(second), "better": better,
+           "mean_change": test["difference"], "change_interval": None, "level": rule["level"], "test": test,
+           "resamples": rule["resamples"], "seed": rule["seed"]}
+    if first and second:
+        rng = np.random.default_rng(rule["seed"])
+        a, b = (np.array([float(v) for v in g]) for g in (first, second))
+        means = (a[rng.integers(0, a.size, size=(rule["resamples"], a.size))].mean(axis=1)
+                 - b[rng.integers(0, b.size, size=(rule["resamples"], b.size))].mean(axis=1))
+        tail = (1.0 - rule["level"]) / 2 * 100
+        out["change_interval"] = [float(np.percentile(means, tail)), float(np.percentile(means, 100 - tail))]
+    return out
+
+
+def interaction_verdict(scope: str, measured: Mapping, gates: Sequence[str], rule: Mapping = RULE,
+                        models: Sequence[str] = ()) -> Part:
+    """The verdict on "the change is a larger improvement in the first group than in the second"
+    (:func:`group_difference`; the rule's alpha, outside the Holm family; n is the smaller group)."""
+    test = measured["test"]
+    tests = (f" · {test['method']} p = {test['p']:.3g} ({measured['n_first']} vs {measured['n_second']} queries)"
+             if test.get("p") is not None else f" · no test: {test.get('reason', 'no query')}")
+    return _verdict(scope, measured, test.get("p"), "significant", tests, gates, rule, models, None)
+
+
+def _verdict(scope: str, measured: Mapping, p: float | None, significant: str, tests: str, gates: Sequence[str],
+             rule: Mapping, models: Sequence[str], beyond: str | None) -> Part:
+    """The one decision of both verdicts: holds when ``p`` is under alpha and the change is an improvement;
+    does not hold when its interval lies wholly on the side of no improvement; else inconclusive; gates first."""
+    n, change, interval = measured["n"], measured["mean_change"], measured["change_interval"]
     gates = list(gates)
     if n < int(rule["min_queries"]):
         gates.insert(0, f"n = {n} < minimum {rule['min_queries']}")
-    sign = 1.0 if comparison["better"] == "higher" else -1.0
-    w = comparison["wilcoxon"] or {}
-    shown = (f"mean change {change:+.3f} [{interval[0]:+.3f}, {interval[1]:+.3f}] ({comparison['level']:.0%} "
-             f"bootstrap)" if interval else "no query measured by both arms")
-    if w.get("p") is not None:
-        shown += f" · Wilcoxon W = {w['statistic']:g}, p = {w['p']:.3g} (Holm {p_holm:.3g})"
-    if comparison["sign_test_p"] is not None:
-        shown += f" · sign test {comparison['improved']}/{comparison['worsened']} p = {comparison['sign_test_p']:.3g}"
+    sign = 1.0 if measured["better"] == "higher" else -1.0
+    shown = (f"mean change {change:+.3f} [{interval[0]:+.3f}, {interval[1]:+.3f}] ({measured['level']:.0%} "
+             f"bootstrap)" if interval else "no query measured by both arms") + tests
     if interval is None:
         on_figures, text = INCONCLUSIVE, "no query measured by both arms"
-    elif p_holm is not None and p_holm < float(rule["alpha"]) and sign * change > 0:
-        on_figures, text = HOLDS, "the change is an improvement and significant after Holm"
+    elif p is not None and p < float(rule["alpha"]) and sign * change > 0:
+        on_figures, text = HOLDS, f"the change is an improvement and {significant}"
     elif max(sign * interval[0], sign * interval[1]) <= 0:
         on_figures, text = FAILS, "the change's interval lies wholly on the side of no improvement"
     else:
-        on_figures, text = INCONCLUSIVE, "not significant after Holm and the interval admits an improvement"
-    evidence = {"n": n, "shown": shown, "interval": interval, "level": comparison["level"], "models": list(models),
+        on_figures, text = INCONCLUSIVE, f"not {significant} and the interval admits an improvement"
+    if beyond:
+        text = {HOLDS: f"an effect beyond {beyond}: ", FAILS: f"no effect beyond {beyond}: ",
+                INCONCLUSIVE: f"no effect beyond {beyond} shown: "}[on_figures] + text
+    evidence = {"n": n, "shown": shown, "interval": interval, "level": measured["level"], "models": list(models),
                 "on_its_figures": on_figures, "inconclusive_because": list(gates)}
     if gates:
-        return Part(scope, dict(comparison), INCONCLUSIVE, f"{'; '.join(gates)} (on its figures: {on_figures}: "
-                                                           f"{text})", evidence)
+        return Part(scope, dict(measured), INCONCLUSIVE, f"{'; '.join(gates)} (on its figures: {on_figures}: "
+                                                         f"{text})", evidence)
     if on_figures == INCONCLUSIVE:
         evidence["inconclusive_because"] = [text]
-    return Part(scope, dict(comparison), on_figures, text, evidence)
+    return Part(scope, dict(measured), on_figures, text, evidence)

@@ -79,13 +79,15 @@ def check_reasons_args(args) -> None:
 
 class StatedSizes(argparse.Action):
     """``--model-size MODEL=SIZE`` (repeatable) -> ``{model: billions}`` (:func:`pipeline.llm.sizes.stated_size`):
-    a malformed value, or one model stated twice with two sizes, exits 2 naming the flag."""
+    a malformed value, one model stated twice with two sizes, or a size that contradicts the model's published
+    one (:func:`pipeline.llm.sizes.check_stated_size`), exits 2 naming the flag."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from pipeline.llm.sizes import stated_size
+        from pipeline.llm.sizes import check_stated_size, stated_size
 
         try:
             model, value = stated_size(values)
+            check_stated_size(model, value, f"{option_string} {values}")
         except ValueError as exc:
             parser.error(f"argument {option_string}: {exc}")
         sizes = dict(getattr(namespace, self.dest, None) or {})
