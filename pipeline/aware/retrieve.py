@@ -138,6 +138,7 @@ def original_h2r(data, index, config: RetrieveConfig) -> tuple[dict, dict, objec
 
 def h2r_reasons(data, hard_qids: Sequence[str], typology_file, *, reasons: str | None = None,
                 reasons_model: str | None = None, assigner: ChatClient | None = None, max_queries: int | None = None,
+                stated: Mapping[str, float] | None = None,
                 progress: ProgressWriter | None = None) -> tuple[Typology, list[Assignment], dict]:
     """``(typology, H2R assignments, how they were made)``: from the typology store (``reasons="typology"``),
     a file (``reasons=FILE``), or ``assigner`` asked about ``hard_qids`` (topic order; only the first
@@ -147,7 +148,8 @@ def h2r_reasons(data, hard_qids: Sequence[str], typology_file, *, reasons: str |
     from pipeline.typology.categories import load_typology
 
     if reasons:
-        typology, assignments, how = difficulty.given_reasons(data.name, reasons, typology_file, reasons_model)
+        typology, assignments, how = difficulty.given_reasons(data.name, reasons, typology_file, reasons_model,
+                                                              stated)
     else:
         if assigner is None:
             raise ValueError("no reasons given and no assigner to assign them")

@@ -33,7 +33,7 @@ def cmd_aware_retrieve(args) -> None:
     if args.reasons:  # read before any model or index: a bad file is refused with nothing started
         try:
             reasons = retrieve.h2r_reasons(data, (), args.typology, reasons=args.reasons,
-                                           reasons_model=args.reasons_model)
+                                           reasons_model=args.reasons_model, stated=args.model_size)
         except (ValueError, OSError) as exc:
             raise cli.InputError(f"--reasons {args.reasons}: {exc}") from None
         if not reasons[1]:

@@ -206,27 +206,43 @@ def load_assignments(path: str | Path, typology: Typology) -> list[Assignment]:
 
 
 def given_reasons(dataset: str, source: str, typology_file, model: str | None = None,
-                  ) -> tuple[Typology, list[Assignment], dict]:
+                  stated: Mapping[str, float] | None = None) -> tuple[Typology, list[Assignment], dict]:
     """``(typology, assignments, how they were made)`` of reasons made before the run: ``source="typology"``,
     the failure typology store's latest runs of ``dataset`` by one model (:func:`reasons_from_typology_store`,
     its own categories); otherwise ``source`` is a reasons FILE against the typology of ``typology_file``
-    (:func:`load_assignments`). ``how`` is what a result records: ``{"typology_store": report}`` or
-    ``{"imported": FILE}``."""
+    (:func:`load_assignments`), made by ``model`` when named (its size from ``stated``, the user's
+    ``--model-size``, checked as every statement is: :func:`pipeline.llm.sizes.with_stated_size`). ``how`` is
+    what a result records: ``{"typology_store": report}`` or ``{"imported": FILE[, "made_by": provenance]}``."""
     if source == "typology":
         typology, assignments, report = reasons_from_typology_store(dataset, model=model)
         return typology, assignments, {"typology_store": report}
     typology = load_typology(typology_file)
-    return typology, load_assignments(source, typology), {"imported": str(source)}
+    how = {"imported": str(source)}
+    if model:
+        from pipeline.llm.sizes import with_stated_size
+
+        how["made_by"] = with_stated_size(Provenance(FILE_MAKER_BACKEND, model), stated).as_dict()
+    return typology, load_assignments(source, typology), how
+
+
+# a reasons FILE's maker: named by the user (--reasons-model), sized only by a statement (--model-size)
+FILE_MAKER_BACKEND = "imported"
+FILE_MAKER_ROLE = "reasons FILE's maker"
 
 
 def reasons_made_by(how: Mapping | None) -> tuple[str, Provenance] | None:
     """``(role, provenance)`` of the model that made the reasons a result rests on, from the result's record
     of how they were made (:func:`given_reasons`, or an assignment made in the run): the model that
-    assigned them in the run (``assigned_by``), or that of the typology store's runs they were read from.
-    None for a reasons FILE (made elsewhere, by whoever) and for records from before runs kept it."""
+    assigned them in the run (``assigned_by``), that of the typology store's runs they were read from, or a
+    reasons FILE's maker. A FILE counts as made by a model of unknown size (issue 40: a file must not open the
+    gate a model's size closes) unless its maker is named and its size stated. None for records from before
+    runs kept their model."""
     how = how or {}
     if how.get("assigned_by"):
         return "assigner", Provenance.from_dict(how["assigned_by"])
+    if how.get("imported"):
+        return FILE_MAKER_ROLE, Provenance.from_dict(how.get("made_by") or {"backend": FILE_MAKER_BACKEND,
+                                                                            "model": "unnamed"})
     runs = [r for r in (how.get("typology_store") or {}).values() if isinstance(r, Mapping) and r.get("provenance")]
     return ("reasons' model (typology store)", Provenance.from_dict(runs[0]["provenance"])) if runs else None
 
