@@ -72,7 +72,8 @@ def cmd_aware_retrieve(args) -> None:
 
 def summary(result: dict) -> dict:
     """The command's JSON (and ``--list``'s entry): the headline figures of a stored result."""
-    return {"dataset": result["dataset"], "id": result["id"], "kind": result["kind"],
+    return {"dataset": result["dataset"], "id": result["id"], "kind": result["kind"], "primary": result["primary"],
+            "selection_note": result["selection_note"], "family": result["family"],
             "corpus": result["corpus"]["statement"], "partial_corpus": result["corpus"]["partial_corpus"],
             "rewriter": result["rewriter"]["label"],
             "assigner": result["assigner"]["label"] if result["assigner"] else None,
@@ -82,7 +83,7 @@ def summary(result: dict) -> dict:
             "means": result["means"], "holm": result["holm"],
             "verdicts": {name: {"verdict": v["verdict"], "headline": v["headline"]}
                          for name, v in result["verdicts"].items()},
-            "leaving": result["leaving"], "leave_rule": result["leave_rule"],
+            "leaving": result["leaving"], "leaving_tests": result["leaving_tests"], "leave_rule": result["leave_rule"],
             "not_a_finding": [g for gates in result["gates"].values() for g in gates], "rule": result["rule"]}
 
 
@@ -97,13 +98,22 @@ def _print(out: dict) -> None:
     print("  mean nDCG@10: " + ", ".join(f"{arm} {m:.4f}" for arm, m in out["means"].items() if m is not None))
     kept = counts["kept_original"]
     print(f"  kept the original query (failed or unusable reply): plain {kept['plain_rewrite']}, "
-          f"aware {kept['aware_rewrite']}")
+          f"aware {kept['aware_rewrite']}, control {kept['control_rewrite']}")
+    print(f"  primary comparison (declared; read first): {out['primary']}. Why: {out['selection_note']}")
+    print(f"  {out['primary']}: {out['verdicts'][out['primary']]['headline']}")
+    print(f"  secondary comparisons (Holm across the declared family of {len(out['family'])}, the primary "
+          "one included):")
     for name, v in out["verdicts"].items():
-        print(f"  {name}: {v['headline']}")
+        if name != out["primary"]:
+            print(f"  {name}: {v['headline']}")
     for arm, s in out["leaving"].items():
         share = "n/a" if s["share"] is None else \
             f"{s['share']:.1%} [{s['interval'][0]:.1%}, {s['interval'][1]:.1%}]"
         print(f"  leaves the bottom quartile under {arm}: {s['left']}/{s['n']} = {share}")
+    for name, t in out["leaving_tests"].items():
+        p = "no discordant query" if t["p"] is None else f"p = {t['p']:.3g}"
+        print(f"  leaving, {name}: {t['first_only']} left under the first only, {t['second_only']} under the "
+              f"second only ({t['method']}: {p})")
     for gate in out["not_a_finding"]:
         print(f"  not a finding: {gate}")
     print(f"stored: {out['path']}")
