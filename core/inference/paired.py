@@ -118,6 +118,8 @@ def two_groups(first: Sequence, second: Sequence, *, seed: int = 0) -> dict:
     if not a or not b:
         return out | {"reason": "a group has no query"}
     out["difference"] = float(sum(a) / len(a) - sum(b) / len(b))
+    if len(a) < 2 or len(b) < 2:  # scipy's permutation test needs two per group, and one says little
+        return out | {"reason": "a group has a single query"}
     if len(set(a + b)) == 1:
         return out | {"reason": "every value is the same: no split differs"}
     scaled = _as_integers(a + b)

@@ -74,6 +74,7 @@ def test_two_groups_is_an_exact_permutation_test_where_small():
     # same direction as Mann-Whitney (a check on the sign, not on the figure)
     assert mannwhitneyu([float(v) for v in hard], [float(v) for v in control]).pvalue < 0.05 and test["p"] < 0.05
     assert paired.two_groups([1, 1], [1, 1])["p"] is None and paired.two_groups([], [1])["p"] is None
+    assert paired.two_groups([1], [0, 2])["p"] is None and paired.two_groups([1], [0, 2])["difference"] == 0
 
 
 def test_discordant_pairs_are_mcnemars_exact_binomial():
