@@ -21,9 +21,9 @@ difference is taken exactly, and the tests see only what they rank:
   (``statsmodels.stats.contingency_tables.mcnemar``, ``exact=True``).
 
 :func:`holm` adjusts a comparison family declared in advance (its names, in order) with
-``statsmodels.stats.multitest.multipletests`` (Holm): a declared comparison that produced no p-value (no
-query changed) still counts in the family, with p = 1, so the family never shrinks with the data; a name
-outside the declaration, or a declared one missing, is refused.
+``statsmodels.stats.multitest.multipletests`` (Holm, through :func:`core.multiple_testing.holm_adjust`): a
+declared comparison that produced no p-value (no query changed) still counts in the family, with p = 1, so the
+family never shrinks with the data; a name outside the declaration, or a declared one missing, is refused.
 """
 from __future__ import annotations
 
@@ -155,7 +155,7 @@ def discordant(first: Sequence[bool], second: Sequence[bool]) -> dict:
 def holm(family: Sequence[str], p_values: Mapping[str, float | None]) -> dict[str, float]:
     """``{name: Holm-adjusted p}`` over the ``family`` declared in advance (module docstring): every declared
     name counts, one without a p as p = 1."""
-    from statsmodels.stats.multitest import multipletests
+    from core.multiple_testing import holm_adjust
 
     names = list(family)
     if len(set(names)) != len(names):
@@ -167,5 +167,5 @@ def holm(family: Sequence[str], p_values: Mapping[str, float | None]) -> dict[st
                          + "; ".join(part for part in (f"undeclared: {unknown}" if unknown else "",
                                                        f"missing: {missing}" if missing else "") if part))
     raw = [1.0 if p_values[n] is None else float(p_values[n]) for n in names]
-    adjusted = multipletests(raw, method="holm")[1] if names else []
+    adjusted = holm_adjust(raw)
     return {n: float(p) for n, p in zip(names, adjusted)}
