@@ -34,8 +34,10 @@ BETTER = ("higher", "lower")
 # a year's hard set is about a quarter of its 43-54 judged queries, so 10 is the smallest set a paired test
 # on one year reads; min_parameters_b: the smallest model whose output counts, as the study's models are
 # served 3B-70B ones (the offline 1.5B stand-in exercises the pipeline; its output is not a finding).
-RULE = {"statistic": "Wilcoxon signed-rank on per-query values (sign test beside it), Holm across the "
-                     "result's comparisons; mean change with a bootstrap percentile interval over queries",
+RULE = {"statistic": "Wilcoxon signed-rank on exact per-query values (sign test beside it), Holm across the "
+                     "study's declared family (a comparison without a p counts); mean change with a bootstrap "
+                     "percentile interval over queries; the primary comparison, aware vs the same-length neutral "
+                     "control, read first",
         "alpha": 0.05, "level": 0.95, "min_queries": 10, "min_parameters_b": 3.0, "resamples": 2000, "seed": 0,
         "correction": "holm"}
 

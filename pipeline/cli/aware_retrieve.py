@@ -1,5 +1,6 @@
-"""``aware-retrieve``: BM25 on queries rewritten from their H2R failure reason, against a plain rewrite, RM3
-and the original query (:mod:`pipeline.aware.retrieve`); ``--list`` the stored results."""
+"""``aware-retrieve``: BM25 on queries rewritten from their H2R failure reason, against a same-length neutral
+control rewrite (the primary comparison), a plain rewrite, RM3 and the original query
+(:mod:`pipeline.aware.retrieve`); ``--list`` the stored results."""
 from __future__ import annotations
 
 from pipeline.prompting import difficulty  # light: its shipped data files are the command's defaults
@@ -154,6 +155,7 @@ def _arguments(p) -> None:
 
 
 COMMANDS = (
-    cli.Command("aware-retrieve", "difficulty-aware query rewriting for BM25 vs a plain rewrite, RM3 and the original",
+    cli.Command("aware-retrieve", "difficulty-aware query rewriting for BM25 vs a same-length neutral control rewrite "
+                                  "(primary), a plain rewrite, RM3 and the original",
                 _arguments, cmd_aware_retrieve),
 )
