@@ -3,6 +3,8 @@ queries' pairs with a difficulty sentence, a control sentence, and on control qu
 results."""
 from __future__ import annotations
 
+import textwrap
+
 from core import cli
 from pipeline.cli.args import _cap, check_reasons_args, llm_args, llm_options, progress_key_arg, reasons_args
 from pipeline.data.datasets import DATASETS
@@ -107,8 +109,9 @@ def cmd_aware_judge(args) -> None:
     for gate in out["gates"]:
         print(f"  not a finding: {gate}")
     primary = [p for p in out["verdicts"] if _is_primary(p, out)]
-    print(f"  primary comparison (declared; read first): {out['primary']}, and the hard x arm interaction. "
-          f"Why: {out['selection_note']}")
+    print(textwrap.fill(f"primary comparison (declared; read first): {out['primary']}, and the hard x arm "
+                        f"interaction. Why: {out['selection_note']}", 100, initial_indent="  ",
+                        subsequent_indent="    "))
     for part in primary:
         _print_part(part)
     print("  secondary comparisons (Holm across the declared family of "

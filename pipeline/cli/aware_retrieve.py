@@ -3,6 +3,8 @@ control rewrite (the primary comparison), a plain rewrite, RM3 and the original 
 (:mod:`pipeline.aware.retrieve`); ``--list`` the stored results."""
 from __future__ import annotations
 
+import textwrap
+
 from pipeline.prompting import difficulty  # light: its shipped data files are the command's defaults
 from core import cli
 from pipeline.cli.args import check_reasons_args, llm_args, llm_options, progress_key_arg, reasons_args
@@ -100,7 +102,8 @@ def _print(out: dict) -> None:
     kept = counts["kept_original"]
     print(f"  kept the original query (failed or unusable reply): plain {kept['plain_rewrite']}, "
           f"aware {kept['aware_rewrite']}, control {kept['control_rewrite']}")
-    print(f"  primary comparison (declared; read first): {out['primary']}. Why: {out['selection_note']}")
+    print(textwrap.fill(f"primary comparison (declared; read first): {out['primary']}. Why: {out['selection_note']}",
+                        100, initial_indent="  ", subsequent_indent="    "))
     print(f"  {out['primary']}: {out['verdicts'][out['primary']]['headline']}")
     print(f"  secondary comparisons (Holm across the declared family of {len(out['family'])}, the primary "
           "one included):")

@@ -187,7 +187,9 @@ def test_planted_effect_is_reproduced_exactly_and_a_rerun_makes_no_call(planted,
     text = capsys.readouterr().out
     assert "binary · hard: aware vs baseline: holds · n = 10" in text and f"stored: {out['path']}" in text
     assert text.index(f"binary · {study.PRIMARY}: holds") < text.index("binary · hard: aware vs baseline")
-    assert "regresses toward the mean" in text
+    assert "regresses toward the mean" in " ".join(text.split())  # wrapped at 100 columns
+    note = text[text.index("  primary comparison"):text.index(f"  binary · {study.PRIMARY}")]
+    assert max(len(line) for line in note.splitlines()) <= 100
     again = run_cli(capsys, argv)
     assert chat_posts(server) == posts  # every reply from the response cache
     assert again["id"] == out["id"] and again["comparisons"] == out["comparisons"]

@@ -152,6 +152,11 @@ def test_planted_rewrites_reproduce_their_effect_exactly_and_a_rerun_makes_no_ca
     code, out, err = run_cli(capsys, *planted["argv"])
     assert code == 0, err
     assert chat_calls(server) == calls and json.loads(out)["id"] == result["id"]
+    code, text, err = run_cli(capsys, *planted["argv"][:-1])  # the text report: the primary comparison first
+    assert code == 0, err
+    assert text.index("  aware_rewrite vs control_rewrite: inconclusive") < text.index("  aware_rewrite vs original:")
+    assert "regresses toward the mean" in " ".join(text.split())
+    assert f"leaving, aware_rewrite vs control_rewrite: {left} left under the first only, 0 under" in text
     code, out, _ = run_cli(capsys, "--list", "--json")
     assert code == 0 and [r["id"] for r in json.loads(out)["results"]] == [result["id"]]
 
