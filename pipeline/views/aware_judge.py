@@ -19,6 +19,7 @@ from pipeline.aware.judge_jobs import AWARE_JUDGE, REASON_SOURCES  # noqa: F401
 from pipeline.views import difficulty_aware_generation, forms
 from pipeline.judging.h2j import disagrees
 from pipeline.judging.judgments import SETUPS
+from pipeline.prompting.difficulty import reasons_made_by
 
 RUN_HELP = ("Start a run above, or run `python -m pipeline aware-judge --dataset dl19 --judge ollama:MODEL --json` "
             "in a shell (add "
@@ -52,8 +53,9 @@ def provenance_line(result: dict) -> str:
     c = result["config"]
     assigner = (result.get("assigner") or {}).get("label")
     reasons = result["reasons"]["how"]
-    source = ("the typology store" if "typology_store" in reasons else f"file {reasons['imported']}"
-              if "imported" in reasons else f"assigned by {assigner}")
+    made_by = reasons_made_by(reasons)
+    source = ("the typology store" if "typology_store" in reasons else f"file {reasons['imported']} (made by "
+              f"{made_by[1].model}, {made_by[1].size_text})" if "imported" in reasons else f"assigned by {assigner}")
     return (f"{result['dataset']} ({result['data_source']}) · judge {result['judge']['label']} with UMBRELA's prompt "
             f"(binary = grade >= 2) · reasons: {source} · cap {c['cap'] or 'none'} pairs per query · H2J top "
             f"{c['quantile']:g} · {len(result['universe'])} queries"

@@ -15,6 +15,7 @@ from core.fields import ZERO_OR_POSITIVE_INT, Field
 from pipeline.aware import paired, retrieve, store
 # the section's Start form offers REASON_SOURCES and lists AWARE_RETRIEVE's jobs
 from pipeline.aware.retrieve_jobs import AWARE_RETRIEVE, REASON_SOURCES  # noqa: F401
+from pipeline.prompting.difficulty import reasons_made_by
 from pipeline.views import difficulty_aware_generation, forms
 
 RUN_HELP = ("No difficulty-aware retrieval result yet: start a run above, or run `python -m pipeline aware-retrieve "
@@ -46,8 +47,10 @@ def model_line(result: dict) -> str:
     """Which model, data file, convention and configuration produced the figures."""
     index = result["index"]["settings"]
     reasons = result["reasons_report"]
+    made_by = reasons_made_by(reasons)
     source = (f"assigned by {result['assigner']['label']} ({result['assigner']['size_text']})" if result["assigner"]
-              else f"imported from {reasons['imported']}" if "imported" in reasons else "the failure typology store")
+              else f"imported from {reasons['imported']} (made by {made_by[1].model}, {made_by[1].size_text})"
+              if "imported" in reasons else "the failure typology store")
     return (f"Rewriter {result['rewriter']['label']} ({result['rewriter']['size_text']}); reasons {source}; "
             f"BM25 k1 {index['k1']:g} b {index['b']:g} over {result['data_source']} "
             f"({result['index']['n_passages']:,} passages); RM3 fb_terms {result['index']['rm3']['fb_terms']}, "

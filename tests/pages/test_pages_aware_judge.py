@@ -33,6 +33,7 @@ def test_view_frames_read_the_stored_labels(cache):
     assert verdicts["comparison"][0] == "hard: aware vs control_sentence"
     assert "regresses toward the mean" in view.primary_note(result)
     assert "Not a finding" in view.not_a_finding(result)
+    assert "reasons: file hand (made by unnamed, unknown size)" in view.provenance_line(result)  # a FILE: unsized
     assert view.prompt_change(result).count("\n+ ") == 1
 
 
