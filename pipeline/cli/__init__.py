@@ -24,9 +24,11 @@ Commands (``python -m pipeline COMMAND --help`` lists each one's options with th
     annotations  human validation of the assigned reasons: CSV import/export, figures
     prefer       difficulty-aware vs baseline answers judged pairwise in both orders
     aware-judge  difficulty-aware judging: H2J and control queries re-judged with a difficulty sentence
-                 and a control sentence, disagreement with NIST compared per query; --list the results
-    aware-retrieve  BM25 on queries rewritten from their H2R failure reason vs a plain rewrite, RM3, the
-                 original (paired tests, Holm, share leaving the bottom quartile); --list the stored results
+                 and a same-length neutral control sentence (primary: aware vs control on hard queries),
+                 disagreement with NIST compared per query; --list the results
+    aware-retrieve  BM25 on queries rewritten from their H2R failure reason vs a same-length neutral control
+                 rewrite (primary), a plain rewrite, RM3, the original (paired tests, Holm, share leaving
+                 the bottom quartile); --list the stored results
     findings     the failure paper's claims checked on the stored studies: paper, measured, verdict
     predict      query-performance predictors against each task's failure (tau, r, AUC, intervals)
     export       a stored study's figures (SVG/PDF/PNG), tables (CSV, booktabs LaTeX), manifest.json

@@ -59,7 +59,8 @@ def reasons_args(p, task: str, assigned_to: str, assigner_default: str) -> None:
                         f"--assigner assigns the typology's {task.upper()} categories to {assigned_to}")
     p.add_argument("--reasons-model", default=None, metavar="LABEL",
                    help="with --reasons typology: the runs of this model (a run's model label; default: the "
-                        "newest run's model)")
+                        "newest run's model); with --reasons FILE: the model that made the file, its size stated "
+                        "with --model-size LABEL=SIZE (a FILE's maker is otherwise of unknown size: no finding)")
     p.add_argument("--assigner", default=None, metavar="SPEC",
                    help=f"the model that assigns the reasons (default: {assigner_default})")
     p.add_argument("--typology", type=cli.existing_file, default=str(STUDY_FILE), metavar="FILE",
@@ -70,8 +71,8 @@ def reasons_args(p, task: str, assigned_to: str, assigner_default: str) -> None:
 
 def check_reasons_args(args) -> None:
     """Refuse the :func:`reasons_args` combinations where a flag would be ignored (exit 2, naming them)."""
-    if args.reasons_model and args.reasons != "typology":
-        raise cli.InputError("--reasons-model picks the typology store's runs of one model: it needs --reasons typology")
+    if args.reasons_model and not args.reasons:
+        raise cli.InputError("--reasons-model names the model behind --reasons typology|FILE: it needs --reasons")
     if args.assigner and args.reasons:
         raise cli.InputError(f"--assigner assigns the reasons here; --reasons {args.reasons} already gives them: "
                              "pass one of the two")
@@ -79,13 +80,15 @@ def check_reasons_args(args) -> None:
 
 class StatedSizes(argparse.Action):
     """``--model-size MODEL=SIZE`` (repeatable) -> ``{model: billions}`` (:func:`pipeline.llm.sizes.stated_size`):
-    a malformed value, or one model stated twice with two sizes, exits 2 naming the flag."""
+    a malformed value, one model stated twice with two sizes, or a size that contradicts the model's published
+    one (:func:`pipeline.llm.sizes.check_stated_size`), exits 2 naming the flag."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from pipeline.llm.sizes import stated_size
+        from pipeline.llm.sizes import check_stated_size, stated_size
 
         try:
             model, value = stated_size(values)
+            check_stated_size(model, value, f"{option_string} {values}")
         except ValueError as exc:
             parser.error(f"argument {option_string}: {exc}")
         sizes = dict(getattr(namespace, self.dest, None) or {})

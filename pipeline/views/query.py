@@ -440,7 +440,7 @@ def aware_judgments(dataset: str, qid: str) -> list[dict]:
 def aware_rewrites(dataset: str, qid: str) -> list[dict]:
     """``[{"result", "file", "rewriter", "not_a_finding", "corpus", "sentence", "arms"}]``: the query in every stored
     difficulty-aware retrieval result (newest first): its reason sentence, and per arm (original, plain rewrite,
-    difficulty-aware rewrite, RM3) the query text BM25 ran and its nDCG@10."""
+    difficulty-aware rewrite, control rewrite, RM3) the query text BM25 ran and its nDCG@10."""
     from pipeline.views import aware_retrieve
 
     out = []
@@ -451,7 +451,8 @@ def aware_rewrites(dataset: str, qid: str) -> list[dict]:
             continue
         row = row.iloc[0]
         texts = {"original": row["original"], "plain_rewrite": row["plain rewrite"],
-                 "aware_rewrite": row["difficulty-aware rewrite"], "rm3": "RM3 terms: " + row["RM3 expansion terms"]}
+                 "aware_rewrite": row["difficulty-aware rewrite"], "control_rewrite": row["control rewrite"],
+                 "rm3": "RM3 terms: " + row["RM3 expansion terms"]}
         arms = pd.DataFrame([{"arm": title, "query BM25 ran": texts[arm],
                               "nDCG@10": row[f"nDCG@10 {title}"]} for arm, title in aware_retrieve.ARM_TITLES.items()])
         out.append({"result": result["id"], "file": str(path), "rewriter": model_text(result["rewriter"]),

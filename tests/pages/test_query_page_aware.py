@@ -39,7 +39,8 @@ def test_the_query_page_shows_a_querys_rewrites_beside_their_ndcg(cache, tmp_pat
     (item,) = view.aware_rewrites("dl20", qid)
     stored = next(r for r in result["queries"] if r["qid"] == qid)
     assert list(item["arms"]["nDCG@10"]) == [stored["ndcg@10"][arm] for arm in ("original", "plain_rewrite",
-                                                                                 "aware_rewrite", "rm3")]
+                                                                                 "aware_rewrite", "control_rewrite",
+                                                                                 "rm3")]
     assert item["arms"]["query BM25 ran"].iloc[2] == HOSTILE_REWRITE and "partial corpus" in item["corpus"]
 
     at = open_query_page(dataset="dl20", qid=qid)
