@@ -166,7 +166,8 @@ def _predictor_heatmap(export: Export, dataset: str, settings: str) -> None:
         export.skip("predictor heatmap", f"prediction {prediction.get('id')} has no rows for {dataset}")
         return
     caption = predictors.caption(prediction, dataset)
-    extra = {"prediction_id": prediction.get("id")}
+    terms = predictors.definitions(prediction, dataset)
+    extra = {"prediction_id": prediction.get("id"), "definitions": terms}
     export.figure(predictors.heatmap_figure(table, predictors.title(prediction, dataset)), "predictor-heatmap",
                   "predictors x targets: Kendall tau oriented easier-positive, * Holm p < 0.05",
                   f"Query-performance predictors against failure. {caption}.", **extra)
@@ -174,6 +175,9 @@ def _predictor_heatmap(export: Export, dataset: str, settings: str) -> None:
                  "intervals, Holm p, Pearson p", f"Query-performance predictors against failure. {caption}. "
                  f"The hard sets: the study's settings ({settings}).", latex_frame=predictors.latex_frame(table),
                  **extra)
+    export.text("predictor-definitions.csv", "the terms of the predictor heatmap and table, defined",
+                pd.DataFrame(list(terms.items()), columns=["term", "definition"]).to_csv(index=False),
+                format="csv", prediction_id=prediction.get("id"))
     for runs in (prediction.get("provenance") or {}).get("runs", {}).values():
         for run in runs:
             export.input_file("run", run.get("path"), name=run.get("name"), prediction_id=prediction.get("id"))

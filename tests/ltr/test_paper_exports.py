@@ -131,6 +131,9 @@ def test_ltr_export_writes_scatter_and_theta_as_svg_and_pdf_and_a_captioned_tabl
         pytest.skip("pdflatex/pdftotext not installed: the .tex files were not compiled")
     compiled = compile_tex(out, "preview.tex")  # every table and figure, as a paper includes them
     assert compiled.overfull(10) == [] and compiled.too_large() == []
+    # issue 40: no table scaled (theta-d-drift was set at 45%) and no type under \footnotesize
+    assert compiled.publishable() == [] and {t["table"] for t in compiled.tables()} >= {
+        "tab:significance", "tab:cost", "tab:theta-d-drift", "tab:findings"}
     assert data not in compiled.text()
     assert not [f for f in out.glob("*.tex") if re.search(r"0\.0{6,}", f.read_text())]  # no p as 0.0000000...
 

@@ -81,9 +81,16 @@ def test_pipeline_export_of_the_planted_study(planted_cache, tmp_path, capsys):
         if kept["pearson_p"] is not None:
             assert float(row["pearson_p"]) == kept["pearson_p"]
     predictors_tex = (out / "predictors.tex").read_text()
-    for part in ("95\\% CI", "p (r)", "higher predictor value predicts an easier query",
-                 "NQC@k = sd@k / \\textbar{}score(D, q)\\textbar{}", "partial index", "50 resamples"):
+    for part in ("95\\% CI", "p (r)", "partial index", "50 resamples", "predictor-definitions.csv"):
         assert part in predictors_tex, part
+    # issue 40: the definitions (AUC's direction, the NQC/WIG/SMV normalisation) left the caption (1,820
+    # characters: the float ran off the page) for their own CSV and the manifest
+    with open(out / "predictor-definitions.csv", newline="") as fh:
+        terms = {r["term"]: r["definition"] for r in csv.DictReader(fh)}
+    assert "higher predictor value predicts an easier query" in terms["auc"]
+    assert terms["normalisation"].startswith("NQC@k = sd@k / |score(D, q)|") and "partial index" in terms["index"]
+    (heat_entry,) = [f for f in manifest["files"] if f["file"] == "predictor-heatmap.tex"]
+    assert heat_entry["definitions"] == terms and "NQC" not in heat_caption and len(heat_entry["caption"]) < 500
 
     # SVG: text kept as text (<text> elements), a one-line title naming dataset and configuration
     svg = ET.parse(out / f"venn-{LABEL}.svg")
@@ -151,6 +158,11 @@ def _every_tex_compiles_on_a4(out: Path, listed: set[str]) -> None:
                     "not compiled")
     compiled = compile_tex(out, "preview.tex")
     assert compiled.overfull(10) == []
+    # issue 40: no float taller than the page (the predictor heatmap's and table's 1,820-character caption
+    # was), no table scaled under 0.85 (structure-stability was set at 50%), no type under \footnotesize
+    assert compiled.publishable() == []
+    tables = {t["table"].split(" (part")[0] for t in compiled.tables()}
+    assert tables == {f"tab:{Path(name).stem}" for name in tex_files if "tabular" in (out / name).read_text()}
     assert compiled.pages() >= len(tex_files)
     assert "¡" not in compiled.text()
     assert not [f for f in out.glob("*.tex") if re.search(r"0\.0{6,}", f.read_text())]  # no p as 0.0000000...
