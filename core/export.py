@@ -70,11 +70,27 @@ LATEX_CHARACTERS = {
 }
 
 
+def without_cache_paths(text: str) -> str:
+    """``text`` with the cache folder's path replaced by words (``/home/x/cache/annotations.sqlite`` ->
+    ``the cache's annotations.sqlite``): a reason or caption names a store by where it lies on this machine,
+    which means nothing in a paper (issue 40: findings.tex's typology reason did). Every exported text file
+    and every escaped LaTeX text goes through it."""
+    if "/" not in text and "\\" not in text:
+        return text
+    from core.paths import cache_dir
+
+    for root in sorted({str(cache_dir()), str(cache_dir().resolve())}, key=len, reverse=True):
+        text = re.sub(re.escape(root) + r"[/\\]([^\s),;\]]+)", lambda m: f"the cache's {m.group(1)}", text)
+        text = text.replace(root, "the cache")
+    return text
+
+
 def latex_text(value) -> str:
     """``value`` as LaTeX text: the one escaping function of every exported ``.tex`` (tables, captions,
-    notes) and of ``ltr report --latex``; see :data:`LATEX_CHARACTERS`."""
+    notes) and of ``ltr report --latex``; see :data:`LATEX_CHARACTERS` (cache paths in words first:
+    :func:`without_cache_paths`)."""
     out = []
-    for char in str(value):
+    for char in without_cache_paths(str(value)):
         if char in LATEX_CHARACTERS:
             out.append(LATEX_CHARACTERS[char])
         elif ord(char) > 0xFF:
@@ -419,7 +435,7 @@ class Export:
     def _add(self, name: str, what: str, data: bytes | str, **extra) -> Path:
         path = self.folder / name
         if isinstance(data, str):
-            atomic_write_text(path, data)
+            atomic_write_text(path, without_cache_paths(data))
         else:
             atomic_write(path, lambda tmp: tmp.write_bytes(data))
         self.files.append({"file": name, "what": what, **extra})
