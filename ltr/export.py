@@ -15,7 +15,8 @@ For the configuration the significance table compares (:func:`ltr.report.select_
 
 Every figure's title is one short line (data by its display name, ranker); its caption (``<stem>.tex``, the
 manifest, the files' metadata) names data, ranker, losses and the configuration (epochs, learning rate,
-seed...). The manifest gives the sha256 of every LETOR file the runs read.
+seed...). The manifest gives the sha256 of every LETOR file the runs read (and of the user's own file when the
+data is one file split by query).
 """
 from __future__ import annotations
 
@@ -51,15 +52,20 @@ def configuration_caption(table: pd.DataFrame, runs: pd.DataFrame) -> str:
 
 def letor_inputs(export: Export, data: str, folds) -> None:
     """Record the LETOR files of ``folds`` (train, vali, test) with their sha256 (none when the data can no
-    longer be resolved: the manifest says why)."""
+    longer be resolved: the manifest says why); for one file split by query (``FILE.txt:folds=3``), the
+    user's file too, not only the fold files derived from it in the cache."""
     from core.errors import DatasetError
+    from ltr.data.crossval import parse_file_split
     from ltr.data.datasets import SPLITS, resolve_dataset
 
     try:
+        split = parse_file_split(data)
         _, folder = resolve_dataset(data)
     except DatasetError as exc:
         export.skip("LETOR input digests", str(exc))
         return
+    if split is not None:
+        export.input_file("letor source", split.path, folds=split.folds, seed=split.seed)
     for fold in folds:
         for split in SPLITS:
             export.input_file("letor", Path(folder) / f"Fold{int(fold)}" / f"{split}.txt", fold=int(fold),

@@ -77,6 +77,8 @@ def study_inputs(export: Export, study: StudyResult) -> None:
                            ("passages", spec.passages_file)):
             if (Path(study.data_folder) / name).exists():
                 export.input_file(role, Path(study.data_folder) / name)
+    for role, path in collection_files(study.source).items():  # a custom collection (--qrels FILE ...)
+        export.input_file(role, path)
     for name, retriever in study.retrievers.items():
         if retriever.info.get("path"):
             export.input_file("run", retriever.info["path"], name=name)
@@ -89,6 +91,57 @@ def study_inputs(export: Export, study: StudyResult) -> None:
             match = _IMPORTED_FROM.search(str(judge.info.get("source") or ""))
             if match:
                 export.input_file("judgments", match.group(1), name=name, setup=setup)
+
+
+# how a study records a custom collection's files (pipeline.study.config.load_collection's source)
+_COLLECTION_FILE = re.compile(r"(qrels|topics|passages)=(.+?)(?=, (?:topics|passages)=|$)")
+
+
+def collection_files(source: str) -> dict[str, str]:
+    """``{"qrels": path, "topics": path, "passages": path}`` of a custom collection's study (its source
+    ``files qrels=A, topics=B, passages=C``); empty for a registry dataset."""
+    if not str(source or "").startswith("files "):
+        return {}
+    return {m.group(1): m.group(2) for m in _COLLECTION_FILE.finditer(source[len("files "):])}
+
+
+def finding_inputs(export: Export, found) -> None:
+    """Record the stores and result files the findings read (the annotation store behind the validation
+    table, the preference results behind the preference table, ...) with their sha256; a preference result
+    with its models' sizes (:func:`size_record`)."""
+    import json
+
+    for finding in found:
+        for rest in finding.rests_on:
+            path = rest.get("path") or rest.get("store")
+            if not path or not Path(path).is_file():
+                continue
+            extra = {"finding": finding.name}
+            if rest.get("kind") == "preference":
+                result = json.loads(Path(path).read_text(encoding="utf-8"))
+                made = [("judge", result.get("judge") or {}),
+                        *((f"{side} generator", p or {}) for side, p in (result.get("generators") or {}).items())]
+                extra["models"] = [{"role": role, "label": p.get("label"), "backend": p.get("backend"),
+                                    "model": p.get("model"), "digest": p.get("digest") or "", **size_record(p)}
+                                   for role, p in made]
+            export.input_file(rest.get("kind") or "finding input", path, **extra)
+
+
+def size_record(provenance: dict) -> dict:
+    """A model's size in billions of parameters and where it comes from (what reported it, or the user's
+    statement: :mod:`pipeline.llm.sizes`); an unknown size says so."""
+    size = provenance.get("parameters_b")
+    return {"parameters_b": size, "size_source": provenance.get("size_source") or (
+        "unknown: nothing reported it and no --model-size was stated" if size is None else "not recorded")}
+
+
+def sized_models(study: StudyResult) -> list[dict]:
+    """The study's models (:func:`pipeline.findings.scope.model_record`) with their sizes (:func:`size_record`)."""
+    from pipeline.findings.scope import model_record
+
+    made = [("generator", name, g.provenance) for name, g in study.generators.items()]
+    made += [(f"judge ({setup})", name, j.provenance) for name, per in study.judges.items() for setup, j in per.items()]
+    return [{**model_record(role, name, provenance), **size_record(provenance)} for role, name, provenance in made]
 
 
 def regions_table(analysis: dict) -> pd.DataFrame:
@@ -197,7 +250,7 @@ def export_study(dataset: str, study_id: str | None, out: str | Path, *, data_fo
     export = Export(out, {"what": "failure study export", "dataset": study.dataset, "study_id": study.id,
                           "study_time": study.time, "data_folder": study.data_folder,
                           "configurations": record["configurations"], "retrievers": record["retrievers"],
-                          "models": record["models"], "quantile": study.quantile,
+                          "models": sized_models(study), "quantile": study.quantile,
                           "query_cap": (study.configuration or {}).get("max_queries"),
                           "n_queries": len(study.queries), "query_cap_text": query_cap(study),
                           "universe_rule": study.universe_rule,
@@ -224,6 +277,7 @@ def export_study(dataset: str, study_id: str | None, out: str | Path, *, data_fo
     export.table(pd.DataFrame(stability_rows), "stability", "every configuration's pairwise overlaps (as stored)",
                  f"Overlap structure across configurations. {settings}.")
     found = {f.name: f for f in check_findings(study.dataset, study_id=study.id)}
+    finding_inputs(export, found.values())
     export.table(findings_table(list(found.values())), "findings", "the paper's claims checked on this study",
                  f"The failure paper's claims against this study. {settings}.",
                  latex_frame=findings_table(list(found.values()), LATEX_REASON_CHARS),

@@ -162,3 +162,22 @@ def test_ltr_findings_of_an_unknown_experiment_is_bad_input(trained, capsys):
 
     assert cli.main(["findings", "--experiment", "nope", "--store", str(trained[1])]) == cli.EXIT_BAD_INPUT
     assert "no completed runs in experiment 'nope'" in capsys.readouterr().err
+
+
+def test_the_manifest_hashes_the_users_own_letor_file_not_only_its_folds(tmp_path):
+    """Issue 40: for ``FILE.txt:folds=3`` only the fold files derived in the cache were hashed, so the
+    manifest could not say which file of the user's the runs read."""
+    from core.export import Export
+    from ltr.data.synthetic import write_synthetic
+    from ltr.export import letor_inputs
+
+    folder = tmp_path / "generated"
+    write_synthetic("synthetic-mq2008", folder, seed=1, n_queries=30)
+    mine = tmp_path / "my-letor.txt"
+    mine.write_bytes(b"".join((folder / "Fold1" / f"{s}.txt").read_bytes() for s in ("train", "vali", "test")))
+    export = Export(tmp_path / "out", {})
+    letor_inputs(export, f"{mine}:folds=3", [1, 2])
+    (source,) = [i for i in export.inputs if i["role"] == "letor source"]
+    assert source["path"] == str(mine.resolve()) and (source["folds"], source["seed"]) == (3, 0)
+    assert source["sha256"] == hashlib.sha256(mine.read_bytes()).hexdigest()
+    assert len([i for i in export.inputs if i["role"] == "letor"]) == 6  # the derived fold files, as before
