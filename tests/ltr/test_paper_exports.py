@@ -81,6 +81,30 @@ def test_ltr_findings_read_the_report_and_the_drift_diagnostic(trained, capsys):
     assert highest.rests_on[0]["run_ids"] == sorted(runs["run_id"].tolist() + store_ids(store_path, "approxndcg"))
 
 
+def test_ltr_findings_text_fits_100_columns_and_verbose_holds_every_reason(trained, capsys):
+    """Issue 40: the text output was one line of 1,000+ characters per part. Now a line per finding (verdict,
+    n, reason cut) and per part (verdict, n, test), none over 100 columns; --verbose wraps everything whole."""
+    from ltr import cli
+
+    _, store_path = trained
+    argv = ["findings", "--experiment", EXPERIMENT, "--store", str(store_path)]
+    printed = _cli_json(capsys, [*argv, "--json"])["findings"]
+    assert cli.main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines)) <= 100
+    parts = sum(len(f["parts"]) for f in printed.values())
+    # the experiment line, one per finding and per part, the cost ranking and its convention, the hint
+    assert len(lines) == 1 + len(printed) + parts + 2 + 1
+    assert any(line.startswith("learndcg_highest: inconclusive (n = ") for line in lines)
+    assert cli.main([*argv, "--verbose"]) == 0
+    verbose = capsys.readouterr().out
+    assert max(map(len, verbose.splitlines())) <= 100
+    joined = "".join(verbose.split())
+    for finding in printed.values():
+        assert "".join(finding["reason"].split()) in joined
+        assert all("".join(p["reason"].split()) in joined for p in finding["parts"])
+
+
 def store_ids(store_path, loss):
     from ltr.store import RunStore
 
