@@ -256,11 +256,11 @@ def _plain_cell(value, column: str, digits: int) -> str:
     return format_number(value) if _missing(value) or isinstance(value, bool) else str(value)
 
 
-def _layouts(columns: list[_Column]) -> list[tuple[bool, list[tuple[list[int], list[int]]]]]:
+def _layouts(columns: list[_Column], keys: int = 1) -> list[tuple[bool, list[tuple[list[int], list[int]]]]]:
     """The ways to set the table, each ``(sideways, parts)`` with each part as (column indices, widths in
     characters): on a portrait line (its text columns wrapped), else sideways (a ``sidewaystable``: the text
     height as its line), else its columns split into parts that each fit a portrait or a sideways line, the
-    first column (what names a row) in every part (both offered: :func:`booktabs` takes the one that fills fewer
+    first ``keys`` columns (what names a row) in every part (both offered: :func:`booktabs` takes the one that fills fewer
     pages)."""
     every = list(range(len(columns)))
     for sideways, chars in ((False, LINE_CHARS), (True, PAGE_CHARS)):
@@ -269,19 +269,20 @@ def _layouts(columns: list[_Column]) -> list[tuple[bool, list[tuple[list[int], l
             return [(sideways, [(every, widths)])]
     out = []
     for sideways, chars in ((False, LINE_CHARS), (True, PAGE_CHARS)):
-        parts, group = [], [0]
-        for i in every[1:]:
+        key = every[:keys]
+        parts, group = [], list(key)
+        for i in every[keys:]:
             if _widths([columns[j] for j in (*group, i)], chars) is None:
-                if len(group) == 1:
-                    break  # this column does not fit beside the first on this line
+                if len(group) == len(key):
+                    break  # this column does not fit beside the keys on this line
                 parts.append(group)
-                group = [0, i]
+                group = [*key, i]
             else:
                 group.append(i)
         else:
             out.append((sideways, [(g, _widths([columns[j] for j in g], chars)) for g in [*parts, group]]))
     if not out:
-        raise ValueError(f"a column of {[c.name for c in columns]} is wider than a sideways A4 page beside the first")
+        raise ValueError(f"a column of {[c.name for c in columns]} is wider than a sideways A4 page beside the keys")
     return out
 
 
@@ -310,18 +311,19 @@ def _spec(column: _Column, width: int) -> str:
 BOX = r"\ifdefined\exporttablebox\else\newsavebox\exporttablebox\fi"
 
 
-def booktabs(frame, caption: str, label: str = "", digits: int = 3, notes: Sequence[str] = ()) -> str:
+def booktabs(frame, caption: str, label: str = "", digits: int = 3, notes: Sequence[str] = (), keys: int = 1) -> str:
     """``frame`` as booktabs tables that fit an A4 page in ``\\footnotesize``, never scaled: text columns with
     long cells wrap (ragged-right ``p{}`` columns sharing what the other columns leave of the line); a table
     still wider than the text width is set sideways (``sidewaystable``, the text height as its line), and
-    one wider than that has its columns split into parts, the first column in each (on portrait or sideways
+    one wider than that has its columns split into parts, the first ``keys`` columns (what names a row) in
+    each (on portrait or sideways
     lines, whichever takes fewer pages); rows that would run
     off the page continue in a further float (the same table number, "(continued)"). Every cell, the
     caption and the ``notes`` (lines under the table: what a mark means, where the full text is) through
     :func:`latex_cell`/:func:`latex_text`; floats to ``digits`` places, p-values as ``< 0.001`` or two
     significant digits. Needs :data:`LATEX_PACKAGES` (``array``, ``booktabs``, ``graphicx``, ``rotating``)."""
     columns = _columns(frame, digits)
-    layouts = [(False, [([], [])])] if not columns else _layouts(columns)
+    layouts = [(False, [([], [])])] if not columns else _layouts(columns, keys)
     sideways, pieces, _ = min((_pieces(columns, parts, sideways, caption, notes) for sideways, parts in layouts),
                               key=lambda layout: (layout[2], len(layout[1])))
     environment = "sidewaystable" if sideways else "table"
@@ -460,12 +462,13 @@ class Export:
         return paths
 
     def table(self, frame, stem: str, what: str, caption: str, notes: Sequence[str] = (), latex_frame=None,
-              **extra) -> list[Path]:
+              keys: int = 1, **extra) -> list[Path]:
         """Write ``frame`` as ``stem.csv`` and the booktabs ``stem.tex`` (caption = configuration; ``notes``:
-        lines under the table; ``latex_frame``: the columns a paper prints, when they differ from the CSV's)."""
+        lines under the table; ``latex_frame``: the columns a paper prints, when they differ from the CSV's;
+        ``keys``: the leading columns that name a row, repeated in each part of a table split by columns)."""
         shown = frame if latex_frame is None else latex_frame
         paths = [self._add(f"{stem}.csv", what, frame.to_csv(index=False), format="csv", **extra),
-                 self._add(f"{stem}.tex", what, booktabs(shown, caption, label=f"tab:{stem}", notes=notes),
+                 self._add(f"{stem}.tex", what, booktabs(shown, caption, label=f"tab:{stem}", notes=notes, keys=keys),
                            format="latex", caption=caption, label=f"tab:{stem}", **extra)]
         self.latex.append(f"{stem}.tex")
         return paths

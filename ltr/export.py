@@ -172,6 +172,15 @@ def theta_final_figure(diagnostic: pd.DataFrame, runs: pd.DataFrame, title: str)
     return fig
 
 
+def drift_for_latex(diagnostic: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """The drift diagnostic as a paper prints it: each row named by its fold, its seed (when the runs hold
+    several) and parameter, which a table split by columns repeats in every part; the run ids stay in the CSV."""
+    shown = diagnostic.drop(columns="run_id")
+    if "seed" in runs and runs["seed"].nunique() > 1:
+        shown.insert(1, "seed", diagnostic["run_id"].map(runs.set_index("run_id")["seed"]).astype(int))
+    return shown
+
+
 def significance_for_latex(table: pd.DataFrame) -> pd.DataFrame:
     from ltr.report import display_table
 
@@ -234,8 +243,10 @@ def export_comparison(store: RunStore, data: str, model: str, experiment: str, o
                       "theta-d-final", "final θ_d against the steps trained, one point per run",
                       f"Final θ_d against the steps trained, one point per run (fold, and seed where there are "
                       f"several). {caption}.")
+        shown = drift_for_latex(diagnostic, learndcg)
         export.table(diagnostic, "theta-d-drift", "the drift diagnostic of LearnDCG's θ per run",
-                     f"Drift diagnostic of LearnDCG's parameters (of_reference: share of pure drift used). {caption}.")
+                     f"Drift diagnostic of LearnDCG's parameters (of_reference: share of pure drift used; run ids: "
+                     f"theta-d-drift.csv). {caption}.", latex_frame=shown, keys=list(shown.columns).index("parameter") + 1)
     export.table(table, "significance", "the significance table: means, differences, p and Holm p, flags",
                  f"{table_caption(table)}. Runs: {caption}.", latex_frame=significance_for_latex(table),
                  notes=[MARK_NOTES])

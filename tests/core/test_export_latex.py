@@ -129,3 +129,12 @@ def test_the_checks_see_a_scaled_table_and_small_type(tmp_path):
     assert compiled.scaled_under() == [table] and compiled.type_under() == [table]
     assert [p.split(":")[0] for p in compiled.publishable()] == [f"scaled to {table['scale']:.2f}", f"type "
                                                                  f"{8 * table['scale']:.1f} pt"]
+
+
+def test_a_table_split_by_columns_repeats_the_columns_that_name_a_row():
+    """The LearnDCG drift table names a row by fold, seed and parameter: a part without them is unreadable."""
+    frame = _numbers(30).assign(parameter="theta_d")
+    frame = frame[["configuration", "parameter", *[c for c in frame.columns if c.startswith("measure")]]]
+    tex = booktabs(frame, "Split", keys=2)
+    parts = tex.count(r"\begin{tabular}")
+    assert parts >= 2 and tex.count(r"row 0 & theta\_d &") == parts
