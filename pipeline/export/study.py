@@ -288,7 +288,8 @@ def export_study(dataset: str, study_id: str | None, out: str | Path, *, data_fo
         export.skip("structure-stability table", found["structure_stable"].reason)
     else:
         export.table(stability, "structure-stability", "configurations differing in one component: share changes, "
-                     "Kendall tau, RBO", f"Stability across systems (Kendall tau-b, RBO p = 0.9). {settings}.")
+                     "Kendall tau, RBO", f"Stability across systems (Kendall tau-b, RBO p = 0.9). {settings}.",
+                     keys=3)  # a row is the pair of configurations: what differs, the first and the second
     validation = _measured_parts(found["typology_agreement"], ("n_decisions", "accuracy", "precision", "recall",
                                                                 "exact_agreement"))
     if validation.empty:
