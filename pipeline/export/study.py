@@ -227,7 +227,7 @@ def _predictor_heatmap(export: Export, dataset: str, settings: str) -> None:
     export.table(table, "predictors", "each predictor against each target: tau, r and AUC with bootstrap "
                  "intervals, Holm p, Pearson p", f"Query-performance predictors against failure. {caption}. "
                  f"The hard sets: the study's settings ({settings}).", latex_frame=predictors.latex_frame(table),
-                 **extra)
+                 keys=2, **extra)  # a row is a predictor against a target
     export.text("predictor-definitions.csv", "the terms of the predictor heatmap and table, defined",
                 pd.DataFrame(list(terms.items()), columns=["term", "definition"]).to_csv(index=False),
                 format="csv", prediction_id=prediction.get("id"))
