@@ -110,8 +110,8 @@ def title(prediction: dict, scope: str) -> str:
 def caption(prediction: dict, scope: str) -> str:
     """What the figure and table show and what made them, short enough for a float (issue 40: the full
     definitions made an 1,820-character caption that ran off the page): settings, τ's sign and mark, the
-    intervals, the index; the definitions are in :func:`definitions` (``predictor-definitions.csv``, the
-    manifest)."""
+    intervals, the index and a pool-built one's caveat; the definitions are in :func:`definitions`
+    (``predictor-definitions.csv``, the manifest)."""
     settings = prediction.get("settings") or {}
     parts = [f"{scope.upper()}: query-performance predictors against each task's per-query target "
              f"(prediction {prediction.get('id')})"]
@@ -124,6 +124,8 @@ def caption(prediction: dict, scope: str) -> str:
         parts.append(f"{int(round(100 * boot.get('confidence', 0.95)))}% {boot.get('method', 'percentile')} "
                      f"bootstrap, {boot.get('n_boot')} resamples, seed {boot.get('seed')}")
     parts.append("partial index" if _partial_index(prediction, scope) else "full-corpus index")
+    if prediction.get("pool"):  # a caveat on what the figures mean, not a definition: stated with them
+        parts.append(prediction.get("pool_note") or "pool-built index statistics")
     parts.append("definitions: predictor-definitions.csv")
     return "; ".join(parts)
 
