@@ -15,7 +15,8 @@ For the configuration the significance table compares (:func:`ltr.report.select_
 
 Every figure's title is one short line (data by its display name, ranker); its caption (``<stem>.tex``, the
 manifest, the files' metadata) names data, ranker, losses and the configuration (epochs, learning rate,
-seed...). The manifest gives the sha256 of every LETOR file the runs read.
+seed...). The manifest gives the sha256 of every LETOR file the runs read (and of the user's own file when the
+data is one file split by query).
 """
 from __future__ import annotations
 
@@ -51,15 +52,20 @@ def configuration_caption(table: pd.DataFrame, runs: pd.DataFrame) -> str:
 
 def letor_inputs(export: Export, data: str, folds) -> None:
     """Record the LETOR files of ``folds`` (train, vali, test) with their sha256 (none when the data can no
-    longer be resolved: the manifest says why)."""
+    longer be resolved: the manifest says why); for one file split by query (``FILE.txt:folds=3``), the
+    user's file too, not only the fold files derived from it in the cache."""
     from core.errors import DatasetError
+    from ltr.data.crossval import parse_file_split
     from ltr.data.datasets import SPLITS, resolve_dataset
 
     try:
+        split = parse_file_split(data)
         _, folder = resolve_dataset(data)
     except DatasetError as exc:
         export.skip("LETOR input digests", str(exc))
         return
+    if split is not None:
+        export.input_file("letor source", split.path, folds=split.folds, seed=split.seed)
     for fold in folds:
         for split in SPLITS:
             export.input_file("letor", Path(folder) / f"Fold{int(fold)}" / f"{split}.txt", fold=int(fold),
@@ -166,6 +172,15 @@ def theta_final_figure(diagnostic: pd.DataFrame, runs: pd.DataFrame, title: str)
     return fig
 
 
+def drift_for_latex(diagnostic: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """The drift diagnostic as a paper prints it: each row named by its fold, its seed (when the runs hold
+    several) and parameter, which a table split by columns repeats in every part; the run ids stay in the CSV."""
+    shown = diagnostic.drop(columns="run_id")
+    if "seed" in runs and runs["seed"].nunique() > 1:
+        shown.insert(1, "seed", diagnostic["run_id"].map(runs.set_index("run_id")["seed"]).astype(int))
+    return shown
+
+
 def significance_for_latex(table: pd.DataFrame) -> pd.DataFrame:
     from ltr.report import display_table
 
@@ -228,8 +243,10 @@ def export_comparison(store: RunStore, data: str, model: str, experiment: str, o
                       "theta-d-final", "final θ_d against the steps trained, one point per run",
                       f"Final θ_d against the steps trained, one point per run (fold, and seed where there are "
                       f"several). {caption}.")
+        shown = drift_for_latex(diagnostic, learndcg)
         export.table(diagnostic, "theta-d-drift", "the drift diagnostic of LearnDCG's θ per run",
-                     f"Drift diagnostic of LearnDCG's parameters (of_reference: share of pure drift used). {caption}.")
+                     f"Drift diagnostic of LearnDCG's parameters (of_reference: share of pure drift used; run ids: "
+                     f"theta-d-drift.csv). {caption}.", latex_frame=shown, keys=list(shown.columns).index("parameter") + 1)
     export.table(table, "significance", "the significance table: means, differences, p and Holm p, flags",
                  f"{table_caption(table)}. Runs: {caption}.", latex_frame=significance_for_latex(table),
                  notes=[MARK_NOTES])

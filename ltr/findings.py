@@ -466,22 +466,24 @@ def n_text(finding: Finding) -> str:
     return (f"{low}" if low == high else f"{low}–{high}") + f" {counts[0][1]}".rstrip()
 
 
-def text_lines(result: dict) -> list[str]:
-    lines = [f"experiment {result['experiment']}; test: {result['test']}"]
-    finding: Finding
-    for finding in result["findings"].values():
-        lines.append(f"{finding.name}: {finding.verdict} (n = {n_text(finding)}) — {finding.reason}")
-        lines.append(f"  paper: {finding.paper}")
-        lines.append(f"  rule: {rule_text(finding.rule)}")
-        lines += [f"  [{p.verdict}] {p.scope}: {p.reason}" for p in finding.parts]
+def text_lines(result: dict, verbose: bool = False) -> list[str]:
+    """``ltr findings``' text, within 100 columns (:func:`core.findings.finding_lines`): per finding its
+    verdict, n and reason on a line, then a line per part; ``verbose``: every reason, rule and headline whole."""
+    from core.findings import MORE_TEXT, finding_lines, one_line, wrapped
     from ltr.cost import MINUTES_CONVENTION
 
+    as_lines = (lambda text, indent="": wrapped(text, indent)) if verbose else (
+        lambda text, indent="": [one_line(indent + text)])
+    lines = as_lines(f"experiment {result['experiment']}; test: {result['test']}")
+    finding: Finding
+    for finding in result["findings"].values():
+        lines += finding_lines(finding, verbose, n=n_text(finding))
     for scope, ranking in result["cost_ranking"].items():
-        lines.append(f"cost ranking {scope} (mean minutes over folds × seeds, cheapest first): "
-                     + ", ".join(f"{r['loss']} {r['minutes_mean']:.2f}" + (
-                         f" (incl. its share of {r['pretrain_once_minutes']:.2f} min one-time pre-training shared by "
-                         f"{r['pretrain_shared_by']} runs)" if "pretrain_once_minutes" in r else "")
-                                 for r in ranking))
+        lines += as_lines(f"cost ranking {scope} (mean minutes over folds × seeds, cheapest first): "
+                          + ", ".join(f"{r['loss']} {r['minutes_mean']:.2f}" + (
+                              f" (incl. its share of {r['pretrain_once_minutes']:.2f} min one-time pre-training "
+                              f"shared by {r['pretrain_shared_by']} runs)" if "pretrain_once_minutes" in r else "")
+                                      for r in ranking))
     if result["cost_ranking"]:
-        lines.append(f"  cost convention: {MINUTES_CONVENTION}")
-    return lines
+        lines += as_lines(f"cost convention: {MINUTES_CONVENTION}", "  ")
+    return lines if verbose else [*lines, MORE_TEXT]
