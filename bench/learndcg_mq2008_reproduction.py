@@ -142,7 +142,8 @@ def report_experiment(store_path: Path, experiment: str, export_root: Path) -> d
     """Significance table per ranker (Holm), the findings and the export of one experiment."""
     from ltr.export import export_comparison
     from ltr.findings import as_json, check_findings
-    from ltr.report import ReportError, significance_table
+    from ltr.report.paired import significance_table
+    from ltr.report.runs import ReportError
     from ltr.store import RunStore
 
     out = {"tables": {}, "exports": {}}

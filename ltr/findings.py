@@ -1,14 +1,14 @@
 """The LearnDCG paper's claims checked on one experiment of the run store (``python -m ltr findings``).
 
 Per (data set, ranker) of the experiment, the runs of the report's configuration
-(:func:`ltr.report.select_configuration`: runs whose result-defining settings differ only in their seed are one;
+(:func:`ltr.report.runs.select_configuration`: runs whose result-defining settings differ only in their seed are one;
 default: the configuration with the most runs), with the tree baselines (LambdaMART) on its folds and seeds.
 Every figure is a mean over seeds, and each claim is graded by its evidence, with the rule the claims file
 (``paper_claims.json``) states beside it:
 
 - ``learndcg_highest``: per NDCG@k, LearnDCG's mean over folds x seeds the highest and significantly above
   every baseline (the tree baselines included): :data:`TEST`, the report's one seed-averaged paired test
-  (:func:`ltr.report.paired_table`, via :func:`comparison_table`), its n (paired test queries), the Holm
+  (:func:`ltr.report.paired.paired_table`, via :func:`comparison_table`), its n (paired test queries), the Holm
   p-values and the magnitude in NDCG points beside the paper's; inconclusive below the rule's minimum n;
 - ``theta_d_fold_specific``: θ_d and b_d = 1 + softplus(θ_d) per fold and seed; fold-specific only if every
   run settled (drift against learning, :func:`ltr.drift.drift_diagnostic`), the folds' range exceeds the
@@ -34,12 +34,13 @@ import pandas as pd
 
 from core.findings import FAILS, HOLDS, INCONCLUSIVE, UNMEASURABLE, Finding, Part, from_claim
 from ltr.ndcg_conventions import NDCG_CUTOFFS
-from ltr.report import ALPHA, paired_table, select_configuration, variant_loss
+from ltr.report.paired import ALPHA, paired_table
+from ltr.report.runs import select_configuration, variant_loss
 from ltr.store import RunStore
 
 CANDIDATE, NEURALLOSS = "learndcg", "neuralloss"
 TEST = ("two-sided paired t-test over the pooled test queries of all folds, on per-query NDCG@k averaged over "
-        "seeds (the query is the paired unit; ltr.report.paired_t_test, equal to scipy.stats.ttest_rel), "
+        "seeds (the query is the paired unit; ltr.report.paired.paired_t_test, equal to scipy.stats.ttest_rel), "
         "Holm-corrected across the baselines at each k, alpha = 0.05")
 CLAIMS_FILE = Path(__file__).with_name("paper_claims.json")
 # The Training page stores its runs without an experiment name (RunConfig.experiment None), while Findings
@@ -86,8 +87,8 @@ def experiment_runs(store: RunStore, experiment: str) -> pd.DataFrame:
 
 def experiment_pairs(store: RunStore, experiment: str) -> list[tuple[str, str]]:
     """``(data, model)`` with completed runs in ``experiment``; a tree ranker (LambdaMART) only where no neural
-    ranker ran on that data (it is a baseline of theirs otherwise: :func:`ltr.report.reported_models`)."""
-    from ltr.report import reported_models
+    ranker ran on that data (it is a baseline of theirs otherwise: :func:`ltr.report.runs.reported_models`)."""
+    from ltr.report.runs import reported_models
 
     runs = experiment_runs(store, experiment)
     if runs.empty:
@@ -97,7 +98,7 @@ def experiment_pairs(store: RunStore, experiment: str) -> list[tuple[str, str]]:
 
 def comparison_runs(store: RunStore, data: str, model: str, experiment: str) -> pd.DataFrame:
     """Completed runs of ``data``/``model`` in ``experiment`` with minutes, ``configuration`` and ``variant``
-    (:func:`ltr.cost.completed_runs`, so the tree baselines of :func:`ltr.report.tree_baselines` too)."""
+    (:func:`ltr.cost.completed_runs`, so the tree baselines of :func:`ltr.report.runs.tree_baselines` too)."""
     from ltr.cost import completed_runs
 
     return _in_experiment(completed_runs(store, data, model, None if experiment == NO_EXPERIMENT else experiment),
@@ -106,9 +107,9 @@ def comparison_runs(store: RunStore, data: str, model: str, experiment: str) -> 
 
 def comparison_table(store: RunStore, data: str, model: str, runs: pd.DataFrame,
                      ks=NDCG_CUTOFFS) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    """``(table, runs, other configurations)``: the report's configuration (:func:`ltr.report.select_configuration`:
+    """``(table, runs, other configurations)``: the report's configuration (:func:`ltr.report.runs.select_configuration`:
     the one with the most runs; runs differing only in seed are one, tree baselines on its folds and seeds
-    included) and its seed-averaged paired test (:func:`ltr.report.paired_table`), Holm across the baselines,
+    included) and its seed-averaged paired test (:func:`ltr.report.paired.paired_table`), Holm across the baselines,
     LearnDCG's row the candidate (:func:`candidate_variant`; none: ``attrs["no_candidate"]`` says why)."""
     chosen, configuration, others = select_configuration(runs, None)
     candidate, why = candidate_variant(chosen["variant"])
@@ -134,7 +135,7 @@ def candidate_variant(variants) -> tuple[str | None, str]:
 
 def _n_pairs(rows: pd.DataFrame, baselines: list[str], k: int) -> int:
     """The paired test queries behind the tests at k (the smallest over the baselines); a table from
-    :func:`ltr.report.significance_table` (no ``pairs@k``) counts the queries of the loss with fewest."""
+    :func:`ltr.report.paired.significance_table` (no ``pairs@k``) counts the queries of the loss with fewest."""
     if f"pairs@{k}" in rows:
         return int(min(rows.loc[b, f"pairs@{k}"] for b in baselines))
     return int(rows["queries"].min())
@@ -193,7 +194,7 @@ def _detectable_points(rows: pd.DataFrame, baseline: str, k: int, alpha: float, 
     """The lead (NDCG points) the paired test would detect with 80% power at ``alpha`` (two-sided, normal
     approximation, before Holm): (z_{1-alpha/2} + z_power) x SD of the per-query differences / sqrt(n). Beside
     a non-significant difference it says whether the test could have seen the paper's lead; None where the
-    table has no per-query SD (a :func:`ltr.report.significance_table`)."""
+    table has no per-query SD (a :func:`ltr.report.paired.significance_table`)."""
     from scipy.special import ndtri
 
     if f"sd_diff@{k}" not in rows or f"pairs@{k}" not in rows or not rows.loc[baseline, f"pairs@{k}"] > 1:
@@ -405,7 +406,7 @@ def _run_record(experiment: str, data: str, model: str, configuration: str, runs
 def check_findings(store: RunStore, experiment: str) -> dict:
     """``{"experiment", "test", "findings": {name: Finding}, "cost_ranking": {"data / model": [...]}}``."""
     from ltr.data.datasets import display_name
-    from ltr.report import ReportError
+    from ltr.report.runs import ReportError
 
     pairs = experiment_pairs(store, experiment)
     if not pairs:

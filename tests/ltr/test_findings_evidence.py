@@ -202,10 +202,10 @@ def test_learndcg_highest_below_the_minimum_n_is_inconclusive(tmp_path):
 
 @pytest.mark.parametrize("seeds", [(0,), (0, 1)])
 def test_the_findings_test_is_the_reports(tmp_path, seeds):
-    """One seed-averaged paired test: the findings' evidence is :func:`ltr.report.significance_table`'s (the
+    """One seed-averaged paired test: the findings' evidence is :func:`ltr.report.paired.significance_table`'s (the
     findings had a copy of their own before)."""
     from ltr.findings import check_findings
-    from ltr.report import significance_table
+    from ltr.report.paired import significance_table
 
     store, _ = _ranking_store(tmp_path / "runs.sqlite", queries_per_fold=30, seeds=seeds)
     with store:
