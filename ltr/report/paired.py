@@ -64,16 +64,26 @@ def significance_table(store: RunStore, data: str, model: str, *, candidate: str
     if candidate not in LOSS_NAMES:  # a typo would otherwise give a table with no test at all
         raise ReportError(f"unknown candidate loss {candidate!r}; choose from {', '.join(LOSS_NAMES)}")
     data = canonical_data(data)
+    runs, configuration, others = configuration_runs(store, data, model, experiment=experiment, seed=seed,
+                                                     configuration=configuration, losses=losses)
+    return paired_table(store, runs, data=data, model=model, candidate=named_candidate(runs, candidate),
+                        configuration=configuration, others=others, ks=ks, holm=holm, alpha=alpha,
+                        exclude_no_relevant=exclude_no_relevant, losses=losses)
+
+
+def configuration_runs(store: RunStore, data: str, model: str, *, experiment: str | None = None,
+                       seed: int | None = None, configuration: str | None = None,
+                       losses: Sequence[str] | None = None) -> tuple[pd.DataFrame, str, list[str]]:
+    """``(runs, configuration, other configurations)``: the runs :func:`significance_table` compares (one
+    configuration's, :func:`ltr.report.runs.select_configuration`; ``losses`` keeps those losses or variants)."""
+    data = canonical_data(data)
     runs = completed_runs(store, data, model, experiment=experiment, seed=seed)
     if losses is not None:
         runs = runs[runs["loss"].isin(list(losses)) | runs["variant"].isin(list(losses))]
     if runs.empty:
         raise ReportError(f"no completed runs for data {data!r} and model {model!r}"
                           + (f" in experiment {experiment!r}" if experiment else ""))
-    runs, configuration, others = select_configuration(runs, configuration)
-    return paired_table(store, runs, data=data, model=model, candidate=named_candidate(runs, candidate),
-                        configuration=configuration, others=others, ks=ks, holm=holm, alpha=alpha,
-                        exclude_no_relevant=exclude_no_relevant, losses=losses)
+    return select_configuration(runs, configuration)
 
 
 def paired_table(store: RunStore, runs: pd.DataFrame, *, data: str, model: str, candidate: str | None,
@@ -94,16 +104,10 @@ def paired_table(store: RunStore, runs: pd.DataFrame, *, data: str, model: str, 
     # per k: one column per variant, one row per (fold, qid), each value the query's NDCG averaged over
     # the variant's seeds (one run per variant, fold and seed, so unique before the mean); a variant's
     # column is NaN where it has no result for that query
-    per_query, n_queries, kept = {}, {}, {}
-    fold_of = dict(zip(runs["run_id"], runs["fold"]))
-    variant_of = dict(zip(runs["run_id"], runs["variant"]))
-    for k in ks:
-        pq = ndcg_per_query(store, list(runs["run_id"]), k)
-        pq["fold"] = pq["run_id"].map(fold_of)
-        pq["variant"] = pq["run_id"].map(variant_of)
-        per_query[k] = pq.groupby(["fold", "qid", "variant"])["value"].mean().astype(float).unstack("variant")
-        n_queries[k] = pq.groupby("variant")[["fold", "qid"]].apply(lambda g: len(g.drop_duplicates()))
-        kept[k] = ~per_query[k].index.isin(list(excluded))  # the queries the t-tests may use
+    frame = per_query_frame(store, runs, ks)
+    per_query = {k: seed_averaged(frame, k) for k in ks}
+    n_queries = frame.groupby("variant")[["fold", "qid"]].apply(lambda g: len(g.drop_duplicates()))
+    kept = {k: ~per_query[k].index.isin(list(excluded)) for k in ks}  # the queries the t-tests may use
 
     all_folds, all_seeds = set(runs["fold"]), set(runs["seed"])
     rows, missing, missing_seeds = [], {}, {}
@@ -116,7 +120,7 @@ def paired_table(store: RunStore, runs: pd.DataFrame, *, data: str, model: str, 
         if lacking:
             missing_seeds[variant] = lacking
         row = {"data": data, "model": model, "loss": variant, "folds": int(mine["fold"].nunique()),
-               "queries": int(n_queries[ks[0]].get(variant, 0)), "seeds": int(mine["seed"].nunique()),
+               "queries": int(n_queries.get(variant, 0)), "seeds": int(mine["seed"].nunique()),
                "runs": int(len(mine))}
         if "baseline_settings" in mine and mine["baseline_settings"].notna().any():
             row["baseline_settings"] = mine["baseline_settings"].dropna().iloc[0]
@@ -125,14 +129,8 @@ def paired_table(store: RunStore, runs: pd.DataFrame, *, data: str, model: str, 
                 mine, per_query[k].get(variant), k)
         if variant != candidate and candidate is not None:
             for k in ks:
-                wide = per_query[k]
-                a, b = wide[candidate].to_numpy(), wide[variant].to_numpy()
-                keep = kept[k] & ~np.isnan(a) & ~np.isnan(b)
-                a, b = a[keep], b[keep]
-                row[f"pairs@{k}"] = int(a.size)
-                row[f"diff@{k}"] = float(np.mean(a - b)) if a.size else np.nan
-                row[f"sd_diff@{k}"] = float(np.std(a - b, ddof=1)) if a.size > 1 else np.nan
-                row[f"p@{k}"] = _paired_p(a, b)
+                row.update({f"{name}@{k}": value for name, value in
+                            paired_columns(per_query[k], candidate, variant, kept[k]).items()})
         rows.append(row)
     table = pd.DataFrame(rows)
     identical = {}
@@ -156,17 +154,78 @@ def paired_table(store: RunStore, runs: pd.DataFrame, *, data: str, model: str, 
     if candidate is None or not baselines.any():
         return table  # nothing to test: no candidate, or no baseline beside it
     for k in ks:
-        p = table[f"p@{k}"]
-        if holm:  # the family: distinct baselines (a loss reported under a second name counts once)
-            table[f"p_holm@{k}"] = np.nan
-            table.loc[baselines, f"p_holm@{k}"] = holm_adjust(p[baselines].to_numpy())
-            for alias in identical:
-                twin = IDENTICAL_AT_DEFAULTS[alias][0]
-                table.loc[table["loss"] == alias, f"p_holm@{k}"] = table.loc[table["loss"] == twin, f"p_holm@{k}"].iloc[0]
-            p = table[f"p_holm@{k}"]
-        significant = (p < alpha).fillna(False)
-        table[f"better@{k}"] = significant & (table[f"diff@{k}"] > 0)
-        table[f"worse@{k}"] = significant & (table[f"diff@{k}"] < 0)
+        mark_significant(table, baselines, k, holm=holm, alpha=alpha)
+        for alias in identical:  # a loss reported under a second name counts once in the family: its twin's p
+            twin = table["loss"] == IDENTICAL_AT_DEFAULTS[alias][0]
+            for column in (f"p_holm@{k}", f"better@{k}", f"worse@{k}"):
+                if column in table:
+                    table.loc[table["loss"] == alias, column] = table.loc[twin, column].iloc[0]
+    return table
+
+
+def per_query_frame(store: RunStore, runs: pd.DataFrame, ks: Sequence[int] = NDCG_CUTOFFS) -> pd.DataFrame:
+    """Every run's per-query test results, one row per (run, test query): ``run_id, variant, fold, seed, qid,
+    ndcg@k...`` and ``n_relevant`` (the query's relevant documents; NaN for runs stored without the count). The
+    input of every test of :mod:`ltr.report` and what :mod:`ltr.report.archive` writes."""
+    from ltr.ndcg_conventions import N_RELEVANT
+
+    ids = list(runs["run_id"])
+    frame = None
+    for k in ks:
+        pq = ndcg_per_query(store, ids, k).rename(columns={"value": f"ndcg@{k}"})
+        frame = pq if frame is None else frame.merge(pq, on=["run_id", "qid"], how="outer")
+    counts = store.per_query(ids, N_RELEVANT).rename(columns={"value": "n_relevant"})
+    frame = frame.merge(counts, on=["run_id", "qid"], how="left")
+    for at, column in enumerate(("variant", "fold", "seed"), start=1):
+        values = frame["run_id"].map(dict(zip(runs["run_id"], runs[column])))
+        frame.insert(at, column, values if column == "variant" else values.astype(int))
+    for k in ks:
+        frame[f"ndcg@{k}"] = frame[f"ndcg@{k}"].astype(float)
+    return frame
+
+
+def seed_averaged(frame: pd.DataFrame, k: int) -> pd.DataFrame:
+    """One column per variant, one row per test query ``(fold, qid)``: the query's NDCG@k averaged over the
+    variant's seeds (one run per variant, fold and seed); NaN where a variant has no result for the query."""
+    return frame.groupby(["fold", "qid", "variant"])[f"ndcg@{k}"].mean().astype(float).unstack("variant")
+
+
+def paired_columns(wide: pd.DataFrame, candidate: str, baseline: str, keep: np.ndarray | None = None) -> dict:
+    """The paired t-test of ``candidate`` against ``baseline`` on :func:`seed_averaged` values: ``pairs`` (queries
+    both have, among ``keep``), ``diff`` (mean of candidate - baseline), ``sd_diff`` and ``p`` (two-sided)."""
+    a, b = wide[candidate].to_numpy(), wide[baseline].to_numpy()
+    mask = ~np.isnan(a) & ~np.isnan(b) & (True if keep is None else keep)
+    a, b = a[mask], b[mask]
+    return {"pairs": int(a.size), "diff": float(np.mean(a - b)) if a.size else np.nan,
+            "sd_diff": float(np.std(a - b, ddof=1)) if a.size > 1 else np.nan, "p": _paired_p(a, b)}
+
+
+def mark_significant(table: pd.DataFrame, family: pd.Series, k: int, *, holm: bool, alpha: float) -> None:
+    """``p_holm@k`` (when ``holm``: Holm across the rows of ``family``) and ``better@k`` / ``worse@k`` (the
+    candidate significantly better / worse at ``alpha``, by the Holm p when asked), in place."""
+    p = table[f"p@{k}"]
+    if holm:
+        table[f"p_holm@{k}"] = np.nan
+        table.loc[family, f"p_holm@{k}"] = holm_adjust(p[family].to_numpy())
+        p = table[f"p_holm@{k}"]
+    significant = (p < alpha).fillna(False)
+    table[f"better@{k}"] = significant & (table[f"diff@{k}"] > 0)
+    table[f"worse@{k}"] = significant & (table[f"diff@{k}"] < 0)
+
+
+def recomputed_tests(frame: pd.DataFrame, candidate: str, ks: Sequence[int] = NDCG_CUTOFFS, *,
+                         holm: bool = True, alpha: float = ALPHA) -> pd.DataFrame:
+    """:func:`paired_table`'s test columns (``loss``, ``pairs@k``, ``diff@k``, ``sd_diff@k``, ``p@k``, ``p_holm@k``,
+    ``better@k``, ``worse@k``) for every other variant of a :func:`per_query_frame` (or an archive read by
+    :func:`ltr.report.archive.read_archive`): the same test recomputed without the store."""
+    variants = [v for v in loss_order(frame["variant"].unique()) if v != candidate]
+    table = pd.DataFrame({"loss": variants})
+    for k in ks:
+        wide = seed_averaged(frame, k)
+        columns = [paired_columns(wide, candidate, v) for v in variants]
+        for name in ("pairs", "diff", "sd_diff", "p"):
+            table[f"{name}@{k}"] = [c[name] for c in columns]
+        mark_significant(table, pd.Series(True, index=table.index), k, holm=holm, alpha=alpha)
     return table
 
 
