@@ -6,15 +6,19 @@ default: the configuration with the most runs), with the tree baselines (LambdaM
 Every figure is a mean over seeds, and each claim is graded by its evidence, with the rule the claims file
 (``paper_claims.json``) states beside it:
 
-- ``learndcg_highest``: per NDCG@k, LearnDCG's mean over folds x seeds the highest and significantly above
-  every baseline (the tree baselines included): :data:`TEST`, the report's one seed-averaged paired test
-  (:func:`ltr.report.paired.paired_table`, via :func:`comparison_table`), its n (paired test queries), the Holm
-  p-values and the magnitude in NDCG points beside the paper's; inconclusive below the rule's minimum n;
+- ``learndcg_highest``: per NDCG@k, an **Order** claim of the shared inference core (:mod:`core.inference.claims`)
+  on the report's one seed-averaged paired test (:func:`ltr.report.paired.paired_table`, via
+  :func:`comparison_table`): LearnDCG significantly above every baseline (the tree baselines included) holds, a
+  baseline significantly above it does not, and otherwise the verdict is inconclusive and names the tied group (no
+  order within it) with the MDE and the n that would decide; its n (paired test queries) and the magnitude in
+  NDCG points beside the paper's; inconclusive below the rule's minimum n;
 - ``theta_d_fold_specific``: θ_d and b_d = 1 + softplus(θ_d) per fold and seed; fold-specific only if every
   run settled (drift against learning, :func:`ltr.drift.drift_diagnostic`), the folds' range exceeds the
   seed-to-seed spread and a one-way ANOVA over folds says so; one seed: inconclusive; b_d beside the paper's
   1.80–2.15 (the claims file says why b_d is the quantity compared);
-- ``neuralloss_vs_learndcg``: where both ran, LearnDCG against NeuralLoss per k (same test, n and magnitude);
+- ``neuralloss_vs_learndcg``: where both ran, an **Effect** claim per k: the direction (one-sided) is the verdict,
+  the magnitude (the 95% interval against the paper's difference: contains, below, above) is shown apart; a lead
+  the test cannot tell from none is inconclusive with the MDE and the n that would decide;
 - the cost ranking behind the NDCG-vs-time scatter (mean training minutes per loss over folds x seeds,
   cheapest first). The issue states no cost claim to check, so it is reported without a verdict.
 
@@ -33,15 +37,18 @@ import numpy as np
 import pandas as pd
 
 from core.findings import FAILS, HOLDS, INCONCLUSIVE, UNMEASURABLE, Finding, Part, from_claim
+from core.inference.claims import Claim, Mean, effect, order
 from ltr.ndcg_conventions import NDCG_CUTOFFS
 from ltr.report.paired import ALPHA, paired_table
 from ltr.report.runs import select_configuration, variant_loss
 from ltr.store import RunStore
 
 CANDIDATE, NEURALLOSS = "learndcg", "neuralloss"
-TEST = ("two-sided paired t-test over the pooled test queries of all folds, on per-query NDCG@k averaged over "
-        "seeds (the query is the paired unit; ltr.report.paired.paired_t_test, equal to scipy.stats.ttest_rel), "
-        "Holm-corrected across the baselines at each k, alpha = 0.05")
+TEST = ("paired t-test over the pooled test queries of all folds, on per-query NDCG@k averaged over seeds (the query "
+        "is the paired unit; ltr.report.paired); learndcg_highest reads it as an Order claim (one-sided against each "
+        "baseline, no correction for 'LearnDCG beats each', Holm for 'a baseline beats LearnDCG'), "
+        "neuralloss_vs_learndcg as an Effect claim (one-sided direction; magnitude: the two-sided 95% interval against "
+        "the paper's difference), both decided by core.inference.claims, alpha = 0.05")
 CLAIMS_FILE = Path(__file__).with_name("paper_claims.json")
 # The Training page stores its runs without an experiment name (RunConfig.experiment None), while Findings
 # listed only named experiments, so dashboard runs never appeared there: they are listed under this name
@@ -176,36 +183,46 @@ def _magnitude_text(magnitude: dict, names: list[str]) -> str:
 
 
 def _evidence(table, rows, candidate, baselines, k, claim: str) -> dict:
+    """The report's figures behind a claim at k: n, the two-sided test and Holm p per baseline (as the table shows
+    them), the magnitude beside the paper's, folds, seeds, configuration and ranker."""
     rule = paper_claims()[claim]["rule"]
     p_col = f"p_holm@{k}" if f"p_holm@{k}" in rows else f"p@{k}"
     return {"n": _n_pairs(rows, baselines, k), "unit": "paired queries", "minimum_n": rule["min_queries"],
-            "statistic": rule["statistic"], "correction": f"Holm across {len(baselines)} baseline(s) at NDCG@{k}",
+            "statistic": rule["statistic"], "correction": f"{rule['correction']} ({len(baselines)} baseline(s) at "
+                                                          f"NDCG@{k})",
             "alpha": rule["alpha"],
             "test": {b: {"diff_points": 100 * float(rows.loc[b, f"diff@{k}"]), "p": float(rows.loc[b, f"p@{k}"]),
-                         "p_holm": float(rows.loc[b, p_col]),
-                         "detectable_points": _detectable_points(rows, b, k, rule["alpha"])} for b in baselines},
+                         "p_holm": float(rows.loc[b, p_col])} for b in baselines},
             "magnitude": _magnitude(table, rows, candidate, baselines, k),
             "folds": int(rows.loc[candidate, "folds"]), "seeds": table.attrs.get("seeds"),
             "configuration": table.attrs.get("configuration"),
             "models": [f"ranker: {table['model'].iloc[0]}"]}
 
 
-def _detectable_points(rows: pd.DataFrame, baseline: str, k: int, alpha: float, power: float = 0.8) -> float | None:
-    """The lead (NDCG points) the paired test would detect with 80% power at ``alpha`` (two-sided, normal
-    approximation, before Holm): (z_{1-alpha/2} + z_power) x SD of the per-query differences / sqrt(n). Beside
-    a non-significant difference it says whether the test could have seen the paper's lead; None where the
-    table has no per-query SD (a :func:`ltr.report.paired.significance_table`)."""
-    from scipy.special import ndtri
+def _claim(name: str) -> Claim:
+    """The claims file's rule of ``name`` as the inference core reads it (:mod:`core.inference.claims`)."""
+    return Claim.from_rule(name, paper_claims()[name]["rule"])
 
-    if f"sd_diff@{k}" not in rows or f"pairs@{k}" not in rows or not rows.loc[baseline, f"pairs@{k}"] > 1:
-        return None
-    z = float(ndtri(1 - alpha / 2) + ndtri(power))
-    return 100 * z * float(rows.loc[baseline, f"sd_diff@{k}"]) / float(np.sqrt(rows.loc[baseline, f"pairs@{k}"]))
+
+def _differences(table: pd.DataFrame, k: int, baseline: str) -> Mean:
+    """LearnDCG minus ``baseline`` per paired query at k, in NDCG points (the report's seed-averaged pairs,
+    ``attrs["differences"]``; a loss reported under a second name reads its twin's)."""
+    from ltr.losses import IDENTICAL_AT_DEFAULTS
+
+    by_loss = (table.attrs.get("differences") or {}).get(k, {})
+    twin = IDENTICAL_AT_DEFAULTS[baseline][0] if baseline in (table.attrs.get("identical") or {}) else baseline
+    return Mean(100 * np.asarray(by_loss[twin], dtype=float), unit="paired queries", name="paired t")
+
+
+def _power_note(decision) -> str:
+    return f"; {decision.power_text()} (NDCG points)" if decision.verdict == INCONCLUSIVE and decision.power else ""
 
 
 def highest_parts(table: pd.DataFrame, scope: str, ks=NDCG_CUTOFFS) -> list[Part]:
-    """Per k: inconclusive below the rule's minimum n; does not hold where a baseline's mean is at or above
-    LearnDCG's or one is not significantly below it (Holm); holds otherwise."""
+    """Per k, an Order claim (:func:`core.inference.claims.order`): LearnDCG against each baseline on the paired
+    queries. Holds when it is significantly above each (one-sided, no correction: every one must hold); does not
+    hold when a baseline is significantly above it (Holm); otherwise inconclusive, naming the tied group (no order
+    within it) with the MDE and the n that would decide; inconclusive below the rule's minimum n."""
     rows = table.set_index("loss")
     candidate = candidate_row(table)
     if candidate is None:
@@ -214,39 +231,24 @@ def highest_parts(table: pd.DataFrame, scope: str, ks=NDCG_CUTOFFS) -> list[Part
     baselines = [b for b in rows.index if b != candidate and f"p@{ks[0]}" in rows and not np.isnan(rows.loc[b, f"p@{ks[0]}"])]
     if not baselines:
         return [Part(scope, {}, UNMEASURABLE, "no baseline trained on the same folds to test against")]
+    claim = _claim("learndcg_highest")
+    aliases = set(table.attrs.get("identical") or {})  # reported under a second name: one competitor, not two
     parts = []
     for k in ks:
         means = rows[f"ndcg@{k}"].astype(float)
         evidence = _evidence(table, rows, candidate, baselines, k, "learndcg_highest")
-        p = {b: evidence["test"][b]["p_holm"] for b in baselines}
+        decision = order(candidate, {b: _differences(table, k, b) for b in baselines if b not in aliases}, claim)
+        evidence.update({key: value for key, value in decision.evidence().items() if key != "n"})
+        evidence["shown"] = f"order of LearnDCG against each baseline, NDCG points: {decision.shown}"
         measured = {"k": k, "candidate": candidate, "ndcg": {loss: float(v) for loss, v in means.items()},
-                    "p_holm": p, "folds": evidence["folds"], "seeds": evidence["seeds"], "n": evidence["n"]}
+                    "p_holm": {b: evidence["test"][b]["p_holm"] for b in baselines}, "folds": evidence["folds"],
+                    "seeds": evidence["seeds"], "n": evidence["n"], "tied": list(decision.tied)}
         head = (f"n = {evidence['n']} paired queries ({_seeds_text(table, evidence['folds'])}); {candidate} "
                 f"{means[candidate]:.4f}")
-        above = [b for b in baselines if means[b] >= means[candidate]]
-        not_significant = [b for b in baselines if b not in above and not bool(rows.loc[b, f"better@{k}"])]
-        where = f"{scope} · NDCG@{k}"
         size = _magnitude_text(evidence["magnitude"], baselines)
-        if evidence["n"] < evidence["minimum_n"]:
-            parts.append(Part(where, measured, INCONCLUSIVE,
-                              f"{head}: n below the claim's minimum {evidence['minimum_n']} ({size})", evidence))
-        elif above:
-            parts.append(Part(where, measured, FAILS, f"{head}: {', '.join(above)} at or above it ({size})", evidence))
-        elif not_significant:
-            parts.append(Part(where, measured, FAILS,
-                              f"{head}, highest but not significantly above "
-                              f"{', '.join(_not_significant_text(b, p[b], evidence) for b in not_significant)} "
-                              f"({size})", evidence))
-        else:
-            parts.append(Part(where, measured, HOLDS, f"{head}, highest; every baseline Holm p < "
-                                                      f"{evidence['alpha']} ({size})", evidence))
+        parts.append(Part(f"{scope} · NDCG@{k}", measured, decision.verdict,
+                          f"{head}: {decision.reason()}{_power_note(decision)} ({size})", evidence))
     return parts
-
-
-def _not_significant_text(baseline: str, p: float, evidence: dict) -> str:
-    detectable = evidence["test"][baseline].get("detectable_points")
-    power = f"; it detects a {detectable:.2f}-pt lead with 80% power" if detectable is not None else ""
-    return f"{baseline} (Holm p {p:.3g}{power})"
 
 
 def candidate_row(table: pd.DataFrame) -> str | None:
@@ -257,6 +259,10 @@ def candidate_row(table: pd.DataFrame) -> str | None:
 
 
 def neuralloss_parts(table: pd.DataFrame, scope: str, ks=NDCG_CUTOFFS) -> list[Part]:
+    """Per k, an Effect claim (:func:`core.inference.claims.effect`) on LearnDCG minus NeuralLoss per paired query:
+    the direction (one-sided) is the verdict; the magnitude (the two-sided interval at the level against the
+    paper's difference, at NDCG@10 where the paper gives both figures) is reported apart. A lead the test cannot
+    tell from none is inconclusive with the MDE and the n that would decide, never "does not hold"."""
     rows = table.set_index("loss")
     candidate = candidate_row(table)
     neural = [label for label in rows.index if variant_loss(label) == NEURALLOSS]
@@ -264,23 +270,28 @@ def neuralloss_parts(table: pd.DataFrame, scope: str, ks=NDCG_CUTOFFS) -> list[P
         missing = [x for x, present in ((CANDIDATE, candidate), (NEURALLOSS, neural)) if not present]
         return [Part(scope, {}, UNMEASURABLE, f"{' and '.join(missing)} not trained in this configuration")]
     baselines = [b for b in rows.index if b != candidate and not np.isnan(rows.loc[b, f"p@{ks[0]}"])]
+    claim = _claim("neuralloss_vs_learndcg")
     parts = []
     for label in neural:
         for k in ks:
             evidence = _evidence(table, rows, candidate, baselines, k, "neuralloss_vs_learndcg")
             evidence["n"] = _n_pairs(rows, [label], k)
-            diff, p = evidence["test"][label]["diff_points"] / 100, evidence["test"][label]["p_holm"]
+            paper = evidence["magnitude"].get("paper_points", {}).get(variant_loss(label))
+            decision = effect(_differences(table, k, label), claim, paper=paper)
+            evidence.update({key: value for key, value in decision.evidence().items() if key != "n"})
+            evidence["correction"] = claim_correction = paper_claims()["neuralloss_vs_learndcg"]["rule"]["correction"]
+            evidence["shown"] = (f"paired t of LearnDCG - NeuralLoss in NDCG points (one-sided direction, "
+                                 f"p {decision.p_holds:.3g}): {decision.shown}")
+            diff = evidence["test"][label]["diff_points"] / 100
             measured = {"k": k, "learndcg": float(rows.loc[candidate, f"ndcg@{k}"]),
-                        "neuralloss": float(rows.loc[label, f"ndcg@{k}"]), "diff": diff, "p_holm": p,
+                        "neuralloss": float(rows.loc[label, f"ndcg@{k}"]), "diff": diff,
+                        "p_one_sided": decision.p_holds, "magnitude": decision.magnitude,
+                        "interval_points": decision.details["magnitude_interval"], "paper_points": paper,
                         "candidate": candidate, "baseline": label, "n": evidence["n"]}
             where = f"{scope} · NDCG@{k}" if len(neural) == 1 else f"{scope} · {label} · NDCG@{k}"
-            text = (f"n = {evidence['n']} paired queries; LearnDCG - NeuralLoss "
-                    f"{_magnitude_text(evidence['magnitude'], [label]).removeprefix(f'{label} ')}, Holm p {p:.3g}")
-            if evidence["n"] < evidence["minimum_n"]:
-                verdict, text = INCONCLUSIVE, f"{text}: n below the claim's minimum {evidence['minimum_n']}"
-            else:
-                verdict = HOLDS if bool(rows.loc[label, f"better@{k}"]) else FAILS
-            parts.append(Part(where, measured, verdict, text, evidence))
+            text = (f"n = {evidence['n']} paired queries; LearnDCG - NeuralLoss in NDCG points: {decision.reason()}"
+                    f"{_power_note(decision)} (correction: {claim_correction})")
+            parts.append(Part(where, measured, decision.verdict, text, evidence))
     return parts
 
 

@@ -96,7 +96,9 @@ def paired_table(store: RunStore, runs: pd.DataFrame, *, data: str, model: str, 
 
     Beside :func:`significance_table`'s columns: ``pairs@k`` (the paired test queries against the candidate),
     ``sd_diff@k`` (the SD of their differences) and ``baseline_settings`` (a tree baseline's own settings);
-    ``attrs``: ``seeds_of`` ({variant: its seeds}), ``baselines`` ({variant: settings}), ``no_candidate``."""
+    ``attrs``: ``seeds_of`` ({variant: its seeds}), ``baselines`` ({variant: settings}), ``no_candidate``,
+    ``differences`` ({k: {variant: the paired per-query differences candidate - variant}}: what the findings'
+    claims read, :mod:`core.inference.claims`)."""
     from ltr.ndcg_conventions import metric_name
     from ltr.losses import IDENTICAL_AT_DEFAULTS
 
@@ -110,7 +112,7 @@ def paired_table(store: RunStore, runs: pd.DataFrame, *, data: str, model: str, 
     kept = {k: ~per_query[k].index.isin(list(excluded)) for k in ks}  # the queries the t-tests may use
 
     all_folds, all_seeds = set(runs["fold"]), set(runs["seed"])
-    rows, missing, missing_seeds = [], {}, {}
+    rows, missing, missing_seeds, differences = [], {}, {}, {}
     for variant in loss_order(runs["variant"].unique()):
         mine = runs[runs["variant"] == variant]
         if set(mine["fold"]) != all_folds:
@@ -131,6 +133,7 @@ def paired_table(store: RunStore, runs: pd.DataFrame, *, data: str, model: str, 
             for k in ks:
                 row.update({f"{name}@{k}": value for name, value in
                             paired_columns(per_query[k], candidate, variant, kept[k]).items()})
+                differences.setdefault(k, {})[variant] = paired_differences(per_query[k], candidate, variant, kept[k])
         rows.append(row)
     table = pd.DataFrame(rows)
     identical = {}
@@ -145,7 +148,7 @@ def paired_table(store: RunStore, runs: pd.DataFrame, *, data: str, model: str, 
                        metric_names={k: metric_name(k) for k in ks},
                        excluded_queries=len(excluded) if exclude_no_relevant else None,
                        seeds=sorted(int(x) for x in all_seeds), missing_seeds=missing_seeds,
-                       fold_seed=_fold_seed_frame(runs, ks), no_candidate=no_candidate,
+                       fold_seed=_fold_seed_frame(runs, ks), no_candidate=no_candidate, differences=differences,
                        seeds_of={v: sorted(int(s) for s in set(g["seed"])) for v, g in runs.groupby("variant")},
                        baselines=dict(zip(table["loss"], table["baseline_settings"]))
                        if "baseline_settings" in table else {})
@@ -190,14 +193,19 @@ def seed_averaged(frame: pd.DataFrame, k: int) -> pd.DataFrame:
     return frame.groupby(["fold", "qid", "variant"])[f"ndcg@{k}"].mean().astype(float).unstack("variant")
 
 
+def paired_differences(wide: pd.DataFrame, candidate: str, baseline: str, keep: np.ndarray | None = None) -> np.ndarray:
+    """Candidate - baseline on the :func:`seed_averaged` queries both have (among ``keep``): the paired units."""
+    a, b = wide[candidate].to_numpy(), wide[baseline].to_numpy()
+    mask = ~np.isnan(a) & ~np.isnan(b) & (True if keep is None else keep)
+    return a[mask] - b[mask]
+
+
 def paired_columns(wide: pd.DataFrame, candidate: str, baseline: str, keep: np.ndarray | None = None) -> dict:
     """The paired t-test of ``candidate`` against ``baseline`` on :func:`seed_averaged` values: ``pairs`` (queries
     both have, among ``keep``), ``diff`` (mean of candidate - baseline), ``sd_diff`` and ``p`` (two-sided)."""
-    a, b = wide[candidate].to_numpy(), wide[baseline].to_numpy()
-    mask = ~np.isnan(a) & ~np.isnan(b) & (True if keep is None else keep)
-    a, b = a[mask], b[mask]
-    return {"pairs": int(a.size), "diff": float(np.mean(a - b)) if a.size else np.nan,
-            "sd_diff": float(np.std(a - b, ddof=1)) if a.size > 1 else np.nan, "p": _paired_p(a, b)}
+    d = paired_differences(wide, candidate, baseline, keep)
+    return {"pairs": int(d.size), "diff": float(np.mean(d)) if d.size else np.nan,
+            "sd_diff": float(np.std(d, ddof=1)) if d.size > 1 else np.nan, "p": _paired_p(d, np.zeros_like(d))}
 
 
 def mark_significant(table: pd.DataFrame, family: pd.Series, k: int, *, holm: bool, alpha: float) -> None:
