@@ -37,9 +37,9 @@ import numpy as np
 import pandas as pd
 
 from core.findings import FAILS, HOLDS, INCONCLUSIVE, UNMEASURABLE, Finding, Part, from_claim
-from core.inference.claims import Claim, Mean, effect, order
+from core.inference.claims import Claim, effect, order
 from ltr.ndcg_conventions import NDCG_CUTOFFS
-from ltr.report.paired import ALPHA, paired_table
+from ltr.report.paired import ALPHA, PairedT, paired_table
 from ltr.report.runs import select_configuration, variant_loss
 from ltr.store import RunStore
 
@@ -204,14 +204,11 @@ def _claim(name: str) -> Claim:
     return Claim.from_rule(name, paper_claims()[name]["rule"])
 
 
-def _differences(table: pd.DataFrame, k: int, baseline: str) -> Mean:
-    """LearnDCG minus ``baseline`` per paired query at k, in NDCG points (the report's seed-averaged pairs,
-    ``attrs["differences"]``; a loss reported under a second name reads its twin's)."""
-    from ltr.losses import IDENTICAL_AT_DEFAULTS
-
-    by_loss = (table.attrs.get("differences") or {}).get(k, {})
-    twin = IDENTICAL_AT_DEFAULTS[baseline][0] if baseline in (table.attrs.get("identical") or {}) else baseline
-    return Mean(100 * np.asarray(by_loss[twin], dtype=float), unit="paired queries", name="paired t")
+def _differences(rows: pd.DataFrame, k: int, baseline: str) -> PairedT:
+    """LearnDCG minus ``baseline`` over the paired queries at k, in NDCG points, from the report's table (its
+    ``diff@k``, ``sd_diff@k``, ``pairs@k``: the seed-averaged pairs' mean, SD and count)."""
+    return PairedT(100 * float(rows.loc[baseline, f"diff@{k}"]), 100 * float(rows.loc[baseline, f"sd_diff@{k}"]),
+                   int(rows.loc[baseline, f"pairs@{k}"]))
 
 
 def _power_note(decision) -> str:
@@ -237,7 +234,7 @@ def highest_parts(table: pd.DataFrame, scope: str, ks=NDCG_CUTOFFS) -> list[Part
     for k in ks:
         means = rows[f"ndcg@{k}"].astype(float)
         evidence = _evidence(table, rows, candidate, baselines, k, "learndcg_highest")
-        decision = order(candidate, {b: _differences(table, k, b) for b in baselines if b not in aliases}, claim)
+        decision = order(candidate, {b: _differences(rows, k, b) for b in baselines if b not in aliases}, claim)
         evidence.update({key: value for key, value in decision.evidence().items() if key != "n"})
         evidence["shown"] = f"order of LearnDCG against each baseline, NDCG points: {decision.shown}"
         measured = {"k": k, "candidate": candidate, "ndcg": {loss: float(v) for loss, v in means.items()},
@@ -277,7 +274,7 @@ def neuralloss_parts(table: pd.DataFrame, scope: str, ks=NDCG_CUTOFFS) -> list[P
             evidence = _evidence(table, rows, candidate, baselines, k, "neuralloss_vs_learndcg")
             evidence["n"] = _n_pairs(rows, [label], k)
             paper = evidence["magnitude"].get("paper_points", {}).get(variant_loss(label))
-            decision = effect(_differences(table, k, label), claim, paper=paper)
+            decision = effect(_differences(rows, k, label), claim, paper=paper)
             evidence.update({key: value for key, value in decision.evidence().items() if key != "n"})
             evidence["correction"] = claim_correction = paper_claims()["neuralloss_vs_learndcg"]["rule"]["correction"]
             evidence["shown"] = (f"paired t of LearnDCG - NeuralLoss in NDCG points (one-sided direction, "

@@ -41,6 +41,7 @@ README_BLOCK = Block("mq2008-reproduction", "--readme", ("shared",), ("shared",)
 GUIDE_BLOCK = Block("mq2008-reproduction-more", "--guide", ("tuned", "rankers"), ("tune", "rankers", "report"))
 START, END = README_BLOCK.start, README_BLOCK.end
 KS = (1, 3, 5, 10)
+DATA = "mq2008"
 CLAIMS_FILE = Path(__file__).with_name("paper_claims.json")
 
 
@@ -232,16 +233,62 @@ def identifiability_lines(findings: dict | None) -> list[str]:
     return lines
 
 
-def verdict_lines(findings: dict) -> list[str]:
+# The comparisons the inference core decides from a table's figures (diff, sd of the differences, pairs): re-read
+# from the stored table, so a result stored before the core shows the verdicts its rules give now.
+REDECIDED = ("learndcg_highest", "neuralloss_vs_learndcg")
+
+
+def redecided(table: dict, ranker: str) -> dict[str, list]:
+    """The parts of :data:`REDECIDED` decided on a stored table's rows (:func:`ltr.findings.highest_parts`,
+    :func:`ltr.findings.neuralloss_parts`: the claims file's rules, ``core.inference.claims``)."""
+    import re
+
+    import pandas as pd
+
+    from ltr.findings import highest_parts, neuralloss_parts
+    from ltr.losses import IDENTICAL_AT_DEFAULTS
+
+    frame = pd.DataFrame(table["rows"])
+    losses = set(frame["loss"])
+    seeds = re.search(r"seeds=([\d,]+)", table.get("configuration") or "")
+    frame.attrs.update(candidate=table.get("candidate"), configuration=table.get("configuration"),
+                       seeds=[int(s) for s in seeds.group(1).split(",")] if seeds else None,
+                       identical={a: note for a, (twin, note) in IDENTICAL_AT_DEFAULTS.items()
+                                  if a in losses and twin in losses})
+    scope = f"{DATA} / {ranker}"
+    return {"learndcg_highest": highest_parts(frame, scope), "neuralloss_vs_learndcg": neuralloss_parts(frame, scope)}
+
+
+def verdict_lines(findings: dict, tables: dict | None = None) -> list[str]:
     """Each finding's verdict and, for the claims tested per cut-off, its NDCG@10 parts (the paper's figures are
-    NDCG@10; every cut-off's part is in the stored result and on the Findings page)."""
+    NDCG@10; every cut-off's part is in the stored result and on the Findings page). The claims of
+    :data:`REDECIDED` are decided afresh on the stored ``tables``."""
+    from core.findings import combine
+
+    fresh = {name: [] for name in REDECIDED}
+    for ranker, table in (tables or {}).items():
+        # a table stored with the paired test's figures at every k (older results kept only the p-values)
+        tested = [(r, k) for r in table.get("rows", []) for k in KS if r.get(f"p@{k}") is not None]
+        if tested and all(f"sd_diff@{k}" in r and f"pairs@{k}" in r for r, k in tested):
+            for name, parts in redecided(table, ranker).items():
+                fresh[name] += parts
     lines = []
     for name, finding in (findings or {}).get("findings", {}).items():
+        if fresh.get(name):
+            verdict, _ = combine(fresh[name])
+            shown = [p for p in fresh[name] if p.scope.endswith("NDCG@10")] or fresh[name]
+            lines.append(f"- `{name}`: **{verdict}** (decided on the stored table by the claims file's "
+                         f"{paper_claims_rule(name)['type']} rule). " + " ".join(f"{p.scope}: {p.reason}." for p in shown))
+            continue
         parts = finding.get("parts", [])
         shown = [p for p in parts if p.get("scope", "").endswith("NDCG@10")] or parts
         lines.append(f"- `{name}`: **{finding['verdict']}**. "
                      + " ".join(f"{p['scope']}: {p['reason']}." for p in shown))
     return lines
+
+
+def paper_claims_rule(name: str) -> dict:
+    return json.loads(CLAIMS_FILE.read_text(encoding="utf-8"))["claims"][name]["rule"]
 
 
 TITLES = {"shared": "the study grid's shared hyper-parameters", "tuned": "each loss tuned per fold (Optuna)",
@@ -273,7 +320,7 @@ def markdown(result: dict, source: str, block: Block = README_BLOCK) -> str:
                                       no_relevant_line(result).format(paper=_paper_figure("learndcg", paper))
                                       if part == "shared" else "") if line]
             out += [""]
-        out += verdict_lines(done.get("findings")) + [""]
+        out += verdict_lines(done.get("findings"), tables) + [""]
         if part == "shared":
             out += identifiability_lines(done.get("findings")) + [""]
     # the cost of what this block shows: its parts' timings (the guide's block also names the report's)

@@ -12,6 +12,7 @@ Averaging the seeds treats training randomness as fixed: :mod:`ltr.report.seeds`
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -96,9 +97,7 @@ def paired_table(store: RunStore, runs: pd.DataFrame, *, data: str, model: str, 
 
     Beside :func:`significance_table`'s columns: ``pairs@k`` (the paired test queries against the candidate),
     ``sd_diff@k`` (the SD of their differences) and ``baseline_settings`` (a tree baseline's own settings);
-    ``attrs``: ``seeds_of`` ({variant: its seeds}), ``baselines`` ({variant: settings}), ``no_candidate``,
-    ``differences`` ({k: {variant: the paired per-query differences candidate - variant}}: what the findings'
-    claims read, :mod:`core.inference.claims`)."""
+    ``attrs``: ``seeds_of`` ({variant: its seeds}), ``baselines`` ({variant: settings}), ``no_candidate``."""
     from ltr.ndcg_conventions import metric_name
     from ltr.losses import IDENTICAL_AT_DEFAULTS
 
@@ -112,7 +111,7 @@ def paired_table(store: RunStore, runs: pd.DataFrame, *, data: str, model: str, 
     kept = {k: ~per_query[k].index.isin(list(excluded)) for k in ks}  # the queries the t-tests may use
 
     all_folds, all_seeds = set(runs["fold"]), set(runs["seed"])
-    rows, missing, missing_seeds, differences = [], {}, {}, {}
+    rows, missing, missing_seeds = [], {}, {}
     for variant in loss_order(runs["variant"].unique()):
         mine = runs[runs["variant"] == variant]
         if set(mine["fold"]) != all_folds:
@@ -133,7 +132,6 @@ def paired_table(store: RunStore, runs: pd.DataFrame, *, data: str, model: str, 
             for k in ks:
                 row.update({f"{name}@{k}": value for name, value in
                             paired_columns(per_query[k], candidate, variant, kept[k]).items()})
-                differences.setdefault(k, {})[variant] = paired_differences(per_query[k], candidate, variant, kept[k])
         rows.append(row)
     table = pd.DataFrame(rows)
     identical = {}
@@ -148,7 +146,7 @@ def paired_table(store: RunStore, runs: pd.DataFrame, *, data: str, model: str, 
                        metric_names={k: metric_name(k) for k in ks},
                        excluded_queries=len(excluded) if exclude_no_relevant else None,
                        seeds=sorted(int(x) for x in all_seeds), missing_seeds=missing_seeds,
-                       fold_seed=_fold_seed_frame(runs, ks), no_candidate=no_candidate, differences=differences,
+                       fold_seed=_fold_seed_frame(runs, ks), no_candidate=no_candidate,
                        seeds_of={v: sorted(int(s) for s in set(g["seed"])) for v, g in runs.groupby("variant")},
                        baselines=dict(zip(table["loss"], table["baseline_settings"]))
                        if "baseline_settings" in table else {})
@@ -191,6 +189,53 @@ def seed_averaged(frame: pd.DataFrame, k: int) -> pd.DataFrame:
     """One column per variant, one row per test query ``(fold, qid)``: the query's NDCG@k averaged over the
     variant's seeds (one run per variant, fold and seed); NaN where a variant has no result for the query."""
     return frame.groupby(["fold", "qid", "variant"])[f"ndcg@{k}"].mean().astype(float).unstack("variant")
+
+
+@dataclass(frozen=True)
+class PairedT:
+    """The mean paired difference from its summary (``value`` the mean, ``sd`` the differences' sample SD, ``n``
+    the pairs), read as the paired t-test reads it: Student-t one-sided bounds and tests, the same figures as
+    ``core.inference.claims.Mean`` of the differences themselves. What the findings' claims read from a table's
+    ``diff@k``, ``sd_diff@k`` and ``pairs@k`` (a stored result keeps those, not the per-query values)."""
+    value: float
+    sd: float
+    n: int
+    unit: str = "paired queries"
+    name: str = "paired t"
+
+    @property
+    def _se(self) -> float:
+        return self.sd / np.sqrt(self.n)
+
+    def bounds(self, level: float) -> tuple[float, float]:
+        if self.n < 2:
+            return -np.inf, np.inf
+        if self.sd == 0:
+            return self.value, self.value
+        half = float(special.stdtrit(self.n - 1, level)) * self._se
+        return self.value - half, self.value + half
+
+    def _p(self, x: float, above: bool) -> float:
+        if self.n < 2:
+            return 1.0
+        if self.sd == 0:
+            return 0.0 if (self.value > x if above else self.value < x) else 1.0
+        t = (self.value - x) / self._se
+        return float(special.stdtr(self.n - 1, -t if above else t))
+
+    def p_above(self, x: float) -> float:
+        return self._p(x, True)
+
+    def p_below(self, x: float) -> float:
+        return self._p(x, False)
+
+    def sd_at(self, x: float) -> float:
+        return self.sd
+
+    def figures(self, scale: str = "percent") -> str:
+        from core.inference.claims import fmt
+
+        return f"mean {fmt(self.value, scale)}"
 
 
 def paired_differences(wide: pd.DataFrame, candidate: str, baseline: str, keep: np.ndarray | None = None) -> np.ndarray:
