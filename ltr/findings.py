@@ -309,6 +309,7 @@ def theta_parts(store: RunStore, runs: pd.DataFrame, candidate: str | None, scop
         return [Part(scope, {}, UNMEASURABLE, f"θ_d recorded for {n} fold(s) of {CANDIDATE}: at least "
                                               f"{rule['min_folds']} needed", {"n": n, "unit": "folds"})]
     seed_of = dict(zip(mine["run_id"], mine["seed"].astype(int)))
+    tested = tested_parameters(store, mine)
     diag = diag.assign(seed=diag["run_id"].map(seed_of), b_final=log_base(diag["theta_final"].astype(float)))
     per_fold, b_means, b_by_fold = {}, {}, []
     for fold, g in diag.groupby("fold"):
@@ -316,7 +317,8 @@ def theta_parts(store: RunStore, runs: pd.DataFrame, candidate: str | None, scop
                                   "b_d_final": float(r["b_final"]), "steps": int(r["steps"]),
                                   "of_reference": float(r["of_reference"]),
                                   "one_sign": None if pd.isna(r["one_sign"]) else float(r["one_sign"]),
-                                  "settled": bool(abs(r["of_reference"]) < bound)}
+                                  "settled": bool(abs(r["of_reference"]) < bound),
+                                  **{f"{name}_tested": value for name, value in tested.get(r["run_id"], {}).items()}}
                  for r in g.to_dict("records")}
         b = g["b_final"].to_numpy(float)
         per_fold[int(fold)] = {"seeds": seeds, "theta_d_mean": float(g["theta_final"].mean()),
@@ -349,26 +351,75 @@ def theta_parts(store: RunStore, runs: pd.DataFrame, candidate: str | None, scop
         text += f", seed-to-seed spread {spread:.4f}, one-way ANOVA F {anova['F']:.3g}, p {anova['p']:.3g}"
     runs_total = sum(len(v["seeds"]) for v in per_fold.values())
     drifted = sorted((f, s) for f, v in per_fold.items() for s, r in v["seeds"].items() if not r["settled"])
+    identifiable, why_identifiable = _identifiable(per_fold, drifted, runs_total, bound)
+    fold_specific, why_fold = _fold_specific(measured, fold_range, seeds_per_fold, rule)
+    at_test = all("b_d_tested" in r for v in per_fold.values() for r in v["seeds"].values())
+    measured.update(identifiable={"verdict": identifiable, "step_correlation": _step_correlation(per_fold)},
+                    fold_specific={"verdict": fold_specific}, read_at="tested checkpoint" if at_test else "last step")
+    evidence["step_correlation"] = measured["identifiable"]["step_correlation"]
+    verdict = FAILS if FAILS in (identifiable, fold_specific) else (
+        INCONCLUSIVE if INCONCLUSIVE in (identifiable, fold_specific) else HOLDS)
+    where = ("b_d read at the checkpoint that was tested (its best validation epoch)" if at_test else
+             "b_d read at the last logged step, up to the early-stopping patience after the checkpoint that was tested "
+             "(the runs did not record it at the tested checkpoint)")
+    return [Part(scope, measured, verdict, f"{text}; {where}; identifiable: {identifiable} ({why_identifiable}); "
+                                           f"fold-specific: {fold_specific} ({why_fold})", evidence)]
+
+
+def tested_parameters(store: RunStore, runs: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """``{run_id: {theta_d, b_d, b_g, alpha}}`` at the end of each run's best validation epoch (the checkpoint that
+    was tested), where the trainer recorded the learned loss parameters per epoch; runs without them are absent."""
+    names = ("theta_d", "b_d", "b_g", "alpha")
+    series = store.epoch_series(list(runs["run_id"]), list(names))
+    best = dict(zip(runs["run_id"], runs["best_epoch"])) if "best_epoch" in runs else {}
+    out: dict[str, dict[str, float]] = {}
+    for run_id, name, epoch, value in series[["run_id", "name", "epoch", "value"]].itertuples(index=False):
+        if best.get(run_id) is not None and not pd.isna(best[run_id]) and int(epoch) == int(best[run_id]):
+            out.setdefault(run_id, {})[name] = float(value)
+    return out
+
+
+def _step_correlation(per_fold: dict) -> float | None:
+    """Pearson r of the runs' final θ_d against their step counts (scipy): near 1 where the value follows the step
+    count; None with fewer than 3 runs or one step count."""
+    from scipy import stats
+
+    runs = [r for v in per_fold.values() for r in v["seeds"].values()]
+    steps, theta = [r["steps"] for r in runs], [r["theta_d_final"] for r in runs]
+    if len(runs) < 3 or len(set(steps)) < 2 or len(set(theta)) < 2:
+        return None
+    return float(stats.pearsonr(steps, theta).statistic)
+
+
+def _identifiable(per_fold: dict, drifted: list, runs_total: int, bound: float) -> tuple[str, str]:
+    """Is θ_d set by the data rather than by the step count? Not where a run did not settle (ltr.drift): under the
+    paper's formula b_d only rescales the loss (standard normalisation; it cancels under learned normalisation),
+    so θ_d can only climb with the steps (ltr/losses/learndcg.py)."""
+    r = _step_correlation(per_fold)
+    steps = f"final θ_d against steps r = {r:.4f}" if r is not None else "no step correlation (fewer than 3 runs)"
     if drifted:
         used = [per_fold[f]["seeds"][s]["of_reference"] for f, s in drifted]
         which = (f"all {runs_total} runs" if len(drifted) == runs_total else
                  f"run(s) {', '.join(f'fold {f} seed {s}' for f, s in drifted)}")
-        return [Part(scope, measured, FAILS, f"{text}; {which} did not settle (of_reference {min(used):.2f} to "
-                                             f"{max(used):.2f}, |of_reference| >= {bound}: the value follows the "
-                                             f"step count)", evidence)]
+        return FAILS, (f"{which} did not settle (of_reference {min(used):.2f} to {max(used):.2f}, |of_reference| >= "
+                       f"{bound}: the value follows the step count), {steps}; b_d only rescales the loss under the "
+                       f"paper's formula, so θ_d can only climb with the steps, and from b_d = 2 the paper's 1.80 is "
+                       f"out of reach")
+    return HOLDS, f"every run settled (|of_reference| < {bound}), {steps}"
+
+
+def _fold_specific(measured: dict, fold_range: float, seeds_per_fold: int, rule: dict) -> tuple[str, str]:
+    """Do the folds differ more than the seeds do (range against the seed-to-seed spread, one-way ANOVA)?"""
     if fold_range == 0:
-        return [Part(scope, measured, FAILS, f"{text}; θ_d is the same in every fold", evidence)]
+        return FAILS, "θ_d is the same in every fold"
     if seeds_per_fold < rule["min_seeds"]:
-        return [Part(scope, measured, INCONCLUSIVE, f"{text}; one seed per fold: the seed-to-seed spread is "
-                                                    f"unknown, so the folds' differences cannot be told from "
-                                                    f"seed noise", evidence)]
+        return INCONCLUSIVE, ("one seed per fold: the seed-to-seed spread is unknown, so the folds' differences "
+                              "cannot be told from seed noise")
     if fold_range <= measured["seed_spread"]:
-        return [Part(scope, measured, FAILS, f"{text}: the folds differ no more than the seeds do", evidence)]
+        return FAILS, "the folds differ no more than the seeds do"
     if not measured["anova"]["p"] < rule["alpha"]:
-        return [Part(scope, measured, INCONCLUSIVE, f"{text}: the range exceeds the spread but the ANOVA's p is "
-                                                    f"not below {rule['alpha']}", evidence)]
-    return [Part(scope, measured, HOLDS, f"{text}: the folds differ more than the seeds do; every run settled "
-                                         f"(|of_reference| < {bound})", evidence)]
+        return INCONCLUSIVE, f"the range exceeds the spread but the ANOVA's p is not below {rule['alpha']}"
+    return HOLDS, "the folds differ more than the seeds do"
 
 
 def _one_way_anova(groups: list[np.ndarray]) -> dict:

@@ -23,7 +23,8 @@ MODEL, EXPERIMENT, LR = "mlp", "planted", 0.01
 THETA_0 = float(np.log(np.e - 1))  # b_d = 2
 
 
-def _plant(store, *, data, fold, loss, seed, values, theta_final=None, experiment=EXPERIMENT, drift=False):
+def _plant(store, *, data, fold, loss, seed, values, theta_final=None, experiment=EXPERIMENT, drift=False,
+           tested=None):
     """One completed run: per-query test NDCG ``values`` ({qid: value}, the same at every k) and, with
     ``theta_final``, a θ_d series of 400 steps that settles there (gradient changing sign) or drifts at
     Adam's maximal rate (``drift``)."""
@@ -41,21 +42,24 @@ def _plant(store, *, data, fold, loss, seed, values, theta_final=None, experimen
             grad = (-1.0) ** steps * 0.2
         store.log_steps(run_id, [(int(s), int(s) // 100, {"theta_d": float(t), "grad_theta_d": float(g)})
                                  for s, t, g in zip(steps, theta, grad)])
+    if tested is not None:  # the loss parameters per epoch, the best (tested) epoch 1's b_d = ``tested``
+        for epoch in range(4):
+            store.log_epoch(run_id, epoch, {"b_d": tested + 0.1 * (epoch - 1), "b_g": 2.0, "alpha": 1.0})
     per_query = {f"ndcg@{k}": dict(values) for k in (1, 3, 5, 10)}
     mean = float(np.mean(list(values.values())))
     store.finish_run(run_id, test_means={f"ndcg@{k}": mean for k in (1, 3, 5, 10)}, per_query=per_query,
-                     train_seconds=60.0 if loss == "learndcg" else 30.0)
+                     train_seconds=60.0 if loss == "learndcg" else 30.0, best_epoch=1 if tested is not None else None)
     return run_id
 
 
-def _theta_store(path, finals: dict[tuple[int, int], float], *, drifting=()):
+def _theta_store(path, finals: dict[tuple[int, int], float], *, drifting=(), tested=None):
     """LearnDCG and ApproxNDCG on the folds and seeds of ``finals`` ({(fold, seed): final θ_d})."""
     rng = np.random.default_rng(1)
     store = RunStore(path)
     for (fold, seed), final in finals.items():
         values = {f"{fold}_{q}": float(v) for q, v in enumerate(rng.uniform(0.3, 0.8, 10))}
         _plant(store, data="synthetic-mq2008", fold=fold, loss="learndcg", seed=seed, values=values,
-               theta_final=final, drift=(fold, seed) in drifting)
+               theta_final=final, drift=(fold, seed) in drifting, tested=tested)
         _plant(store, data="synthetic-mq2008", fold=fold, loss="approxndcg", seed=seed, values=values)
     return store
 
@@ -125,6 +129,22 @@ def test_theta_d_that_drifts_does_not_hold(tmp_path):
         _finding, part = _theta(store)
     assert part.verdict == FAILS and "fold 2 seed 1 did not settle" in part.reason
     assert part.measured["seed_spread"] >= 0  # the spread is measured whatever decides the verdict
+    # two questions apart: a drifting value is not identified by the data; the folds' spread is judged on its own
+    # (here the drifting run widens its fold's seed spread beyond the folds' range)
+    assert "identifiable: does not hold" in part.reason and "fold-specific: does not hold (the folds differ no more" \
+        in part.reason
+    assert part.measured["identifiable"]["verdict"] == FAILS and part.measured["fold_specific"]["verdict"] == FAILS
+    assert "at the last logged step" in part.reason and part.measured["read_at"] == "last step"
+
+
+def test_theta_d_is_read_at_the_tested_checkpoint_where_the_runs_recorded_it(tmp_path):
+    finals = {(fold, seed): centre + 0.01 * seed for fold, centre in ((1, 0.6), (2, 0.9)) for seed in (0, 1)}
+    with _theta_store(tmp_path / "runs.sqlite", finals, tested=2.1) as store:
+        _finding, part = _theta(store)
+    runs = [r for f in part.measured["per_fold"].values() for r in f["seeds"].values()]
+    assert [r["b_d_tested"] for r in runs] == pytest.approx([2.1] * 4) and part.measured["read_at"] == "tested checkpoint"
+    assert "b_d read at the checkpoint that was tested" in part.reason
+    assert "identifiable: holds" in part.reason  # every planted run settled
 
 
 def _ranking_store(path, *, queries_per_fold, seeds=(0, 1), data="mq2008-planted", experiment=EXPERIMENT,
