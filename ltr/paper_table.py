@@ -7,8 +7,12 @@ MLP at the study grid's shared settings), the LearnDCG guide the rest (:data:`GU
 fold, the other rankers). :func:`sync_block` rewrites a file's block from the result and
 ``tests/ltr/test_paper_table.py`` fails when either file's block is not what the stored result gives now.
 Figures are NDCG@k x 100 (the paper's unit): the mean over folds x seeds ± the seed-to-seed spread, the
-candidate's lead over each baseline and its Holm-corrected p at NDCG@10 (the report's test: a paired t-test over
-test queries on per-query NDCG averaged over seeds, Holm across the baselines at each k).
+candidate's lead over each baseline and three tests of it at NDCG@10: the report's paired t-test over test queries
+on per-query NDCG averaged over seeds (Holm across the baselines), the fold-level test and, where the result has
+the per-query archive, the hierarchical bootstrap over queries and seeds (:mod:`ltr.report.seeds`); the top group
+(tied, no order within it); the queries without a relevant document beside the paper's figure (counted from the
+data files, ``data.queries``); the LTR comparisons' verdicts decided afresh on the stored table by the claims file's
+rules (:data:`REDECIDED`); and b_d's non-identifiability with the final θ_d vs step count r of the stored runs.
 """
 from __future__ import annotations
 
