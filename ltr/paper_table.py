@@ -223,6 +223,7 @@ def identifiability_lines(findings: dict | None) -> list[str]:
              "learned normalisation ln b_d cancels exactly and θ_d never moves. Started at b_d = 2 (ApproxNDCG's log2) "
              "b_d never goes below 2, so the paper's 1.80 is unreachable from the default start."]
     if len(runs) > 2:
+        lines.append("")
         steps = [r["steps"] for r in runs]
         theta = [r["theta_d_final"] for r in runs]
         tested = [r.get("b_d_tested") for r in runs]
@@ -320,10 +321,10 @@ def markdown(result: dict, source: str, block: Block = README_BLOCK) -> str:
                     "after Holm):", ""]
             runs = done.get("runs", [])
             out += table_lines(table, paper, runs, ranker) + [""]
-            out += [line for line in (top_group_line(table, runs, ranker), seed_tests_line(table, runs, ranker),
-                                      no_relevant_line(result).format(paper=_paper_figure("learndcg", paper))
-                                      if part == "shared" else "") if line]
-            out += [""]
+            for line in (top_group_line(table, runs, ranker), seed_tests_line(table, runs, ranker),
+                         no_relevant_line(result).format(paper=_paper_figure("learndcg", paper)) if part == "shared"
+                         else ""):
+                out += [line, ""] if line else []  # each its own paragraph
         out += verdict_lines(done.get("findings"), tables) + [""]
         if part == "shared":
             out += identifiability_lines(done.get("findings")) + [""]
