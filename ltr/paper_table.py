@@ -79,7 +79,10 @@ def _seed_tests(table: dict, runs: list[dict], ranker: str) -> tuple[dict, str]:
     from ltr.report.seeds import FOLD_TEST
 
     if table.get("seed_tests") is not None:
-        return {r["loss"]: r for r in table["seed_tests"]}, "stored"
+        tests = {r["loss"]: r for r in table["seed_tests"]}
+        tests.update({alias: {**tests[twin], "loss": alias} for alias, twin in _aliases(table, _variants(tests)).items()
+                      if twin in tests})
+        return tests, "stored"
     runs_frame = _run_frame(table, runs, ranker)
     candidate = table.get("candidate")
     if runs_frame.empty or candidate not in set(runs_frame["variant"]):
@@ -112,6 +115,13 @@ def _run_frame(table: dict, runs: list[dict], ranker: str):
     return pd.concat(parts, ignore_index=True).rename(columns={"test_ndcg10": "ndcg@10"})
 
 
+def _variants(names):
+    """A frame of ``variant`` names, what :func:`_aliases` reads."""
+    import pandas as pd
+
+    return pd.DataFrame({"variant": [n for n in names if n is not None]})
+
+
 def _aliases(table: dict, frame) -> dict[str, str]:
     """``{row without runs: the row with the same figures at every k}`` (a loss reported under a second name)."""
     have = set(frame["variant"])
@@ -131,7 +141,10 @@ def top_group_of(table: dict, runs: list[dict], ranker: str) -> dict:
     """The table's top group at NDCG@10 (:func:`ltr.report.seeds.top_group`): stored with the table (the bootstrap
     over queries and seeds), else from the fold-level test on the result's per-run means."""
     if table.get("top_group"):
-        return table["top_group"]
+        group = table["top_group"]
+        known = _variants([group.get("best"), *group.get("p_holm", {})])
+        twins = _aliases(table, known)
+        return {**group, "members": [*group["members"], *(a for a, twin in twins.items() if twin in group["members"])]}
     if not table.get("rows"):
         return {}
     from ltr.report.seeds import FOLD_TEST, fold_level_test, table_mean, top_group

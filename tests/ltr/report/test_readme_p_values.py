@@ -84,6 +84,13 @@ def test_the_reproduction_block_p_values_recompute_from_its_archive(tmp_path):
     assert group["best"] in {"learndcg", "listnet", "neuralloss"} and "ranknet" not in group["members"]
     marked = {loss for loss, row in block_rows(block).items() if row["top group"] == "●"}
     assert marked == set(group["members"])
+    # a loss reported under a second name (no runs of its own, its twin's figures) shows its twin's cells
+    table = part["tables"][MODEL]
+    twin = next(r for r in table["rows"] if r["loss"] == "listnet")
+    table["rows"].append({**twin, "loss": "learndcg_fixed"})
+    rows = block_rows(markdown({"report": {"shared": part}}, "result.json"))
+    assert {c: v for c, v in rows["learndcg_fixed"].items() if c != "loss"} == \
+        {c: v for c, v in rows["listnet"].items() if c != "loss"}
     # the fold-level test and the bootstrap read the same runs as the archive: its run means are the stored ones
     means = run_means(table_frame(archive, experiment, MODEL), 10)
     assert len(means) == 4 * 5 * 3
