@@ -356,7 +356,12 @@ def theta_parts(store: RunStore, runs: pd.DataFrame, candidate: str | None, scop
     at_test = all("b_d_tested" in r for v in per_fold.values() for r in v["seeds"].values())
     measured.update(identifiable={"verdict": identifiable, "step_correlation": _step_correlation(per_fold)},
                     fold_specific={"verdict": fold_specific}, read_at="tested checkpoint" if at_test else "last step")
-    evidence["step_correlation"] = measured["identifiable"]["step_correlation"]
+    evidence["step_correlation"] = r = measured["identifiable"]["step_correlation"]
+    anova = measured.get("anova")
+    evidence["shown"] = ("b_d per fold: range " + f"{fold_range:.4f}"
+                         + (f" vs seed spread {measured['seed_spread']:.4f}, one-way ANOVA p {anova['p']:.3g}"
+                            if anova else "") + (f"; final θ_d vs steps r {r:.4f}" if r is not None else "")
+                         + f"; identifiable: {identifiable}; fold-specific: {fold_specific}")
     verdict = FAILS if FAILS in (identifiable, fold_specific) else (
         INCONCLUSIVE if INCONCLUSIVE in (identifiable, fold_specific) else HOLDS)
     where = ("b_d read at the checkpoint that was tested (its best validation epoch)" if at_test else

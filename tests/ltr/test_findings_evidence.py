@@ -145,6 +145,7 @@ def test_theta_d_is_read_at_the_tested_checkpoint_where_the_runs_recorded_it(tmp
     assert [r["b_d_tested"] for r in runs] == pytest.approx([2.1] * 4) and part.measured["read_at"] == "tested checkpoint"
     assert "b_d read at the checkpoint that was tested" in part.reason
     assert "identifiable: holds" in part.reason  # every planted run settled
+    assert "one-way ANOVA p" in part.headline and "fold-specific:" in part.headline  # the headline carries its test
 
 
 def _ranking_store(path, *, queries_per_fold, seeds=(0, 1), data="mq2008-planted", experiment=EXPERIMENT,
