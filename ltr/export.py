@@ -1,6 +1,6 @@
 """Publication files of one LearnDCG comparison (``python -m ltr export --data D --model M --experiment E``).
 
-For the configuration the significance table compares (:func:`ltr.report.select_configuration`):
+For the configuration the significance table compares (:func:`ltr.report.runs.select_configuration`):
 
 - ``ndcg-vs-time``: test NDCG@10 against training minutes, every run (fold x seed) a small point, the mean
   over them a large marker with bars from the lowest to the highest run (the Results page's scatter and
@@ -86,7 +86,7 @@ def scatter_figure(cost: pd.DataFrame, runs: pd.DataFrame, title: str):
     """The ``ndcg-vs-time`` figure: a point per run the ``cost`` table summarises (one per fold and seed,
     :func:`ltr.cost.one_run_per_fold_and_seed`), its mean marker and min-max bars from that table."""
     from ltr.cost import MINUTES_AXIS_TITLE, one_run_per_fold_and_seed
-    from ltr.report import variant_loss
+    from ltr.report.runs import variant_loss
 
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7.5, 6.5))  # the legend stands below the axes
@@ -182,7 +182,7 @@ def drift_for_latex(diagnostic: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFram
 
 
 def significance_for_latex(table: pd.DataFrame) -> pd.DataFrame:
-    from ltr.report import display_table
+    from ltr.report.text import display_table
 
     shown = display_table(table)
     for column in [c for c in table.columns if c.startswith("p_holm@") or c.startswith("p@")]:
@@ -200,7 +200,8 @@ def export_comparison(store: RunStore, data: str, model: str, experiment: str, o
     from ltr.data.datasets import display_name
     from ltr.drift import drift_diagnostic
     from ltr.findings import TEST, check_findings
-    from ltr.report import significance_table, table_caption
+    from ltr.report.paired import significance_table
+    from ltr.report.text import table_caption
 
     table = significance_table(store, data, model, experiment=experiment, holm=True)
     runs = in_configuration(completed_runs(store, data, model, experiment), table.attrs.get("configuration"))

@@ -47,7 +47,7 @@ def _cli_json(capsys, argv):
 def test_ltr_findings_read_the_report_and_the_drift_diagnostic(trained, capsys):
     from ltr.drift import drift_diagnostic
     from ltr.findings import TEST, check_findings
-    from ltr.report import significance_table
+    from ltr.report.paired import significance_table
     from ltr.store import RunStore
 
     data, store_path = trained
@@ -163,9 +163,10 @@ def test_ltr_export_writes_scatter_and_theta_as_svg_and_pdf_and_a_captioned_tabl
 
 
 def test_ltr_report_latex_caption_carries_the_configuration_and_the_test(trained):
-    """``ltr report --latex`` and the Results page's LaTeX download (``ltr.report.to_latex``) name data,
+    """``ltr report --latex`` and the Results page's LaTeX download (``ltr.report.text.to_latex``) name data,
     ranker, epochs, learning rate, seed, folds, test and correction in the caption (issue 29)."""
-    from ltr.report import significance_table, to_latex
+    from ltr.report.paired import significance_table
+    from ltr.report.text import to_latex
     from ltr.store import RunStore
 
     data, store_path = trained
