@@ -12,8 +12,9 @@ from core.export import format_number
 
 ALPHA = 0.05
 COLUMNS = ("dataset", "predictor", "family", "target", "n", "n_hard", "kendall_tau", "tau_easier", "kendall_p",
-           "kendall_p_holm", "pearson_r", "pearson_p", "pearson_p_holm", "auc", "partial", "pool", "verdict", "note")
-INTERVALS = {"kendall_tau": "tau", "pearson_r": "r", "auc": "auc"}  # stored interval -> column prefix
+           "kendall_p_holm", "pearson_r", "pearson_p", "pearson_p_holm", "auc", "smare", "partial", "pool", "verdict",
+           "verdict_reason", "note")
+INTERVALS = {"kendall_tau": "tau", "pearson_r": "r", "auc": "auc", "smare": "smare"}  # stored interval -> column prefix
 # how NQC, WIG and SMV are normalised (pipeline.predict.post_retrieval's definitions, stated with the figure)
 NORMALISATION = ("NQC@k = sd@k / |score(D, q)|, WIG@k = mean of the top k's scores minus score(D, q), over "
                  "sqrt(|q|), SMV@k over score(D, q): score(D, q) is the corpus score (the collection as one document, "
@@ -129,8 +130,9 @@ def caption(prediction: dict, scope: str) -> str:
     index = (provenance.get("index") or {}).get(scope)
     if prediction.get("partial") or (index or {}).get("partial"):
         size = f" ({index['n_documents']:,} documents)" if index and index.get("n_documents") else ""
-        parts.append(f"partial index: the pre-retrieval statistics come from the data folder's passages{size}, "
-                     f"not the full collection (the CSV's partial column)")
+        parts.append(f"partial index: every predictor that reads the index (pre-retrieval statistics, NQC/WIG/SMV's "
+                     f"corpus score, Clarity, UEF) reads the data folder's passages{size}, not the full collection "
+                     f"(the CSV's partial and pool columns)")
     else:
         parts.append("full-corpus index")
     if prediction.get("pool"):  # issue 35: statistics built from these topics' pools are named and left out
