@@ -42,14 +42,13 @@ import numpy as np
 from scipy import stats
 
 from core.multiple_testing import holm_adjust
+from pipeline.predict import verdict
 
 N_BOOT = 1000
 SEED = 0
 CONFIDENCE = 0.95
 MIN_QUERIES = 5  # fewer shared queries: no row figures (n shown, reason given)
-# fewer shared queries: figures but no verdict, the minimum the study's query-level claims use
-# (pipeline/findings/paper_claims.json; tests/pipeline/predict keeps the two equal)
-MIN_VERDICT_N = 30
+MIN_VERDICT_N = verdict.MIN_VERDICT_N  # fewer shared queries: figures, and an inconclusive verdict
 POOLED = "pooled"
 POOL_LEFT_OUT = "left out (pool statistics)"
 GATED = "no verdict (model gate)"  # a target or predictor made by a sub-1B or unknown-size model
@@ -108,39 +107,29 @@ class Row:
         return self.verdict_reason(include_pool)[0]
 
     def verdict_reason(self, include_pool: bool = False) -> tuple[str, str]:
-        """``(verdict, reason)``: ``foresees`` (Holm-corrected τ p < 0.05 and τ's interval on the
-        easier-positive side), ``does not foresee`` (the same on the other side), ``inconclusive`` (an
-        interval across 0, Holm p >= 0.05, or n under ``MIN_VERDICT_N``), ``not measurable`` (no τ); a
-        target or predictor made by a sub-1B or unknown-size model carries ``no verdict (model gate)``, and
-        a predictor read from pool-built statistics is ``left out (pool statistics)`` unless
-        ``include_pool`` (its statistics are conditioned on these very queries)."""
-        if self.gate:
-            return GATED, self.gate
-        if self.pool and not include_pool:
-            return POOL_LEFT_OUT, "reads an index built from these topics' pools (--pool-in-verdicts counts it)"
+        """``(verdict, reason)`` of the claim "the predictor foresees the target" read by the shared inference
+        core (:mod:`pipeline.predict.verdict`): ``foresees``, ``does not foresee`` or ``inconclusive`` (with
+        the power), ``not measurable`` (no τ); a target or predictor made by a sub-1B or unknown-size model
+        reads ``no verdict (model gate)`` and a predictor read from pool-built statistics ``left out (pool
+        statistics)`` unless ``include_pool``, each with the figures' own verdict in its reason."""
         interval = self.intervals.get("kendall_tau")
-        if self.kendall_tau is None or not interval:
-            return "not measurable", self.note or "no τ"
-        if self.n < MIN_VERDICT_N:
-            return "inconclusive", f"n = {self.n} < minimum {MIN_VERDICT_N}"
+        if self.kendall_tau is None or not interval or self.kendall_p_holm is None:
+            return (GATED, self.gate) if self.gate else ("not measurable", self.note or "no τ")
         sign = 1 if self.higher_is_easier else -1
         low, high = sorted((sign * interval[0], sign * interval[1]))
-        significant = self.kendall_p_holm is not None and self.kendall_p_holm < 0.05
-        evidence = f"τ(easier) 95% CI [{low:+.2f}, {high:+.2f}], Holm p = {_p(self.kendall_p_holm)}, n = {self.n}"
-        if low > 0 and significant:
-            return "foresees", evidence
-        if high < 0 and significant:
-            return "does not foresee", evidence
-        return "inconclusive", evidence
+        decision = verdict.decide(sign * self.kendall_tau, self.n, self.kendall_p_holm, (low, high))
+        if self.gate:
+            return GATED, verdict.reason(decision.gated([self.gate]))
+        if self.pool and not include_pool:
+            return POOL_LEFT_OUT, verdict.reason(decision.gated(
+                ["reads an index built from these topics' pools (--pool-in-verdicts counts it)"]))
+        return verdict.VERDICTS.get(decision.verdict, decision.verdict), verdict.reason(decision)
 
     def as_dict(self) -> dict:
         # p_holm: the table's headline (τ's Holm p); verdict: the default one (pool statistics left out)
         verdict, reason = self.verdict_reason()
         return {**asdict(self), "p_holm": self.kendall_p_holm, "verdict": verdict, "verdict_reason": reason}
 
-
-def _p(value) -> str:
-    return "--" if value is None else f"{value:.3g}"
 
 
 # ---- the statistics over resamples, each resample as its counts ------------------------------------

@@ -76,7 +76,24 @@ def test_foresees_needs_the_claims_minimum_n_and_a_model_that_may_carry_a_verdic
     assert rows["small"].as_dict()["verdict"] == evaluation.GATED
     few = _row(0.6, [0.3, 0.8], 0.001)
     few.n = evaluation.MIN_VERDICT_N - 1
-    assert few.verdict_reason() == ("inconclusive", f"n = {few.n} < minimum {evaluation.MIN_VERDICT_N}")
+    found, why = few.verdict_reason()
+    assert found == "inconclusive" and why.startswith(f"n = {few.n} < minimum {evaluation.MIN_VERDICT_N} (queries)")
+    assert "on its figures: holds" in why and "MDE" in why  # the core keeps the figures' verdict and the power
+
+
+def test_foresees_is_a_bound_claim_of_the_shared_inference_core():
+    """Issue 40: the verdict goes through core.inference (a bound: τ(easier) above 0 at one-sided level 0.975,
+    i.e. a two-sided 5% test and a 95% interval), the bootstrap interval's agreement required."""
+    from core.inference.claims import BOUND
+    from pipeline.predict import verdict
+
+    assert (verdict.FORESEES.type, verdict.FORESEES.threshold, verdict.FORESEES.side) == (BOUND, 0.0, "above")
+    assert verdict.decide(0.4, 43, 0.01, (0.2, 0.6)).verdict == "holds"
+    crossing = verdict.decide(0.1, 43, 0.01, (-0.1, 0.3))  # the test rejects, the interval does not: undecided
+    assert crossing.verdict == "inconclusive" and "includes 0" in crossing.reason()
+    not_significant = _row(0.4, [0.2, 0.6], 0.2).verdict_reason()
+    assert not_significant[0] == "inconclusive" and "Holm-corrected p 0.2" in not_significant[1]
+    assert "MDE" in not_significant[1]  # an inconclusive verdict says what the test could have seen
 
 
 class SimpleValues:
@@ -382,3 +399,12 @@ def test_the_stored_dl19_dl20_prediction_names_each_normaliser():
     assert "nqc@100[tasb]" not in info and info["nqc_listmean@100[tasb]"]["normaliser"] == "list_mean"
     assert not info["query_length"]["pool"] and all(info[name]["pool"] for name in ("avg_idf", "clarity@100[tasb]"))
     assert all("smare" in row for row in document["evaluation"])
+
+
+def test_the_power_of_a_large_effect_is_one_query_not_an_error():
+    """core.inference.power.n_to_decide raised on an effect above statsmodels' solver bracket (n >= 2): a
+    gated QPP row with τ 0.88 over 43 queries failed to print its power (fixed there with the closed form)."""
+    from core.inference.power import n_to_decide
+
+    assert n_to_decide(0.2, 0.9, 0.975) == 1
+    assert n_to_decide(1.0, 0.1, 0.975) == pytest.approx(785, abs=1)  # (1.96 + 0.84)^2 / 0.1^2, the solver's own
