@@ -14,6 +14,7 @@ ALPHA = 0.05
 COLUMNS = ("dataset", "predictor", "family", "target", "n", "n_hard", "kendall_tau", "tau_easier", "kendall_p",
            "kendall_p_holm", "pearson_r", "pearson_p", "pearson_p_holm", "auc", "smare", "partial", "pool", "verdict",
            "verdict_reason", "note")
+POOL_MARK = " (pool)"  # a value that reads a pool-built index (the caption says what that means)
 INTERVALS = {"kendall_tau": "tau", "pearson_r": "r", "auc": "auc", "smare": "smare"}  # stored interval -> column prefix
 # how NQC, WIG and SMV are normalised (pipeline.predict.post_retrieval's definitions, stated with the figure)
 NORMALISATION = ("NQC@k = sd@k / |score(D, q)|, WIG@k = mean of the top k's scores minus score(D, q), over "
@@ -62,7 +63,7 @@ def latex_frame(table: pd.DataFrame) -> pd.DataFrame:
             and r["tau_easier"] != r["kendall_tau"] else 1  # the interval of the oriented τ
         low, high = sorted((flip * r["tau_low"], flip * r["tau_high"])) if r["tau_low"] is not None \
             and not pd.isna(r["tau_low"]) else (None, None)
-        rows.append({"predictor": r["predictor"], "target": r["target"], "n": r["n"],
+        rows.append({"predictor": r["predictor"] + (POOL_MARK if r.get("pool") else ""), "target": r["target"], "n": r["n"],
                      "τ (easier +)": "--" if r["tau_easier"] is None or pd.isna(r["tau_easier"])
                      else f"{format_number(r['tau_easier'], 2)}{star}",
                      "τ 95% CI": _interval(low, high), "p Holm": r["kendall_p_holm"],
@@ -96,7 +97,8 @@ def heatmap_figure(table: pd.DataFrame, title: str):
             ax.text(j, i, f"{r['tau_easier']:.2f}{star}", ha="center", va="center", fontsize=7)
     ax.set_xticks(range(len(targets)), targets, rotation=30, ha="right", fontsize=7)
     ax.xaxis.set_ticks_position("bottom")
-    ax.set_yticks(range(len(predictors)), predictors, fontsize=7)
+    pooled = {r["predictor"] for r in table.to_dict("records") if r.get("pool")}
+    ax.set_yticks(range(len(predictors)), [p + (POOL_MARK if p in pooled else "") for p in predictors], fontsize=7)
     fig.colorbar(image, ax=ax, label="τ (easier +)")
     ax.set_title(title, fontsize=9)
     fig.tight_layout()

@@ -126,7 +126,8 @@ def heatmap(result: dict, scope: str):
             hover[-1].append(f"{p} vs {t}<br>n={r.get('n')} · τ={_fmt(r.get('kendall_tau'))} "
                              f"{_interval_text(ci.get('kendall_tau'))} · p_holm={_fmt(r.get('kendall_p_holm'))}"
                              f"<br>AUC={_fmt(r.get('auc'))} {_interval_text(ci.get('auc'))} (>0.5: higher predicts "
-                             f"easier){'<br>' + r['note'] if r.get('note') else ''}")
+                             f"easier){'<br>pool: reads a pool-built index' if r.get('pool') else ''}"
+                             f"{'<br>' + r['note'] if r.get('note') else ''}")
     # the heatmap only colours: plotly gives a click on a heatmap no selection, so each cell's hover and
     # click belong to a transparent point over it (a point with hoverinfo "skip" emits no click either:
     # that is why a click did nothing in Chromium, issue 33)

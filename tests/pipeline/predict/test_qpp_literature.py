@@ -330,6 +330,10 @@ def test_the_page_and_the_export_say_pool_and_show_targets_and_the_sweep():
     assert list(sweep.columns[-4:]) == ["τ at k=5", "95% CI at k=5", "τ at k=100", "95% CI at k=100"]
     assert "smare" in table.columns and "verdict_reason" in table.columns
     assert view.k_sweep_frame({"evaluation": []}).empty  # a result stored before the sweep
+    assert export.latex_frame(export.evaluation_table(pooled, "dl19")).loc[0, "predictor"] == "nqc@100[bm25] (pool)"
+    assert export.latex_frame(export.evaluation_table(full, "dl19")).loc[0, "predictor"] == "nqc@100[bm25]"
+    hover = view.heatmap(pooled, "dl19").data[1].hovertext[0]
+    assert "pool: reads a pool-built index" in hover
     assert "conditioned on the queries" in export.caption(pooled, "dl19")
     assert "conditioned" not in export.caption(full, "dl19")
 
