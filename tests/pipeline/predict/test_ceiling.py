@@ -33,3 +33,29 @@ def test_each_row_is_the_other_samples_mean_against_one_sample():
     assert rows["0"]["auc"] == 1.0  # "a" has the lowest mean of the others and is sample 0's only hard query
     with pytest.raises(ValueError, match="at least 2 samples"):
         sampling_ceiling({0: values[0]}, {0: []})
+
+
+def test_the_h2g_bench_note_reads_the_samples_and_the_ceiling_from_a_stored_prediction():
+    import sys
+    from pathlib import Path
+
+    bench = str(Path(__file__).resolve().parents[3] / "bench")
+    sys.path.insert(0, bench)
+    try:
+        from qpp_h2g_dl19 import render
+    finally:
+        sys.path.remove(bench)
+    queries = [f"q{i}" for i in range(10)]
+    targets = {f"BERTScore F1[g-s{s}]": {"values": {q: i / 10 + s / 100 for i, q in enumerate(queries)},
+                                          "hard": queries[:2], "provenance": {"label": "minilm"}} for s in range(2)}
+    targets["BERTScore F1[other]"] = {"values": {q: 0.5 for q in queries}, "hard": [], "provenance": {}}
+    rows = [{"dataset": "dl19", "task": "h2g", "predictor": "sd@100[bm25]", "target": name, "n": 10, "pool": False,
+             "tau_easier": 0.5 + k / 10, "auc": 0.7, "smare": 0.2, "intervals": {"kendall_tau": [0.1, 0.8]}}
+            for k, name in enumerate(targets)]
+    doc = {"id": "r", "targets": {"dl19": targets}, "evaluation": rows,
+           "provenance": {"bootstrap": {"n_boot": 100, "seed": 0}}, "absent": []}
+    note, record = render(doc, "g", "other")
+    assert record["ceiling"]["kendall_tau"]["mean"] == pytest.approx(1.0)  # the two samples order queries alike
+    entry = record["table"][0]
+    assert entry["tau_samples"] == {"mean": pytest.approx(0.55), "min": 0.5, "max": 0.6} and entry["tau_other"] == 0.7
+    assert "| sd@100[bm25] |  | +0.500 [+0.10, +0.80] | 0.200 | +0.550 (+0.500 to +0.600) | 0.700 | +0.700 |" in note
