@@ -13,8 +13,10 @@ from core.export import format_number
 
 ALPHA = 0.05
 COLUMNS = ("dataset", "predictor", "family", "target", "n", "n_hard", "kendall_tau", "tau_easier", "kendall_p",
-           "kendall_p_holm", "pearson_r", "pearson_p", "pearson_p_holm", "auc", "partial", "pool", "verdict", "note")
-INTERVALS = {"kendall_tau": "tau", "pearson_r": "r", "auc": "auc"}  # stored interval -> column prefix
+           "kendall_p_holm", "pearson_r", "pearson_p", "pearson_p_holm", "auc", "smare", "partial", "pool", "verdict",
+           "verdict_reason", "note")
+POOL_MARK = " (pool)"  # a value that reads a pool-built index (the caption says what that means)
+INTERVALS = {"kendall_tau": "tau", "pearson_r": "r", "auc": "auc", "smare": "smare"}  # stored interval -> column prefix
 # how NQC, WIG and SMV are normalised (pipeline.predict.post_retrieval's definitions, stated with the figure)
 NORMALISATION = ("NQC@k = sd@k / |score(D, q)|, WIG@k = mean of the top k's scores minus score(D, q), over "
                  "sqrt(|q|), SMV@k over score(D, q): score(D, q) is the corpus score (the collection as one document, "
@@ -62,7 +64,7 @@ def latex_frame(table: pd.DataFrame) -> pd.DataFrame:
             and r["tau_easier"] != r["kendall_tau"] else 1  # the interval of the oriented τ
         low, high = sorted((flip * r["tau_low"], flip * r["tau_high"])) if r["tau_low"] is not None \
             and not pd.isna(r["tau_low"]) else (None, None)
-        rows.append({"predictor": r["predictor"], "target": r["target"], "n": r["n"],
+        rows.append({"predictor": r["predictor"] + (POOL_MARK if r.get("pool") else ""), "target": r["target"], "n": r["n"],
                      "τ (easier +)": "--" if r["tau_easier"] is None or pd.isna(r["tau_easier"])
                      else f"{format_number(r['tau_easier'], 2)}{star}",
                      "τ 95% CI": _interval(low, high), "p Holm": r["kendall_p_holm"],
@@ -96,7 +98,8 @@ def heatmap_figure(table: pd.DataFrame, title: str):
             ax.text(j, i, f"{r['tau_easier']:.2f}{star}", ha="center", va="center", fontsize=7)
     ax.set_xticks(range(len(targets)), targets, rotation=30, ha="right", fontsize=7)
     ax.xaxis.set_ticks_position("bottom")
-    ax.set_yticks(range(len(predictors)), predictors, fontsize=7)
+    pooled = {r["predictor"] for r in table.to_dict("records") if r.get("pool")}
+    ax.set_yticks(range(len(predictors)), [p + (POOL_MARK if p in pooled else "") for p in predictors], fontsize=7)
     fig.colorbar(image, ax=ax, label="τ (easier +)")
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
@@ -154,8 +157,9 @@ def definitions(prediction: dict, scope: str) -> dict[str, str]:
     index = _partial_index(prediction, scope)
     if index is not None:
         size = f" ({index['n_documents']:,} documents)" if index.get("n_documents") else ""
-        out["index"] = (f"partial index: the pre-retrieval statistics come from the data folder's passages{size}, "
-                        f"not the full collection (the CSV's partial column)")
+        out["index"] = (f"partial index: every predictor that reads the index (pre-retrieval statistics, NQC/WIG/SMV's "
+                        f"corpus score, Clarity, UEF) reads the data folder's passages{size}, not the full collection "
+                        f"(the CSV's partial and pool columns)")
     else:
         out["index"] = "full-corpus index"
     if prediction.get("pool"):  # issue 35: statistics built from these topics' pools are named and left out
