@@ -7,7 +7,7 @@ import sys
 
 from core import cli
 from pipeline.cli.args import (GENERATOR_HELP, JUDGE_HELP, bertscore_args, cap_arg, check_models, collection_args,
-                               llm_args, universe_arg)
+                               folder_answer_names, llm_args, universe_arg)
 from pipeline.cli.config import study_config
 from pipeline.cli.output import print_resolution, resolution_lines
 from pipeline.sets.rule import SetSummary
@@ -63,7 +63,9 @@ def _overlap_lines(result):
 
 
 def cmd_run(args) -> None:
-    check_models(args, [*(args.generator or ["auto"]), *(args.judge or ["auto"])], generators=args.generator or ())
+    # no --generator: the data folder's answers (no LLM call), else auto (StudyConfig.with_default_components)
+    generators = args.generator or sorted(folder_answer_names(args)) or ["auto"]
+    check_models(args, [*generators, *(args.judge or ["auto"])], generators=args.generator or ())
     from pipeline.study.config import SETUPS
     from pipeline.study.run import run_study
 
@@ -140,7 +142,7 @@ def _run_arguments(p) -> None:
     p.add_argument("--retriever", action="append", type=cli.named_file, metavar="NAME[=RUNFILE]",
                    help="repeatable (default: the data folder's imported runs)")
     p.add_argument("--generator", action="append", type=cli.named_file, metavar="SPEC|NAME=FILE",
-                   help="repeatable; " + GENERATOR_HELP + " (default: auto)")
+                   help="repeatable; " + GENERATOR_HELP + " (default: the data folder's answers files, else auto)")
     p.add_argument("--judge", action="append", type=cli.named_file, metavar="SPEC|NAME[=FILE]",
                    help="repeatable; " + JUDGE_HELP + " (default: the data folder's judgment files and auto)")
     p.add_argument("--setup", action="append", choices=["binary", "graded"], help="repeatable (default: both)")

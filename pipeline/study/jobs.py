@@ -12,7 +12,8 @@ from typing import Sequence
 from core.jobs import Job, JobKind, register
 from pipeline.judging.judgments import DEFAULT_CAP
 from pipeline.study import store
-from pipeline.study.config import StudyConfig, folder_judgments
+from pipeline.data.imported import folder_judgments
+from pipeline.study.config import StudyConfig
 from pipeline.study.universe import DEFAULT_UNIVERSE
 
 

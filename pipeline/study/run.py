@@ -132,8 +132,9 @@ def run_study(config, *, log=print, study_id: str | None = None, progress_key: s
               progress: bool = True, **settings) -> StudyResult:
     """Every task of :data:`STUDY_TASKS` for every component of ``config`` (a
     :class:`pipeline.study.config.StudyConfig`), then every configuration's overlap; stored as a new
-    study (:mod:`pipeline.study.store`, atomically, under ``study_id`` or a new id) and returned. A
-    step that fails stops the run before anything is stored. Resumable: LLM answers come from the
+    study (:mod:`pipeline.study.store`, atomically, under ``study_id`` or a new id) and returned, unless a
+    stored study holds the same result (same configuration, same inputs: :func:`pipeline.study.store.same_study`),
+    which is then returned and nothing is stored. A step that fails stops the run before anything is stored. Resumable: LLM answers come from the
     response cache and BERTScore pairs from their cache, so a rerun repeats no expensive call.
 
     ``config`` may also be a loaded collection with the configuration's fields as keywords
@@ -160,6 +161,12 @@ def run_study(config, *, log=print, study_id: str | None = None, progress_key: s
         raise
     study = StudyResult(id=study_id, configuration=configuration, time=studies.iso_time(started),
                         finished=studies.iso_time(time.time()), **study)
+    stored = studies.same_study(study.to_dict())
+    if stored is not None:  # one study per configuration and inputs: the stored one, nothing new written
+        tracker.finish()
+        log(f"[{data.name}] the same as stored study {stored['id']} (same configuration, same inputs, same "
+            f"result): nothing new stored")
+        return StudyResult.from_dict(stored)
     path = studies.save_study(study.to_dict())
     tracker.finish()
     log(f"[{data.name}] study {study_id} stored: {path}")

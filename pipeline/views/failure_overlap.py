@@ -20,7 +20,7 @@ import uuid  # noqa: E402
 from core import jobs  # noqa: E402
 from core.jobs import progress as job_progress  # noqa: E402
 from pipeline.study import store as studies  # noqa: E402
-from pipeline.study.config import folder_judgments  # noqa: E402
+from pipeline.data.imported import folder_judgments  # noqa: E402
 from pipeline.study.jobs import STUDY  # noqa: E402
 from pipeline.generation.h2g import answer_cut_note, reference_note, truncation_note  # noqa: E402
 from pipeline.judging.benchmark import benchmark_line  # noqa: E402
