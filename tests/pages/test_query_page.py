@@ -107,7 +107,7 @@ def test_the_page_reads_every_store_for_one_query(planted_study):
     assert "qrels.dl19-passage.txt" in " ".join(c.value for c in at.caption)
 
     sets = _frame(at, "hard to judge (H2J)").set_index("configuration")
-    assert sets.loc[BINARY, "study"] == planted_study["id"]
+    assert sets.loc[BINARY, "studies"] == planted_study["id"]
     assert sets.loc[BINARY, ["hard to retrieve (H2R)", "hard to generate (H2G)", "hard to judge (H2J)"]].tolist() == [
         "q1" in planted_study["configurations"][BINARY]["sets"][t] for t in ("h2r", "h2g", "h2j")]
     assert sets.loc[BINARY, "hard to judge (H2J)"] and not sets.loc[BINARY, "hard to retrieve (H2R)"]  # the design
