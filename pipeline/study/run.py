@@ -9,7 +9,8 @@ Components are named on the command line as ``NAME[=FILE]`` (each task's module 
 
 - retriever: ``NAME=RUNFILE`` imports a run; ``NAME`` alone is the data folder's
   ``runs/run.NAME.<dataset>.txt``, else computed here (``pipeline.retrieval.retrievers.get_run``);
-- generator: ``NAME=FILE.jsonl`` imports answers; ``NAME`` alone is an LLM spec
+- generator: ``NAME=FILE.jsonl`` imports answers; ``NAME`` alone is the data folder's
+  ``answers/answers.NAME.<dataset>.jsonl`` when it exists, else an LLM spec
   (``embedded``, ``ollama:llama3.2:3b``, ``openai:MODEL@URL``, ``auto``: ``pipeline.llm.specs``),
   and the result is named by the model the spec resolved to (``backend:model``), never by the spec;
 - judge: ``NAME=FILE`` imports qrels-format judgments; ``NAME`` alone is the data folder's
