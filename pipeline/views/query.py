@@ -455,12 +455,12 @@ def own_h2j_note(result: dict, qid: str, holding: list[StudyResult]) -> str | No
     c = result["config"]
     judges = sorted({name for study in holding for name in study.judges})
     table = (f"the Hard sets table's H2J comes from the stored studies' judges ({', '.join(judges)}), each within "
-             f"its configuration's universe, and none of them holds it in the {' or '.join(missing)} setup"
+             f"its configuration's universe, and none of them holds it in the {' or '.join(missing)} setup: the "
+             f"sets are drawn by different judges, pair samples or universes"
              if holding else "no stored study holds this query, so the Hard sets table has no row for it")
     return (f"Hard to judge ({', '.join(missing)}) for this result's own judge, {result['judge'].get('label', '')}: "
             f"the top {c['quantile']:g} of its disagreement with NIST over its {len(result['universe'])} queries "
-            f"(at most {c['cap'] or 'all'} pairs per query). But {table}: the two sets are drawn by different judges, "
-            f"pair samples or universes.")
+            f"(at most {c['cap'] or 'all'} pairs per query). But {table}.")
 
 
 def aware_judgments(dataset: str, qid: str, holding: list[StudyResult] = ()) -> list[dict]:
