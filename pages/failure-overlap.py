@@ -18,7 +18,8 @@ QUERY_LINK = st.column_config.LinkColumn(display_text=query_page.LINK_TEXT)  # e
 st.title("Failure overlap")
 st.caption("Queries hard to retrieve (bottom nDCG@10), hard to generate (bottom BERTScore F1 of a zero-shot answer "
            "against the relevant passages) and hard to judge (top LLM/NIST disagreement), per configuration. "
-           "Runs are background jobs (`python -m pipeline run`); every run is kept as its own study.")
+           "Runs are background jobs (`python -m pipeline run`); each configuration run on the same inputs is one "
+           "stored study (a rerun that gives the same result stores nothing new).")
 
 with st.expander("Run the study (background job)"):
     folder = paths.data_folder("trec_dl")
