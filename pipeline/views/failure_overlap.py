@@ -25,7 +25,7 @@ from pipeline.study.jobs import STUDY, stored_without_llm, study_link  # noqa: E
 from pipeline.generation.h2g import answer_cut_note, reference_note, truncation_note  # noqa: E402
 from pipeline.judging.benchmark import benchmark_line  # noqa: E402
 from pipeline.judging.judgments import DEFAULT_CAP  # noqa: E402
-from pipeline.llm.base import SMALL_MODEL  # noqa: E402
+from pipeline.llm.base import SMALL_MODEL, Provenance  # noqa: E402
 from pipeline.sets.overlap import TASKS, all_pairwise, further_note, intersection_label  # noqa: E402,F401  (the page's note)
 from pipeline.study.result import Components, StudyResult  # noqa: E402
 from pipeline.study.universe import DEFAULT_UNIVERSE, UNIVERSE_HELP, UNIVERSES, check_universe  # noqa: E402,F401
@@ -219,10 +219,12 @@ def provenance_lines(study: StudyResult, label: str) -> list[str]:
     gen, judge = study.generator(label), study.judge(label)
     bs, counts = gen.bertscore, judge.info
     return [f"Retriever {c.retriever}: {study.retriever(label).info.get('provenance', '')}",
-            f"Generator {c.generator}: {gen.provenance.get('label', '')}; BERTScore encoder "
+            f"Generator {c.generator}: {gen.provenance.get('label', '')}, "
+            f"{Provenance.from_dict(gen.provenance).size_text}; BERTScore encoder "
             f"{bs['encoder']} ({bs['description']}), {bs['aggregate']} over grade-2/3 passages; "
             f"{reference_note(bs)}; {truncation_note(bs)}",
-            f"Judge {c.judge} ({c.setup}): {judge.provenance.get('label', '')}; "
+            f"Judge {c.judge} ({c.setup}): {judge.provenance.get('label', '')}, "
+            f"{Provenance.from_dict(judge.provenance).size_text}; "
             f"{counts['n_pairs_compared']} pairs compared, cap {counts['cap']} per query, "
             f"{counts['n_unparseable']} unparseable answers excluded",
             *filter(None, [benchmark_line(judge.provenance)]),  # how well this judge agrees with NIST

@@ -61,15 +61,12 @@ def with_query_links(frame: pd.DataFrame, dataset: str | pd.Series, qid_column: 
 
 
 def model_text(provenance: dict | None) -> str:
-    """``ollama:qwen3:8b [abc] (8.19B (ollama /api/show))``: the model's label and its size where the
-    provenance records one (an imported file: its label alone; none: "")."""
+    """``ollama:qwen3:8b [abc] (8.19B (ollama /api/show))``, ``imported:text-davinci-003 (175B (models.tsv))``:
+    the model's label and its size (``unknown size`` where nothing records one; none: "")."""
     if not provenance:
         return ""
     model = Provenance.from_dict(provenance)
-    label = provenance.get("label") or model.label
-    if model.backend == "imported":
-        return label
-    return f"{label} ({model.size_text})"
+    return f"{provenance.get('label') or model.label} ({model.size_text})"
 
 
 def small_model_warnings(study: StudyResult) -> list[str]:
