@@ -64,11 +64,11 @@ def study_link(dataset: str, study_id: str) -> str:
 
 
 def written_study(job: Job) -> str | None:
-    """The link to the study a finished job wrote (None before, or when it wrote none)."""
+    """The link to the study a finished job wrote, or to the stored study its run gave the same result as (None
+    before, or when it wrote none)."""
     dataset, study_id = job.meta.get("dataset", ""), job.meta.get("study_id")
-    if job.status == "completed" and study_id and store.study_path(dataset, study_id).is_file():
-        return study_link(dataset, study_id)
-    return None
+    written = store.study_of_run(dataset, study_id) if job.status == "completed" and study_id else None
+    return study_link(dataset, written) if written else None
 
 
 # ``pipeline run`` writes its progress record under the study id (``--study-id``)

@@ -153,7 +153,8 @@ def run_study(config, *, log=print, study_id: str | None = None, progress_key: s
     data.require_qrels()
     configuration = config.stored()
     started = time.time()
-    study_id = studies.check_study_id(study_id) if study_id else studies.new_study_id(configuration, started)
+    asked_id = studies.check_study_id(study_id) if study_id else None
+    study_id = asked_id or studies.new_study_id(configuration, started)
     tracker = ProgressWriter(progress_key, sum(task.stages(config) for task in study_tasks(config)) + 1)
     try:
         study = _run_tasks(config, StepContext(log, tracker, progress))
@@ -164,6 +165,8 @@ def run_study(config, *, log=print, study_id: str | None = None, progress_key: s
                         finished=studies.iso_time(time.time()), **study)
     stored = studies.same_study(study.to_dict())
     if stored is not None:  # one study per configuration and inputs: the stored one, nothing new written
+        if asked_id and asked_id != stored["id"]:  # a job that chose its id links to the study it ran
+            studies.record_same(data.name, asked_id, stored["id"])
         tracker.finish()
         log(f"[{data.name}] the same as stored study {stored['id']} (same configuration, same inputs, same "
             f"result): nothing new stored")

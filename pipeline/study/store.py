@@ -212,6 +212,29 @@ def same_study(study: dict) -> dict | None:
     return None
 
 
+def _answer_path(dataset: str, study_id: str) -> Path:
+    return studies_dir(dataset) / f"{check_study_id(study_id)}.same"
+
+
+def record_same(dataset: str, asked_id: str, stored_id: str) -> None:
+    """A run asked to store under ``asked_id`` (a dashboard job chose it) gave the stored study ``stored_id``'s
+    result: remember which, so the job's row links to the study it ran (a small text file beside the studies,
+    never listed as one)."""
+    atomic_write_text(_answer_path(dataset, asked_id), check_study_id(stored_id))
+
+
+def study_of_run(dataset: str, asked_id: str) -> str | None:
+    """The stored study a run asked to store under ``asked_id`` gave: that id when it stored one, the equal
+    study's it returned instead (:func:`record_same`), or None (it stored nothing, or the study is gone)."""
+    if study_path(dataset, asked_id).is_file():
+        return asked_id
+    try:
+        same = _answer_path(dataset, asked_id).read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+    return same if STUDY_ID.match(same) and study_path(dataset, same).is_file() else None
+
+
 def study_datasets() -> list[str]:
     """Datasets with at least one stored (or legacy) study, sorted."""
     root = paths.cache_dir() / "failure"

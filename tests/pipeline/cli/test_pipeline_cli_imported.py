@@ -27,7 +27,8 @@ def stored_ids(cache):
     return [s["id"] for s in json.loads(out.stdout)["studies"]]
 
 
-def test_run_without_a_generator_uses_the_folders_answers_and_a_rerun_returns_the_same_study(folder, tmp_path):
+def test_run_without_a_generator_uses_the_folders_answers_and_a_rerun_returns_the_same_study(folder, tmp_path,
+                                                                                           monkeypatch):
     cache = tmp_path / "cache"
     first = pipeline_cli(*run_args(folder), env_cache=cache)
     assert first.returncode == 0, first.stderr
@@ -49,6 +50,19 @@ def test_run_without_a_generator_uses_the_folders_answers_and_a_rerun_returns_th
     assert json.loads(again.stdout)["id"] == study["id"]
     assert f"the same as stored study {study['id']}" in again.stderr
     assert stored_ids(cache) == [study["id"]]  # no second entry
+
+    # a dashboard job chooses its id: the run stores nothing new, and the job's row links to the stored study
+    asked = "20991231T000000Z-00000000-abcd"
+    job = pipeline_cli(*run_args(folder, "--study-id", asked), env_cache=cache)
+    assert job.returncode == 0 and json.loads(job.stdout)["id"] == study["id"], job.stderr
+    assert stored_ids(cache) == [study["id"]]
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(cache))
+    from core.jobs import Job
+    from pipeline.study.jobs import STUDY, study_link, written_study
+
+    done = Job(id=1, label="study", command=[], resource="cpu", status="completed", created=0.0,
+               meta={"kind": STUDY.name, "dataset": "dl19", "study_id": asked})
+    assert written_study(done) == study_link("dl19", study["id"])
 
 
 def test_a_stated_size_fills_an_unknown_one_and_a_contradiction_is_refused(folder, tmp_path):
