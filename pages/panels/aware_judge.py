@@ -11,6 +11,7 @@ from pages.panels.start_form import reason_job_fields, start_button
 from pages.panels.stored_result import stored_result
 from pipeline.aware.paired import rule_text
 from pipeline.views import aware_judge as view
+from pipeline.views import query as query_page
 
 
 def aware_judge_section() -> None:
@@ -59,6 +60,8 @@ def aware_judge_section() -> None:
     qids = view.query_options(result)
     qid = st.selectbox(f"Query ({len(qids)} re-judged)", qids, key="judge_query",
                        format_func=lambda q: view.query_label(result, q))
+    st.link_button("Open this query on the Query page", query_page.query_link(dataset, qid),
+                   icon=":material/manage_search:")  # every store's view of it, the studies' hard sets included
     texts = view.sentences(result, qid)
     st.markdown("**Difficulty sentence**")
     st.text(texts["from"])  # reason names may be LLM-written: text, never markdown

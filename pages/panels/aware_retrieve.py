@@ -12,6 +12,9 @@ from pages.panels.start_form import reason_job_fields, start_button
 from pages.panels.stored_result import stored_result
 from pipeline.aware.paired import rule_text
 from pipeline.views import aware_retrieve as view
+from pipeline.views import query as query_page
+
+QUERY_LINK = {query_page.LINK_COLUMN: st.column_config.LinkColumn(display_text=query_page.LINK_TEXT)}
 
 
 def aware_retrieve_section() -> None:
@@ -58,6 +61,8 @@ def aware_retrieve_section() -> None:
     st.dataframe(view.leaving_tests_frame(result), hide_index=True,
                  column_config={"p": st.column_config.NumberColumn(format="%.3g")})
     st.markdown("**Rewrites side by side**")
-    st.dataframe(view.rewrites_frame(result), hide_index=True)
+    st.dataframe(query_page.with_query_links(view.rewrites_frame(result), result["dataset"]), hide_index=True,
+                 column_config=QUERY_LINK)  # each row opens its query on the Query page
     with st.expander("The rewriter's raw replies"):
-        st.dataframe(view.raw_replies_frame(result), hide_index=True)
+        st.dataframe(query_page.with_query_links(view.raw_replies_frame(result), result["dataset"]), hide_index=True,
+                     column_config=QUERY_LINK)

@@ -109,7 +109,8 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
 
 
 # ---- option groups ---------------------------------------------------------------------------------
-GENERATOR_HELP = "an LLM spec (see python -m pipeline --help), or NAME=FILE.jsonl: imported answers"
+GENERATOR_HELP = ("an LLM spec (see python -m pipeline --help), NAME: the data folder's "
+                  "answers/answers.NAME.<dataset>.jsonl, or NAME=FILE.jsonl: imported answers")
 JUDGE_HELP = ("an LLM spec, NAME: the data folder's judgments/judgments.NAME.<dataset>.txt, or NAME=FILE: "
               "qrels-format judgments")
 
@@ -236,20 +237,37 @@ def llm_backend_kinds() -> tuple[str, ...]:
     return tuple(dict.fromkeys(name.partition(":")[0] for name in BACKENDS.names()))
 
 
+def folder_answer_names(args) -> set[str]:
+    """The generator NAMEs of the data folder's ``answers/answers.NAME.<dataset>.jsonl`` for the command's
+    dataset(s) (:mod:`pipeline.data.imported`; none for a ``--qrels`` collection): read from the file names,
+    before any data is loaded."""
+    from pipeline.data.datasets import resolve_data_folder
+    from pipeline.data.imported import folder_answers
+
+    datasets = args.dataset if isinstance(args.dataset, list) else [args.dataset]
+    if getattr(args, "qrels", None) or not any(datasets):
+        return set()
+    folder = resolve_data_folder(args.data)
+    return {name for dataset in datasets if dataset for name in folder_answers(folder, dataset)}
+
+
 def check_models(args, components, *, generators=()) -> None:
     """Check the LLMs among ``components`` (``--generator``/``--judge`` values) before any data is
     loaded, so a dead server or a missing model fails the command in seconds
     (:class:`pipeline.llm.LLMUnavailable`), and a stated size that contradicts a reported one exits 2.
     Imported files and the data folder's judges are skipped. ``generators`` (``--generator`` values,
-    also among ``components``): not imported, each one is an LLM spec, so a malformed one
+    also among ``components``): neither imported nor the data folder's answers (:func:`folder_answer_names`),
+    each one is an LLM spec, so a malformed one
     (``nonsense:::model``) exits 2 here, before any step runs (:func:`pipeline.llm.specs.check_spec`,
     the check the forms make too); a judge's NAME may be the data folder's, known only with the data."""
     from pipeline.llm import make_client
     from pipeline.llm.specs import check_spec
 
+    answers = folder_answer_names(args)
     for text in generators:
-        if text and "=" not in text:
+        if text and "=" not in text and text not in answers:
             check_spec(text)
     for text in components:
-        if text and "=" not in text and text.partition(":")[0].lower() in ("auto", *llm_backend_kinds()):
+        if text and "=" not in text and text not in answers and \
+                text.partition(":")[0].lower() in ("auto", *llm_backend_kinds()):
             make_client(text, **{**llm_options(args), "executor": "local"})

@@ -101,7 +101,7 @@ def _arguments(p) -> None:
     collection_args(p, many=True)
     p.add_argument("--retriever", action="append", default=[], type=cli.named_file, metavar="NAME[=RUNFILE]",
                    help=RETRIEVER_HELP + "; repeatable: post-retrieval predictors and the nDCG@10 target")
-    p.add_argument("--generator", action="append", default=[], type=cli.named_file, metavar="SPEC|NAME=FILE",
+    p.add_argument("--generator", action="append", default=[], type=cli.named_file, metavar="SPEC|NAME[=FILE]",
                    help=GENERATOR_HELP + "; repeatable: the BERTScore F1 target (and, with log-probabilities, "
                                          "the answer's mean token log-probability)")
     p.add_argument("--judge", action="append", default=[], type=cli.named_file, metavar="SPEC|NAME[=FILE]",

@@ -44,6 +44,8 @@ def test_page_section_renders_a_stored_result_with_text_as_text(cache):
     assert any("Not a finding" in w.value for w in at.warning)
     at.selectbox(key="judge_query").set_value("q1").run()
     assert not at.exception
+    links = [b.proto.url for b in at.get("link_button") if b.proto.label == "Open this query on the Query page"]
+    assert links == ["query?dataset=dl19&qid=q1"]  # the query's page, from the judging section (issue 42)
     codes = [c.value for c in at.code]
     sentence = result["queries"][0]["sentence"]
     assert sentence in codes and result["queries"][0]["control_sentence"] in codes

@@ -42,6 +42,9 @@ def test_the_section_shows_a_stored_result_with_its_notes_and_the_rewrites_as_te
     assert list(leaving["n"]) == [len(rc.HARD)] * 4
     assert list(leaving_tests["comparison"]) == ["aware rewrite vs control rewrite", "aware rewrite vs plain rewrite"]
     assert list(rewrites["qid"]) == rc.HARD
+    # each row opens its query on the Query page (issue 42), the raw replies' rows too
+    assert list(rewrites["query page"]) == [f"query?dataset=dl20&qid={q}" for q in rc.HARD]
+    assert set(raw["query page"]) == {f"query?dataset=dl20&qid={q}" for q in rc.HARD}
     # the hostile rewrite is a cell's text; the empty plain and control replies are shown as the original kept
     assert set(rewrites["difficulty-aware rewrite"]) == {HOSTILE}
     assert set(rewrites["plain rewrite"]) == set(rewrites["control rewrite"]) == {"[call failed: original query kept]"}

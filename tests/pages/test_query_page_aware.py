@@ -29,6 +29,9 @@ def test_the_query_page_shows_the_stored_aware_judgments_of_a_query(cache):
     texts = [t.value for t in at.text]
     assert any(record["sentence"] in t and record["control_sentence"] in t for t in texts)
     assert any(w.value.startswith("Not a finding") for w in at.warning)  # a scripted tiny judge
+    # q2 is hard for the result's own judge, and no stored study holds it: the page says why the table lacks it
+    assert any(i.value.startswith("Hard to judge (binary, graded) for this result's own judge") and
+               "no stored study holds this query" in i.value for i in at.info)
     assert any("python -m pipeline aware-retrieve --dataset dl19" in i.value for i in at.info)  # none stored
 
 
