@@ -150,7 +150,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from pipeline.data.datasets import load_dataset
-    from pipeline.study.config import folder_judgments
+    from pipeline.data.imported import folder_judgments
 
     data = load_dataset(args.dataset, args.data)
     qrels = data.require_qrels()

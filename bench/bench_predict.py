@@ -45,12 +45,14 @@ def every_predictor(collections, indexes) -> dict:
     for data in collections:
         topics = dict(data.topics)  # every topic, judged or not
         stats = indexes[data.name]
-        for pv in catalog.pre_retrieval_values(stats.term_matrix(topics), partial_corpus=stats.partial):
+        terms = stats.term_matrix(topics)
+        lengths = terms.lengths()  # WIG's |q|: the analyzed length
+        for pv in catalog.pre_retrieval_values(terms, partial_corpus=stats.partial):
             counts["values"] += len(pv.values)
         counts["queries"] += len(topics)
         for name, path in sorted(data.imported_runs().items()):
             run = read_run(path)
-            for pv in catalog.post_retrieval_values(name, run, topics):
+            for pv in catalog.post_retrieval_values(name, run, lengths):
                 counts["values"] += len(pv.values)
             counts["runs"] += 1
     return counts

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline.retrieval import evaluation  # noqa: E402
 from pipeline.data.datasets import load_dataset  # noqa: E402
-from pipeline.study.config import folder_judgments  # noqa: E402
+from pipeline.data.imported import folder_judgments  # noqa: E402
 from pipeline.sets.rule import hard_set  # noqa: E402
 from pipeline.judging.judgments import Judgments, import_judgments, sample_pairs  # noqa: E402
 from pipeline.judging.h2j import disagreement  # noqa: E402

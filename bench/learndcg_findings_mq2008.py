@@ -127,7 +127,7 @@ def main() -> int:
     from ltr.export import export_comparison
     from ltr.findings import as_json, check_findings
     from ltr.grid import expand_grid, run_grid, validate_grid
-    from ltr.report import significance_table
+    from ltr.report.paired import significance_table
     from ltr.store import RunStore
 
     store_path = Path(args.store) if args.store else cache_subdir("bench") / "learndcg-mq2008.sqlite"

@@ -4,7 +4,7 @@
         [--parts shared tuned rankers report] [--seeds 0 1 2] [--trials 8] [--store S] [--export-dir D] \
         [--merge OTHER_RESULT.json ...] [--readme README.md] [--guide docs/ltr-guide.md]
     python bench/learndcg_mq2008_reproduction.py --out bench/results/learndcg_mq2008_reproduction.json \
-        --blocks-only --readme README.md --guide docs/ltr-guide.md
+        --blocks-only [--data ../shared/data/letor/MQ2008] --readme README.md --guide docs/ltr-guide.md
 
 Data: a standard LETOR folder (``Fold1..Fold5/{train,vali,test}.txt``), trained and reported under the data set
 name ``mq2008`` (``IRDASH_DATA_MQ2008`` is set to ``--data`` for this process and its trainer hosts), so runs,
@@ -22,14 +22,19 @@ Parts (each skips what its store already holds, so a stopped reproduction resume
 * ``rankers``: the other three rankers (AttSets, Attention-MIL, Context-Aware) with the 11 losses at the shared
   settings, 5 folds x ``--ranker-seeds``; experiment ``mq2008-repro-rankers``. ``--rankers`` narrows them.
 * ``report``: per experiment and ranker the significance table (paired t-test over test queries on per-query
-  NDCG averaged over seeds, Holm across baselines), ``ltr findings`` and ``ltr export``.
+  NDCG averaged over seeds, Holm across baselines), the tests with the seeds as a random effect (fold-level test,
+  hierarchical bootstrap over queries and seeds: ``ltr.report.seeds``) and the top group, ``ltr findings`` and
+  ``ltr export``; every compared run's per-query NDCG@1,3,5,10 goes to the archive beside ``--out``
+  (``RESULT_per_query.csv.gz``, ``ltr.report.archive``), from which every p-value is recomputed.
 
 Writes ``--out``: provenance (data files and sha256, commit, settings, machine, load), each part's wall and CPU
 seconds (this process and its finished children), the tables, the findings and the paper's figures beside them
 (read from ``ltr/paper_claims.json``). Every figure is read from the store, the report or the findings; none is
 typed here. ``--readme`` and ``--guide`` rewrite the generated tables of the README (the headline: the MLP at the
 shared settings) and of the LearnDCG guide (tuned, other rankers) from ``--out`` (``ltr.paper_table``);
-``--blocks-only`` does only that, from ``--out`` as stored, running no part and needing no ``--data``.
+``--blocks-only`` does only that, from ``--out`` as stored, running no part and needing no ``--data``; given
+``--data`` (the files ``--out`` names, checked by sha256) it first records the test files' query counts (the queries
+without a relevant document, said beside the paper's figure).
 """
 from __future__ import annotations
 
@@ -54,6 +59,7 @@ TUNED_LOSSES = [loss for loss in LOSSES if loss != "learndcg_fixed"]  # learndcg
 OTHER_RANKERS = ["attsets", "attention_mil", "context_aware"]
 EXPERIMENTS = {"shared": "mq2008-repro-shared", "tuned": "mq2008-repro-tuned", "rankers": "mq2008-repro-rankers"}
 PARTS = ("shared", "tuned", "rankers", "report")
+KS = (1, 3, 5, 10)
 
 
 def sha256(path: Path) -> str:
@@ -138,27 +144,48 @@ def clean(value):
     return value
 
 
-def report_experiment(store_path: Path, experiment: str, export_root: Path) -> dict:
-    """Significance table per ranker (Holm), the findings and the export of one experiment."""
+def seed_aware(frame, table) -> dict:
+    """The table's tests with the seeds as a random effect (fold-level test, hierarchical bootstrap over queries and
+    seeds: ltr.report.seeds) and its top group at NDCG@10 (the bootstrap of the best against each loss, Holm)."""
+    from ltr.report.seeds import BOOTSTRAP_TEST, FOLD_TEST, bootstrap_test, run_means, seed_tests, table_mean, top_group
+
+    candidate = table.attrs.get("candidate")
+    tests = seed_tests(frame, candidate, KS) if candidate is not None else None
+    runs = run_means(frame, 10)
+    means = {v: table_mean(runs, v, 10) for v in dict.fromkeys(frame["variant"])}
+    group = top_group(means, lambda best, other: bootstrap_test(frame, best, other, 10)["p"])
+    return {"seed_tests": None if tests is None else clean(tests.to_dict("records")),
+            "seed_tests_definitions": {"fold": FOLD_TEST, "bootstrap": BOOTSTRAP_TEST},
+            "top_group": {**group, "k": 10, "test": BOOTSTRAP_TEST, "correction": "Holm across the best's comparisons"}}
+
+
+def report_experiment(store_path: Path, experiment: str, export_root: Path) -> tuple[dict, list]:
+    """Significance table per ranker (Holm), its seed-aware tests and top group, the findings and the export of one
+    experiment; with the per-query archive rows of every table."""
     from ltr.export import export_comparison
     from ltr.findings import as_json, check_findings
-    from ltr.report import ReportError, significance_table
+    from ltr.report.archive import archive_rows
+    from ltr.report.paired import configuration_runs, per_query_frame, significance_table
+    from ltr.report.runs import ReportError
     from ltr.store import RunStore
 
-    out = {"tables": {}, "exports": {}}
+    out, archived = {"tables": {}, "exports": {}}, []
     with RunStore(store_path) as store:
         runs = store.list_runs(experiment=experiment, status="completed")
         if runs.empty:
-            return {"missing": f"no completed runs in {experiment}"}
+            return {"missing": f"no completed runs in {experiment}"}, []
         for model in sorted(set(runs["model"]) - {"lambdamart"}):
             try:
                 table = significance_table(store, DATA_NAME, model, experiment=experiment, holm=True)
+                chosen, configuration, _ = configuration_runs(store, DATA_NAME, model, experiment=experiment)
             except ReportError as exc:
                 out["tables"][model] = {"error": str(exc)}
                 continue
+            frame = per_query_frame(store, chosen)
+            archived.append(archive_rows(frame, experiment=experiment, model=model, configuration=configuration))
             out["tables"][model] = {"configuration": table.attrs.get("configuration"),
                                     "candidate": table.attrs.get("candidate"),
-                                    "rows": clean(table.to_dict("records"))}
+                                    "rows": clean(table.to_dict("records")), **seed_aware(frame, table)}
             folder = export_root / f"{experiment}-{model}"
             try:
                 out["exports"][model] = {"folder": str(folder),
@@ -172,7 +199,30 @@ def report_experiment(store_path: Path, experiment: str, export_root: Path) -> d
                 "test_ndcg5", "test_ndcg10"]
         out["runs"] = clean(runs[[c for c in cols if c in runs.columns]]
                             .sort_values(["model", "loss", "fold", "seed"]).to_dict("records"))
-    return out
+    return out, archived
+
+
+def archive_path(out: Path) -> Path:
+    """The per-query archive beside the result: ``RESULT_per_query.csv.gz``."""
+    return out.with_name(out.stem + "_per_query.csv.gz")
+
+
+def test_queries(folder: Path) -> dict:
+    """``{test_queries, no_relevant, per_fold}`` read from the LETOR test files: the pooled test queries and those
+    without a relevant document (label > 0), which score 1 under every loss (the study's convention)."""
+    import numpy as np
+
+    from ltr.data.letor import read_letor
+
+    per_fold, total, empty = {}, 0, 0
+    for k in FOLDS:
+        data = read_letor(folder / f"Fold{k}" / "test.txt")
+        best = np.maximum.reduceat(data.labels, data.query_ptr[:-1]) if data.n_queries else np.zeros(0)
+        missing = int(np.sum(best <= 0))
+        per_fold[f"Fold{k}"] = {"queries": int(data.n_queries), "no_relevant": missing}
+        total, empty = total + int(data.n_queries), empty + missing
+    return {"test_queries": total, "no_relevant": empty, "per_fold": per_fold,
+            "convention": "a query without a relevant document scores NDCG 1 (norel=1) under every loss"}
 
 
 def write_blocks(record: dict, out: Path, readme: Path | None, guide: Path | None) -> None:
@@ -222,7 +272,18 @@ def main() -> int:
         if not (args.readme or args.guide):
             print("--blocks-only: name --readme and/or --guide", file=sys.stderr)
             return 2
-        write_blocks(json.loads(args.out.read_text(encoding="utf-8")), args.out, args.readme, args.guide)
+        record = json.loads(args.out.read_text(encoding="utf-8"))
+        if args.data is not None:  # the test files' query counts, from the very files the result names
+            stored = record.get("data", {}).get("files", {})
+            differ = [name for name, digest in stored.items() if not (args.data / name).is_file()
+                      or sha256(args.data / name) != digest]
+            if not stored or differ:
+                print(f"--data {args.data}: not the files --out was made from (sha256 differs or missing: "
+                      f"{', '.join(differ[:3]) or 'the result names no files'})", file=sys.stderr)
+                return 2
+            record["data"]["queries"] = test_queries(args.data)
+            args.out.write_text(json.dumps(record, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+        write_blocks(record, args.out, args.readme, args.guide)
         return 0
     if args.data is None:
         print("--data: required (a LETOR folder with Fold1..Fold5) unless --blocks-only", file=sys.stderr)
@@ -247,7 +308,8 @@ def main() -> int:
         "what": "the LearnDCG paper's MQ2008 table at the paper's scale (bench/learndcg_mq2008_reproduction.py)",
         "data": {"name": DATA_NAME, "folder": str(args.data),
                  "files": {str(f.relative_to(args.data) / name): sha256(f / name)
-                           for f in folds for name in ("train.txt", "vali.txt", "test.txt")}},
+                           for f in folds for name in ("train.txt", "vali.txt", "test.txt")},
+                 "queries": test_queries(args.data)},
         "settings": {"grid_file": "ltr/configs/study_grid.toml", "train": read_grid_file(STUDY_GRID)["train"],
                      "losses": LOSSES, "seeds": args.seeds, "tuned_seeds": args.tuned_seeds,
                      "ranker_seeds": args.ranker_seeds,
@@ -297,8 +359,17 @@ def main() -> int:
         save()
     if "report" in args.parts:
         with Timed(record["timing"], "report"):
-            record["report"] = {name: report_experiment(store, experiment, export_root)
-                                for name, experiment in EXPERIMENTS.items()}
+            done = {name: report_experiment(store, experiment, export_root) for name, experiment in EXPERIMENTS.items()}
+            record["report"] = {name: part for name, (part, _) in done.items()}
+            rows = [r for _, archived in done.values() for r in archived]
+            if rows:
+                import pandas as pd
+                from ltr.report.archive import write_archive
+
+                path = write_archive(pd.concat(rows, ignore_index=True), archive_path(args.out))
+                record["archive"] = {"path": os.path.relpath(path, args.out.parent), "sha256": sha256(path),
+                                     "rows": int(sum(len(r) for r in rows)),
+                                     "what": "every compared run's per-query test NDCG@1,3,5,10 (ltr.report.archive)"}
         save()
     write_blocks(record, args.out, args.readme, args.guide)
     print(f"wrote {args.out}")

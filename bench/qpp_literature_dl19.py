@@ -70,6 +70,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="write the record as JSON here (and the note beside it as .md)")
     args = parser.parse_args()
+    from core import paths
     from pipeline.predict import catalog, corpus_score, evaluation
     from pipeline.predict.index_stats import open_index, resolve_index
     from pipeline.retrieval import evaluation as measures
@@ -99,7 +100,7 @@ def main() -> None:
         keep(pv)
     ks = [k for k in KS if k <= depth]
     for k in ks:
-        for pv in catalog.post_retrieval_values("bm25", run.run, queries, k=k, wig_k=k, only=set(queries),
+        for pv in catalog.post_retrieval_values("bm25", run.run, terms.lengths(), k=k, wig_k=k, only=set(queries),
                                                 corpus_scores=scores, model=model.describe(),
                                                 partial_corpus=stats.partial, pool=stats.pool):
             keep(pv)
@@ -169,7 +170,7 @@ def main() -> None:
         computed_model = corpus_score.run_model(computed)
         own = measures.evaluate(qrels, computed.run, ["nDCG@10"], complete=True)["nDCG@10"]
         pvs = {pv.predictor: pv for pv in catalog.post_retrieval_values(
-            computed.name, computed.run, queries, k=100, only=set(queries),
+            computed.name, computed.run, terms.lengths(), k=100, only=set(queries),
             corpus_scores=corpus_score.corpus_scores(terms, computed_model))}
         for name in ("nqc@100", "nqc_listmean@100"):
             c = correlate(pvs[name].values, own, counts_for)
@@ -189,7 +190,8 @@ def main() -> None:
     conditioning = []
     other_values = {pv.predictor: pv.values for pv in catalog.pre_retrieval_values(other_terms, partial_corpus=True)}
     other_values.update({pv.predictor: pv.values for pv in catalog.post_retrieval_values(
-        "bm25", run.run, queries, k=100, only=set(queries), corpus_scores=corpus_score.corpus_scores(other_terms, model))})
+        "bm25", run.run, other_terms.lengths(), k=100, only=set(queries),
+        corpus_scores=corpus_score.corpus_scores(other_terms, model))})
     for name in ("avg_idf", "max_idf", "avg_scq", "nqc@100", "smv@100", "wig@5"):
         for label, source in (("DL19 pool index (marked pool)", values), ("DL20-only pool index", other_values)):
             c = correlate(source[name], target_values["nDCG@10"], counts_for)
@@ -220,6 +222,7 @@ def main() -> None:
                                                          "--index prebuilt:msmarco-v1-passage"}},
               "seconds": time.perf_counter() - started, "cores": len(os.sched_getaffinity(0)),
               "load_1min": os.getloadavg()[0], "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    record = portable(record, {data_dir: "<data folder>", str(paths.cache_dir()): "<cache>"})
     note = render_note(record)
     print(note)
     if args.out:
@@ -227,6 +230,16 @@ def main() -> None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(record, indent=1) + "\n")
         out.with_suffix(".md").write_text(note)
+
+
+def portable(record: dict, places: dict[str, str]) -> dict:
+    """``record`` with each machine folder of ``places`` (the data folder, the cache) written as its name,
+    so neither the JSON nor the note names a path of the machine that ran it."""
+    text = json.dumps(record)
+    for folder, name in places.items():
+        for form in {folder, str(Path(folder).resolve())}:
+            text = text.replace(form.rstrip("/"), name)
+    return json.loads(text)
 
 
 def _passages_judged_in(data_dir: str, year: str) -> dict[str, str]:

@@ -35,7 +35,7 @@ from pipeline.generation.answers import import_answers  # noqa: E402
 from pipeline.generation.h2g import generation_values  # noqa: E402
 from pipeline.judging.h2j import judgment_values  # noqa: E402
 from pipeline.judging.judgments import sample_pairs  # noqa: E402
-from pipeline.study.config import folder_judgments  # noqa: E402
+from pipeline.data.imported import folder_judgments  # noqa: E402
 from pipeline.study.run import HARDEST_AT_TOP  # noqa: E402
 from pipeline.study.tasks.h2j import judgments_for  # noqa: E402
 from pipeline.study.tasks.h2r import retrieval_values  # noqa: E402

@@ -70,11 +70,27 @@ LATEX_CHARACTERS = {
 }
 
 
+def without_cache_paths(text: str) -> str:
+    """``text`` with the cache folder's path replaced by words (``/home/x/cache/annotations.sqlite`` ->
+    ``the cache's annotations.sqlite``): a reason or caption names a store by where it lies on this machine,
+    which means nothing in a paper (issue 40: findings.tex's typology reason did). Every exported text file
+    and every escaped LaTeX text goes through it."""
+    if "/" not in text and "\\" not in text:
+        return text
+    from core.paths import cache_dir
+
+    for root in sorted({str(cache_dir()), str(cache_dir().resolve())}, key=len, reverse=True):
+        text = re.sub(re.escape(root) + r"[/\\]([^\s),;\]]+)", lambda m: f"the cache's {m.group(1)}", text)
+        text = text.replace(root, "the cache")
+    return text
+
+
 def latex_text(value) -> str:
     """``value`` as LaTeX text: the one escaping function of every exported ``.tex`` (tables, captions,
-    notes) and of ``ltr report --latex``; see :data:`LATEX_CHARACTERS`."""
+    notes) and of ``ltr report --latex``; see :data:`LATEX_CHARACTERS` (cache paths in words first:
+    :func:`without_cache_paths`)."""
     out = []
-    for char in str(value):
+    for char in without_cache_paths(str(value)):
         if char in LATEX_CHARACTERS:
             out.append(LATEX_CHARACTERS[char])
         elif ord(char) > 0xFF:
@@ -147,8 +163,69 @@ def latex_cell(value, column: str = "", digits: int = 3) -> str:
 
 WRAP_AT = 24  # a text column whose longest cell is longer than this wraps (a p{} column)
 NUMERIC_HEADER_WIDTH = 10  # a longer header of a narrow column is stacked on lines of its words
-LINE_CHARS = 84  # characters of \footnotesize text across an A4 article's text width (345 pt / ~4.1 pt)
+# What an A4 article (10pt) holds in \footnotesize, counted in characters (~4.35 pt each in a table's cells,
+# measured) and lines (9.5 pt):
+LINE_CHARS = 78  # across the text width (345 pt), a portrait table's line
+PAGE_CHARS = 134  # across the text height (598 pt), a sideways table's line
+PAGE_LINES = 52  # down the text height, less the rules' room: a portrait table's lines (caption included)
+SIDEWAYS_LINES = 30  # down the text width, likewise: a sideways table's lines
 SEP_CHARS = 3  # the space between two columns (2 \tabcolsep = 12 pt), in characters
+
+
+@dataclass
+class _Column:
+    name: str
+    cells: list[str]  # as printed (plain text)
+    numeric: bool
+    wraps: bool  # a ragged-right p{} column
+    natural: int  # characters of its widest line (a wrapping column: its longest cell)
+    minimum: int  # the narrowest it may be (a wrapping column: its longest word, at least WRAP_AT)
+    header: list[str]  # its header's lines
+
+
+def _columns(frame, digits: int) -> list[_Column]:
+    out = []
+    for column in frame.columns:
+        cells = [_plain_cell(v, column, digits) for v in frame[column]]
+        longest = max((len(c) for c in cells), default=0)
+        numeric = frame[column].dtype.kind in "iuf"
+        wraps = not numeric and longest > WRAP_AT
+        lines = _header_lines(column, stacked=not wraps)
+        if wraps:
+            words = max((len(w) for c in [*cells, *lines] for w in c.split()), default=0)
+            out.append(_Column(column, cells, numeric, True, longest, max(words, WRAP_AT), lines))
+        else:
+            natural = max(longest, *(len(x) for x in lines))
+            out.append(_Column(column, cells, numeric, False, natural, natural, lines))
+    return out
+
+
+def _widths(columns: list[_Column], line_chars: int) -> list[int] | None:
+    """Each column's width in characters on a line of ``line_chars``: fixed columns as wide as their cells,
+    wrapping ones sharing what is left by their natural widths (none narrower than its minimum); None when
+    even the minimums do not fit."""
+    seps = SEP_CHARS * len(columns)
+    if sum(c.minimum for c in columns) + seps > line_chars:
+        return None
+    fixed = sum(c.natural for c in columns if not c.wraps) + seps
+    room = max(line_chars - fixed, 0)
+    total = sum(c.natural for c in columns if c.wraps) or 1
+    widths = [min(c.natural, max(c.minimum, int(room * c.natural / total))) if c.wraps else c.natural
+              for c in columns]
+    while sum(widths) + seps > line_chars:  # the minimums fit: narrow the widest wrapping column
+        i = max((i for i, c in enumerate(columns) if c.wraps and widths[i] > c.minimum), key=lambda i: widths[i])
+        widths[i] -= 1
+    return widths
+
+
+def _row_lines(columns: list[_Column], widths: list[int]) -> list[int]:
+    """How many lines each row takes: its tallest wrapping cell's, estimated from its length (a column of
+    ``w`` characters holds about 1.1 w of running text, 0.5 em each: the ragged right's loss is covered)."""
+    import math
+
+    rows = len(columns[0].cells) if columns else 0
+    return [max([1, *(math.ceil(len(c.cells[r]) / max(w, 8)) for c, w in zip(columns, widths)
+                      if c.wraps)]) for r in range(rows)]
 
 
 def _header_lines(name: str, stacked: bool) -> list[str]:
@@ -179,57 +256,132 @@ def _plain_cell(value, column: str, digits: int) -> str:
     return format_number(value) if _missing(value) or isinstance(value, bool) else str(value)
 
 
-def _column_specs(frame, digits: int) -> tuple[list[str], list[list[str]]]:
-    """Each column's LaTeX spec and header lines: numbers right-aligned, short text ``l``, long text a
-    ragged-right ``p{}`` column that wraps, its width a share of what the other columns leave of the line
-    (at least :data:`WRAP_AT` characters and its longest word)."""
-    natural, headers, wrapping = [], [], []
-    for column in frame.columns:
-        cells = [_plain_cell(v, column, digits) for v in frame[column]]
-        longest = max((len(c) for c in cells), default=0)
-        numeric = frame[column].dtype.kind in "iuf"
-        wraps = not numeric and longest > WRAP_AT
-        lines = _header_lines(column, stacked=not wraps)
-        words = max((len(w) for c in cells for w in c.split()), default=0)
-        natural.append(max(longest, *(len(x) for x in lines)) if not wraps else longest)
-        headers.append(lines)
-        wrapping.append((wraps, max(words, *(len(w) for x in lines for w in x.split()), WRAP_AT)))
-    fixed = sum(n for n, (w, _) in zip(natural, wrapping) if not w) + SEP_CHARS * len(natural)
-    wrapped = [i for i, (w, _) in enumerate(wrapping) if w]
-    room = max(LINE_CHARS - fixed, 0)
-    total = sum(natural[i] for i in wrapped) or 1
-    specs = []
-    for i, column in enumerate(frame.columns):
-        if i in wrapped:
-            chars = min(natural[i], max(wrapping[i][1], int(room * natural[i] / total)))
-            specs.append(rf">{{\raggedright\arraybackslash}}p{{{0.5 * chars:.1f}em}}")
+def _layouts(columns: list[_Column], keys: int = 1) -> list[tuple[bool, list[tuple[list[int], list[int]]]]]:
+    """The ways to set the table, each ``(sideways, parts)`` with each part as (column indices, widths in
+    characters): on a portrait line (its text columns wrapped), else sideways (a ``sidewaystable``: the text
+    height as its line), else its columns split into parts that each fit a portrait or a sideways line, the
+    first ``keys`` columns (what names a row) in every part (both offered: :func:`booktabs` takes the one that fills fewer
+    pages)."""
+    every = list(range(len(columns)))
+    for sideways, chars in ((False, LINE_CHARS), (True, PAGE_CHARS)):
+        widths = _widths(columns, chars)
+        if widths is not None:
+            return [(sideways, [(every, widths)])]
+    out = []
+    for sideways, chars in ((False, LINE_CHARS), (True, PAGE_CHARS)):
+        key = every[:keys]
+        parts, group = [], list(key)
+        for i in every[keys:]:
+            if _widths([columns[j] for j in (*group, i)], chars) is None:
+                if len(group) == len(key):
+                    break  # this column does not fit beside the keys on this line
+                parts.append(group)
+                group = [*key, i]
+            else:
+                group.append(i)
         else:
-            specs.append("r" if frame[column].dtype.kind in "iuf" else "l")
-    return specs, headers
+            out.append((sideways, [(g, _widths([columns[j] for j in g], chars)) for g in [*parts, group]]))
+    if not out:
+        raise ValueError(f"a column of {[c.name for c in columns]} is wider than a sideways A4 page beside the keys")
+    return out
 
 
-def booktabs(frame, caption: str, label: str = "", digits: int = 3, notes: Sequence[str] = ()) -> str:
-    """``frame`` as a booktabs table that fits the text width of an A4 page: text columns with long cells
-    wrap (ragged-right ``p{}`` columns sharing what the other columns leave of the line), and a table still
-    wider than the text (many numeric columns) is scaled down to it, never up; every cell, the caption and
-    the ``notes`` (lines under the table: what a mark means, where the full text is) through
+def _row_groups(lines: list[int], room: int) -> list[list[int]]:
+    """The rows in runs whose lines fit ``room`` (a run holds at least one row)."""
+    groups, group, used = [], [], 0
+    for r, n in enumerate(lines):
+        if group and used + n > room:
+            groups.append(group)
+            group, used = [], 0
+        group.append(r)
+        used += n
+    return [*groups, group] if group or not groups else groups
+
+
+def _spec(column: _Column, width: int) -> str:
+    if column.wraps:
+        return rf">{{\raggedright\arraybackslash}}p{{{0.5 * width:.1f}em}}"
+    return "r" if column.numeric else "l"
+
+
+# A table's LaTeX sets it in a box first and writes its width to the log ("Exported table tab:x: width
+# 300.0pt on a line of 345.0pt, type 8pt"): what shows, in the compiled document, that no table was scaled
+# (tests.support.latex reads it). A table wider than its line after all (the layout counts characters, not
+# glyphs) is scaled down to the line, never up, and the log says by how much.
+BOX = r"\ifdefined\exporttablebox\else\newsavebox\exporttablebox\fi"
+
+
+def booktabs(frame, caption: str, label: str = "", digits: int = 3, notes: Sequence[str] = (), keys: int = 1) -> str:
+    """``frame`` as booktabs tables that fit an A4 page in ``\\footnotesize``, never scaled: text columns with
+    long cells wrap (ragged-right ``p{}`` columns sharing what the other columns leave of the line); a table
+    still wider than the text width is set sideways (``sidewaystable``, the text height as its line), and
+    one wider than that has its columns split into parts, the first ``keys`` columns (what names a row) in
+    each (on portrait or sideways
+    lines, whichever takes fewer pages); rows that would run
+    off the page continue in a further float (the same table number, "(continued)"). Every cell, the
+    caption and the ``notes`` (lines under the table: what a mark means, where the full text is) through
     :func:`latex_cell`/:func:`latex_text`; floats to ``digits`` places, p-values as ``< 0.001`` or two
-    significant digits. Needs ``array``, ``booktabs`` and ``graphicx`` (:data:`LATEX_PACKAGES`)."""
-    specs, headers = _column_specs(frame, digits)
-    header = " & ".join(_header(lines) for lines in headers) + r" \\"
-    body = [" & ".join(latex_cell(v, c, digits) for v, c in zip(row, frame.columns)) + r" \\"
-            for row in frame.itertuples(index=False)]
-    lines = [r"\begin{table}[tbp]", r"\centering", r"\footnotesize", rf"\caption{{{latex_text(caption)}}}"]
-    if label:
-        lines.append(rf"\label{{{label}}}")
-    lines += [r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
-              r"\begin{tabular}{" + "".join(specs) + "}", r"\toprule", header, r"\midrule", *body, r"\bottomrule",
-              r"\end{tabular}}"]
-    if notes:
-        lines += [r"\par\smallskip", r"\parbox{\linewidth}{\raggedright " + " ".join(latex_text(n) for n in notes)
-                  + "}"]
-    lines += [r"\end{table}", ""]
-    return "\n".join(lines)
+    significant digits. Needs :data:`LATEX_PACKAGES` (``array``, ``booktabs``, ``graphicx``, ``rotating``)."""
+    columns = _columns(frame, digits)
+    layouts = [(False, [([], [])])] if not columns else _layouts(columns, keys)
+    sideways, pieces, _ = min((_pieces(columns, parts, sideways, caption, notes) for sideways, parts in layouts),
+                              key=lambda layout: (layout[2], len(layout[1])))
+    environment = "sidewaystable" if sideways else "table"
+    out = []
+    for number, (indices, widths, rows) in enumerate(pieces):
+        shown = frame.iloc[rows, indices]
+        where = label or "table"
+        lines = [rf"\begin{{{environment}}}[tbp]" if not sideways else rf"\begin{{{environment}}}", r"\centering",
+                 r"\footnotesize"]
+        if number == 0:
+            lines.append(rf"\caption{{{latex_text(caption)}}}")
+            if label:
+                lines.append(rf"\label{{{label}}}")
+        else:  # the same table number, continued
+            lines.append(r"\addtocounter{table}{-1}\caption{(continued) " + latex_text(_short(caption)) + "}")
+            where += f" (part {number + 1})"
+        header = " & ".join(_header(columns[i].header) for i in indices) + r" \\"
+        body = [" & ".join(latex_cell(v, c, digits) for v, c in zip(row, shown.columns)) + r" \\"
+                for row in shown.itertuples(index=False)]
+        spec = "".join(_spec(columns[i], w) for i, w in zip(indices, widths))
+        lines += [BOX, r"\sbox\exporttablebox{\begin{tabular}{" + spec + "}", r"\toprule", header, r"\midrule", *body,
+                  r"\bottomrule", r"\end{tabular}}%",
+                  rf"\typeout{{Exported table {where}: width \the\wd\exporttablebox\space on a line of "
+                  r"\the\linewidth, type \csname f@size\endcsname pt}%",
+                  r"\ifdim\wd\exporttablebox>\linewidth\resizebox{\linewidth}{!}{\usebox\exporttablebox}"
+                  r"\else\usebox\exporttablebox\fi"]
+        if notes and number == len(pieces) - 1:
+            lines += [r"\par\smallskip", r"\parbox{\linewidth}{\raggedright " + " ".join(latex_text(n) for n in notes)
+                      + "}"]
+        lines += [rf"\end{{{environment}}}", ""]
+        out.append("\n".join(lines))
+    return "\n".join(out)
+
+
+def _pieces(columns: list[_Column], parts, sideways: bool, caption: str, notes: Sequence[str]):
+    """``(sideways, pieces, pages)``: each of ``parts`` (columns and widths) in runs of rows that fit the page
+    with the caption, the header and the notes, as (column indices, widths, row indices); about how many
+    pages they fill (a sideways float takes a page, portrait ones share pages)."""
+    import math
+
+    line = PAGE_CHARS if sideways else LINE_CHARS
+    head = math.ceil(len(caption) / line) + 1 + sum(math.ceil(len(n) / line) for n in notes)
+    pieces, used = [], 0
+    for indices, widths in parts:
+        chosen = [columns[i] for i in indices]
+        header_lines = max((len(c.header) for c in chosen), default=1)
+        room = (SIDEWAYS_LINES if sideways else PAGE_LINES) - head - header_lines
+        lines = _row_lines(chosen, widths)
+        for rows in _row_groups(lines, max(room, 1)):
+            pieces.append((indices, widths, rows))
+            used += head + header_lines + sum(lines[r] for r in rows)
+    return sideways, pieces, len(pieces) if sideways else math.ceil(used / PAGE_LINES)
+
+
+def _short(caption: str, chars: int = 80) -> str:
+    """A continued table's caption: the first sentence of ``caption``, cut at a word near ``chars``."""
+    first = caption.split(". ")[0]
+    return first if len(first) <= chars else first[:chars].rsplit(" ", 1)[0] + " ..."
 
 
 def figure_latex(stem: str, caption: str, label: str = "") -> str:
@@ -241,7 +393,7 @@ def figure_latex(stem: str, caption: str, label: str = "") -> str:
                       r"\end{figure}", ""])
 
 
-LATEX_PACKAGES = ("array", "booktabs", "graphicx")
+LATEX_PACKAGES = ("array", "booktabs", "graphicx", "rotating")
 
 
 def latex_document(inputs: Sequence[str]) -> str:
@@ -285,7 +437,7 @@ class Export:
     def _add(self, name: str, what: str, data: bytes | str, **extra) -> Path:
         path = self.folder / name
         if isinstance(data, str):
-            atomic_write_text(path, data)
+            atomic_write_text(path, without_cache_paths(data))
         else:
             atomic_write(path, lambda tmp: tmp.write_bytes(data))
         self.files.append({"file": name, "what": what, **extra})
@@ -310,12 +462,13 @@ class Export:
         return paths
 
     def table(self, frame, stem: str, what: str, caption: str, notes: Sequence[str] = (), latex_frame=None,
-              **extra) -> list[Path]:
+              keys: int = 1, **extra) -> list[Path]:
         """Write ``frame`` as ``stem.csv`` and the booktabs ``stem.tex`` (caption = configuration; ``notes``:
-        lines under the table; ``latex_frame``: the columns a paper prints, when they differ from the CSV's)."""
+        lines under the table; ``latex_frame``: the columns a paper prints, when they differ from the CSV's;
+        ``keys``: the leading columns that name a row, repeated in each part of a table split by columns)."""
         shown = frame if latex_frame is None else latex_frame
         paths = [self._add(f"{stem}.csv", what, frame.to_csv(index=False), format="csv", **extra),
-                 self._add(f"{stem}.tex", what, booktabs(shown, caption, label=f"tab:{stem}", notes=notes),
+                 self._add(f"{stem}.tex", what, booktabs(shown, caption, label=f"tab:{stem}", notes=notes, keys=keys),
                            format="latex", caption=caption, label=f"tab:{stem}", **extra)]
         self.latex.append(f"{stem}.tex")
         return paths

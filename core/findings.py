@@ -11,6 +11,7 @@ cannot be measured makes the whole not measurable.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 HOLDS, FAILS, INCONCLUSIVE, UNMEASURABLE = "holds", "does not hold", "inconclusive", "not measurable here"
@@ -166,3 +167,92 @@ def cut_reason(text: str, chars: int) -> str:
 def part_rows(finding: Finding) -> list[dict]:
     """One row per measured part of a finding: scope, verdict, reason."""
     return [{"scope": p.scope, "verdict": p.verdict, "reason": p.reason} for p in finding.parts]
+
+
+# The findings commands' text (``python -m pipeline findings``, ``python -m ltr findings``): readable on a
+# terminal of this many columns. A reason names every part and ran past 1,000 characters on one line.
+TEXT_COLUMNS = 100
+
+
+def one_line(text: str, width: int = TEXT_COLUMNS) -> str:
+    """``text`` on one line of at most ``width`` characters, cut at a word and marked ``…`` when longer."""
+    text = str(text)
+    indent = text[:len(text) - len(text.lstrip())]
+    text = indent + " ".join(text.split())
+    if len(text) <= width:
+        return text
+    head = text[:width - 1]
+    return (head.rsplit(" ", 1)[0] if " " in head[width // 2:] else head) + "…"
+
+
+def wrapped(text: str, indent: str = "", width: int = TEXT_COLUMNS) -> list[str]:
+    """``text`` whole, wrapped at ``width`` columns: the first line at ``indent``, the rest two further in
+    (a long word, such as a path, is broken rather than run past the edge)."""
+    import textwrap
+
+    return textwrap.wrap(" ".join(str(text).split()), width, initial_indent=indent,
+                         subsequent_indent=indent + "    ", break_on_hyphens=False) or [indent.rstrip()]
+
+
+def part_summary(part: Part) -> str:
+    """A part's verdict and what it rests on in short: ``verdict · n = 43 · <interval or test>`` and, for an
+    inconclusive one, why; a part without figures to show, its reason (the models and the whole reason are
+    in :attr:`Part.headline` and ``--verbose``)."""
+    pieces = [part.verdict]
+    if part.evidence.get("n") is not None:
+        pieces.append(f"n = {part.evidence['n']}")
+    if part.evidence.get("shown"):
+        pieces.append(str(part.evidence["shown"]))
+    because = part.evidence.get("inconclusive_because") or []
+    if part.verdict == INCONCLUSIVE and because:
+        pieces.append(str(because[0]))
+    elif not part.evidence.get("shown") and part.reason:  # no figures to show: what the reason says
+        return " · ".join(pieces) + " — " + part.reason
+    return " · ".join(pieces)
+
+
+SHORT_SCOPE = 30  # a part's scope up to this long leads its line; a longer one follows the figures
+_SCOPE_SEPARATOR = re.compile(r"( · | \| | → |; )")
+
+
+def short_scopes(scopes: list[str]) -> list[str]:
+    """Each part's scope by what tells it from the others (``dl19 · bm25 | planted | x | binary`` and
+    ``dl19 · tasb | planted | x | binary`` -> ``bm25``, ``tasb``): the components every part shares are on
+    the finding's line and in ``--verbose``; a lone part, or parts shaped differently, keep their scope."""
+    split = [_SCOPE_SEPARATOR.split(s) for s in scopes]
+    if len(scopes) < 2 or len({len(x) for x in split}) != 1:
+        return scopes
+    differ = [i for i in range(0, len(split[0]), 2) if len({x[i] for x in split}) > 1]
+    if not differ:
+        return scopes
+    return [" | ".join(x[i] for i in differ) for x in split]
+
+
+def finding_lines(finding: Finding, verbose: bool = False, n: str | None = None) -> list[str]:
+    """One finding as the findings commands print it, every line within :data:`TEXT_COLUMNS`: its verdict
+    (``n``: what its parts rest on) and reason, cut to a line; then one line per part (scope, verdict, n,
+    interval or test). ``verbose``: the reason, the paper's figure, the rule, each part's headline (with its
+    models) and reason, and what the finding rests on, whole and wrapped."""
+    verdict = f"{finding.verdict} (n = {n})" if n else finding.verdict
+    if not verbose:
+        lines = [one_line(f"{finding.name}: {verdict} — {finding.reason}")]
+        for part, scope in zip(finding.parts, short_scopes([p.scope for p in finding.parts])):
+            # the verdict, n and interval first when the scope is long: a cut takes the scope's end
+            lines.append(one_line(f"  {scope}: {part_summary(part)}" if len(scope) <= SHORT_SCOPE
+                                  else f"  {part_summary(part)} — {scope}"))
+        return lines
+    lines = [f"{finding.name}: {verdict}", *wrapped(f"reason: {finding.reason}", "  "),
+             *wrapped(f"paper: {finding.paper}", "  ")]
+    if finding.rule:
+        lines += wrapped(f"rule: {rule_text(finding.rule)}", "  ")
+    for part in finding.parts:
+        lines += wrapped(f"- {part.scope}: {part.headline}", "  ")
+        if part.reason:
+            lines += wrapped(part.reason, "      ")
+    for rest in finding.rests_on:
+        lines += wrapped("rests on: " + ", ".join(f"{k} {v}" for k, v in rest.items()
+                                                    if k in ("kind", "dataset", "id", "model", "path", "store")), "  ")
+    return lines
+
+
+MORE_TEXT = "(one line per part; --verbose: every reason, rule and model in full; --json: everything)"

@@ -77,9 +77,9 @@ def with_minutes(runs: pd.DataFrame, shares: pd.DataFrame) -> pd.DataFrame:
 def completed_runs(store: RunStore, data: str, model: str, experiment: str | None = None) -> pd.DataFrame:
     """Completed runs of a data set and ranker with ``minutes`` (:data:`MINUTES_CONVENTION`: training loop +
     the run's share of a one-time pre-training, :func:`with_minutes`), ``cpu_minutes`` = the training loop's
-    CPU time / 60, and their ``configuration`` and ``variant`` labels (:func:`ltr.report.completed_runs`;
+    CPU time / 60, and their ``configuration`` and ``variant`` labels (:func:`ltr.report.runs.completed_runs`;
     ``experiment``: only that grid's runs)."""
-    from ltr.report import completed_runs as labelled_runs
+    from ltr.report.runs import completed_runs as labelled_runs
 
     runs = with_minutes(labelled_runs(store, data, model, experiment=experiment),
                         pretraining_shares(store.pretraining_runs()))
@@ -133,9 +133,9 @@ def cost_effectiveness(runs: pd.DataFrame, k: int = 10) -> pd.DataFrame:
 
 
 def in_configuration(runs: pd.DataFrame, configuration: str | None = None) -> pd.DataFrame:
-    """The runs of one configuration (default: the significance table's, :func:`ltr.report.select_configuration`),
+    """The runs of one configuration (default: the significance table's, :func:`ltr.report.runs.select_configuration`),
     one per (loss variant, fold), ``loss`` holding the variant label (``loss_name`` the loss)."""
-    from ltr.report import select_configuration
+    from ltr.report.runs import select_configuration
 
     chosen, _label, _others = select_configuration(runs, configuration)
     return chosen.assign(loss_name=chosen["loss"], loss=chosen["variant"])

@@ -1,6 +1,6 @@
 """Publication files of one LearnDCG comparison (``python -m ltr export --data D --model M --experiment E``).
 
-For the configuration the significance table compares (:func:`ltr.report.select_configuration`):
+For the configuration the significance table compares (:func:`ltr.report.runs.select_configuration`):
 
 - ``ndcg-vs-time``: test NDCG@10 against training minutes, every run (fold x seed) a small point, the mean
   over them a large marker with bars from the lowest to the highest run (the Results page's scatter and
@@ -15,7 +15,8 @@ For the configuration the significance table compares (:func:`ltr.report.select_
 
 Every figure's title is one short line (data by its display name, ranker); its caption (``<stem>.tex``, the
 manifest, the files' metadata) names data, ranker, losses and the configuration (epochs, learning rate,
-seed...). The manifest gives the sha256 of every LETOR file the runs read.
+seed...). The manifest gives the sha256 of every LETOR file the runs read (and of the user's own file when the
+data is one file split by query).
 """
 from __future__ import annotations
 
@@ -51,15 +52,20 @@ def configuration_caption(table: pd.DataFrame, runs: pd.DataFrame) -> str:
 
 def letor_inputs(export: Export, data: str, folds) -> None:
     """Record the LETOR files of ``folds`` (train, vali, test) with their sha256 (none when the data can no
-    longer be resolved: the manifest says why)."""
+    longer be resolved: the manifest says why); for one file split by query (``FILE.txt:folds=3``), the
+    user's file too, not only the fold files derived from it in the cache."""
     from core.errors import DatasetError
+    from ltr.data.crossval import parse_file_split
     from ltr.data.datasets import SPLITS, resolve_dataset
 
     try:
+        split = parse_file_split(data)
         _, folder = resolve_dataset(data)
     except DatasetError as exc:
         export.skip("LETOR input digests", str(exc))
         return
+    if split is not None:
+        export.input_file("letor source", split.path, folds=split.folds, seed=split.seed)
     for fold in folds:
         for split in SPLITS:
             export.input_file("letor", Path(folder) / f"Fold{int(fold)}" / f"{split}.txt", fold=int(fold),
@@ -80,7 +86,7 @@ def scatter_figure(cost: pd.DataFrame, runs: pd.DataFrame, title: str):
     """The ``ndcg-vs-time`` figure: a point per run the ``cost`` table summarises (one per fold and seed,
     :func:`ltr.cost.one_run_per_fold_and_seed`), its mean marker and min-max bars from that table."""
     from ltr.cost import MINUTES_AXIS_TITLE, one_run_per_fold_and_seed
-    from ltr.report import variant_loss
+    from ltr.report.runs import variant_loss
 
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7.5, 6.5))  # the legend stands below the axes
@@ -166,8 +172,17 @@ def theta_final_figure(diagnostic: pd.DataFrame, runs: pd.DataFrame, title: str)
     return fig
 
 
+def drift_for_latex(diagnostic: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """The drift diagnostic as a paper prints it: each row named by its fold, its seed (when the runs hold
+    several) and parameter, which a table split by columns repeats in every part; the run ids stay in the CSV."""
+    shown = diagnostic.drop(columns="run_id")
+    if "seed" in runs and runs["seed"].nunique() > 1:
+        shown.insert(1, "seed", diagnostic["run_id"].map(runs.set_index("run_id")["seed"]).astype(int))
+    return shown
+
+
 def significance_for_latex(table: pd.DataFrame) -> pd.DataFrame:
-    from ltr.report import display_table
+    from ltr.report.text import display_table
 
     shown = display_table(table)
     for column in [c for c in table.columns if c.startswith("p_holm@") or c.startswith("p@")]:
@@ -185,7 +200,8 @@ def export_comparison(store: RunStore, data: str, model: str, experiment: str, o
     from ltr.data.datasets import display_name
     from ltr.drift import drift_diagnostic
     from ltr.findings import TEST, check_findings
-    from ltr.report import significance_table, table_caption
+    from ltr.report.paired import significance_table
+    from ltr.report.text import table_caption
 
     table = significance_table(store, data, model, experiment=experiment, holm=True)
     runs = in_configuration(completed_runs(store, data, model, experiment), table.attrs.get("configuration"))
@@ -228,8 +244,10 @@ def export_comparison(store: RunStore, data: str, model: str, experiment: str, o
                       "theta-d-final", "final θ_d against the steps trained, one point per run",
                       f"Final θ_d against the steps trained, one point per run (fold, and seed where there are "
                       f"several). {caption}.")
+        shown = drift_for_latex(diagnostic, learndcg)
         export.table(diagnostic, "theta-d-drift", "the drift diagnostic of LearnDCG's θ per run",
-                     f"Drift diagnostic of LearnDCG's parameters (of_reference: share of pure drift used). {caption}.")
+                     f"Drift diagnostic of LearnDCG's parameters (of_reference: share of pure drift used; run ids: "
+                     f"theta-d-drift.csv). {caption}.", latex_frame=shown, keys=list(shown.columns).index("parameter") + 1)
     export.table(table, "significance", "the significance table: means, differences, p and Holm p, flags",
                  f"{table_caption(table)}. Runs: {caption}.", latex_frame=significance_for_latex(table),
                  notes=[MARK_NOTES])

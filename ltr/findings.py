@@ -1,20 +1,24 @@
 """The LearnDCG paper's claims checked on one experiment of the run store (``python -m ltr findings``).
 
 Per (data set, ranker) of the experiment, the runs of the report's configuration
-(:func:`ltr.report.select_configuration`: runs whose result-defining settings differ only in their seed are one;
+(:func:`ltr.report.runs.select_configuration`: runs whose result-defining settings differ only in their seed are one;
 default: the configuration with the most runs), with the tree baselines (LambdaMART) on its folds and seeds.
 Every figure is a mean over seeds, and each claim is graded by its evidence, with the rule the claims file
 (``paper_claims.json``) states beside it:
 
-- ``learndcg_highest``: per NDCG@k, LearnDCG's mean over folds x seeds the highest and significantly above
-  every baseline (the tree baselines included): :data:`TEST`, the report's one seed-averaged paired test
-  (:func:`ltr.report.paired_table`, via :func:`comparison_table`), its n (paired test queries), the Holm
-  p-values and the magnitude in NDCG points beside the paper's; inconclusive below the rule's minimum n;
+- ``learndcg_highest``: per NDCG@k, an **Order** claim of the shared inference core (:mod:`core.inference.claims`)
+  on the report's one seed-averaged paired test (:func:`ltr.report.paired.paired_table`, via
+  :func:`comparison_table`): LearnDCG significantly above every baseline (the tree baselines included) holds, a
+  baseline significantly above it does not, and otherwise the verdict is inconclusive and names the tied group (no
+  order within it) with the MDE and the n that would decide; its n (paired test queries) and the magnitude in
+  NDCG points beside the paper's; inconclusive below the rule's minimum n;
 - ``theta_d_fold_specific``: θ_d and b_d = 1 + softplus(θ_d) per fold and seed; fold-specific only if every
   run settled (drift against learning, :func:`ltr.drift.drift_diagnostic`), the folds' range exceeds the
   seed-to-seed spread and a one-way ANOVA over folds says so; one seed: inconclusive; b_d beside the paper's
   1.80–2.15 (the claims file says why b_d is the quantity compared);
-- ``neuralloss_vs_learndcg``: where both ran, LearnDCG against NeuralLoss per k (same test, n and magnitude);
+- ``neuralloss_vs_learndcg``: where both ran, an **Effect** claim per k: the direction (one-sided) is the verdict,
+  the magnitude (the 95% interval against the paper's difference: contains, below, above) is shown apart; a lead
+  the test cannot tell from none is inconclusive with the MDE and the n that would decide;
 - the cost ranking behind the NDCG-vs-time scatter (mean training minutes per loss over folds x seeds,
   cheapest first). The issue states no cost claim to check, so it is reported without a verdict.
 
@@ -33,14 +37,18 @@ import numpy as np
 import pandas as pd
 
 from core.findings import FAILS, HOLDS, INCONCLUSIVE, UNMEASURABLE, Finding, Part, from_claim
+from core.inference.claims import Claim, effect, order
 from ltr.ndcg_conventions import NDCG_CUTOFFS
-from ltr.report import ALPHA, paired_table, select_configuration, variant_loss
+from ltr.report.paired import ALPHA, PairedT, paired_table
+from ltr.report.runs import select_configuration, variant_loss
 from ltr.store import RunStore
 
 CANDIDATE, NEURALLOSS = "learndcg", "neuralloss"
-TEST = ("two-sided paired t-test over the pooled test queries of all folds, on per-query NDCG@k averaged over "
-        "seeds (the query is the paired unit; ltr.report.paired_t_test, equal to scipy.stats.ttest_rel), "
-        "Holm-corrected across the baselines at each k, alpha = 0.05")
+TEST = ("paired t-test over the pooled test queries of all folds, on per-query NDCG@k averaged over seeds (the query "
+        "is the paired unit; ltr.report.paired); learndcg_highest reads it as an Order claim (one-sided against each "
+        "baseline, no correction for 'LearnDCG beats each', Holm for 'a baseline beats LearnDCG'), "
+        "neuralloss_vs_learndcg as an Effect claim (one-sided direction; magnitude: the two-sided 95% interval against "
+        "the paper's difference), both decided by core.inference.claims, alpha = 0.05")
 CLAIMS_FILE = Path(__file__).with_name("paper_claims.json")
 # The Training page stores its runs without an experiment name (RunConfig.experiment None), while Findings
 # listed only named experiments, so dashboard runs never appeared there: they are listed under this name
@@ -86,8 +94,8 @@ def experiment_runs(store: RunStore, experiment: str) -> pd.DataFrame:
 
 def experiment_pairs(store: RunStore, experiment: str) -> list[tuple[str, str]]:
     """``(data, model)`` with completed runs in ``experiment``; a tree ranker (LambdaMART) only where no neural
-    ranker ran on that data (it is a baseline of theirs otherwise: :func:`ltr.report.reported_models`)."""
-    from ltr.report import reported_models
+    ranker ran on that data (it is a baseline of theirs otherwise: :func:`ltr.report.runs.reported_models`)."""
+    from ltr.report.runs import reported_models
 
     runs = experiment_runs(store, experiment)
     if runs.empty:
@@ -97,7 +105,7 @@ def experiment_pairs(store: RunStore, experiment: str) -> list[tuple[str, str]]:
 
 def comparison_runs(store: RunStore, data: str, model: str, experiment: str) -> pd.DataFrame:
     """Completed runs of ``data``/``model`` in ``experiment`` with minutes, ``configuration`` and ``variant``
-    (:func:`ltr.cost.completed_runs`, so the tree baselines of :func:`ltr.report.tree_baselines` too)."""
+    (:func:`ltr.cost.completed_runs`, so the tree baselines of :func:`ltr.report.runs.tree_baselines` too)."""
     from ltr.cost import completed_runs
 
     return _in_experiment(completed_runs(store, data, model, None if experiment == NO_EXPERIMENT else experiment),
@@ -106,9 +114,9 @@ def comparison_runs(store: RunStore, data: str, model: str, experiment: str) -> 
 
 def comparison_table(store: RunStore, data: str, model: str, runs: pd.DataFrame,
                      ks=NDCG_CUTOFFS) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    """``(table, runs, other configurations)``: the report's configuration (:func:`ltr.report.select_configuration`:
+    """``(table, runs, other configurations)``: the report's configuration (:func:`ltr.report.runs.select_configuration`:
     the one with the most runs; runs differing only in seed are one, tree baselines on its folds and seeds
-    included) and its seed-averaged paired test (:func:`ltr.report.paired_table`), Holm across the baselines,
+    included) and its seed-averaged paired test (:func:`ltr.report.paired.paired_table`), Holm across the baselines,
     LearnDCG's row the candidate (:func:`candidate_variant`; none: ``attrs["no_candidate"]`` says why)."""
     chosen, configuration, others = select_configuration(runs, None)
     candidate, why = candidate_variant(chosen["variant"])
@@ -134,7 +142,7 @@ def candidate_variant(variants) -> tuple[str | None, str]:
 
 def _n_pairs(rows: pd.DataFrame, baselines: list[str], k: int) -> int:
     """The paired test queries behind the tests at k (the smallest over the baselines); a table from
-    :func:`ltr.report.significance_table` (no ``pairs@k``) counts the queries of the loss with fewest."""
+    :func:`ltr.report.paired.significance_table` (no ``pairs@k``) counts the queries of the loss with fewest."""
     if f"pairs@{k}" in rows:
         return int(min(rows.loc[b, f"pairs@{k}"] for b in baselines))
     return int(rows["queries"].min())
@@ -175,36 +183,43 @@ def _magnitude_text(magnitude: dict, names: list[str]) -> str:
 
 
 def _evidence(table, rows, candidate, baselines, k, claim: str) -> dict:
+    """The report's figures behind a claim at k: n, the two-sided test and Holm p per baseline (as the table shows
+    them), the magnitude beside the paper's, folds, seeds, configuration and ranker."""
     rule = paper_claims()[claim]["rule"]
     p_col = f"p_holm@{k}" if f"p_holm@{k}" in rows else f"p@{k}"
     return {"n": _n_pairs(rows, baselines, k), "unit": "paired queries", "minimum_n": rule["min_queries"],
-            "statistic": rule["statistic"], "correction": f"Holm across {len(baselines)} baseline(s) at NDCG@{k}",
+            "statistic": rule["statistic"], "correction": f"{rule['correction']} ({len(baselines)} baseline(s) at "
+                                                          f"NDCG@{k})",
             "alpha": rule["alpha"],
             "test": {b: {"diff_points": 100 * float(rows.loc[b, f"diff@{k}"]), "p": float(rows.loc[b, f"p@{k}"]),
-                         "p_holm": float(rows.loc[b, p_col]),
-                         "detectable_points": _detectable_points(rows, b, k, rule["alpha"])} for b in baselines},
+                         "p_holm": float(rows.loc[b, p_col])} for b in baselines},
             "magnitude": _magnitude(table, rows, candidate, baselines, k),
             "folds": int(rows.loc[candidate, "folds"]), "seeds": table.attrs.get("seeds"),
             "configuration": table.attrs.get("configuration"),
             "models": [f"ranker: {table['model'].iloc[0]}"]}
 
 
-def _detectable_points(rows: pd.DataFrame, baseline: str, k: int, alpha: float, power: float = 0.8) -> float | None:
-    """The lead (NDCG points) the paired test would detect with 80% power at ``alpha`` (two-sided, normal
-    approximation, before Holm): (z_{1-alpha/2} + z_power) x SD of the per-query differences / sqrt(n). Beside
-    a non-significant difference it says whether the test could have seen the paper's lead; None where the
-    table has no per-query SD (a :func:`ltr.report.significance_table`)."""
-    from scipy.special import ndtri
+def _claim(name: str) -> Claim:
+    """The claims file's rule of ``name`` as the inference core reads it (:mod:`core.inference.claims`)."""
+    return Claim.from_rule(name, paper_claims()[name]["rule"])
 
-    if f"sd_diff@{k}" not in rows or f"pairs@{k}" not in rows or not rows.loc[baseline, f"pairs@{k}"] > 1:
-        return None
-    z = float(ndtri(1 - alpha / 2) + ndtri(power))
-    return 100 * z * float(rows.loc[baseline, f"sd_diff@{k}"]) / float(np.sqrt(rows.loc[baseline, f"pairs@{k}"]))
+
+def _differences(rows: pd.DataFrame, k: int, baseline: str) -> PairedT:
+    """LearnDCG minus ``baseline`` over the paired queries at k, in NDCG points, from the report's table (its
+    ``diff@k``, ``sd_diff@k``, ``pairs@k``: the seed-averaged pairs' mean, SD and count)."""
+    return PairedT(100 * float(rows.loc[baseline, f"diff@{k}"]), 100 * float(rows.loc[baseline, f"sd_diff@{k}"]),
+                   int(rows.loc[baseline, f"pairs@{k}"]))
+
+
+def _power_note(decision) -> str:
+    return f"; {decision.power_text()} (NDCG points)" if decision.verdict == INCONCLUSIVE and decision.power else ""
 
 
 def highest_parts(table: pd.DataFrame, scope: str, ks=NDCG_CUTOFFS) -> list[Part]:
-    """Per k: inconclusive below the rule's minimum n; does not hold where a baseline's mean is at or above
-    LearnDCG's or one is not significantly below it (Holm); holds otherwise."""
+    """Per k, an Order claim (:func:`core.inference.claims.order`): LearnDCG against each baseline on the paired
+    queries. Holds when it is significantly above each (one-sided, no correction: every one must hold); does not
+    hold when a baseline is significantly above it (Holm); otherwise inconclusive, naming the tied group (no order
+    within it) with the MDE and the n that would decide; inconclusive below the rule's minimum n."""
     rows = table.set_index("loss")
     candidate = candidate_row(table)
     if candidate is None:
@@ -213,39 +228,24 @@ def highest_parts(table: pd.DataFrame, scope: str, ks=NDCG_CUTOFFS) -> list[Part
     baselines = [b for b in rows.index if b != candidate and f"p@{ks[0]}" in rows and not np.isnan(rows.loc[b, f"p@{ks[0]}"])]
     if not baselines:
         return [Part(scope, {}, UNMEASURABLE, "no baseline trained on the same folds to test against")]
+    claim = _claim("learndcg_highest")
+    aliases = set(table.attrs.get("identical") or {})  # reported under a second name: one competitor, not two
     parts = []
     for k in ks:
         means = rows[f"ndcg@{k}"].astype(float)
         evidence = _evidence(table, rows, candidate, baselines, k, "learndcg_highest")
-        p = {b: evidence["test"][b]["p_holm"] for b in baselines}
+        decision = order(candidate, {b: _differences(rows, k, b) for b in baselines if b not in aliases}, claim)
+        evidence.update({key: value for key, value in decision.evidence().items() if key != "n"})
+        evidence["shown"] = f"order of LearnDCG against each baseline, NDCG points: {decision.shown}"
         measured = {"k": k, "candidate": candidate, "ndcg": {loss: float(v) for loss, v in means.items()},
-                    "p_holm": p, "folds": evidence["folds"], "seeds": evidence["seeds"], "n": evidence["n"]}
+                    "p_holm": {b: evidence["test"][b]["p_holm"] for b in baselines}, "folds": evidence["folds"],
+                    "seeds": evidence["seeds"], "n": evidence["n"], "tied": list(decision.tied)}
         head = (f"n = {evidence['n']} paired queries ({_seeds_text(table, evidence['folds'])}); {candidate} "
                 f"{means[candidate]:.4f}")
-        above = [b for b in baselines if means[b] >= means[candidate]]
-        not_significant = [b for b in baselines if b not in above and not bool(rows.loc[b, f"better@{k}"])]
-        where = f"{scope} · NDCG@{k}"
         size = _magnitude_text(evidence["magnitude"], baselines)
-        if evidence["n"] < evidence["minimum_n"]:
-            parts.append(Part(where, measured, INCONCLUSIVE,
-                              f"{head}: n below the claim's minimum {evidence['minimum_n']} ({size})", evidence))
-        elif above:
-            parts.append(Part(where, measured, FAILS, f"{head}: {', '.join(above)} at or above it ({size})", evidence))
-        elif not_significant:
-            parts.append(Part(where, measured, FAILS,
-                              f"{head}, highest but not significantly above "
-                              f"{', '.join(_not_significant_text(b, p[b], evidence) for b in not_significant)} "
-                              f"({size})", evidence))
-        else:
-            parts.append(Part(where, measured, HOLDS, f"{head}, highest; every baseline Holm p < "
-                                                      f"{evidence['alpha']} ({size})", evidence))
+        parts.append(Part(f"{scope} · NDCG@{k}", measured, decision.verdict,
+                          f"{head}: {decision.reason()}{_power_note(decision)} ({size})", evidence))
     return parts
-
-
-def _not_significant_text(baseline: str, p: float, evidence: dict) -> str:
-    detectable = evidence["test"][baseline].get("detectable_points")
-    power = f"; it detects a {detectable:.2f}-pt lead with 80% power" if detectable is not None else ""
-    return f"{baseline} (Holm p {p:.3g}{power})"
 
 
 def candidate_row(table: pd.DataFrame) -> str | None:
@@ -256,6 +256,10 @@ def candidate_row(table: pd.DataFrame) -> str | None:
 
 
 def neuralloss_parts(table: pd.DataFrame, scope: str, ks=NDCG_CUTOFFS) -> list[Part]:
+    """Per k, an Effect claim (:func:`core.inference.claims.effect`) on LearnDCG minus NeuralLoss per paired query:
+    the direction (one-sided) is the verdict; the magnitude (the two-sided interval at the level against the
+    paper's difference, at NDCG@10 where the paper gives both figures) is reported apart. A lead the test cannot
+    tell from none is inconclusive with the MDE and the n that would decide, never "does not hold"."""
     rows = table.set_index("loss")
     candidate = candidate_row(table)
     neural = [label for label in rows.index if variant_loss(label) == NEURALLOSS]
@@ -263,23 +267,28 @@ def neuralloss_parts(table: pd.DataFrame, scope: str, ks=NDCG_CUTOFFS) -> list[P
         missing = [x for x, present in ((CANDIDATE, candidate), (NEURALLOSS, neural)) if not present]
         return [Part(scope, {}, UNMEASURABLE, f"{' and '.join(missing)} not trained in this configuration")]
     baselines = [b for b in rows.index if b != candidate and not np.isnan(rows.loc[b, f"p@{ks[0]}"])]
+    claim = _claim("neuralloss_vs_learndcg")
     parts = []
     for label in neural:
         for k in ks:
             evidence = _evidence(table, rows, candidate, baselines, k, "neuralloss_vs_learndcg")
             evidence["n"] = _n_pairs(rows, [label], k)
-            diff, p = evidence["test"][label]["diff_points"] / 100, evidence["test"][label]["p_holm"]
+            paper = evidence["magnitude"].get("paper_points", {}).get(variant_loss(label))
+            decision = effect(_differences(rows, k, label), claim, paper=paper)
+            evidence.update({key: value for key, value in decision.evidence().items() if key != "n"})
+            evidence["correction"] = claim_correction = paper_claims()["neuralloss_vs_learndcg"]["rule"]["correction"]
+            evidence["shown"] = (f"paired t of LearnDCG - NeuralLoss in NDCG points (one-sided direction, "
+                                 f"p {decision.p_holds:.3g}): {decision.shown}")
+            diff = evidence["test"][label]["diff_points"] / 100
             measured = {"k": k, "learndcg": float(rows.loc[candidate, f"ndcg@{k}"]),
-                        "neuralloss": float(rows.loc[label, f"ndcg@{k}"]), "diff": diff, "p_holm": p,
+                        "neuralloss": float(rows.loc[label, f"ndcg@{k}"]), "diff": diff,
+                        "p_one_sided": decision.p_holds, "magnitude": decision.magnitude,
+                        "interval_points": decision.details["magnitude_interval"], "paper_points": paper,
                         "candidate": candidate, "baseline": label, "n": evidence["n"]}
             where = f"{scope} · NDCG@{k}" if len(neural) == 1 else f"{scope} · {label} · NDCG@{k}"
-            text = (f"n = {evidence['n']} paired queries; LearnDCG - NeuralLoss "
-                    f"{_magnitude_text(evidence['magnitude'], [label]).removeprefix(f'{label} ')}, Holm p {p:.3g}")
-            if evidence["n"] < evidence["minimum_n"]:
-                verdict, text = INCONCLUSIVE, f"{text}: n below the claim's minimum {evidence['minimum_n']}"
-            else:
-                verdict = HOLDS if bool(rows.loc[label, f"better@{k}"]) else FAILS
-            parts.append(Part(where, measured, verdict, text, evidence))
+            text = (f"n = {evidence['n']} paired queries; LearnDCG - NeuralLoss in NDCG points: {decision.reason()}"
+                    f"{_power_note(decision)} (correction: {claim_correction})")
+            parts.append(Part(where, measured, decision.verdict, text, evidence))
     return parts
 
 
@@ -300,6 +309,7 @@ def theta_parts(store: RunStore, runs: pd.DataFrame, candidate: str | None, scop
         return [Part(scope, {}, UNMEASURABLE, f"θ_d recorded for {n} fold(s) of {CANDIDATE}: at least "
                                               f"{rule['min_folds']} needed", {"n": n, "unit": "folds"})]
     seed_of = dict(zip(mine["run_id"], mine["seed"].astype(int)))
+    tested = tested_parameters(store, mine)
     diag = diag.assign(seed=diag["run_id"].map(seed_of), b_final=log_base(diag["theta_final"].astype(float)))
     per_fold, b_means, b_by_fold = {}, {}, []
     for fold, g in diag.groupby("fold"):
@@ -307,7 +317,8 @@ def theta_parts(store: RunStore, runs: pd.DataFrame, candidate: str | None, scop
                                   "b_d_final": float(r["b_final"]), "steps": int(r["steps"]),
                                   "of_reference": float(r["of_reference"]),
                                   "one_sign": None if pd.isna(r["one_sign"]) else float(r["one_sign"]),
-                                  "settled": bool(abs(r["of_reference"]) < bound)}
+                                  "settled": bool(abs(r["of_reference"]) < bound),
+                                  **{f"{name}_tested": value for name, value in tested.get(r["run_id"], {}).items()}}
                  for r in g.to_dict("records")}
         b = g["b_final"].to_numpy(float)
         per_fold[int(fold)] = {"seeds": seeds, "theta_d_mean": float(g["theta_final"].mean()),
@@ -340,26 +351,80 @@ def theta_parts(store: RunStore, runs: pd.DataFrame, candidate: str | None, scop
         text += f", seed-to-seed spread {spread:.4f}, one-way ANOVA F {anova['F']:.3g}, p {anova['p']:.3g}"
     runs_total = sum(len(v["seeds"]) for v in per_fold.values())
     drifted = sorted((f, s) for f, v in per_fold.items() for s, r in v["seeds"].items() if not r["settled"])
+    identifiable, why_identifiable = _identifiable(per_fold, drifted, runs_total, bound)
+    fold_specific, why_fold = _fold_specific(measured, fold_range, seeds_per_fold, rule)
+    at_test = all("b_d_tested" in r for v in per_fold.values() for r in v["seeds"].values())
+    measured.update(identifiable={"verdict": identifiable, "step_correlation": _step_correlation(per_fold)},
+                    fold_specific={"verdict": fold_specific}, read_at="tested checkpoint" if at_test else "last step")
+    evidence["step_correlation"] = r = measured["identifiable"]["step_correlation"]
+    anova = measured.get("anova")
+    evidence["shown"] = ("b_d per fold: range " + f"{fold_range:.4f}"
+                         + (f" vs seed spread {measured['seed_spread']:.4f}, one-way ANOVA p {anova['p']:.3g}"
+                            if anova else "") + (f"; final θ_d vs steps r {r:.4f}" if r is not None else "")
+                         + f"; identifiable: {identifiable}; fold-specific: {fold_specific}")
+    verdict = FAILS if FAILS in (identifiable, fold_specific) else (
+        INCONCLUSIVE if INCONCLUSIVE in (identifiable, fold_specific) else HOLDS)
+    where = ("b_d read at the checkpoint that was tested (its best validation epoch)" if at_test else
+             "b_d read at the last logged step, up to the early-stopping patience after the checkpoint that was tested "
+             "(the runs did not record it at the tested checkpoint)")
+    return [Part(scope, measured, verdict, f"{text}; {where}; identifiable: {identifiable} ({why_identifiable}); "
+                                           f"fold-specific: {fold_specific} ({why_fold})", evidence)]
+
+
+def tested_parameters(store: RunStore, runs: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """``{run_id: {theta_d, b_d, b_g, alpha}}`` at the end of each run's best validation epoch (the checkpoint that
+    was tested), where the trainer recorded the learned loss parameters per epoch; runs without them are absent."""
+    names = ("theta_d", "b_d", "b_g", "alpha")
+    series = store.epoch_series(list(runs["run_id"]), list(names))
+    best = dict(zip(runs["run_id"], runs["best_epoch"])) if "best_epoch" in runs else {}
+    out: dict[str, dict[str, float]] = {}
+    for run_id, name, epoch, value in series[["run_id", "name", "epoch", "value"]].itertuples(index=False):
+        if best.get(run_id) is not None and not pd.isna(best[run_id]) and int(epoch) == int(best[run_id]):
+            out.setdefault(run_id, {})[name] = float(value)
+    return out
+
+
+def _step_correlation(per_fold: dict) -> float | None:
+    """Pearson r of the runs' final θ_d against their step counts (scipy): near 1 where the value follows the step
+    count; None with fewer than 3 runs or one step count."""
+    from scipy import stats
+
+    runs = [r for v in per_fold.values() for r in v["seeds"].values()]
+    steps, theta = [r["steps"] for r in runs], [r["theta_d_final"] for r in runs]
+    if len(runs) < 3 or len(set(steps)) < 2 or len(set(theta)) < 2:
+        return None
+    return float(stats.pearsonr(steps, theta).statistic)
+
+
+def _identifiable(per_fold: dict, drifted: list, runs_total: int, bound: float) -> tuple[str, str]:
+    """Is θ_d set by the data rather than by the step count? Not where a run did not settle (ltr.drift): under the
+    paper's formula b_d only rescales the loss (standard normalisation; it cancels under learned normalisation),
+    so θ_d can only climb with the steps (ltr/losses/learndcg.py)."""
+    r = _step_correlation(per_fold)
+    steps = f"final θ_d against steps r = {r:.4f}" if r is not None else "no step correlation (fewer than 3 runs)"
     if drifted:
         used = [per_fold[f]["seeds"][s]["of_reference"] for f, s in drifted]
         which = (f"all {runs_total} runs" if len(drifted) == runs_total else
                  f"run(s) {', '.join(f'fold {f} seed {s}' for f, s in drifted)}")
-        return [Part(scope, measured, FAILS, f"{text}; {which} did not settle (of_reference {min(used):.2f} to "
-                                             f"{max(used):.2f}, |of_reference| >= {bound}: the value follows the "
-                                             f"step count)", evidence)]
+        return FAILS, (f"{which} did not settle (of_reference {min(used):.2f} to {max(used):.2f}, |of_reference| >= "
+                       f"{bound}: the value follows the step count), {steps}; b_d only rescales the loss under the "
+                       f"paper's formula, so θ_d can only climb with the steps, and from b_d = 2 the paper's 1.80 is "
+                       f"out of reach")
+    return HOLDS, f"every run settled (|of_reference| < {bound}), {steps}"
+
+
+def _fold_specific(measured: dict, fold_range: float, seeds_per_fold: int, rule: dict) -> tuple[str, str]:
+    """Do the folds differ more than the seeds do (range against the seed-to-seed spread, one-way ANOVA)?"""
     if fold_range == 0:
-        return [Part(scope, measured, FAILS, f"{text}; θ_d is the same in every fold", evidence)]
+        return FAILS, "θ_d is the same in every fold"
     if seeds_per_fold < rule["min_seeds"]:
-        return [Part(scope, measured, INCONCLUSIVE, f"{text}; one seed per fold: the seed-to-seed spread is "
-                                                    f"unknown, so the folds' differences cannot be told from "
-                                                    f"seed noise", evidence)]
+        return INCONCLUSIVE, ("one seed per fold: the seed-to-seed spread is unknown, so the folds' differences "
+                              "cannot be told from seed noise")
     if fold_range <= measured["seed_spread"]:
-        return [Part(scope, measured, FAILS, f"{text}: the folds differ no more than the seeds do", evidence)]
+        return FAILS, "the folds differ no more than the seeds do"
     if not measured["anova"]["p"] < rule["alpha"]:
-        return [Part(scope, measured, INCONCLUSIVE, f"{text}: the range exceeds the spread but the ANOVA's p is "
-                                                    f"not below {rule['alpha']}", evidence)]
-    return [Part(scope, measured, HOLDS, f"{text}: the folds differ more than the seeds do; every run settled "
-                                         f"(|of_reference| < {bound})", evidence)]
+        return INCONCLUSIVE, f"the range exceeds the spread but the ANOVA's p is not below {rule['alpha']}"
+    return HOLDS, "the folds differ more than the seeds do"
 
 
 def _one_way_anova(groups: list[np.ndarray]) -> dict:
@@ -405,7 +470,7 @@ def _run_record(experiment: str, data: str, model: str, configuration: str, runs
 def check_findings(store: RunStore, experiment: str) -> dict:
     """``{"experiment", "test", "findings": {name: Finding}, "cost_ranking": {"data / model": [...]}}``."""
     from ltr.data.datasets import display_name
-    from ltr.report import ReportError
+    from ltr.report.runs import ReportError
 
     pairs = experiment_pairs(store, experiment)
     if not pairs:
@@ -466,22 +531,24 @@ def n_text(finding: Finding) -> str:
     return (f"{low}" if low == high else f"{low}–{high}") + f" {counts[0][1]}".rstrip()
 
 
-def text_lines(result: dict) -> list[str]:
-    lines = [f"experiment {result['experiment']}; test: {result['test']}"]
-    finding: Finding
-    for finding in result["findings"].values():
-        lines.append(f"{finding.name}: {finding.verdict} (n = {n_text(finding)}) — {finding.reason}")
-        lines.append(f"  paper: {finding.paper}")
-        lines.append(f"  rule: {rule_text(finding.rule)}")
-        lines += [f"  [{p.verdict}] {p.scope}: {p.reason}" for p in finding.parts]
+def text_lines(result: dict, verbose: bool = False) -> list[str]:
+    """``ltr findings``' text, within 100 columns (:func:`core.findings.finding_lines`): per finding its
+    verdict, n and reason on a line, then a line per part; ``verbose``: every reason, rule and headline whole."""
+    from core.findings import MORE_TEXT, finding_lines, one_line, wrapped
     from ltr.cost import MINUTES_CONVENTION
 
+    as_lines = (lambda text, indent="": wrapped(text, indent)) if verbose else (
+        lambda text, indent="": [one_line(indent + text)])
+    lines = as_lines(f"experiment {result['experiment']}; test: {result['test']}")
+    finding: Finding
+    for finding in result["findings"].values():
+        lines += finding_lines(finding, verbose, n=n_text(finding))
     for scope, ranking in result["cost_ranking"].items():
-        lines.append(f"cost ranking {scope} (mean minutes over folds × seeds, cheapest first): "
-                     + ", ".join(f"{r['loss']} {r['minutes_mean']:.2f}" + (
-                         f" (incl. its share of {r['pretrain_once_minutes']:.2f} min one-time pre-training shared by "
-                         f"{r['pretrain_shared_by']} runs)" if "pretrain_once_minutes" in r else "")
-                                 for r in ranking))
+        lines += as_lines(f"cost ranking {scope} (mean minutes over folds × seeds, cheapest first): "
+                          + ", ".join(f"{r['loss']} {r['minutes_mean']:.2f}" + (
+                              f" (incl. its share of {r['pretrain_once_minutes']:.2f} min one-time pre-training "
+                              f"shared by {r['pretrain_shared_by']} runs)" if "pretrain_once_minutes" in r else "")
+                                      for r in ranking))
     if result["cost_ranking"]:
-        lines.append(f"  cost convention: {MINUTES_CONVENTION}")
-    return lines
+        lines += as_lines(f"cost convention: {MINUTES_CONVENTION}", "  ")
+    return lines if verbose else [*lines, MORE_TEXT]

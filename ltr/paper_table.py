@@ -7,8 +7,12 @@ MLP at the study grid's shared settings), the LearnDCG guide the rest (:data:`GU
 fold, the other rankers). :func:`sync_block` rewrites a file's block from the result and
 ``tests/ltr/test_paper_table.py`` fails when either file's block is not what the stored result gives now.
 Figures are NDCG@k x 100 (the paper's unit): the mean over folds x seeds ± the seed-to-seed spread, the
-candidate's lead over each baseline and its Holm-corrected p at NDCG@10 (the report's test: a paired t-test over
-test queries on per-query NDCG averaged over seeds, Holm across the baselines at each k).
+candidate's lead over each baseline and three tests of it at NDCG@10: the report's paired t-test over test queries
+on per-query NDCG averaged over seeds (Holm across the baselines), the fold-level test and, where the result has
+the per-query archive, the hierarchical bootstrap over queries and seeds (:mod:`ltr.report.seeds`); the top group
+(tied, no order within it); the queries without a relevant document beside the paper's figure (counted from the
+data files, ``data.queries``); the LTR comparisons' verdicts decided afresh on the stored table by the claims file's
+rules (:data:`REDECIDED`); and b_d's non-identifiability with the final θ_d vs step count r of the stored runs.
 """
 from __future__ import annotations
 
@@ -41,6 +45,7 @@ README_BLOCK = Block("mq2008-reproduction", "--readme", ("shared",), ("shared",)
 GUIDE_BLOCK = Block("mq2008-reproduction-more", "--guide", ("tuned", "rankers"), ("tune", "rankers", "report"))
 START, END = README_BLOCK.start, README_BLOCK.end
 KS = (1, 3, 5, 10)
+DATA = "mq2008"
 CLAIMS_FILE = Path(__file__).with_name("paper_claims.json")
 
 
@@ -67,30 +72,241 @@ def _paper_figure(loss: str, paper: dict) -> str:
     return "—" if figure is None else f"{figure:.2f}"
 
 
-def table_lines(table: dict, paper: dict) -> list[str]:
-    """One experiment's significance table (the result's ``report.<part>.tables.<ranker>``) as Markdown rows."""
+def _seed_tests(table: dict, runs: list[dict], ranker: str) -> tuple[dict, str]:
+    """``({loss: seed-aware test row}, what they are)``: the table's stored tests with the seeds as a random effect
+    (``seed_tests``: fold-level test and hierarchical bootstrap), else the fold-level test recomputed from the
+    result's per-run means (a result stored before the per-query archive has nothing more)."""
+    from ltr.report.seeds import FOLD_TEST
+
+    if table.get("seed_tests") is not None:
+        tests = {r["loss"]: r for r in table["seed_tests"]}
+        tests.update({alias: {**tests[twin], "loss": alias} for alias, twin in _aliases(table, _variants(tests)).items()
+                      if twin in tests})
+        return tests, "stored"
+    runs_frame = _run_frame(table, runs, ranker)
+    candidate = table.get("candidate")
+    if runs_frame.empty or candidate not in set(runs_frame["variant"]):
+        return {}, ""
+    from ltr.report.seeds import seed_tests
+
+    tests = {r["loss"]: r for r in seed_tests(runs_frame, candidate, (10,), runs=runs_frame).to_dict("records")}
+    tests.update({alias: {**tests[twin], "loss": alias} for alias, twin in _aliases(table, runs_frame).items()
+                  if twin in tests})
+    return tests, FOLD_TEST
+
+
+def _run_frame(table: dict, runs: list[dict], ranker: str):
+    """The result's per-run test NDCG@10 of the table's rows (``variant, fold, seed, ndcg@10``): a row's runs are
+    the ranker's runs of its loss (a tree baseline's: its own model's). A loss reported under a second name
+    (``learndcg_fixed`` = ``approxndcg`` at defaults: no runs of its own) is left out, so it counts once in a
+    family (:func:`_aliases` gives it its twin's figures)."""
+    import pandas as pd
+
+    from ltr.report.runs import variant_loss
+
+    frame = pd.DataFrame(runs or [])
+    if frame.empty:
+        return pd.DataFrame(columns=["variant", "fold", "seed", "ndcg@10"])
+    parts = []
+    for row in table["rows"]:
+        loss = variant_loss(row["loss"])
+        mine = frame[(frame["loss"] == loss) & (frame["model"].isin([ranker, loss]))]
+        parts.append(mine.assign(variant=row["loss"])[["variant", "fold", "seed", "test_ndcg10"]])
+    return pd.concat(parts, ignore_index=True).rename(columns={"test_ndcg10": "ndcg@10"})
+
+
+def _variants(names):
+    """A frame of ``variant`` names, what :func:`_aliases` reads."""
+    import pandas as pd
+
+    return pd.DataFrame({"variant": [n for n in names if n is not None]})
+
+
+def _aliases(table: dict, frame) -> dict[str, str]:
+    """``{row without runs: the row with the same figures at every k}`` (a loss reported under a second name)."""
+    have = set(frame["variant"])
+    out = {}
+    for row in table["rows"]:
+        if row["loss"] in have:
+            continue
+        figures = [row.get(f"ndcg@{k}") for k in KS]
+        twins = [o["loss"] for o in table["rows"] if o["loss"] in have
+                 and [o.get(f"ndcg@{k}") for k in KS] == figures]
+        if twins:
+            out[row["loss"]] = twins[0]
+    return out
+
+
+def top_group_of(table: dict, runs: list[dict], ranker: str) -> dict:
+    """The table's top group at NDCG@10 (:func:`ltr.report.seeds.top_group`): stored with the table (the bootstrap
+    over queries and seeds), else from the fold-level test on the result's per-run means."""
+    if table.get("top_group"):
+        group = table["top_group"]
+        known = _variants([group.get("best"), *group.get("p_holm", {})])
+        twins = _aliases(table, known)
+        return {**group, "members": [*group["members"], *(a for a, twin in twins.items() if twin in group["members"])]}
+    if not table.get("rows"):
+        return {}
+    from ltr.report.seeds import FOLD_TEST, fold_level_test, table_mean, top_group
+
+    frame = _run_frame(table, runs, ranker)
+    if frame.empty:
+        return {}
+    means = {v: table_mean(frame, v, 10) for v in dict.fromkeys(frame["variant"]) if (frame["variant"] == v).any()}
+    group = top_group(means, lambda best, other: fold_level_test(frame, best, other, 10)["p"])
+    group["members"] += [alias for alias, twin in _aliases(table, frame).items() if twin in group["members"]]
+    return {**group, "k": 10, "test": FOLD_TEST, "correction": "Holm across the best's comparisons"}
+
+
+def table_lines(table: dict, paper: dict, runs: list[dict] | None = None, ranker: str = "") -> list[str]:
+    """One experiment's significance table (the result's ``report.<part>.tables.<ranker>``) as Markdown rows: the
+    seed-averaged t-test's Holm p, the fold-level test's and (where stored) the bootstrap's interval and Holm p, and
+    the top group's members marked."""
     rows = table["rows"]
-    head = ("| loss | " + " | ".join(f"NDCG@{k}" for k in KS) + " | paper NDCG@10 | lead @10 | Holm p @10 |")
-    lines = [head, "|" + "---|" * (len(KS) + 4)]
+    seeded, _ = _seed_tests(table, runs or [], ranker)
+    boot = any(r.get("boot_p_holm@10") is not None for r in seeded.values())
+    group = set(top_group_of(table, runs or [], ranker).get("members", []))
+    head = ("| loss | " + " | ".join(f"NDCG@{k}" for k in KS) + " | paper NDCG@10 | lead @10 | t-test Holm p "
+            "| fold-level Holm p" + (" | bootstrap 95% CI, Holm p" if boot else "") + " | top group |")
+    lines = [head, "|" + "---|" * (len(KS) + 6 + boot)]
     for row in sorted(rows, key=lambda r: -(r.get("ndcg@10") or 0)):
         lead = row.get("diff@10")
         marks = "†" if row.get("better@10") else "‡" if row.get("worse@10") else ""
+        seed_row = seeded.get(row["loss"], {})
+        cells = [_p(seed_row.get("fold_p_holm@10"))]
+        if boot:
+            low, high = seed_row.get("boot_low@10"), seed_row.get("boot_high@10")
+            cells.append("—" if low is None else f"[{100 * low:+.2f}, {100 * high:+.2f}], {_p(seed_row.get('boot_p_holm@10'))}")
         lines.append(f"| {row['loss']} | " + " | ".join(_mean_sd(row, k) for k in KS)
                      + f" | {_paper_figure(row['loss'], paper)} | {'—' if lead is None else f'{100 * lead:+.2f}'}"
-                     + f" | {_p(row.get('p_holm@10'))}{marks} |")
+                     + f" | {_p(row.get('p_holm@10'))}{marks} | " + " | ".join(cells)
+                     + f" | {'●' if row['loss'] in group else ''} |")
     return lines
 
 
-def verdict_lines(findings: dict) -> list[str]:
+def top_group_line(table: dict, runs: list[dict], ranker: str) -> str:
+    group = top_group_of(table, runs, ranker)
+    if not group.get("members"):
+        return ""
+    n = len(group.get("p_holm", {}))
+    return (f"● Top group at NDCG@10: the losses not significantly below the highest mean ({group['best']}) by the "
+            f"{group['test']}, Holm across its {n} comparisons, alpha = {group['alpha']}: "
+            f"{', '.join(sorted(group['members']))}. They are tied: the group implies no order within it.")
+
+
+def seed_tests_line(table: dict, runs: list[dict], ranker: str) -> str:
+    _, recomputed = _seed_tests(table, runs, ranker)
+    if recomputed:
+        return (f"Seeds as a random effect: fold-level Holm p = the {recomputed}, recomputed from this result's per-run "
+                "means; the hierarchical bootstrap over queries and seeds needs the per-query archive, which this "
+                "result predates (rerun its report part).")
+    if table.get("seed_tests") is not None:
+        definitions = table.get("seed_tests_definitions", {})
+        return (f"Seeds as a random effect: fold-level Holm p = the {definitions.get('fold', '')}; bootstrap = the "
+                f"{definitions.get('bootstrap', '')}; both Holm across the baselines. The t-test treats the seeds "
+                "as fixed (each query's NDCG averaged over them).")
+    return ""
+
+
+def no_relevant_line(result: dict) -> str:
+    """The queries that score 1 under every loss, counted from the data files (``data.queries``)."""
+    counts = (result.get("data") or {}).get("queries")
+    if not counts:
+        return ""
+    share = counts["no_relevant"] / counts["test_queries"]
+    return (f"Beside the paper's {{paper}}: {counts['no_relevant']} of the {counts['test_queries']} test queries have no "
+            f"relevant document (counted from the LETOR test files the result names) and score 1 under every loss "
+            f"(norel=1), so {100 * share:.2f} points of every mean above are theirs and every lead comes from the "
+            f"other {counts['test_queries'] - counts['no_relevant']}; ltr/paper_claims.json records no such "
+            f"convention for the paper's figure.")
+
+
+def identifiability_lines(findings: dict | None) -> list[str]:
+    """Why LearnDCG's b_d cannot be identified (``ltr/losses/learndcg.py``'s algebra) and what the runs show: the
+    final θ_d against the step count over the θ_d finding's runs (Pearson r, scipy), read from the stored finding."""
+    from scipy import stats
+
+    finding = ((findings or {}).get("findings") or {}).get("theta_d_fold_specific") or {}
+    runs = [r for part in finding.get("parts", []) for fold in (part.get("measured", {}).get("per_fold") or {}).values()
+            for r in fold["seeds"].values()]
+    lines = ["**LearnDCG's b_d is not identifiable.** With d(r) = ln(1 + r) / ln b_d the DCG is ln b_d × S, S free of "
+             "b_d. Under the paper's formula with standard normalisation (the ideal DCG with log2) b_d only rescales "
+             "the loss, by ln b_d, a factor Adam's normalised steps largely ignore, and dL/dθ_d = L σ(θ_d) / (b_d ln b_d) "
+             "is never positive (L ≤ 0): θ_d can only climb, by about the loss-parameter learning rate per step. With "
+             "learned normalisation ln b_d cancels exactly and θ_d never moves. Started at b_d = 2 (ApproxNDCG's log2) "
+             "b_d never goes below 2, so the paper's 1.80 is unreachable from the default start."]
+    if len(runs) > 2:
+        lines.append("")
+        steps = [r["steps"] for r in runs]
+        theta = [r["theta_d_final"] for r in runs]
+        tested = [r.get("b_d_tested") for r in runs]
+        r_value = stats.pearsonr(steps, theta).statistic
+        where = ("at the checkpoint that was tested" if all(v is not None for v in tested) else
+                 "at the last logged step, up to the early-stopping patience after the checkpoint that was tested "
+                 "(this result predates recording them at the tested checkpoint)")
+        lines.append(f"Measured: final θ_d against the run's step count, Pearson r = {r_value:.4f} over {len(runs)} "
+                     f"runs ({min(steps)} to {max(steps)} steps); θ_d and b_d are read {where}. So the θ_d verdict "
+                     "answers two questions apart: fold-specific (do the folds differ more than the seeds?) and "
+                     "identifiable (is the value set by the data, not by the step count?); the second fails first.")
+    return lines
+
+
+# The comparisons the inference core decides from a table's figures (diff, sd of the differences, pairs): re-read
+# from the stored table, so a result stored before the core shows the verdicts its rules give now.
+REDECIDED = ("learndcg_highest", "neuralloss_vs_learndcg")
+
+
+def redecided(table: dict, ranker: str) -> dict[str, list]:
+    """The parts of :data:`REDECIDED` decided on a stored table's rows (:func:`ltr.findings.highest_parts`,
+    :func:`ltr.findings.neuralloss_parts`: the claims file's rules, ``core.inference.claims``)."""
+    import re
+
+    import pandas as pd
+
+    from ltr.findings import highest_parts, neuralloss_parts
+    from ltr.losses import IDENTICAL_AT_DEFAULTS
+
+    frame = pd.DataFrame(table["rows"])
+    losses = set(frame["loss"])
+    seeds = re.search(r"seeds=([\d,]+)", table.get("configuration") or "")
+    frame.attrs.update(candidate=table.get("candidate"), configuration=table.get("configuration"),
+                       seeds=[int(s) for s in seeds.group(1).split(",")] if seeds else None,
+                       identical={a: note for a, (twin, note) in IDENTICAL_AT_DEFAULTS.items()
+                                  if a in losses and twin in losses})
+    scope = f"{DATA} / {ranker}"
+    return {"learndcg_highest": highest_parts(frame, scope), "neuralloss_vs_learndcg": neuralloss_parts(frame, scope)}
+
+
+def verdict_lines(findings: dict, tables: dict | None = None) -> list[str]:
     """Each finding's verdict and, for the claims tested per cut-off, its NDCG@10 parts (the paper's figures are
-    NDCG@10; every cut-off's part is in the stored result and on the Findings page)."""
+    NDCG@10; every cut-off's part is in the stored result and on the Findings page). The claims of
+    :data:`REDECIDED` are decided afresh on the stored ``tables``."""
+    from core.findings import combine
+
+    fresh = {name: [] for name in REDECIDED}
+    for ranker, table in (tables or {}).items():
+        # a table stored with the paired test's figures at every k (older results kept only the p-values)
+        tested = [(r, k) for r in table.get("rows", []) for k in KS if r.get(f"p@{k}") is not None]
+        if tested and all(f"sd_diff@{k}" in r and f"pairs@{k}" in r for r, k in tested):
+            for name, parts in redecided(table, ranker).items():
+                fresh[name] += parts
     lines = []
     for name, finding in (findings or {}).get("findings", {}).items():
+        if fresh.get(name):
+            verdict, _ = combine(fresh[name])
+            shown = [p for p in fresh[name] if p.scope.endswith("NDCG@10")] or fresh[name]
+            lines.append(f"- `{name}`: **{verdict}** (decided on the stored table by the claims file's "
+                         f"{paper_claims_rule(name)['type']} rule). " + " ".join(f"{p.scope}: {p.reason}." for p in shown))
+            continue
         parts = finding.get("parts", [])
         shown = [p for p in parts if p.get("scope", "").endswith("NDCG@10")] or parts
         lines.append(f"- `{name}`: **{finding['verdict']}**. "
                      + " ".join(f"{p['scope']}: {p['reason']}." for p in shown))
     return lines
+
+
+def paper_claims_rule(name: str) -> dict:
+    return json.loads(CLAIMS_FILE.read_text(encoding="utf-8"))["claims"][name]["rule"]
 
 
 TITLES = {"shared": "the study grid's shared hyper-parameters", "tuned": "each loss tuned per fold (Optuna)",
@@ -116,8 +332,15 @@ def markdown(result: dict, source: str, block: Block = README_BLOCK) -> str:
             out += [f"**MQ2008, {ranker}, {title}** ({table.get('configuration', '')}; test: "
                     f"{table.get('candidate', 'learndcg')} against each loss, † / ‡ significantly better / worse "
                     "after Holm):", ""]
-            out += table_lines(table, paper) + [""]
-        out += verdict_lines(done.get("findings")) + [""]
+            runs = done.get("runs", [])
+            out += table_lines(table, paper, runs, ranker) + [""]
+            for line in (top_group_line(table, runs, ranker), seed_tests_line(table, runs, ranker),
+                         no_relevant_line(result).format(paper=_paper_figure("learndcg", paper)) if part == "shared"
+                         else ""):
+                out += [line, ""] if line else []  # each its own paragraph
+        out += verdict_lines(done.get("findings"), tables) + [""]
+        if part == "shared":
+            out += identifiability_lines(done.get("findings")) + [""]
     # the cost of what this block shows: its parts' timings (the guide's block also names the report's)
     timing = {name: t for name, t in result.get("timing", {}).items() if name.startswith(block.timings)}
     if timing:

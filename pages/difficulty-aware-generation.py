@@ -9,6 +9,7 @@ from pages.panels.jobs import jobs_panel
 from pages.panels.start_form import start_button
 from pages.panels.stored_result import stored_result
 from pipeline.views import difficulty_aware_generation as view
+from pipeline.views import query as query_page
 
 use_app_navigation()
 
@@ -110,7 +111,9 @@ def preference_results() -> None:
     pair = by_key[st.session_state["pref_pair"]]
 
     st.markdown(f"**Outcome:** {view.outcome_line(pair)}")
-    st.dataframe(view.pair_details_frame(pair, result), hide_index=True)  # reasons may be LLM-written: text cells
+    st.dataframe(query_page.with_query_links(view.pair_details_frame(pair, result), dataset), hide_index=True,
+                 column_config={query_page.LINK_COLUMN: st.column_config.LinkColumn(
+                     display_text=query_page.LINK_TEXT)})  # reasons may be LLM-written: text cells
     st.code(pair["query"], language=None, wrap_lines=True)
     st.markdown("**Difficulty sentence**")
     st.code(pair["difficulty"], language=None, wrap_lines=True)

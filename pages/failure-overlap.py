@@ -19,18 +19,26 @@ QUERY_LINK = st.column_config.LinkColumn(display_text=query_page.LINK_TEXT)  # e
 st.title("Failure overlap")
 st.caption("Queries hard to retrieve (bottom nDCG@10), hard to generate (bottom BERTScore F1 of a zero-shot answer "
            "against the relevant passages) and hard to judge (top LLM/NIST disagreement), per configuration. "
-           "Runs are background jobs (`python -m pipeline run`); every run is kept as its own study.")
+           "Runs are background jobs (`python -m pipeline run`); each configuration run on the same inputs is one "
+           "stored study (a rerun that gives the same result stores nothing new).")
 
 with st.expander("Run the study (background job)"):
     folder = paths.data_folder("trec_dl")
-    c = st.columns([1, 2, 2, 2])
+    c = st.columns([1, 2, 2])
     dataset_to_run = c[0].selectbox("Dataset", ["dl19", "dl20", "dl21", "dl22"], key="run_dataset")
-    c[1].text_input(view.forms.STUDY_GENERATOR.label, value="auto", key="run_generator",
-                    help="auto, embedded, ollama:MODEL[@HOST] or openai:MODEL@BASE_URL")
+    answers = view.imported_generators(dataset_to_run, folder)
+    c[1].multiselect("Imported answers", answers, default=answers, key=f"run_answers-{dataset_to_run}",
+                     help="the data folder's answers files (no LLM call; sizes from its models.tsv)")
+    # no answers files: the LLM generator is the only one, auto by default
+    c[2].text_input(view.forms.STUDY_GENERATOR.label, value="" if answers else "auto",
+                    key=f"run_generator-{dataset_to_run}",
+                    help="auto, embedded, ollama:MODEL[@HOST] or openai:MODEL@BASE_URL; leave empty to use only "
+                         "imported answers")
+    c = st.columns([1, 2, 2])
     choices = view.imported_judges(dataset_to_run, folder)
-    c[2].multiselect("Imported judges", choices, default=choices, key=f"run_imported-{dataset_to_run}",
+    c[1].multiselect("Imported judges", choices, default=choices, key=f"run_imported-{dataset_to_run}",
                      help="the data folder's judgments files; only the judges chosen here run")
-    c[3].text_input(view.forms.STUDY_LLM_JUDGE.label, value="", key="run_llm_judge",
+    c[2].text_input(view.forms.STUDY_LLM_JUDGE.label, value="", key="run_llm_judge",
                     help="e.g. ollama:llama3.2:3b, embedded; leave empty to use only imported judges")
     c = st.columns([1, 1, 1])
     # no bounds on the number inputs: submit_study checks them and names a bad one (see core.fields)
@@ -51,12 +59,15 @@ with st.expander("Run the study (background job)"):
         s = st.session_state
         try:
             s["queued_study"] = view.submit_study(
-                s["run_dataset"], folder, generator=s["run_generator"],
+                s["run_dataset"], folder, imported_generators=s.get(f"run_answers-{s['run_dataset']}", []),
+                generator=s.get(f"run_generator-{s['run_dataset']}", ""),
                 imported_judges=s.get(f"run_imported-{s['run_dataset']}", []), llm_judge=s["run_llm_judge"],
                 cap=s["run_cap"], max_queries=s["run_max_queries"],
                 partial_references="include" if s.get("run_include_partial") else "exclude",
                 universe="common" if s.get("run_universe_common") else view.DEFAULT_UNIVERSE,
                 truncated_answers="include" if s.get("run_include_truncated") else "exclude")
+        except view.AlreadyStored as exc:
+            st.session_state["queued_study_stored"] = (str(exc), exc.link)
         except ValueError as exc:
             st.session_state["queued_study_error"] = str(exc)
 
@@ -67,6 +78,10 @@ with st.expander("Run the study (background job)"):
         st.success(f"Queued job #{st.session_state.pop('queued_study')}.")
     if "queued_study_error" in st.session_state:
         st.error(st.session_state.pop("queued_study_error"))
+    if "queued_study_stored" in st.session_state:
+        message, link = st.session_state.pop("queued_study_stored")
+        st.info(message)
+        st.link_button("Open the stored study", link)
 
 
 def job_details(job_list) -> None:
@@ -88,7 +103,7 @@ if not datasets:
     if any(j.active for j in view.STUDY.jobs()):
         st.info("A study is running (see its progress above); its results appear here when it finishes.")
     else:
-        st.info("No study yet: start one above, or run `python -m pipeline run --dataset dl19` in a shell.")
+        st.info(f"No study yet: start one above, or in a shell: {view.first_study_hint('dl19', folder)}.")
     st.stop()
 
 wanted = st.query_params.get("dataset")

@@ -49,6 +49,8 @@ else:
     for warning in (view.partial_warning(result), view.small_model_warning(result)):
         if warning:
             st.warning(warning)
+    for line in view.beside_lines(result):
+        st.caption(line)
     for line in view.absent_lines(result):
         st.text("Not computed: " + line)
     scope = st.radio("Scope", view.scopes(result), horizontal=True, format_func=str.upper,

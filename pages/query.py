@@ -26,8 +26,8 @@ if wanted_dataset and wanted_dataset not in datasets:
         st.warning(f"No store holds a dataset called {wanted_dataset!r}.")
         wanted_dataset = wanted_qid = None
 if not datasets:
-    st.info("No store holds a query yet: run a study on the Failure overlap page, or "
-            "`python -m pipeline run --dataset dl19` in a shell.")
+    st.info(f"No store holds a query yet: run a study on the Failure overlap page, or in a shell: "
+            f"{view.first_study_hint()}.")
     st.stop()
 
 
@@ -95,6 +95,12 @@ else:
     else:
         st.dataframe(judged, hide_index=True, column_config={"query's disagreement (stored)": VALUE})
 
+st.subheader("Imported answers (data folder)")
+imported, note = view.imported_answers_frame(dataset, qid)
+st.caption(note)
+if not imported.empty:
+    st.dataframe(imported, hide_index=True)
+
 st.header("Hard sets")
 sets = view.hard_sets_frame(found, qid)
 if sets.empty:
@@ -157,7 +163,7 @@ for item in pairs:
         st.dataframe(view.verdict_frame(pair), hide_index=True)
 
 st.header("Difficulty-aware judgments")
-judgments = view.aware_judgments(dataset, qid)
+judgments = view.aware_judgments(dataset, qid, found)
 if not judgments:
     st.info(missing["aware-judge"])
 for item in judgments:
@@ -165,6 +171,8 @@ for item in judgments:
         st.caption(f"Judge {item['judge']} · {item['file']}")
         if item["not_a_finding"]:
             st.warning(item["not_a_finding"])
+        if item["own_h2j"]:
+            st.info(item["own_h2j"])
         sentences = item["sentences"]
         st.text(f"Difficulty sentence ({sentences['from']}):\n{sentences['difficulty']}\n\n"
                 f"Control sentence:\n{sentences['control']}")

@@ -10,5 +10,9 @@ of their own. Modules, one concern each (import from the module, this package re
   corrected; pooled: a meta-analytic estimate with its heterogeneity);
 - ``power``: the minimum detectable effect at a verdict's n and the n that would decide it;
 - ``paired``: paired tests on discrete data (integer counts, exact rationals) and fixed comparison families;
-- ``sizes``: published sizes of well-known models, each with its source, and the check of a stated size.
+
+Not here: the published sizes of well-known models, each with its source, and the check of a stated size
+against them live beside the other model sizes, in ``pipeline/llm/published_sizes.tsv`` read by
+``pipeline.llm.sizes`` (``published_size``, ``check_stated_size``): a model's size is an LLM concern, and
+``core`` knows no models.
 """

@@ -410,7 +410,8 @@ class Decision:
         if self.verdict == INCONCLUSIVE:
             if not self.gates:
                 out["inconclusive_because"] = [self.texts[INCONCLUSIVE]]
-            if self.power is not None:
+            # the power of figures that decide nothing (a gated part whose figures decide needs no more n)
+            if self.power is not None and self._figures_verdict() == INCONCLUSIVE:
                 out["power"] = self.power.to_dict()
                 out["decides"] = self.power.text()
         out.update(self.details)

@@ -49,6 +49,10 @@ def n_to_decide(sd: float, distance: float, level: float, power: float = POWER) 
         return 1
     n = _SOLVER.solve_power(effect_size=distance / sd, nobs1=None, alpha=1 - level, power=power, ratio=0,
                             alternative="larger")
+    if not math.isfinite(float(n)):  # the root finder gives up below one unit (a distance of many sd): the closed form
+        from scipy.stats import norm
+
+        n = ((norm.ppf(level) + norm.ppf(power)) * sd / distance) ** 2
     return max(1, math.ceil(float(n)))
 
 

@@ -28,7 +28,7 @@ HELP_ORDER = ("train", "grid", "tune", "report", "findings", "export", "worker",
 def _input_errors() -> tuple[type[BaseException], ...]:
     """Bad-input exception types of the modules this command imported (one not imported raised nothing)."""
     errors = []
-    for module, name in (("ltr.train", "RunInputError"), ("ltr.grid", "GridError"), ("ltr.report", "ReportError"),
+    for module, name in (("ltr.train", "RunInputError"), ("ltr.grid", "GridError"), ("ltr.report.runs", "ReportError"),
                          ("ltr.tune", "TuneError"), ("core.ray_cluster", "RayConfigError")):
         if module in sys.modules:
             errors.append(getattr(sys.modules[module], name))

@@ -18,7 +18,7 @@ def cmd_findings(args) -> int:
     if args.json:
         cli.print_json(as_json(result))
     else:
-        print("\n".join(text_lines(result)))
+        print("\n".join(text_lines(result, args.verbose)))
     return cli.EXIT_OK
 
 
@@ -29,6 +29,8 @@ def _arguments(p) -> None:
                        help="check the completed runs stored without an experiment name (trained from the "
                             "Training page or by ltr train without --experiment)")
     p.add_argument("--store", default=None, help="run store (default: the cache's runs.sqlite)")
+    p.add_argument("--verbose", action="store_true", help="print every reason, rule and part headline whole, "
+                   "wrapped at 100 columns (default: a line per finding and per part)")
     cli.json_arg(p, help='print {"experiment", "test", "findings": {name: {verdict, paper, rule, parts (each with '
                          'its evidence), ...}}, "cost_ranking"}')
 

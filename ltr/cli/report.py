@@ -10,8 +10,9 @@ from core import cli
 def cmd_report(args) -> int:
     import pandas as pd
 
-    from ltr.report import (completed_runs, configurations, fold_seed_records, format_text, reported_models,
-                            significance_table, to_csv, to_latex)
+    from ltr.report.paired import significance_table
+    from ltr.report.runs import completed_runs, configurations, reported_models
+    from ltr.report.text import fold_seed_records, format_text, to_csv, to_latex
     from ltr.store import RunStore, canonical_data
 
     tables, listed = [], []

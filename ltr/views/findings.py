@@ -7,7 +7,7 @@ import json
 import pandas as pd
 
 from core.export import booktabs, in_temporary_folder
-from core.findings import part_rows, summary_rows
+from core.findings import LATEX_REASON_CHARS, part_rows, summary_rows
 from ltr.cost import MINUTES_CONVENTION
 from ltr.data.datasets import display_name  # noqa: F401  (the Findings page names data by it)
 from ltr.store import RunStore
@@ -48,13 +48,14 @@ def check(store: RunStore, experiment: str) -> dict:
     return check_findings(store, experiment)
 
 
-def summary_frame(result: dict) -> pd.DataFrame:
+def summary_frame(result: dict, reason_chars: int | None = None) -> pd.DataFrame:
     """One row per finding: verdict, the paper's figure, the claim's rule (statistic, correction, alpha,
-    minimum n: shown with the verdict), the n its parts rest on, and the reason (each part's n leads it)."""
+    minimum n: shown with the verdict), the n its parts rest on, and the reason (each part's n leads it;
+    ``reason_chars``: cut as the exports' LaTeX cuts it)."""
     from ltr.findings import n_text
 
     found = list(result["findings"].values())
-    rows = [{**row, "n": n_text(f), "rule": rule_text(f)} for row, f in zip(summary_rows(found), found)]
+    rows = [{**row, "n": n_text(f), "rule": rule_text(f)} for row, f in zip(summary_rows(found, reason_chars), found)]
     return pd.DataFrame(rows, columns=["finding", "verdict", "n", "paper", "rule", "reason"])
 
 
@@ -108,9 +109,11 @@ def findings_csv(result: dict) -> str:
 
 
 def findings_latex(result: dict) -> str:
-    return booktabs(summary_frame(result).drop(columns="rule"),
+    """The findings table, reasons cut as ``python -m ltr export`` cuts them (a row cannot break across pages)."""
+    return booktabs(summary_frame(result, LATEX_REASON_CHARS).drop(columns="rule"),
                     f"The LearnDCG paper's claims checked on experiment {result['experiment']} "
-                    f"(test: {result['test']}).", label="tab:ltr-findings")
+                    f"(test: {result['test']}).", label="tab:ltr-findings",
+                    notes=["Reasons cut at about 400 characters; in full: the CSV and JSON downloads and python -m ltr findings --json."])
 
 
 def findings_json(result: dict) -> str:

@@ -132,8 +132,10 @@ def first_steps(summary: dict[str, int], trec_dl_folder: str, trec_dl_found: boo
                   "Per-query nDCG@10 of each retriever and its hard set (the lowest quartile).",
                   ("pages/hard-to-retrieve.py",), needs_trec_dl=True),
         FirstStep("Run a failure study",
-                  "Hard to retrieve, generate and judge on one data set, and how the three sets overlap. The "
-                  "embedded model runs offline; its results are labelled as not findings.",
+                  "Hard to retrieve, generate and judge on one data set, and how the three sets overlap. On the "
+                  "data folder's answers and judgments (DL19) it makes no LLM call. An LLM you name answers "
+                  "otherwise; the offline embedded model's results count as that small model's (its size is "
+                  "stated with each result): only a sub-1B model's are labelled not findings.",
                   ("pages/failure-overlap.py",), needs_trec_dl=True),
         FirstStep("Explain the failures",
                   "Induce a failure typology from the hard queries, then annotate the assigned reasons.",

@@ -9,7 +9,7 @@ from ltr.cost import MINUTES_AXIS_TITLE, MINUTES_CONVENTION, one_run_per_fold_an
 from ltr.data.datasets import display_name  # noqa: F401  (the Results page names data by it)
 from ltr.ndcg_conventions import NDCG_CUTOFFS  # noqa: F401  (the Results page's metric choices)
 from ltr.losses import LOSS_NAMES
-from ltr.report import variant_loss
+from ltr.report.runs import variant_loss
 from ltr.store import RunStore
 
 
@@ -23,7 +23,7 @@ def result_options(store: RunStore) -> pd.DataFrame:
 
 def ranker_choices(options: pd.DataFrame, data: str) -> list[str]:
     """The rankers with completed runs on ``data``, the neural ones first: a tree ranker (LambdaMART) is a
-    baseline row of their tables (:func:`ltr.report.tree_baselines`), so it is the default only when alone."""
+    baseline row of their tables (:func:`ltr.report.runs.tree_baselines`), so it is the default only when alone."""
     from ltr.gbdt import is_gbdt_model
 
     return sorted(options.loc[options["data"] == data, "model"], key=lambda m: (is_gbdt_model(m), m))
@@ -31,7 +31,7 @@ def ranker_choices(options: pd.DataFrame, data: str) -> list[str]:
 
 def configuration_choices(runs: pd.DataFrame) -> pd.DataFrame:
     """The configurations of ``runs`` (label, runs, losses with their folds), the default first."""
-    from ltr.report import configurations
+    from ltr.report.runs import configurations
 
     return configurations(runs)
 
@@ -109,7 +109,7 @@ def cost_figure(table: pd.DataFrame, k: int, *, title: str, runs: pd.DataFrame |
         if loss in LOSS_NAMES:
             i = LOSS_NAMES.index(loss)
             colour, symbol = _LOSS_COLOURS[i % len(_LOSS_COLOURS)], _LOSS_SYMBOLS[i % len(_LOSS_SYMBOLS)]
-        else:  # a tree baseline (lambdamart (LightGBM), ltr.report.tree_baselines): not one of the losses' styles
+        else:  # a tree baseline (lambdamart (LightGBM), ltr.report.runs.tree_baselines): not one of the losses' styles
             colour, symbol = _BASELINE_STYLE
         if latest is not None:
             folds = latest[latest["loss"] == row["loss"]].sort_values(["fold", "seed"] if "seed" in latest else "fold")

@@ -11,9 +11,9 @@ def significance(store: RunStore, data: str, model: str, *, holm: bool = False, 
     """The ``ltr report`` significance table for one data set, ranker and configuration (see
     :mod:`ltr.report`: folds of different configurations are never paired).
 
-    Raises :class:`ltr.report.ReportError` (a ``ValueError``) when nothing can be compared.
+    Raises :class:`ltr.report.runs.ReportError` (a ``ValueError``) when nothing can be compared.
     """
-    from ltr.report import significance_table
+    from ltr.report.paired import significance_table
 
     return significance_table(store, data, model, holm=holm, configuration=configuration,
                               exclude_no_relevant=exclude_no_relevant)
@@ -21,7 +21,7 @@ def significance(store: RunStore, data: str, model: str, *, holm: bool = False, 
 
 def significance_display(table: pd.DataFrame, *, show_p: bool = False) -> pd.DataFrame:
     """The table as the report prints it (daggers on significant baselines), p-values appended on request."""
-    from ltr.report import display_table
+    from ltr.report.text import display_table
 
     shown = display_table(table).set_index("loss")
     if show_p:
@@ -36,12 +36,13 @@ def has_tests(table: pd.DataFrame) -> bool:
 
 
 def significance_legend(table: pd.DataFrame) -> str:
-    from ltr.report import ALPHA, BETTER_MARK, WORSE_MARK
+    from ltr.report.paired import ALPHA
+    from ltr.report.text import BETTER_MARK, WORSE_MARK
 
     if not has_tests(table):
         return (f"Nothing to test yet: train {table.attrs.get('candidate', 'learndcg')} and at least one "
                 f"baseline on the same folds. Values are means over folds.")
-    from ltr.report import table_notes, test_description
+    from ltr.report.text import table_notes, test_description
 
     seeds = len(table.attrs.get("seeds") or [])
     over = f"folds x {seeds} seeds (the mean over folds of each fold's mean over seeds)" if seeds > 1 else "folds"
@@ -52,16 +53,16 @@ def significance_legend(table: pd.DataFrame) -> str:
 
 
 def seed_spread(table: pd.DataFrame) -> pd.DataFrame:
-    """Per loss: folds, seeds, runs, ``mean ± seed sd`` per k and the folds' spread (:func:`ltr.report.spread_table`)."""
-    from ltr.report import spread_table
+    """Per loss: folds, seeds, runs, ``mean ± seed sd`` per k and the folds' spread (:func:`ltr.report.text.spread_table`)."""
+    from ltr.report.text import spread_table
 
     return spread_table(table)
 
 
 def fold_seed(table: pd.DataFrame, k: int = 10) -> pd.DataFrame:
     """Test NDCG@k of every compared run, a row per (loss, fold), a column per seed, and the fold's mean over
-    seeds (:func:`ltr.report.fold_seed_table`)."""
-    from ltr.report import fold_seed_table
+    seeds (:func:`ltr.report.text.fold_seed_table`)."""
+    from ltr.report.text import fold_seed_table
 
     return fold_seed_table(table, k)
 
@@ -72,6 +73,6 @@ def significance_csv(table: pd.DataFrame) -> str:
 
 
 def significance_latex(table: pd.DataFrame) -> str:
-    from ltr.report import to_latex
+    from ltr.report.text import to_latex
 
     return to_latex(table)

@@ -11,13 +11,15 @@ from pages.panels.start_form import reason_job_fields, start_button
 from pages.panels.stored_result import stored_result
 from pipeline.aware.paired import rule_text
 from pipeline.views import aware_judge as view
+from pipeline.views import query as query_page
 
 
 def aware_judge_section() -> None:
     st.header("Difficulty-aware judging")
     st.caption("The judge (UMBRELA's prompt) re-judges the H2J queries' pairs with one sentence naming the query's "
-               "difficulty, and with a neutral control sentence of the same length; control queries that are not "
-               "hard get the same sentences. Disagreement with NIST is compared per query (lower is better).")
+               "difficulty, and with a neutral statement of the same length in its place (the control sentence); "
+               "control queries that are not hard get the same sentences. Disagreement with NIST is compared per "
+               "query (lower is better).")
     with st.expander("Run a judging study (background job)", expanded=False):
         c = st.columns([1, 2, 3, 1, 1, 1])
         reason_job_fields(c, "aware_judge", "judge", view.JUDGE_FIELD.label, view.REASON_SOURCES)
@@ -47,15 +49,19 @@ def aware_judge_section() -> None:
     warning = view.not_a_finding(result)
     if warning:
         st.warning(warning)
+    st.markdown(view.primary_note(result))
     st.dataframe(view.verdict_frame(result), hide_index=True,
                  column_config={c: st.column_config.NumberColumn(format="%.3g")
-                                for c in ("mean change", "Wilcoxon p", "Holm p", "sign test p", "κ change")})
+                                for c in ("mean change", "Wilcoxon p", "permutation p", "Holm p", "sign test p",
+                                          "κ change")})
     st.caption(f"{rule_text(result['rule'])} κ: {result['kappa_scales']['binary']}; "
                f"{result['kappa_scales']['graded']}.")
 
     qids = view.query_options(result)
     qid = st.selectbox(f"Query ({len(qids)} re-judged)", qids, key="judge_query",
                        format_func=lambda q: view.query_label(result, q))
+    st.link_button("Open this query on the Query page", query_page.query_link(dataset, qid),
+                   icon=":material/manage_search:")  # every store's view of it, the studies' hard sets included
     texts = view.sentences(result, qid)
     st.markdown("**Difficulty sentence**")
     st.text(texts["from"])  # reason names may be LLM-written: text, never markdown

@@ -12,13 +12,17 @@ from pages.panels.start_form import reason_job_fields, start_button
 from pages.panels.stored_result import stored_result
 from pipeline.aware.paired import rule_text
 from pipeline.views import aware_retrieve as view
+from pipeline.views import query as query_page
+
+QUERY_LINK = {query_page.LINK_COLUMN: st.column_config.LinkColumn(display_text=query_page.LINK_TEXT)}
 
 
 def aware_retrieve_section() -> None:
     st.header("Difficulty-aware retrieval")
     st.caption("Each H2R query (bottom quartile of the original queries' nDCG@10 under BM25 over the data folder's "
-               "passages) is rewritten by an LLM twice: from its assigned failure reason's sentence, and without it. "
-               "BM25 runs on each rewrite; RM3 on the original query is the classical reformulation.")
+               "passages) is rewritten by an LLM three times: with its assigned failure reason's sentence, with a "
+               "neutral statement of the same length in its place (the control), and with neither. BM25 runs on each "
+               "rewrite; RM3 on the original query is the classical reformulation.")
     with st.expander("Run a retrieval study (background job)", expanded=False):
         c = st.columns([1, 2, 3, 1, 1])
         reason_job_fields(c, "aware_retrieve", "rewriter", view.REWRITER_FIELD.label, view.REASON_SOURCES)
@@ -47,13 +51,18 @@ def aware_retrieve_section() -> None:
     if label:
         st.warning(label)
     st.caption(view.model_line(result))
+    st.markdown(view.primary_note(result))
     st.dataframe(view.verdict_frame(result), hide_index=True,
                  column_config={"headline": st.column_config.TextColumn(width="large")})
     st.caption(rule_text(result["rule"]))
     st.dataframe(view.leaving_frame(result), hide_index=True,
                  column_config={"share": st.column_config.NumberColumn(format="percent")})
     st.caption(result["leave_rule"])
+    st.dataframe(view.leaving_tests_frame(result), hide_index=True,
+                 column_config={"p": st.column_config.NumberColumn(format="%.3g")})
     st.markdown("**Rewrites side by side**")
-    st.dataframe(view.rewrites_frame(result), hide_index=True)
+    st.dataframe(query_page.with_query_links(view.rewrites_frame(result), result["dataset"]), hide_index=True,
+                 column_config=QUERY_LINK)  # each row opens its query on the Query page
     with st.expander("The rewriter's raw replies"):
-        st.dataframe(view.raw_replies_frame(result), hide_index=True)
+        st.dataframe(query_page.with_query_links(view.raw_replies_frame(result), result["dataset"]), hide_index=True,
+                     column_config=QUERY_LINK)

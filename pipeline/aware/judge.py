@@ -20,16 +20,24 @@ Design, in the order :func:`run_aware_judge` runs it:
    recorded) from the universe's queries that are hard in neither setup (so a query has one sentence). Each
    borrows a hard query's sentence (round-robin in topic order, recorded per query): the same sentences on
    queries that are not hard separate "the sentence helps hard queries" from "the sentence moves any query".
-5. **Control sentence.** The same number of words as the query's difficulty sentence, naming no difficulty:
-   the first n words of :data:`NEUTRAL_TEXT` (repeated when n is longer), stored with the result. It
-   separates "this sentence helps" from "any extra sentence changes the judge".
+5. **Control sentence.** A grammatical, neutral statement with the same number of words as the query's
+   difficulty sentence, naming no difficulty (:class:`pipeline.prompting.difficulty.NeutralStatements`, the
+   statements stored with the result). It separates "this sentence helps" from "any extra sentence changes
+   the judge".
 6. **Arms.** ``aware`` (UMBRELA's prompt with the difficulty sentence on its own line after the query line,
    :func:`pipeline.prompting.difficulty.with_difficulty`) and ``control_sentence`` (the control sentence in
    the same place) re-judge every sampled pair of the hard and control queries, with the same options.
-7. **Comparisons.** Per setup, on per-query disagreement (lower is better,
-   :func:`pipeline.aware.paired.paired_comparison`): hard queries aware vs baseline, control sentence vs
-   baseline, aware vs control sentence; control queries aware vs baseline, control sentence vs baseline.
-   Holm across each setup's family. Beside each, the change in Cohen's κ against NIST over the pairs both
+7. **Comparisons.** Per setup, on per-query disagreement as exact fractions (disagreeing pairs out of labelled
+   pairs; lower is better, :func:`pipeline.aware.paired.paired_comparison`). The PRIMARY comparison, declared
+   and shown first: hard queries aware vs control sentence (:data:`PRIMARY`). The reason (:data:`SELECTION_NOTE`):
+   H2J queries are chosen for extreme baseline disagreement and the baseline arm reuses the very replies that
+   chose them, so any re-prompt moves them toward the mean; aware vs baseline on hard queries is biased toward
+   an improvement. Then hard aware vs baseline, hard control sentence vs baseline, control queries aware vs
+   baseline and control sentence vs baseline. Holm across the five, a family declared in advance
+   (:data:`FAMILY`: a comparison without a p-value still counts). Beside them the hard x arm interaction
+   (:data:`INTERACTION`): is aware minus control sentence lower on hard queries than on control queries? An
+   exact permutation test on the per-query differences of the two groups
+   (:func:`core.inference.paired.two_groups`), outside the Holm family. Beside each, the change in Cohen's κ against NIST over the pairs both
    arms labelled, pooled over the group's queries (:data:`KAPPA_SCALES`), with a seeded bootstrap
    percentile interval over queries (queries resampled, both κ recomputed). Verdicts are
    :func:`pipeline.aware.paired.comparison_verdict` under :data:`pipeline.aware.paired.RULE`, gated by the
@@ -56,26 +64,38 @@ from pipeline.judging.h2j import disagreement
 from pipeline.judging.judgments import (DEFAULT_CAP, SETUPS, Judgments, PairReply, read_replies, sample_pairs,
                                         sort_replies, umbrela_messages, umbrela_options)
 from pipeline.llm.base import ChatClient, Message
-from pipeline.prompting.difficulty import (REASON_MODES, SentenceTemplates, prompt_diff, reasons_made_by,
-                                          with_difficulty)
+from pipeline.prompting.difficulty import (REASON_MODES, NeutralStatements, SentenceTemplates, load_statements,
+                                          prompt_diff, reasons_made_by, with_difficulty)
 from pipeline.sets.rule import DEFAULT_QUANTILE, RULE as SET_RULE, SetSummary, hard_set
 from pipeline.stats.agreement import cohen_kappa, cohen_kappa_counts
 from pipeline.typology.categories import Assignment, Typology
 
 KIND = "aware-judge"
-RESULT_VERSION = 1
+RESULT_VERSION = 2  # 2: the primary comparison, its declared family, the interaction, neutral statements
 TASK = "h2j"
 ARMS = ("baseline", "aware", "control_sentence")
 ARM_TITLES = {"baseline": "baseline (UMBRELA's prompt)", "aware": "difficulty-aware (+ difficulty sentence)",
               "control_sentence": "control sentence (+ a neutral sentence of the same length)"}
 GROUPS = ("hard", "control")
 # (group, before, after): "after improves on before" is what each verdict grades
-COMPARISONS = (("hard", "baseline", "aware"), ("hard", "baseline", "control_sentence"),
-               ("hard", "control_sentence", "aware"), ("control", "baseline", "aware"),
+# (group, before, after): "after improves on before" is what each verdict grades; the primary one first
+COMPARISONS = (("hard", "control_sentence", "aware"), ("hard", "baseline", "aware"),
+               ("hard", "baseline", "control_sentence"), ("control", "baseline", "aware"),
                ("control", "baseline", "control_sentence"))
-# The control sentence's words: an instruction any judge is already given, naming no difficulty
-NEUTRAL_TEXT = ("Read the query and the passage with care and judge the passage on its own merits as you always "
-                "do, weighing everything it says about the query's topic.")
+SELECTION_NOTE = ("H2J queries are chosen for their extreme baseline disagreement, and the baseline arm reuses the "
+                  "very replies that chose them: selection on extreme baseline values regresses toward the mean, so "
+                  "any re-prompt moves them toward it and aware vs baseline is biased toward an improvement. The "
+                  "primary comparison is aware vs the control sentence on the same hard queries; the hard x arm "
+                  "interaction asks whether the sentence helps hard queries more than control queries.")
+def comparison_name(group: str, before: str, after: str) -> str:
+    """``hard: aware vs baseline``: the comparison's name in a result (``after`` graded against ``before``)."""
+    return f"{group}: {after} vs {before}"
+
+
+# the Holm family, declared in advance (every comparison counts, with a p or without); the primary one first
+FAMILY = tuple(comparison_name(*c) for c in COMPARISONS)
+PRIMARY = FAMILY[0]
+INTERACTION = "hard x arm interaction: aware vs control_sentence, hard vs control queries"
 KAPPA_SCALES = {"binary": "Cohen's κ on the relevant (grade >= 2) / not relevant cut",
                 "graded": "Cohen's κ on the grades 0-3, unweighted"}
 PLACEMENT = "UMBRELA's prompt with the sentence on its own line right after its 'Query:' line"
@@ -115,15 +135,6 @@ class AwareJudgeConfig:
 
 
 # ---------------------------------------------------------------------------- sentences and prompts
-def control_sentence(difficulty: str, neutral: str = NEUTRAL_TEXT) -> str:
-    """The first n words of ``neutral`` (cycled when n is longer), n = the words of ``difficulty``, ending
-    with a full stop: as long as the difficulty sentence, naming no difficulty."""
-    words, n = neutral.split(), len(difficulty.split())
-    if not words or n == 0:
-        raise ValueError("control_sentence needs a neutral text and a difficulty sentence with words")
-    return " ".join(words[i % len(words)] for i in range(n)).rstrip(",.;:") + "."
-
-
 def arm_messages(query: str, passage: str, sentence: str | None = None) -> list[Message]:
     """UMBRELA's prompt for one pair, with ``sentence`` on its own line after the ``Query:`` line."""
     base = umbrela_messages(query, passage)
@@ -199,6 +210,18 @@ def kappa_change(items: Mapping[str, Sequence[tuple[int, int, int]]], setup: str
     return out
 
 
+# ---------------------------------------------------------------------------- the interaction
+def interaction(values: Mapping[str, Mapping[str, object]], groups: Mapping[str, Sequence[str]],
+                rule: Mapping = paired.RULE) -> dict:
+    """The hard x arm interaction of one setup: each query's exact change aware - control sentence, hard
+    queries against control queries (:func:`pipeline.aware.paired.group_difference`: lower is better, so a
+    negative difference is a larger improvement on hard queries)."""
+    change = {g: [values["aware"][q] - values["control_sentence"][q] for q in groups[g]
+                  if q in values["aware"] and q in values["control_sentence"]] for g in GROUPS}
+    return paired.group_difference(change["hard"], change["control"], better="lower", rule=rule) | {
+        "of": "per-query disagreement, aware minus control_sentence", "first": "hard", "second": "control"}
+
+
 # ---------------------------------------------------------------------------- the study
 def universe(data, config: AwareJudgeConfig) -> tuple[list[str], dict[str, list[str]], dict[str, list[str]]]:
     """``(qids in topic order, {qid: sampled pids}, excluded {why: qids})``: the judged queries with a
@@ -239,9 +262,11 @@ def reasons_by_query(assignments: Sequence[Assignment]) -> dict[str, Assignment]
 def run_aware_judge(data, judge: ChatClient, typology: Typology, templates: SentenceTemplates,
                     config: AwareJudgeConfig = AwareJudgeConfig(), *, assignments: Sequence[Assignment] | None = None,
                     reasons_report: Mapping | None = None, assigner: ChatClient | None = None,
-                    progress: ProgressWriter | None = None) -> dict:
+                    statements: NeutralStatements | None = None, progress: ProgressWriter | None = None) -> dict:
     """The study (module docstring). ``assignments``: reasons made elsewhere (store, file), with
-    ``reasons_report`` saying how; None: ``assigner`` assigns the typology's H2J categories here."""
+    ``reasons_report`` saying how; None: ``assigner`` assigns the typology's H2J categories here.
+    ``statements``: the control statements (default: the shipped ones)."""
+    statements = statements or load_statements()
     if assignments is None and assigner is None:
         raise ValueError("run_aware_judge needs assignments or an assigner")
     tracker = progress or ProgressWriter(None)
@@ -301,16 +326,18 @@ def run_aware_judge(data, judge: ChatClient, typology: Typology, templates: Sent
                                                                        key=order.get))}
     rejudged = sorted(set(donors) | set(borrowed), key=order.get)
     sentence_of = {q: sentence[borrowed.get(q, q)] for q in rejudged}
-    control_of = {q: control_sentence(sentence_of[q]) for q in rejudged}
+    control_of = {q: statements.matching(sentence_of[q]) for q in rejudged}
 
     # 4. the two arms over every sampled pair of the re-judged queries
     arm_pairs = [(q, p) for q in rejudged for p in sample[q]]
     for arm, texts in (("aware", sentence_of), ("control_sentence", control_of)):
         tracker.stage(f"{ARM_TITLES[arm]} judgments", len(arm_pairs), "pair")
         judged[arm] = _judge(judge, data, arm_pairs, texts, f"{data.name} aware-judge {arm}", tracker.advance)
-    values = {s: {arm: disagreement(_as_judgments({k: v for k, v in judged[arm].items() if k[0] in rejudged},
-                                                  s, judge, config.cap), qrels, rejudged)[0] for arm in ARMS}
-              for s in SETUPS}
+    # exact fractions (disagreeing pairs out of labelled ones): equal changes tie exactly in the tests
+    exact = {s: {arm: disagreement(_as_judgments({k: v for k, v in judged[arm].items() if k[0] in rejudged},
+                                                 s, judge, config.cap), qrels, rejudged, exact=True)[0]
+                 for arm in ARMS} for s in SETUPS}
+    values = {s: {arm: {q: float(v) for q, v in exact[s][arm].items()} for arm in ARMS} for s in SETUPS}
 
     # 5. comparisons, Holm per setup, κ changes, verdicts
     # the reasons' model gates too: assigned here, or read from the typology store (a FILE names none)
@@ -319,25 +346,30 @@ def run_aware_judge(data, judge: ChatClient, typology: Typology, templates: Sent
     gates = paired.model_gates(models)
     labels = [f"{role}: {p.label} ({p.size_text})" for role, p in models.items()]
     groups = {s: {"hard": hard_used[s], "control": controls[s]} for s in SETUPS}
-    comparisons, verdicts = {}, []
+    comparisons, interactions, verdicts = {}, {}, []
     for s in SETUPS:
         family = {}
         for group, before, after in COMPARISONS:
             name = comparison_name(group, before, after)
             members = groups[s][group]
             family[name] = paired.paired_comparison(
-                {q: values[s][before][q] for q in members if q in values[s][before]},
-                {q: values[s][after][q] for q in members if q in values[s][after]}, better="lower")
+                {q: exact[s][before][q] for q in members if q in exact[s][before]},
+                {q: exact[s][after][q] for q in members if q in exact[s][after]}, better="lower")
             items = {q: [(qrels[q][p], judged[before][(q, p)].label, judged[after][(q, p)].label)
                          for p in sample[q] if judged[before][(q, p)].label is not None
                          and judged[after][(q, p)].label is not None] for q in members}
             family[name]["kappa"] = kappa_change(items, s)
             family[name].update(group=group, before=before, after=after, setup=s)
-        adjusted = paired.holm(family)
+        adjusted = paired.holm(FAMILY, family)
         for name, comparison in family.items():
             comparison["p_holm"] = adjusted[name]
-            verdicts.append(paired.comparison_verdict(f"{s} · {name}", comparison, adjusted[name], gates,
-                                                      models=labels).to_dict())
+            verdicts.append(paired.comparison_verdict(
+                f"{s} · {name}", comparison, adjusted[name], gates, models=labels,
+                beyond="the control sentence" if name == PRIMARY else None).to_dict())
+            if name == PRIMARY:  # the interaction right after the primary comparison
+                interactions[s] = interaction(exact[s], groups[s])
+                verdicts.append(paired.interaction_verdict(f"{s} · {INTERACTION}", interactions[s], gates,
+                                                           models=labels).to_dict())
         comparisons[s] = family
 
     per_query = []
@@ -363,7 +395,8 @@ def run_aware_judge(data, judge: ChatClient, typology: Typology, templates: Sent
         "coverage": data.coverage.summary(), "judge": judge.provenance.as_dict(),
         "assigner": assigner.provenance.as_dict() if assigner is not None else None,
         "config": config.as_dict(), "templates": templates.as_dict(), "typology": typology.as_dict(),
-        "neutral_text": NEUTRAL_TEXT, "placement": PLACEMENT, "kappa_scales": KAPPA_SCALES,
+        "neutral_statements": statements.as_dict(), "placement": PLACEMENT, "kappa_scales": KAPPA_SCALES,
+        "primary": PRIMARY, "family": list(FAMILY), "selection_note": SELECTION_NOTE,
         "rule": paired.RULE, "set_rule": SET_RULE.format(measure="disagreement with NIST"),
         "reasons": {"how": how,
                     "digest": content_digest(sorted((q, list(a.categories)) for q, a in by_qid.items()), 12)},
@@ -375,17 +408,12 @@ def run_aware_judge(data, judge: ChatClient, typology: Typology, templates: Sent
                      "short": {s: len(hard_used[s]) - len(controls[s]) for s in SETUPS}},  # too few candidates
         "queries": per_query,
         "example": {"qid": example["qid"], "pid": example["pairs"][0]["pid"], "prompts": prompts},
-        "comparisons": comparisons, "verdicts": verdicts, "gates": gates,
+        "comparisons": comparisons, "interaction": interactions, "verdicts": verdicts, "gates": gates,
         "counts": {arm: _counts(judged[arm]) for arm in ARMS},
         "seconds": round(time.time() - started, 3),
     }
     result["id"] = result_id(result)
     return result
-
-
-def comparison_name(group: str, before: str, after: str) -> str:
-    """``hard: aware vs baseline``: the comparison's name in a result (``after`` graded against ``before``)."""
-    return f"{group}: {after} vs {before}"
 
 
 def example_diff(result: Mapping, arm: str = "aware") -> str:
@@ -396,7 +424,8 @@ def example_diff(result: Mapping, arm: str = "aware") -> str:
 
 def result_id(result: Mapping) -> str:
     """``<dataset>-<sha256[:12]>`` over what defines the result (models, configuration, inputs; never timings)."""
-    key = {k: result[k] for k in ("dataset", "config", "neutral_text", "placement", "universe")}
+    key = {k: result[k] for k in ("dataset", "config", "placement", "universe")}
+    key["neutral_statements"] = result["neutral_statements"]["series"]
     key["judge"] = {k: result["judge"].get(k) for k in ("backend", "model", "endpoint", "digest")}
     key["assigner"] = None if result["assigner"] is None else {
         k: result["assigner"].get(k) for k in ("backend", "model", "endpoint", "digest")}

@@ -19,17 +19,24 @@ The design, for one TREC DL year and one rewriting model:
    templates generation uses (:mod:`pipeline.prompting.difficulty`).
 4. **Arms** per query: ``original``; ``plain_rewrite`` (an LLM rewrites the query, :data:`REWRITE_PROMPT`);
    ``aware_rewrite`` (the same prompt with the reason sentence on its own line after the query line,
-   :func:`pipeline.prompting.difficulty.with_difficulty`); ``rm3`` (pyserini's RM3 pseudo-relevance
+   :func:`pipeline.prompting.difficulty.with_difficulty`); ``control_rewrite`` (the same prompt with a neutral
+   statement of the reason sentence's length in its place, :class:`pipeline.prompting.difficulty.NeutralStatements`:
+   "any extra sentence" against "this sentence"); ``rm3`` (pyserini's RM3 pseudo-relevance
    feedback on the original query with Anserini's defaults, :data:`RM3`). A reply is read as one line of
    query text (:func:`parse_rewrite`); a failed or unusable reply is recorded as such and that arm keeps
    the original query for that query (counted, shown).
 5. **Figures.** nDCG@10 per query per arm (ir_measures, :mod:`pipeline.retrieval.evaluation`);
-   :func:`pipeline.aware.paired.paired_comparison` of each of aware/plain/rm3 against the original and of
-   aware against plain, Holm across those four; a verdict part per comparison with the models' gates (the
-   rewriter gates the comparisons of a rewrite; the model that made the reasons, assigned here or read
-   from the typology store (:func:`pipeline.prompting.difficulty.reasons_made_by`), gates all four, as
-   it chose the queries); and per arm the share of the H2R set that *leaves* the bottom quartile (its
-   nDCG@10 above the boundary, :data:`LEAVE_RULE`) with a Wilson interval.
+   :func:`pipeline.aware.paired.paired_comparison` of the PRIMARY comparison, declared and shown first, aware
+   vs control rewrite (:data:`PRIMARY`; why: :data:`SELECTION_NOTE`, the H2R queries were chosen for their
+   extreme low original nDCG@10, so any rewrite moves them toward the mean and a comparison against the
+   original is biased toward an improvement), then aware/plain/rm3 against the original and aware against plain;
+   Holm across those five, a family declared in advance (:data:`FAMILY`: one without a p-value still counts).
+   A verdict part per comparison with the models' gates (the rewriter gates the comparisons of a rewrite; the
+   model that made the reasons, assigned here, read from the typology store or a FILE's stated maker
+   (:func:`pipeline.prompting.difficulty.reasons_made_by`), gates all five, as it chose the queries); and per
+   arm the share of the H2R set that *leaves* the bottom quartile (its nDCG@10 above the boundary,
+   :data:`LEAVE_RULE`) with a Wilson interval, the aware share tested against the plain and the control
+   shares on the same queries (:data:`LEAVING_TESTS`: exact McNemar, the binomial on the discordant queries).
 
 Every LLM call goes through the caller's ChatClient (the response cache): a rerun of the same
 configuration makes no call and gives the same result id (:func:`result_id`, never timings). Results are
@@ -45,24 +52,37 @@ from typing import Mapping, Sequence
 
 from core.digest import content_digest
 from core.jobs.progress import ProgressWriter
+from core.inference import paired as inference
 from pipeline.aware import paired
 from pipeline.llm.base import ChatClient, GenerationOptions, LLMError, Provenance
-from pipeline.prompting.difficulty import SentenceTemplates, assignments_digest, reasons_made_by, with_difficulty
+from pipeline.prompting.difficulty import (NeutralStatements, SentenceTemplates, assignments_digest, load_statements,
+                                          reasons_made_by, with_difficulty)
 from pipeline.prompting.pairwise import wilson_interval
 from pipeline.retrieval import bm25
 from pipeline.sets.rule import DEFAULT_QUANTILE, RULE as HARD_SET_RULE, hard_set
 from pipeline.typology.categories import Assignment, Typology
 
 KIND = "aware-retrieve"
-RESULT_VERSION = 1
+RESULT_VERSION = 2  # 2: the control rewrite, the primary comparison first, the declared family, McNemar
 MEASURE = "nDCG@10"
-ARMS = ("original", "plain_rewrite", "aware_rewrite", "rm3")
-REWRITES = ("plain_rewrite", "aware_rewrite")
-# the family Holm adjusts over: name -> (before, after); "after improves on before" is what each tests
-COMPARISONS = {"aware_rewrite vs original": ("original", "aware_rewrite"),
+ARMS = ("original", "plain_rewrite", "aware_rewrite", "control_rewrite", "rm3")
+REWRITES = ("plain_rewrite", "aware_rewrite", "control_rewrite")
+# the family Holm adjusts over, declared in advance, the primary comparison first: name -> (before, after);
+# "after improves on before" is what each tests
+COMPARISONS = {"aware_rewrite vs control_rewrite": ("control_rewrite", "aware_rewrite"),
+               "aware_rewrite vs original": ("original", "aware_rewrite"),
                "plain_rewrite vs original": ("original", "plain_rewrite"),
                "rm3 vs original": ("original", "rm3"),
                "aware_rewrite vs plain_rewrite": ("plain_rewrite", "aware_rewrite")}
+FAMILY = tuple(COMPARISONS)
+PRIMARY = FAMILY[0]
+SELECTION_NOTE = ("H2R queries are chosen for their extreme low original nDCG@10, and the original arm is the very "
+                  "run that chose them: selection on extreme baseline values regresses toward the mean, so any "
+                  "rewrite moves them toward it and a comparison against the original is biased toward an "
+                  "improvement. The primary comparison is the difficulty-aware rewrite vs the control rewrite (the "
+                  "same prompt with a neutral statement of the same length) on the same queries.")
+# the shares leaving the bottom quartile, tested against each other on the same queries: (first, second)
+LEAVING_TESTS = (("aware_rewrite", "control_rewrite"), ("aware_rewrite", "plain_rewrite"))
 # Anserini's RM3 defaults (its SearchCollection -rm3, pyserini LuceneSearcher.set_rm3's defaults)
 RM3 = {"fb_terms": 10, "fb_docs": 10, "original_query_weight": 0.5,
        "source": "Anserini's RM3 defaults (pyserini LuceneSearcher.set_rm3)"}
@@ -138,6 +158,7 @@ def original_h2r(data, index, config: RetrieveConfig) -> tuple[dict, dict, objec
 
 def h2r_reasons(data, hard_qids: Sequence[str], typology_file, *, reasons: str | None = None,
                 reasons_model: str | None = None, assigner: ChatClient | None = None, max_queries: int | None = None,
+                stated: Mapping[str, float] | None = None,
                 progress: ProgressWriter | None = None) -> tuple[Typology, list[Assignment], dict]:
     """``(typology, H2R assignments, how they were made)``: from the typology store (``reasons="typology"``),
     a file (``reasons=FILE``), or ``assigner`` asked about ``hard_qids`` (topic order; only the first
@@ -147,7 +168,8 @@ def h2r_reasons(data, hard_qids: Sequence[str], typology_file, *, reasons: str |
     from pipeline.typology.categories import load_typology
 
     if reasons:
-        typology, assignments, how = difficulty.given_reasons(data.name, reasons, typology_file, reasons_model)
+        typology, assignments, how = difficulty.given_reasons(data.name, reasons, typology_file, reasons_model,
+                                                              stated)
     else:
         if assigner is None:
             raise ValueError("no reasons given and no assigner to assign them")
@@ -164,8 +186,9 @@ def h2r_reasons(data, hard_qids: Sequence[str], typology_file, *, reasons: str |
 
 # ---------------------------------------------------------------------------- rewriting
 def rewrite_messages(query: str, sentence: str | None = None) -> list[dict]:
-    """The rewrite prompt for ``query``; with ``sentence``, the difficulty-aware one (the same prompt with
-    the sentence on its own line after the query line, as generation adds it)."""
+    """The rewrite prompt for ``query``; with ``sentence``, the difficulty-aware one, or the control one with a
+    neutral statement (the same prompt with the sentence on its own line after the query line, as generation
+    adds it)."""
     user = f"{REWRITE_PROMPT['instruction']}\n\n{REWRITE_PROMPT['query_line'].format(query=query)}"
     messages = [{"role": "system", "content": REWRITE_PROMPT["system"]}, {"role": "user", "content": user}]
     return with_difficulty(messages, sentence, REWRITE_PROMPT["query_line"].format(query=query)) if sentence \
@@ -197,7 +220,7 @@ def parse_rewrite(text: str | None) -> str | None:
 def _rewrites(client: ChatClient, units: Sequence[dict], options: GenerationOptions, label: str,
               tracker: ProgressWriter) -> None:
     requests = [u["prompts"][arm] for arm in REWRITES for u in units]
-    tracker.stage("rewriting the queries (plain, then difficulty-aware)", len(requests), "call")
+    tracker.stage("rewriting the queries (plain, difficulty-aware, control)", len(requests), "call")
     replies = client.chat_many(requests, options, progress=label, on_progress=tracker.advance) if requests else []
     for i, arm in enumerate(REWRITES):
         for u, reply in zip(units, replies[i * len(units):(i + 1) * len(units)]):
@@ -244,10 +267,12 @@ def _top(ranked: Mapping[str, float], judged: Mapping[str, int]) -> list[list]:
 # ---------------------------------------------------------------------------- the experiment
 def select_units(data, hard_qids: Sequence[str], assignments: Sequence[Assignment], typology: Typology,
                  templates: SentenceTemplates, max_queries: int | None,
-                 asked: Sequence[str] | None = None) -> tuple[list[dict], dict]:
-    """The H2R queries the arms run on (topic order, the first reason's sentence) and those excluded, why.
-    ``asked``: the queries an assigner was asked about (the first ``max_queries``); the others are over the
-    cap, not without a reason."""
+                 asked: Sequence[str] | None = None,
+                 statements: NeutralStatements | None = None) -> tuple[list[dict], dict]:
+    """The H2R queries the arms run on (topic order, the first reason's sentence and its length-matched control
+    statement) and those excluded, why. ``asked``: the queries an assigner was asked about (the first
+    ``max_queries``); the others are over the cap, not without a reason."""
+    statements = statements or load_statements()
     by_qid = {a.qid: a for a in assignments if a.task == "h2r"}
     hard = set(hard_qids)
     ordered = [q for q in data.judged_qids if q in hard]
@@ -267,11 +292,14 @@ def select_units(data, hard_qids: Sequence[str], assignments: Sequence[Assignmen
             raise ValueError(f"qid {qid}: a category of {a.categories} is not among typology "
                              f"{typology.name!r}'s H2R categories")
         sentence = templates.difficulty_text(categories, "first")
+        control = statements.matching(sentence)
         query = data.topics[qid]
         units.append({"qid": qid, "query": query, "categories": list(a.categories),
                       "category_used": categories[0].name, "assignment_source": a.source, "sentence": sentence,
+                      "control_sentence": control,
                       "prompts": {"plain_rewrite": rewrite_messages(query),
-                                  "aware_rewrite": rewrite_messages(query, sentence)},
+                                  "aware_rewrite": rewrite_messages(query, sentence),
+                                  "control_rewrite": rewrite_messages(query, control)},
                       "rewrites": {}})
     return units, excluded
 
@@ -279,7 +307,7 @@ def select_units(data, hard_qids: Sequence[str], assignments: Sequence[Assignmen
 def run_aware_retrieve(data, h2r: tuple, assignments: Sequence[Assignment], typology: Typology,
                        templates: SentenceTemplates, rewriter: ChatClient, config: RetrieveConfig, index: Path, *,
                        assigner: Provenance | None = None, reasons_report: Mapping | None = None,
-                       progress: ProgressWriter | None = None) -> dict:
+                       statements: NeutralStatements | None = None, progress: ProgressWriter | None = None) -> dict:
     """Rewrite, search every arm, compare (module docstring). ``h2r``: :func:`original_h2r`'s
     ``(run, per-query nDCG@10, hard set)`` of the original queries; ``assigner``: the model that assigned the
     reasons here, None when they were read from a store or a file (``reasons_report`` says how). The reasons'
@@ -290,12 +318,14 @@ def run_aware_retrieve(data, h2r: tuple, assignments: Sequence[Assignment], typo
     started = time.time()
     qrels = data.require_qrels()
     original_run, original_values, hard = h2r
+    statements = statements or load_statements()
     units, excluded = select_units(data, hard.qids, assignments, typology, templates, config.max_queries,
-                                   (reasons_report or {}).get("asked") if assigner is not None else None)
+                                   (reasons_report or {}).get("asked") if assigner is not None else None,
+                                   statements)
     options = rewriter.effective_options(config.rewrite)
     _rewrites(rewriter, units, config.rewrite, f"{data.name} query rewrites", tracker)
 
-    tracker.stage("BM25 on the rewrites, RM3 on the original queries", 3, "arm")
+    tracker.stage("BM25 on the rewrites, RM3 on the original queries", len(REWRITES) + 1, "arm")
     runs = {"original": {u["qid"]: original_run.get(u["qid"], {}) for u in units}}
     for arm in REWRITES:
         runs[arm] = bm25.search(index, {u["qid"]: u["rewrites"][arm]["searched"] for u in units}, config.bm25,
@@ -316,7 +346,7 @@ def run_aware_retrieve(data, h2r: tuple, assignments: Sequence[Assignment], typo
 
     comparisons = {name: paired.paired_comparison(ndcg[before], ndcg[after], better="higher")
                    for name, (before, after) in COMPARISONS.items()}
-    holm = paired.holm(comparisons)
+    holm = paired.holm(FAMILY, comparisons)
     rewriter_gates = paired.model_gates({"rewriter": rewriter.provenance})
     # the reasons' model gates every comparison (it chose the queries): assigned here, or read from the
     # typology store (a reasons FILE names none)
@@ -330,7 +360,8 @@ def run_aware_retrieve(data, h2r: tuple, assignments: Sequence[Assignment], typo
         part = paired.comparison_verdict(
             f"{data.name} · {name}", comparisons[name], holm[name],
             (rewriter_gates if rewrites else []) + assigner_gates,
-            models=([rewriter_model] if rewrites else []) + assigner_model)
+            models=([rewriter_model] if rewrites else []) + assigner_model,
+            beyond="the control rewrite" if name == PRIMARY else None)
         verdicts[name] = part.to_dict()
 
     leaving = {}
@@ -339,6 +370,9 @@ def run_aware_retrieve(data, h2r: tuple, assignments: Sequence[Assignment], typo
         interval = wilson_interval(left, len(units))
         leaving[arm] = {"left": left, "n": len(units), "share": left / len(units) if units else None,
                         "interval": list(interval) if interval else None}
+    leaving_tests = {f"{first} vs {second}": inference.discordant([u["leaves"][first] for u in units],
+                                                                   [u["leaves"][second] for u in units])
+                     for first, second in LEAVING_TESTS}
     counts = {"judged_queries": len(original_values), "h2r": len(hard.qids), "used": len(units),
               "excluded": {why: len(q) for why, q in excluded.items()},
               "kept_original": {arm: sum(u["rewrites"][arm]["status"] != "ok" for u in units) for arm in REWRITES},
@@ -374,11 +408,16 @@ def run_aware_retrieve(data, h2r: tuple, assignments: Sequence[Assignment], typo
         "h2r": {**hard.as_dict(), "boundary": boundary, "original_ndcg@10": original_values},
         "excluded": excluded,
         "queries": units,
+        "primary": PRIMARY,
+        "family": list(FAMILY),
+        "selection_note": SELECTION_NOTE,
+        "neutral_statements": statements.as_dict(),
         "comparisons": comparisons,
         "holm": holm,
         "verdicts": verdicts,
         "gates": {"rewriter": rewriter_gates, "assigner": assigner_gates},
         "leaving": leaving,
+        "leaving_tests": leaving_tests,
         "means": {arm: (sum(ndcg[arm].values()) / len(ndcg[arm])) if ndcg[arm] else None for arm in ARMS},
         "counts": counts,
         "seconds": round(time.time() - started, 3),
@@ -392,5 +431,5 @@ def result_id(result: Mapping) -> str:
     key = {k: result[k] for k in ("dataset", "passages_fingerprint", "qrels_digest", "index", "rewriter", "assigner",
                                   "config", "rewrite_options", "prompt", "templates", "typology", "assignments")}
     key["templates"] = {k: v for k, v in key["templates"].items() if k != "source"}
-    key["queries"] = [(u["qid"], u["query"], u["sentence"]) for u in result["queries"]]
+    key["queries"] = [(u["qid"], u["query"], u["sentence"], u["control_sentence"]) for u in result["queries"]]
     return f"{result['dataset']}-{content_digest(key, 12)}"

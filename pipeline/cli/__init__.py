@@ -17,7 +17,8 @@ Commands (``python -m pipeline COMMAND --help`` lists each one's options with th
     h2j          hard-to-judge sets: judge/NIST disagreement per query (binary and graded)
     h2g          hard-to-generate sets: BERTScore F1 of zero-shot answers per query
     overlap      the three sets (h2r, h2g, h2j) of one configuration, Venn regions, pairwise figures
-    run          every step and every configuration's overlap (resumable); each run a new stored study
+    run          every step and every configuration's overlap (resumable); stored as a new study, unless a
+                 stored one holds the same result (then its id is returned, nothing stored)
     studies      the stored studies of a dataset, newest first (--json: {"studies": [{id, configuration,
                  time, ...}]}); --delete ID removes one
     h2g-samples  H2G's sampling noise from several samples of one generator: each query's H2G probability,
@@ -27,9 +28,11 @@ Commands (``python -m pipeline COMMAND --help`` lists each one's options with th
     annotations  human validation of the assigned reasons: CSV import/export, figures
     prefer       difficulty-aware vs baseline answers judged pairwise in both orders
     aware-judge  difficulty-aware judging: H2J and control queries re-judged with a difficulty sentence
-                 and a control sentence, disagreement with NIST compared per query; --list the results
-    aware-retrieve  BM25 on queries rewritten from their H2R failure reason vs a plain rewrite, RM3, the
-                 original (paired tests, Holm, share leaving the bottom quartile); --list the stored results
+                 and a same-length neutral control sentence (primary: aware vs control on hard queries),
+                 disagreement with NIST compared per query; --list the results
+    aware-retrieve  BM25 on queries rewritten from their H2R failure reason vs a same-length neutral control
+                 rewrite (primary), a plain rewrite, RM3, the original (paired tests, Holm, share leaving
+                 the bottom quartile); --list the stored results
     findings     the failure paper's claims checked on the stored studies: paper, measured, verdict
     predict      query-performance predictors against each task's failure (tau, r, AUC, intervals)
     export       a stored study's figures (SVG/PDF/PNG), tables (CSV, booktabs LaTeX), manifest.json
@@ -38,8 +41,9 @@ Commands (``python -m pipeline COMMAND --help`` lists each one's options with th
 One name per concept, in every command:
 
     --retriever NAME[=RUNFILE]      a retriever (data folder's run, computed run, or a run file)
-    --generator SPEC | NAME=FILE    the model whose answers are scored (an LLM spec, or imported
-                                    {"qid", "text"} JSONL answers named NAME)
+    --generator SPEC | NAME[=FILE]  the model whose answers are scored (an LLM spec, the data folder's
+                                    answers/answers.NAME.<dataset>.jsonl, or imported {"qid", "text"}
+                                    JSONL answers named NAME)
     --judge SPEC | NAME[=FILE]      the relevance judge (an LLM spec, the data folder's
                                     judgments/judgments.NAME.<dataset>.txt, or a qrels-format FILE);
                                     in ``prefer``, the pairwise judge (an LLM spec)
@@ -49,9 +53,10 @@ One name per concept, in every command:
                                     how every LLM of the command is called (see ``--help``);
                                     unset decoding options keep each step's own defaults
     --model-size MODEL=SIZE         the size of a model whose backend reports none (imported answers
-                                    or judgments: their NAME), e.g. llama-3.3-70b=70B; recorded as
-                                    stated. An unknown size is never taken for a large one: without
-                                    it, such a model's output carries no verdict
+                                    or judgments: their NAME; the data folder's models.tsv gives
+                                    theirs), e.g. llama-3.3-70b=70B; recorded as stated. An unknown
+                                    size is never taken for a large one: without it, such a model's
+                                    output carries no verdict
 
 LLM SPEC grammar:
 

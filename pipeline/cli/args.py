@@ -59,7 +59,8 @@ def reasons_args(p, task: str, assigned_to: str, assigner_default: str) -> None:
                         f"--assigner assigns the typology's {task.upper()} categories to {assigned_to}")
     p.add_argument("--reasons-model", default=None, metavar="LABEL",
                    help="with --reasons typology: the runs of this model (a run's model label; default: the "
-                        "newest run's model)")
+                        "newest run's model); with --reasons FILE: the model that made the file, its size stated "
+                        "with --model-size LABEL=SIZE (a FILE's maker is otherwise of unknown size: no finding)")
     p.add_argument("--assigner", default=None, metavar="SPEC",
                    help=f"the model that assigns the reasons (default: {assigner_default})")
     p.add_argument("--typology", type=cli.existing_file, default=str(STUDY_FILE), metavar="FILE",
@@ -70,8 +71,8 @@ def reasons_args(p, task: str, assigned_to: str, assigner_default: str) -> None:
 
 def check_reasons_args(args) -> None:
     """Refuse the :func:`reasons_args` combinations where a flag would be ignored (exit 2, naming them)."""
-    if args.reasons_model and args.reasons != "typology":
-        raise cli.InputError("--reasons-model picks the typology store's runs of one model: it needs --reasons typology")
+    if args.reasons_model and not args.reasons:
+        raise cli.InputError("--reasons-model names the model behind --reasons typology|FILE: it needs --reasons")
     if args.assigner and args.reasons:
         raise cli.InputError(f"--assigner assigns the reasons here; --reasons {args.reasons} already gives them: "
                              "pass one of the two")
@@ -79,13 +80,15 @@ def check_reasons_args(args) -> None:
 
 class StatedSizes(argparse.Action):
     """``--model-size MODEL=SIZE`` (repeatable) -> ``{model: billions}`` (:func:`pipeline.llm.sizes.stated_size`):
-    a malformed value, or one model stated twice with two sizes, exits 2 naming the flag."""
+    a malformed value, one model stated twice with two sizes, or a size that contradicts the model's published
+    one (:func:`pipeline.llm.sizes.check_stated_size`), exits 2 naming the flag."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from pipeline.llm.sizes import stated_size
+        from pipeline.llm.sizes import check_stated_size, stated_size
 
         try:
             model, value = stated_size(values)
+            check_stated_size(model, value, f"{option_string} {values}")
         except ValueError as exc:
             parser.error(f"argument {option_string}: {exc}")
         sizes = dict(getattr(namespace, self.dest, None) or {})
@@ -106,7 +109,8 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
 
 
 # ---- option groups ---------------------------------------------------------------------------------
-GENERATOR_HELP = "an LLM spec (see python -m pipeline --help), or NAME=FILE.jsonl: imported answers"
+GENERATOR_HELP = ("an LLM spec (see python -m pipeline --help), NAME: the data folder's "
+                  "answers/answers.NAME.<dataset>.jsonl, or NAME=FILE.jsonl: imported answers")
 JUDGE_HELP = ("an LLM spec, NAME: the data folder's judgments/judgments.NAME.<dataset>.txt, or NAME=FILE: "
               "qrels-format judgments")
 
@@ -233,20 +237,37 @@ def llm_backend_kinds() -> tuple[str, ...]:
     return tuple(dict.fromkeys(name.partition(":")[0] for name in BACKENDS.names()))
 
 
+def folder_answer_names(args) -> set[str]:
+    """The generator NAMEs of the data folder's ``answers/answers.NAME.<dataset>.jsonl`` for the command's
+    dataset(s) (:mod:`pipeline.data.imported`; none for a ``--qrels`` collection): read from the file names,
+    before any data is loaded."""
+    from pipeline.data.datasets import resolve_data_folder
+    from pipeline.data.imported import folder_answers
+
+    datasets = args.dataset if isinstance(args.dataset, list) else [args.dataset]
+    if getattr(args, "qrels", None) or not any(datasets):
+        return set()
+    folder = resolve_data_folder(args.data)
+    return {name for dataset in datasets if dataset for name in folder_answers(folder, dataset)}
+
+
 def check_models(args, components, *, generators=()) -> None:
     """Check the LLMs among ``components`` (``--generator``/``--judge`` values) before any data is
     loaded, so a dead server or a missing model fails the command in seconds
     (:class:`pipeline.llm.LLMUnavailable`), and a stated size that contradicts a reported one exits 2.
     Imported files and the data folder's judges are skipped. ``generators`` (``--generator`` values,
-    also among ``components``): not imported, each one is an LLM spec, so a malformed one
+    also among ``components``): neither imported nor the data folder's answers (:func:`folder_answer_names`),
+    each one is an LLM spec, so a malformed one
     (``nonsense:::model``) exits 2 here, before any step runs (:func:`pipeline.llm.specs.check_spec`,
     the check the forms make too); a judge's NAME may be the data folder's, known only with the data."""
     from pipeline.llm import make_client
     from pipeline.llm.specs import check_spec
 
+    answers = folder_answer_names(args)
     for text in generators:
-        if text and "=" not in text:
+        if text and "=" not in text and text not in answers:
             check_spec(text)
     for text in components:
-        if text and "=" not in text and text.partition(":")[0].lower() in ("auto", *llm_backend_kinds()):
+        if text and "=" not in text and text not in answers and \
+                text.partition(":")[0].lower() in ("auto", *llm_backend_kinds()):
             make_client(text, **{**llm_options(args), "executor": "local"})

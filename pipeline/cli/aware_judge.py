@@ -3,6 +3,8 @@ queries' pairs with a difficulty sentence, a control sentence, and on control qu
 results."""
 from __future__ import annotations
 
+import textwrap
+
 from core import cli
 from pipeline.cli.args import _cap, check_reasons_args, llm_args, llm_options, progress_key_arg, reasons_args
 from pipeline.data.datasets import DATASETS
@@ -12,15 +14,35 @@ from pipeline.prompting import difficulty  # light: its shipped data files are t
 
 def _summary(result: dict, path) -> dict:
     """What ``--json`` prints: the comparisons and verdicts in full, the per-query records by reference."""
-    return {"dataset": result["dataset"], "id": result["id"], "path": str(path), "judge": result["judge"]["label"],
+    return {"dataset": result["dataset"], "id": result["id"], "path": str(path),
+            "primary": result["primary"], "selection_note": result["selection_note"], "family": result["family"],
+            "judge": result["judge"]["label"],
             "assigner": (result["assigner"] or {}).get("label"), "config": result["config"],
             "reasons": {k: v for k, v in result["reasons"]["how"].items() if k != "report"},
             "universe": len(result["universe"]), "excluded": {k: len(v) for k, v in result["excluded"].items()},
             "sets": {s: {"hard": v["hard"], "hard_used": v["hard_used"], "control": v["control"],
                          "summary": v["summary"]} for s, v in result["sets"].items()},
             "controls": {"seed": result["controls"]["seed"], "borrowed": result["controls"]["borrowed"]},
-            "comparisons": result["comparisons"], "verdicts": result["verdicts"], "gates": result["gates"],
+            "interaction": result["interaction"], "comparisons": result["comparisons"],
+            "verdicts": result["verdicts"], "gates": result["gates"],
             "counts": result["counts"], "rule": result["rule"], "seconds": result["seconds"]}
+
+
+def _is_primary(part: dict, out: dict) -> bool:
+    """The primary comparison's and the interaction's verdicts (of any setup)."""
+    from pipeline.aware.judge import INTERACTION
+
+    return part["scope"].split(" · ", 1)[-1] in (out["primary"], INTERACTION)
+
+
+def _print_part(part: dict) -> None:
+    kappa = part["measured"].get("kappa")  # the interaction has none
+    because = part["evidence"].get("inconclusive_because") or []
+    verdict = part["verdict"] + (f" ({because[0]})" if part["verdict"] == "inconclusive" and because else
+                                 f" ({part['reason']})" if part["reason"].startswith(("no effect", "an effect")) else "")
+    change = "" if kappa is None else " · κ change " + (
+        "undefined" if kappa["change"] is None else f"{kappa['change']:+.3f}") + f" ({kappa['scale']})"
+    print(f"  {part['scope']}: {verdict} · n = {part['evidence']['n']} · {part['evidence']['shown']}{change}")
 
 
 def _list(args) -> None:
@@ -64,7 +86,7 @@ def cmd_aware_judge(args) -> None:
     templates = difficulty.load_templates(args.templates)
     if args.reasons:
         typology, assignments, report = difficulty.given_reasons(data.name, args.reasons, args.typology,
-                                                                 args.reasons_model)
+                                                                 args.reasons_model, args.model_size)
     else:
         typology, assignments, report = load_typology(args.typology), None, None
     options = llm_options(args)
@@ -86,13 +108,17 @@ def cmd_aware_judge(args) -> None:
               f"{len(sets['control'])} control queries")
     for gate in out["gates"]:
         print(f"  not a finding: {gate}")
+    primary = [p for p in out["verdicts"] if _is_primary(p, out)]
+    print(textwrap.fill(f"primary comparison (declared; read first): {out['primary']}, and the hard x arm "
+                        f"interaction. Why: {out['selection_note']}", 100, initial_indent="  ",
+                        subsequent_indent="    "))
+    for part in primary:
+        _print_part(part)
+    print("  secondary comparisons (Holm across the declared family of "
+          f"{len(out['family'])} per setup, the primary one included):")
     for part in out["verdicts"]:
-        kappa = part["measured"]["kappa"]
-        change = "undefined" if kappa["change"] is None else f"{kappa['change']:+.3f}"
-        because = part["evidence"].get("inconclusive_because") or []
-        verdict = part["verdict"] + (f" ({because[0]})" if part["verdict"] == "inconclusive" and because else "")
-        print(f"  {part['scope']}: {verdict} · n = {part['evidence']['n']} · {part['evidence']['shown']} · "
-              f"κ change {change} ({kappa['scale']})")
+        if part not in primary:
+            _print_part(part)
     print(f"stored: {path}")
 
 

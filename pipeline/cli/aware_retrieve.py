@@ -1,6 +1,9 @@
-"""``aware-retrieve``: BM25 on queries rewritten from their H2R failure reason, against a plain rewrite, RM3
-and the original query (:mod:`pipeline.aware.retrieve`); ``--list`` the stored results."""
+"""``aware-retrieve``: BM25 on queries rewritten from their H2R failure reason, against a same-length neutral
+control rewrite (the primary comparison), a plain rewrite, RM3 and the original query
+(:mod:`pipeline.aware.retrieve`); ``--list`` the stored results."""
 from __future__ import annotations
+
+import textwrap
 
 from pipeline.prompting import difficulty  # light: its shipped data files are the command's defaults
 from core import cli
@@ -33,7 +36,7 @@ def cmd_aware_retrieve(args) -> None:
     if args.reasons:  # read before any model or index: a bad file is refused with nothing started
         try:
             reasons = retrieve.h2r_reasons(data, (), args.typology, reasons=args.reasons,
-                                           reasons_model=args.reasons_model)
+                                           reasons_model=args.reasons_model, stated=args.model_size)
         except (ValueError, OSError) as exc:
             raise cli.InputError(f"--reasons {args.reasons}: {exc}") from None
         if not reasons[1]:
@@ -72,7 +75,8 @@ def cmd_aware_retrieve(args) -> None:
 
 def summary(result: dict) -> dict:
     """The command's JSON (and ``--list``'s entry): the headline figures of a stored result."""
-    return {"dataset": result["dataset"], "id": result["id"], "kind": result["kind"],
+    return {"dataset": result["dataset"], "id": result["id"], "kind": result["kind"], "primary": result["primary"],
+            "selection_note": result["selection_note"], "family": result["family"],
             "corpus": result["corpus"]["statement"], "partial_corpus": result["corpus"]["partial_corpus"],
             "rewriter": result["rewriter"]["label"],
             "assigner": result["assigner"]["label"] if result["assigner"] else None,
@@ -82,7 +86,7 @@ def summary(result: dict) -> dict:
             "means": result["means"], "holm": result["holm"],
             "verdicts": {name: {"verdict": v["verdict"], "headline": v["headline"]}
                          for name, v in result["verdicts"].items()},
-            "leaving": result["leaving"], "leave_rule": result["leave_rule"],
+            "leaving": result["leaving"], "leaving_tests": result["leaving_tests"], "leave_rule": result["leave_rule"],
             "not_a_finding": [g for gates in result["gates"].values() for g in gates], "rule": result["rule"]}
 
 
@@ -97,13 +101,23 @@ def _print(out: dict) -> None:
     print("  mean nDCG@10: " + ", ".join(f"{arm} {m:.4f}" for arm, m in out["means"].items() if m is not None))
     kept = counts["kept_original"]
     print(f"  kept the original query (failed or unusable reply): plain {kept['plain_rewrite']}, "
-          f"aware {kept['aware_rewrite']}")
+          f"aware {kept['aware_rewrite']}, control {kept['control_rewrite']}")
+    print(textwrap.fill(f"primary comparison (declared; read first): {out['primary']}. Why: {out['selection_note']}",
+                        100, initial_indent="  ", subsequent_indent="    "))
+    print(f"  {out['primary']}: {out['verdicts'][out['primary']]['headline']}")
+    print(f"  secondary comparisons (Holm across the declared family of {len(out['family'])}, the primary "
+          "one included):")
     for name, v in out["verdicts"].items():
-        print(f"  {name}: {v['headline']}")
+        if name != out["primary"]:
+            print(f"  {name}: {v['headline']}")
     for arm, s in out["leaving"].items():
         share = "n/a" if s["share"] is None else \
             f"{s['share']:.1%} [{s['interval'][0]:.1%}, {s['interval'][1]:.1%}]"
         print(f"  leaves the bottom quartile under {arm}: {s['left']}/{s['n']} = {share}")
+    for name, t in out["leaving_tests"].items():
+        p = "no discordant query" if t["p"] is None else f"p = {t['p']:.3g}"
+        print(f"  leaving, {name}: {t['first_only']} left under the first only, {t['second_only']} under the "
+              f"second only ({t['method']}: {p})")
     for gate in out["not_a_finding"]:
         print(f"  not a finding: {gate}")
     print(f"stored: {out['path']}")
@@ -144,6 +158,7 @@ def _arguments(p) -> None:
 
 
 COMMANDS = (
-    cli.Command("aware-retrieve", "difficulty-aware query rewriting for BM25 vs a plain rewrite, RM3 and the original",
+    cli.Command("aware-retrieve", "difficulty-aware query rewriting for BM25 vs a same-length neutral control rewrite "
+                                  "(primary), a plain rewrite, RM3 and the original",
                 _arguments, cmd_aware_retrieve),
 )

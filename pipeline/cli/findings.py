@@ -16,7 +16,7 @@ def cmd_findings(args) -> None:
     if args.json:
         cli.print_json(findings_report(found, args.dataset))
         return
-    for line in text_lines(found):
+    for line in text_lines(found, args.verbose):
         print(line)
 
 
@@ -48,6 +48,8 @@ def _arguments(p) -> None:
     p.add_argument("--data", default=None, help="only studies computed from this data folder")
     p.add_argument("--study", default=None, metavar="ID|latest", help="this study of --dataset (default: newest)")
     p.add_argument("--annotations", default=None, help="annotation store (default: the cache's annotations.sqlite)")
+    p.add_argument("--verbose", action="store_true", help="print every reason, rule, part headline (with its "
+                   "models) and input whole, wrapped at 100 columns (default: a line per finding and per part)")
     cli.json_arg(p)
 
 

@@ -34,7 +34,7 @@ def cmd_h2g(args) -> None:
 
 def _h2g_arguments(p) -> None:
     collection_args(p)
-    p.add_argument("--generator", required=True, action="append", type=cli.named_file, metavar="SPEC|NAME=FILE",
+    p.add_argument("--generator", required=True, action="append", type=cli.named_file, metavar="SPEC|NAME[=FILE]",
                    help="repeatable; " + GENERATOR_HELP)
     bertscore_args(p)
     llm_args(p)

@@ -44,7 +44,7 @@ def cmd_predict(args) -> None:
     check_models(args, [*args.generator, *args.judge], generators=args.generator)
     from pipeline.predict import store
     from pipeline.predict.compute import predict
-    from pipeline.predict.evaluation import AUC_NOTE
+    from pipeline.predict.evaluation import AUC_NOTE, GATED, SMARE_NOTE, beside_lines
 
     result = predict(collections(args), retrievers=args.retriever, generators=args.generator, judges=args.judge,
                      setups=args.setup or ["binary"], k=args.k, wig_k=args.wig_k, quantile=args.quantile,
@@ -71,20 +71,27 @@ def cmd_predict(args) -> None:
                 print(f"{dataset} target {name}: {target['measure']} ({target['relevance']})")
     for absent in document["absent"]:
         print(f"not computed: {absent['name']}: {absent['reason']}")
-    print(f"{AUC_NOTE}; τ and AUC with 95% bootstrap intervals ({args.bootstrap} resamples, seed "
-          f"{args.bootstrap_seed}); * Holm-corrected p < 0.05 across the table")
+    print(f"{AUC_NOTE}; {SMARE_NOTE}; τ, AUC and sMARE with 95% bootstrap intervals ({args.bootstrap} resamples, "
+          f"seed {args.bootstrap_seed}); * Holm-corrected p < 0.05 across the table; 'pool': the value reads a "
+          f"pool-built index")
     for row in result.rows:
         mark = "*" if row.kendall_p_holm is not None and row.kendall_p_holm < 0.05 else " "
-        print(f"{row.dataset:6} {row.predictor:32} {row.target:40} n={row.n:<4} τ={_num(row.kendall_tau)}"
-              f"{_ci(row.intervals.get('kendall_tau'))}{mark} AUC={_num(row.auc, '.3f')}"
-              f"{_ci(row.intervals.get('auc'), '.2f')}  {row.verdict(args.pool_in_verdicts)}"
+        verdict, reason = row.verdict_reason(args.pool_in_verdicts)
+        print(f"{row.dataset:6} {row.predictor:32}{' pool' if row.pool else '     '} {row.target:40} n={row.n:<4} "
+              f"τ={_num(row.kendall_tau)}{_ci(row.intervals.get('kendall_tau'))}{mark} AUC={_num(row.auc, '.3f')}"
+              f"{_ci(row.intervals.get('auc'), '.2f')} sMARE={_num(row.smare, '.3f')}"
+              f"{_ci(row.intervals.get('smare'), '.3f')}  {verdict}"
+              f"{'  (' + reason + ')' if verdict == GATED or reason.startswith('n = ') else ''}"
               f"{'  ' + row.note if row.note and row.kendall_tau is None else ''}")
+    for line in beside_lines(document):
+        print(line)
     if result.k_sweep:
         print(f"{document['k_sweep']['note']}:")
         by_line: dict = {}
         for entry in result.k_sweep:
-            by_line.setdefault((entry["dataset"], f"{entry['predictor']}[{entry['component']}]", entry["target"]),
-                               []).append(f"k={entry['k']}: {_num(entry['kendall_tau'], '+.2f')}")
+            name = f"{entry['predictor']}[{entry['component']}]" + (" pool" if entry.get("pool") else "")
+            by_line.setdefault((entry["dataset"], name, entry["target"]), []).append(
+                f"k={entry['k']}: {_num(entry['kendall_tau'], '+.2f')}{_ci(entry.get('tau_interval'))}")
         for (dataset, predictor, target), cells in by_line.items():
             print(f"  {dataset:6} {predictor:32} {target:28} {'  '.join(cells)}")
     print(f"stored as {result_id} ({path}); the Predicting failure page shows it")
@@ -94,7 +101,7 @@ def _arguments(p) -> None:
     collection_args(p, many=True)
     p.add_argument("--retriever", action="append", default=[], type=cli.named_file, metavar="NAME[=RUNFILE]",
                    help=RETRIEVER_HELP + "; repeatable: post-retrieval predictors and the nDCG@10 target")
-    p.add_argument("--generator", action="append", default=[], type=cli.named_file, metavar="SPEC|NAME=FILE",
+    p.add_argument("--generator", action="append", default=[], type=cli.named_file, metavar="SPEC|NAME[=FILE]",
                    help=GENERATOR_HELP + "; repeatable: the BERTScore F1 target (and, with log-probabilities, "
                                          "the answer's mean token log-probability)")
     p.add_argument("--judge", action="append", default=[], type=cli.named_file, metavar="SPEC|NAME[=FILE]",

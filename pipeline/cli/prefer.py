@@ -101,7 +101,9 @@ def _prefer_arguments(p) -> None:
                         "to the H2R queries of --retriever")
     p.add_argument("--reasons-model", default=None, metavar="LABEL",
                    help="with --reasons typology: use the runs of this model (a run's model label, e.g. "
-                        "ollama:qwen3:8b); default: the model of the dataset's newest finished run")
+                        "ollama:qwen3:8b); default: the model of the dataset's newest finished run; with --reasons "
+                        "FILE: the model that made the file, its size stated with --model-size LABEL=SIZE (a FILE's "
+                        "maker is otherwise of unknown size: no finding)")
     p.add_argument("--typology", type=cli.existing_file, default=str(STUDY_FILE), metavar="FILE",
                    help="typology JSON (default: the study's ten categories)")
     p.add_argument("--templates", type=cli.existing_file, default=str(difficulty.DEFAULT_TEMPLATES), metavar="FILE",

@@ -7,9 +7,9 @@ import sys
 
 from core import cli
 from pipeline.cli.args import (GENERATOR_HELP, JUDGE_HELP, bertscore_args, cap_arg, check_models, collection_args,
-                               llm_args, universe_arg)
+                               folder_answer_names, llm_args, universe_arg)
 from pipeline.cli.config import study_config
-from pipeline.cli.output import print_resolution, resolution_lines
+from pipeline.cli.output import model_line, print_resolution, resolution_lines
 from pipeline.sets.rule import SetSummary
 from pipeline.study.universe import UniverseSummary
 
@@ -63,7 +63,9 @@ def _overlap_lines(result):
 
 
 def cmd_run(args) -> None:
-    check_models(args, [*(args.generator or ["auto"]), *(args.judge or ["auto"])], generators=args.generator or ())
+    # no --generator: the data folder's answers (no LLM call), else auto (StudyConfig.with_default_components)
+    generators = args.generator or sorted(folder_answer_names(args)) or ["auto"]
+    check_models(args, [*generators, *(args.judge or ["auto"])], generators=args.generator or ())
     from pipeline.study.config import SETUPS
     from pipeline.study.run import run_study
 
@@ -80,12 +82,12 @@ def cmd_run(args) -> None:
     for name, g in study.generators.items():
         from pipeline.generation.h2g import truncation_note
 
-        print(f"generator {name}: {g.provenance.get('label', name)}; BERTScore {g.bertscore['label']}; "
+        print(f"generator {name}: {model_line(g.provenance)}; BERTScore {g.bertscore['label']}; "
               f"{truncation_note(g.bertscore)}")
         print_resolution("generator", g.provenance)
     for name, per_setup in study.judges.items():
         prov = next(iter(per_setup.values())).provenance
-        print(f"judge {name}: {prov.get('label', name)}")
+        print(f"judge {name}: {model_line(prov)}")
         print_resolution("judge", prov)
     for label, c in study.configurations.items():
         a = c.analysis  # pipeline.sets.overlap.overlap_analysis's figures
@@ -126,7 +128,7 @@ def cmd_studies(args) -> None:
 def _overlap_arguments(p) -> None:
     collection_args(p)
     p.add_argument("--retriever", required=True, type=cli.named_file, metavar="NAME[=RUNFILE]")
-    p.add_argument("--generator", required=True, type=cli.named_file, metavar="SPEC|NAME=FILE", help=GENERATOR_HELP)
+    p.add_argument("--generator", required=True, type=cli.named_file, metavar="SPEC|NAME[=FILE]", help=GENERATOR_HELP)
     p.add_argument("--judge", required=True, type=cli.named_file, metavar="SPEC|NAME[=FILE]", help=JUDGE_HELP)
     p.add_argument("--setup", required=True, choices=["binary", "graded"])
     universe_arg(p)
@@ -139,8 +141,8 @@ def _run_arguments(p) -> None:
     collection_args(p)
     p.add_argument("--retriever", action="append", type=cli.named_file, metavar="NAME[=RUNFILE]",
                    help="repeatable (default: the data folder's imported runs)")
-    p.add_argument("--generator", action="append", type=cli.named_file, metavar="SPEC|NAME=FILE",
-                   help="repeatable; " + GENERATOR_HELP + " (default: auto)")
+    p.add_argument("--generator", action="append", type=cli.named_file, metavar="SPEC|NAME[=FILE]",
+                   help="repeatable; " + GENERATOR_HELP + " (default: the data folder's answers files, else auto)")
     p.add_argument("--judge", action="append", type=cli.named_file, metavar="SPEC|NAME[=FILE]",
                    help="repeatable; " + JUDGE_HELP + " (default: the data folder's judgment files and auto)")
     p.add_argument("--setup", action="append", choices=["binary", "graded"], help="repeatable (default: both)")

@@ -88,7 +88,7 @@ def _typology_arguments(p) -> None:
                    help="the model that induces the typology and assigns reasons (an LLM spec)")
     p.add_argument("--retriever", default="bm25", type=cli.named_file, metavar="NAME[=RUNFILE]",
                    help="the configuration's retriever")
-    p.add_argument("--generator", default="embedded", type=cli.named_file, metavar="SPEC|NAME=FILE",
+    p.add_argument("--generator", default="embedded", type=cli.named_file, metavar="SPEC|NAME[=FILE]",
                    help="the configuration's generator (whose answers define H2G)")
     p.add_argument("--judge", default="llama-3.3-70b", type=cli.named_file, metavar="SPEC|NAME[=FILE]",
                    help="the configuration's judge")

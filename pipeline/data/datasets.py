@@ -3,7 +3,8 @@
 Sources, in this order:
 
 1. a data folder in the layout of ``shared/data/trec_dl/`` (``topics.*``, ``qrels.*``,
-   ``passages.msmarco-v{1,2}.*.tsv``, ``runs/run.<retriever>.<dataset>.txt``): the ``data_dir``
+   ``passages.msmarco-v{1,2}.*.tsv``; the outputs made elsewhere, runs, judgments and answers, and the sizes of
+   their models: :mod:`pipeline.data.imported`): the ``data_dir``
    argument, else ``core.paths.data_folder("trec_dl")`` (env ``IRDASH_DATA_TREC_DL`` or
    ``[data] trec_dl`` in ``irdash.toml``);
 2. ``ir_datasets`` (``msmarco-passage/trec-dl-2019/judged`` ...) when no data folder is configured;
@@ -25,7 +26,7 @@ from typing import Mapping
 
 from core import paths
 from core.errors import DatasetError
-from pipeline.data import trec_io
+from pipeline.data import imported, trec_io
 from pipeline.data.trec_io import Qrels, Run
 
 RELEVANT_GRADE = 2  # TREC DL convention: grades 2 (highly) and 3 (perfectly) relevant count as relevant
@@ -177,12 +178,18 @@ class TrecDlData:
             self._fingerprint = passages_fingerprint(self.passages)
         return self._fingerprint
 
+    def folder_files(self, kind: str) -> dict[str, Path]:
+        """``{NAME: path}`` of the data folder's files of ``kind`` for this dataset (``runs``, ``judgments``,
+        ``answers``, ``samples``: :func:`pipeline.data.imported.folder_files`); ``{}`` without a folder."""
+        return imported.folder_files(self.folder, kind, self.name)
+
     def imported_runs(self) -> dict[str, Path]:
         """``{retriever: path}`` for ``runs/run.<retriever>.<dataset>.txt`` in the data folder."""
-        if self.folder is None:
-            return {}
-        found = sorted((self.folder / "runs").glob(f"run.*.{self.name}.txt"))
-        return {p.name[len("run."):-len(f".{self.name}.txt")]: p for p in found}
+        return self.folder_files("runs")
+
+    def model_sizes(self) -> dict[str, imported.ListedSize]:
+        """The data folder's ``models.tsv`` rows by model name (``{}`` without one)."""
+        return imported.folder_model_sizes(self.folder)
 
     def load_run(self, path: str | Path) -> Run:
         """Read a TREC run and check that it is a run for this dataset's topics."""

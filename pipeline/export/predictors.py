@@ -2,8 +2,9 @@
 as a paper figure: predictors x targets of Kendall τ-b oriented so that positive = a higher predictor value
 goes with an easier query (the Predicting failure page's colour, ``tau_easier``), ``*`` where the
 Holm-corrected p < 0.05 across the table; and its table (CSV with every figure; booktabs LaTeX with τ, r and
-AUC beside their bootstrap intervals, Holm p of τ and Pearson's p). The caption says which way the AUC
-points, how NQC/WIG/SMV are normalised, and whether the pre-retrieval statistics come from a partial index."""
+AUC beside their bootstrap intervals, Holm p of τ and Pearson's p). The caption is short (settings, the
+intervals, whether the pre-retrieval statistics come from a partial index); which way the AUC points and
+how NQC/WIG/SMV are normalised are in :func:`definitions` (``predictor-definitions.csv`` and the manifest)."""
 from __future__ import annotations
 
 import pandas as pd
@@ -12,8 +13,10 @@ from core.export import format_number
 
 ALPHA = 0.05
 COLUMNS = ("dataset", "predictor", "family", "target", "n", "n_hard", "kendall_tau", "tau_easier", "kendall_p",
-           "kendall_p_holm", "pearson_r", "pearson_p", "pearson_p_holm", "auc", "partial", "pool", "verdict", "note")
-INTERVALS = {"kendall_tau": "tau", "pearson_r": "r", "auc": "auc"}  # stored interval -> column prefix
+           "kendall_p_holm", "pearson_r", "pearson_p", "pearson_p_holm", "auc", "smare", "partial", "pool", "verdict",
+           "verdict_reason", "note")
+POOL_MARK = " (pool)"  # a value that reads a pool-built index (the caption says what that means)
+INTERVALS = {"kendall_tau": "tau", "pearson_r": "r", "auc": "auc", "smare": "smare"}  # stored interval -> column prefix
 # how NQC, WIG and SMV are normalised (pipeline.predict.post_retrieval's definitions, stated with the figure)
 NORMALISATION = ("NQC@k = sd@k / |score(D, q)|, WIG@k = mean of the top k's scores minus score(D, q), over "
                  "sqrt(|q|), SMV@k over score(D, q): score(D, q) is the corpus score (the collection as one document, "
@@ -61,7 +64,7 @@ def latex_frame(table: pd.DataFrame) -> pd.DataFrame:
             and r["tau_easier"] != r["kendall_tau"] else 1  # the interval of the oriented τ
         low, high = sorted((flip * r["tau_low"], flip * r["tau_high"])) if r["tau_low"] is not None \
             and not pd.isna(r["tau_low"]) else (None, None)
-        rows.append({"predictor": r["predictor"], "target": r["target"], "n": r["n"],
+        rows.append({"predictor": r["predictor"] + (POOL_MARK if r.get("pool") else ""), "target": r["target"], "n": r["n"],
                      "τ (easier +)": "--" if r["tau_easier"] is None or pd.isna(r["tau_easier"])
                      else f"{format_number(r['tau_easier'], 2)}{star}",
                      "τ 95% CI": _interval(low, high), "p Holm": r["kendall_p_holm"],
@@ -95,7 +98,8 @@ def heatmap_figure(table: pd.DataFrame, title: str):
             ax.text(j, i, f"{r['tau_easier']:.2f}{star}", ha="center", va="center", fontsize=7)
     ax.set_xticks(range(len(targets)), targets, rotation=30, ha="right", fontsize=7)
     ax.xaxis.set_ticks_position("bottom")
-    ax.set_yticks(range(len(predictors)), predictors, fontsize=7)
+    pooled = {r["predictor"] for r in table.to_dict("records") if r.get("pool")}
+    ax.set_yticks(range(len(predictors)), [p + (POOL_MARK if p in pooled else "") for p in predictors], fontsize=7)
     fig.colorbar(image, ax=ax, label="τ (easier +)")
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
@@ -107,32 +111,57 @@ def title(prediction: dict, scope: str) -> str:
 
 
 def caption(prediction: dict, scope: str) -> str:
-    """What the figure and table show and what made them: settings, bootstrap, AUC direction, the NQC/WIG/SMV
-    normalisation, and the partial-index caveat."""
-    from pipeline.predict.evaluation import AUC_NOTE
-
+    """What the figure and table show and what made them, short enough for a float (issue 40: the full
+    definitions made an 1,820-character caption that ran off the page): settings, τ's sign and mark, the
+    intervals, the index and a pool-built one's caveat; the definitions are in :func:`definitions`
+    (``predictor-definitions.csv``, the manifest)."""
     settings = prediction.get("settings") or {}
-    provenance = prediction.get("provenance") or {}
     parts = [f"{scope.upper()}: query-performance predictors against each task's per-query target "
              f"(prediction {prediction.get('id')})"]
     for key in ("retrievers", "generators", "judges", "setups"):
         if settings.get(key):
             parts.append(f"{key} {', '.join(map(str, settings[key]))}")
-    parts.append("τ: Kendall τ-b signed so that positive = a higher predictor value goes with an easier query "
-                 "(for disagreement, -τ); * Holm-corrected p < 0.05 across the table; r: Pearson, p unadjusted")
-    parts.append(AUC_NOTE)
-    boot = provenance.get("bootstrap") or {}
+    parts.append("τ: Kendall τ-b, positive = a higher predictor value goes with an easier query; * Holm p < 0.05")
+    boot = (prediction.get("provenance") or {}).get("bootstrap") or {}
     if boot:
-        parts.append(f"intervals: {int(round(100 * boot.get('confidence', 0.95)))}% {boot.get('method', 'percentile')}"
-                     f" bootstrap over queries, {boot.get('n_boot')} resamples, seed {boot.get('seed')}")
-    parts.append(NORMALISATION.format(k=settings.get("k", "k")))
-    index = (provenance.get("index") or {}).get(scope)
-    if prediction.get("partial") or (index or {}).get("partial"):
-        size = f" ({index['n_documents']:,} documents)" if index and index.get("n_documents") else ""
-        parts.append(f"partial index: the pre-retrieval statistics come from the data folder's passages{size}, "
-                     f"not the full collection (the CSV's partial column)")
-    else:
-        parts.append("full-corpus index")
-    if prediction.get("pool"):  # issue 35: statistics built from these topics' pools are named and left out
+        parts.append(f"{int(round(100 * boot.get('confidence', 0.95)))}% {boot.get('method', 'percentile')} "
+                     f"bootstrap, {boot.get('n_boot')} resamples, seed {boot.get('seed')}")
+    parts.append("partial index" if _partial_index(prediction, scope) else "full-corpus index")
+    if prediction.get("pool"):  # a caveat on what the figures mean, not a definition: stated with them
         parts.append(prediction.get("pool_note") or "pool-built index statistics")
+    parts.append("definitions: predictor-definitions.csv")
     return "; ".join(parts)
+
+
+def _partial_index(prediction: dict, scope: str) -> dict | None:
+    """The index of ``scope`` when its statistics are partial (None for a full-corpus index)."""
+    index = ((prediction.get("provenance") or {}).get("index") or {}).get(scope)
+    return (index or {"partial": True}) if prediction.get("partial") or (index or {}).get("partial") else None
+
+
+def definitions(prediction: dict, scope: str) -> dict[str, str]:
+    """What the caption does not hold: each term of the figure and table defined (τ's sign, the AUC's
+    direction, the intervals, how NQC/WIG/SMV are normalised, the index, the pool), as
+    ``predictor-definitions.csv`` and the manifest state them."""
+    from pipeline.predict.evaluation import AUC_NOTE
+
+    settings = prediction.get("settings") or {}
+    out = {"tau": "Kendall τ-b signed so that positive = a higher predictor value goes with an easier query "
+                  "(for disagreement, -τ); * Holm-corrected p < 0.05 across the table",
+           "r": "Pearson's r between predictor and target, p unadjusted", "auc": AUC_NOTE}
+    boot = (prediction.get("provenance") or {}).get("bootstrap") or {}
+    if boot:
+        out["intervals"] = (f"{int(round(100 * boot.get('confidence', 0.95)))}% {boot.get('method', 'percentile')} "
+                            f"bootstrap over queries, {boot.get('n_boot')} resamples, seed {boot.get('seed')}")
+    out["normalisation"] = NORMALISATION.format(k=settings.get("k", "k"))
+    index = _partial_index(prediction, scope)
+    if index is not None:
+        size = f" ({index['n_documents']:,} documents)" if index.get("n_documents") else ""
+        out["index"] = (f"partial index: every predictor that reads the index (pre-retrieval statistics, NQC/WIG/SMV's "
+                        f"corpus score, Clarity, UEF) reads the data folder's passages{size}, not the full collection "
+                        f"(the CSV's partial and pool columns)")
+    else:
+        out["index"] = "full-corpus index"
+    if prediction.get("pool"):  # issue 35: statistics built from these topics' pools are named and left out
+        out["pool"] = prediction.get("pool_note") or "pool-built index statistics"
+    return out

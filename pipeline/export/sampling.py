@@ -6,6 +6,8 @@ its distribution table and the Venn diagram of the mean counts labelled with the
 layout (:func:`spread_analysis`, :func:`region_texts`) is also the Failure overlap page's."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from core.export import Export, slug
@@ -37,8 +39,9 @@ def spread_title(result: dict, label: str) -> str:
 
 
 def result_caption(result: dict) -> str:
-    """What every file of the part states: the samples, the encoder, the rule and the result's id."""
-    return (f"{len(result['samples'])} samples of {result['generator']} ({result['samples_file']}); BERTScore "
+    """What every file of the part states: the samples (the file's name: the manifest's inputs give its path and
+    sha256), the encoder, the rule and the result's id."""
+    return (f"{len(result['samples'])} samples of {result['generator']} ({Path(result['samples_file']).name}); BERTScore "
             f"{result['bertscore'].get('label', '')}, {result['bertscore'].get('aggregate', '')} over the grade-2/3 "
             f"passages; H2G the bottom {result['quantile']} of each sample's scored queries; universe "
             f"{result['universe']}; h2g-samples result {result['id'][:12]}")
@@ -78,6 +81,7 @@ def export_sampling(export: Export, study) -> None:
                                           f"(python -m pipeline h2g-samples --dataset {study.dataset} --samples NAME)")
         return
     caption, extra = result_caption(result), {"h2g_samples_id": result["id"]}
+    export.input_file("samples", result["samples_file"], name=result["generator"], **extra)
     export.table(probability_table(result), "h2g-samples-queries", "each query's probability of being hard to "
                  "generate across samples, with its BERTScore spread", f"H2G across samples. {caption}.", **extra)
     export.table(jaccard_table(result), "h2g-samples-jaccard", "the H2G sets' Jaccard for every pair of samples and "

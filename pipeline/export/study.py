@@ -78,6 +78,8 @@ def study_inputs(export: Export, study: StudyResult) -> None:
                            ("passages", spec.passages_file)):
             if (Path(study.data_folder) / name).exists():
                 export.input_file(role, Path(study.data_folder) / name)
+    for role, path in collection_files(study.source).items():  # a custom collection (--qrels FILE ...)
+        export.input_file(role, path)
     for name, retriever in study.retrievers.items():
         if retriever.info.get("path"):
             export.input_file("run", retriever.info["path"], name=name)
@@ -90,6 +92,57 @@ def study_inputs(export: Export, study: StudyResult) -> None:
             match = _IMPORTED_FROM.search(str(judge.info.get("source") or ""))
             if match:
                 export.input_file("judgments", match.group(1), name=name, setup=setup)
+
+
+# how a study records a custom collection's files (pipeline.study.config.load_collection's source)
+_COLLECTION_FILE = re.compile(r"(qrels|topics|passages)=(.+?)(?=, (?:topics|passages)=|$)")
+
+
+def collection_files(source: str) -> dict[str, str]:
+    """``{"qrels": path, "topics": path, "passages": path}`` of a custom collection's study (its source
+    ``files qrels=A, topics=B, passages=C``); empty for a registry dataset."""
+    if not str(source or "").startswith("files "):
+        return {}
+    return {m.group(1): m.group(2) for m in _COLLECTION_FILE.finditer(source[len("files "):])}
+
+
+def finding_inputs(export: Export, found) -> None:
+    """Record the stores and result files the findings read (the annotation store behind the validation
+    table, the preference results behind the preference table, ...) with their sha256; a preference result
+    with its models' sizes (:func:`size_record`)."""
+    import json
+
+    for finding in found:
+        for rest in finding.rests_on:
+            path = rest.get("path") or rest.get("store")
+            if not path or not Path(path).is_file():
+                continue
+            extra = {"finding": finding.name}
+            if rest.get("kind") == "preference":
+                result = json.loads(Path(path).read_text(encoding="utf-8"))
+                made = [("judge", result.get("judge") or {}),
+                        *((f"{side} generator", p or {}) for side, p in (result.get("generators") or {}).items())]
+                extra["models"] = [{"role": role, "label": p.get("label"), "backend": p.get("backend"),
+                                    "model": p.get("model"), "digest": p.get("digest") or "", **size_record(p)}
+                                   for role, p in made]
+            export.input_file(rest.get("kind") or "finding input", path, **extra)
+
+
+def size_record(provenance: dict) -> dict:
+    """A model's size in billions of parameters and where it comes from (what reported it, or the user's
+    statement: :mod:`pipeline.llm.sizes`); an unknown size says so."""
+    size = provenance.get("parameters_b")
+    return {"parameters_b": size, "size_source": provenance.get("size_source") or (
+        "unknown: nothing reported it and no --model-size was stated" if size is None else "not recorded")}
+
+
+def sized_models(study: StudyResult) -> list[dict]:
+    """The study's models (:func:`pipeline.findings.scope.model_record`) with their sizes (:func:`size_record`)."""
+    from pipeline.findings.scope import model_record
+
+    made = [("generator", name, g.provenance) for name, g in study.generators.items()]
+    made += [(f"judge ({setup})", name, j.provenance) for name, per in study.judges.items() for setup, j in per.items()]
+    return [{**model_record(role, name, provenance), **size_record(provenance)} for role, name, provenance in made]
 
 
 def regions_table(analysis: dict) -> pd.DataFrame:
@@ -167,14 +220,18 @@ def _predictor_heatmap(export: Export, dataset: str, settings: str) -> None:
         export.skip("predictor heatmap", f"prediction {prediction.get('id')} has no rows for {dataset}")
         return
     caption = predictors.caption(prediction, dataset)
-    extra = {"prediction_id": prediction.get("id")}
+    terms = predictors.definitions(prediction, dataset)
+    extra = {"prediction_id": prediction.get("id"), "definitions": terms}
     export.figure(predictors.heatmap_figure(table, predictors.title(prediction, dataset)), "predictor-heatmap",
                   "predictors x targets: Kendall tau oriented easier-positive, * Holm p < 0.05",
                   f"Query-performance predictors against failure. {caption}.", **extra)
     export.table(table, "predictors", "each predictor against each target: tau, r and AUC with bootstrap "
                  "intervals, Holm p, Pearson p", f"Query-performance predictors against failure. {caption}. "
                  f"The hard sets: the study's settings ({settings}).", latex_frame=predictors.latex_frame(table),
-                 **extra)
+                 keys=2, **extra)  # a row is a predictor against a target
+    export.text("predictor-definitions.csv", "the terms of the predictor heatmap and table, defined",
+                pd.DataFrame(list(terms.items()), columns=["term", "definition"]).to_csv(index=False),
+                format="csv", prediction_id=prediction.get("id"))
     for runs in (prediction.get("provenance") or {}).get("runs", {}).values():
         for run in runs:
             export.input_file("run", run.get("path"), name=run.get("name"), prediction_id=prediction.get("id"))
@@ -194,7 +251,7 @@ def export_study(dataset: str, study_id: str | None, out: str | Path, *, data_fo
     export = Export(out, {"what": "failure study export", "dataset": study.dataset, "study_id": study.id,
                           "study_time": study.time, "data_folder": study.data_folder,
                           "configurations": record["configurations"], "retrievers": record["retrievers"],
-                          "models": record["models"], "quantile": study.quantile,
+                          "models": sized_models(study), "quantile": study.quantile,
                           "query_cap": (study.configuration or {}).get("max_queries"),
                           "n_queries": len(study.queries), "query_cap_text": query_cap(study),
                           "universe_rule": study.universe_rule,
@@ -221,6 +278,7 @@ def export_study(dataset: str, study_id: str | None, out: str | Path, *, data_fo
     export.table(pd.DataFrame(stability_rows), "stability", "every configuration's pairwise overlaps (as stored)",
                  f"Overlap structure across configurations. {settings}.")
     found = {f.name: f for f in check_findings(study.dataset, study_id=study.id)}
+    finding_inputs(export, found.values())
     export.table(findings_table(list(found.values())), "findings", "the paper's claims checked on this study",
                  f"The failure paper's claims against this study. {settings}.",
                  latex_frame=findings_table(list(found.values()), LATEX_REASON_CHARS),
@@ -231,7 +289,8 @@ def export_study(dataset: str, study_id: str | None, out: str | Path, *, data_fo
         export.skip("structure-stability table", found["structure_stable"].reason)
     else:
         export.table(stability, "structure-stability", "configurations differing in one component: share changes, "
-                     "Kendall tau, RBO", f"Stability across systems (Kendall tau-b, RBO p = 0.9). {settings}.")
+                     "Kendall tau, RBO", f"Stability across systems (Kendall tau-b, RBO p = 0.9). {settings}.",
+                     keys=3)  # a row is the pair of configurations: what differs, the first and the second
     validation = _measured_parts(found["typology_agreement"], ("n_decisions", "accuracy", "precision", "recall",
                                                                 "exact_agreement"))
     if validation.empty:

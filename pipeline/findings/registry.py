@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.findings.agreement import annotation_rows, typology_agreement
-from core.findings import rule_text
+from core.findings import MORE_TEXT, finding_lines
 from pipeline.findings.finding import Finding
 from pipeline.findings.overlap import all_three_under_10pct, h2r_h2j_largest, half_exclusive
 from pipeline.findings.preference import difficulty_aware_preferred
@@ -36,18 +36,10 @@ def findings_report(found: list[Finding], dataset: str) -> dict:
     return {"dataset": dataset, "findings": {f.name: f.to_dict() for f in found}}
 
 
-def text_lines(found: list[Finding]) -> list[str]:
-    """``pipeline findings``' text: per finding its verdict and reason, the paper's figure, the claim's rule,
-    then per part its headline (verdict, n, interval or test, models with their sizes) and its reason."""
-    lines = []
-    for f in found:
-        lines.append(f"{f.name}: {f.verdict} — {f.reason}")
-        lines.append(f"  paper: {f.paper}")
-        if f.rule:
-            lines.append(f"  rule: {rule_text(f.rule)}")
-        for part in f.parts:
-            lines.append(f"  [{part.headline}] {part.scope}: {part.reason}")
-        for rest in f.rests_on:
-            lines.append("  rests on: " + ", ".join(f"{k} {v}" for k, v in rest.items()
-                                                    if k in ("kind", "dataset", "id", "model", "path")))
-    return lines
+def text_lines(found: list[Finding], verbose: bool = False) -> list[str]:
+    """``pipeline findings``' text, within 100 columns (:func:`core.findings.finding_lines`): per finding its
+    verdict and reason on a line, then a line per part (verdict, n, interval or test); ``verbose``: the
+    reason, the paper's figure, the claim's rule, each part's headline (models with their sizes) and reason,
+    and what it rests on, whole."""
+    lines = [line for f in found for line in finding_lines(f, verbose)]
+    return lines if verbose else [*lines, MORE_TEXT]

@@ -15,6 +15,8 @@ closer to that target): a capped judge's shares take few values, and ties must n
 """
 from __future__ import annotations
 
+from fractions import Fraction
+
 from typing import Mapping
 
 from pipeline.data.datasets import RELEVANT_GRADE
@@ -30,10 +32,12 @@ def disagrees(llm: int, human: int, setup: str, *, llm_is_binary: bool) -> bool:
 
 
 def disagreement(judgments: Judgments, qrels: Mapping[str, Mapping[str, int]],
-                 queries=None) -> tuple[dict[str, float], dict]:
+                 queries=None, *, exact: bool = False) -> tuple[dict[str, float], dict]:
     """``({qid: share of disagreeing pairs}, counts)`` over the pairs both NIST and the judge labelled.
 
-    Queries (of ``queries``, default all judged ones) with no such pair are left out and counted.
+    Queries (of ``queries``, default all judged ones) with no such pair are left out and counted. ``exact``:
+    each share as a :class:`fractions.Fraction` (disagreeing pairs out of labelled pairs), for paired tests
+    whose ties must be exact (:mod:`core.inference.paired`).
     """
     queries = list(queries if queries is not None else qrels)
     values: dict[str, float] = {}
@@ -48,7 +52,7 @@ def disagreement(judgments: Judgments, qrels: Mapping[str, Mapping[str, int]],
             continue
         n_dis = sum(disagrees(labelled[p], human[p], judgments.setup, llm_is_binary=judgments.labels_binary)
                     for p in shared)
-        values[qid] = n_dis / len(shared)
+        values[qid] = Fraction(n_dis, len(shared)) if exact else n_dis / len(shared)
         n_pairs += len(shared)
     counts = {"n_pairs_compared": n_pairs, "n_queries": len(values), "queries_without_pairs": no_pairs,
               "n_judged_pairs_not_labelled": missing, "n_unparseable": judgments.n_unparseable,

@@ -29,6 +29,7 @@ class Predictor:
     key: str
     family: str
     function: Callable = field(repr=False)
+    reads_index: bool = True  # reads the index's statistics (so carries its partial and pool marks)
 
     def definition(self) -> str:
         """The function's docstring, joined into one paragraph (formula, normalisation, source)."""
@@ -37,7 +38,7 @@ class Predictor:
 
 
 PRE_RETRIEVAL = (
-    Predictor("query_length", PRE, pre.query_length),
+    Predictor("query_length", PRE, pre.query_length, reads_index=False),  # the analyzer only, no statistics
     Predictor("avg_idf", PRE, pre.avg_idf),
     Predictor("max_idf", PRE, pre.max_idf),
     Predictor("sum_scq", PRE, pre.sum_scq),
@@ -84,10 +85,12 @@ class PredictorValues:
     undefined: list[str] = field(default_factory=list)  # queries it could not score (NaN)
     partial: bool = False  # read from the data folder's partial corpus
     definition: str = ""
-    pool: bool = False  # read from an index built from these topics' pools (left out of verdicts by default)
+    pool: bool = False  # reads an index built from these topics' pools (left out of verdicts by default)
     k: int | None = None  # the cut-off the value was taken at (None: no cut-off)
     normaliser: str = ""  # NQC/WIG/SMV: "corpus" (the index's corpus score under model) or "list_mean"
     model: str = ""  # the retrieval model the corpus score was computed with
+    beside: str = ""  # a pool-marked NQC@k: the name of its index-free numerator sd@k (σ@k), shown beside it
+    gate: str = ""  # why a verdict cannot rest on it: its model is sub-1B or of unknown size ("" when it can)
 
     def as_dict(self, with_values: bool = False) -> dict:
         out = asdict(self)
@@ -108,34 +111,38 @@ def _values(qids, array) -> tuple[dict[str, float], list[str]]:
 
 
 def pre_retrieval_values(terms: pre.TermMatrix, *, partial_corpus: bool, pool: bool = False) -> list[PredictorValues]:
-    """Every pre-retrieval predictor over ``terms``' queries (``pool``: the index is built from their pools)."""
+    """Every pre-retrieval predictor over ``terms``' queries (``pool``: the index is built from their pools;
+    both marks only on those that read the index's statistics, not on the analyzed query length)."""
     out = []
     for p in PRE_RETRIEVAL:
         values, undefined = _values(terms.qids, p.function(terms))
-        out.append(PredictorValues(p.key, p.key, PRE, "", values, undefined, partial_corpus, p.definition(),
-                                   pool=pool))
+        out.append(PredictorValues(p.key, p.key, PRE, "", values, undefined, partial_corpus and p.reads_index,
+                                   p.definition(), pool=pool and p.reads_index))
     return out
 
 
 def post_retrieval_values(retriever: str, run: Mapping[str, Mapping[str, float]],
-                          queries: Mapping[str, str] | None = None, *, k: int = DEFAULT_K,
+                          query_lengths: Mapping[str, int] | None = None, *, k: int = DEFAULT_K,
                           wig_k: int = DEFAULT_WIG_K, only: set[str] | None = None,
                           corpus_scores: Mapping[str, float] | None = None, model: str = "",
                           partial_corpus: bool = False, pool: bool = False) -> list[PredictorValues]:
-    """Every post-retrieval predictor of ``retriever``'s run (over ``only``'s queries when given); the
-    canonical NQC/WIG/SMV only with ``corpus_scores`` (``{qid: score(D, q)}`` under ``model``, from an
-    index whose ``partial_corpus`` and ``pool`` marks they carry)."""
+    """Every post-retrieval predictor of ``retriever``'s run (over ``only``'s queries when given); WIG
+    divides by ``query_lengths`` (``{qid: analyzed |q|}``: :meth:`pipeline.predict.pre_retrieval.TermMatrix.lengths`;
+    without it WIG is undefined); the canonical NQC/WIG/SMV only with ``corpus_scores`` (``{qid: score(D, q)}``
+    under ``model``, from an index whose ``partial_corpus`` and ``pool`` marks they carry). A pool-marked
+    NQC@k names sd@k, its numerator, which reads no index, as the value ``beside`` it."""
     scoped = {q: r for q, r in run.items() if only is None or q in only}
-    matrix = post.ScoreMatrix.from_run(scoped, queries, corpus_scores)
+    matrix = post.ScoreMatrix.from_run(scoped, query_lengths, corpus_scores)
     out = []
     for p in post_retrieval(k, wig_k, canonical=corpus_scores is not None):
         values, undefined = _values(matrix.qids, p.function(matrix))
         keywords = p.function.keywords if isinstance(p.function, partial) else {}
         corpus = uses_corpus_score(p)
+        beside = f"sd@{k}[{retriever}]" if pool and corpus and p.key.startswith("nqc@") else ""
         out.append(PredictorValues(f"{p.key}[{retriever}]", p.key, POST, retriever, values, undefined,
                                    partial_corpus and corpus, p.definition(), k=keywords.get("k"),
                                    normaliser=keywords.get("normaliser", ""), model=model if corpus else "",
-                                   pool=pool and corpus))
+                                   pool=pool and corpus, beside=beside))
     return out
 
 

@@ -64,9 +64,13 @@ class Prediction:
                                          "relevance": t.provenance.get("relevance", ""), "values": dict(t.values),
                                          "hard": sorted(t.hard), "provenance": t.provenance} for t in ts}
                             for d, ts in self.targets.items()},
-                "evaluation": [{**r.as_dict(), "verdict": r.verdict(self.settings.get("pool_in_verdicts", False))}
-                               for r in self.rows], "provenance": self.provenance,
+                "evaluation": [self._row(r) for r in self.rows], "provenance": self.provenance,
                 "k_sweep": {"note": evaluation.K_SWEEP_NOTE, "rows": self.k_sweep}, "seconds": self.seconds}
+
+
+    def _row(self, row: evaluation.Row) -> dict:
+        verdict, reason = row.verdict_reason(self.settings.get("pool_in_verdicts", False))
+        return {**row.as_dict(), "verdict": verdict, "verdict_reason": reason}
 
 
 def _check_disjoint(collections) -> None:
@@ -87,7 +91,8 @@ def _absent_or_add(result, named: dict, absent: list, family: str, recorded: dic
     recorded[name] = info
     definition = llm_signals.DEFINITIONS[family]
     named[name] = catalog.PredictorValues(name, name.split("[")[0], family, name.split("[", 1)[1].rstrip("]"),
-                                          values, [], partial, " ".join(definition.__doc__.split()))
+                                          values, [], partial, " ".join(definition.__doc__.split()),
+                                          gate=targets.model_gate(info.get("provenance")))
 
 
 def predict(collections, *, retrievers, generators=(), judges=(), setups=("binary",), k=catalog.DEFAULT_K,
@@ -107,7 +112,7 @@ def predict(collections, *, retrievers, generators=(), judges=(), setups=("binar
     predictors, all_targets, absent = {}, {}, []
     provenance = {"index": {}, "runs": {}, "judges": {}, "generators": {}, "llm_signals": {}, "models": []}
     started = time.perf_counter()
-    sweeps, data_queries = [], {}  # (dataset, run, corpus scores): the k sweep once the targets are known
+    sweeps, data_queries = [], {}  # (dataset, run, corpus scores, |q|, index): the k sweep once the targets are known
     for data in collections:
         queries = data.queries()
         named: dict[str, catalog.PredictorValues] = {}
@@ -128,7 +133,7 @@ def predict(collections, *, retrievers, generators=(), judges=(), setups=("binar
                  "corpus_score": (f"{model.describe()} of the collection as one document, from the {data.name} index's "
                                   f"statistics ({stats.n_docs:,} documents{'; marked pool' if stats.pool else ''})"
                                   if model else "unknown retrieval model: NQC/WIG/SMV in the list-mean variant only")})
-            for pv in catalog.post_retrieval_values(run.name, run.run, queries, k=k, wig_k=wig_k, only=set(queries),
+            for pv in catalog.post_retrieval_values(run.name, run.run, terms.lengths(), k=k, wig_k=wig_k, only=set(queries),
                                                     corpus_scores=scores, model=model.describe() if model else "",
                                                     partial_corpus=stats.partial, pool=stats.pool):
                 named[pv.name] = pv
@@ -141,7 +146,7 @@ def predict(collections, *, retrievers, generators=(), judges=(), setups=("binar
             else:
                 absent.append(llm_signals.Absent(f"clarity@{k}[{run.name}]", "the index holds no document vectors "
                                                  "(built without -storeDocvectors): no Clarity or UEF"))
-            sweeps.append((data.name, run, scores))
+            sweeps.append((data.name, run, scores, terms.lengths(), stats))
         for arg in judges:
             for setup in setups:
                 target, judgments = targets.judge_target(data, arg, setup, quantile, cap=cap, llm_options=llm_options,
@@ -165,8 +170,10 @@ def predict(collections, *, retrievers, generators=(), judges=(), setups=("binar
         data_queries[data.name] = queries
     computed = time.perf_counter()
     rows = evaluation.evaluate(predictors, all_targets, n_boot=n_boot, seed=seed)
-    sweep = [row for dataset, run, scores in sweeps
-             for row in evaluation.k_sweep(run.name, run.run, all_targets[dataset], scores, data_queries[dataset])]
+    sweep = [row for dataset, run, scores, lengths, stats in sweeps
+             for row in evaluation.k_sweep(run.name, run.run, all_targets[dataset], corpus_scores=scores,
+                                           query_lengths=lengths, queries=data_queries[dataset], index=stats,
+                                           partial_corpus=stats.partial, pool=stats.pool, n_boot=n_boot, seed=seed)]
     provenance["bootstrap"] = {"n_boot": n_boot, "seed": seed, "confidence": evaluation.CONFIDENCE,
                                "method": "percentile; pooled rows resample within each dataset"}
     provenance["auc"] = evaluation.AUC_NOTE

@@ -12,6 +12,12 @@ task's own queries, not only the three tasks' common universe):
   means the expected direction (higher predictor, easier query) and AUC < 0.5 the opposite;
 - ``tau_easier``: τ signed so that positive means the same (τ for a target whose higher value is
   easier, -τ for one whose higher value is harder, such as disagreement), the heatmap's colour;
+- sMARE, the scaled mean absolute rank error (Faggioli, Zendel, Culpepper, Ferro and Scholer, ECIR 2021,
+  "An enhanced evaluation framework for query performance prediction"): each query's scaled absolute rank
+  error sARE = |r_pred(q) - r_easy(q)| / n between its rank by the predictor and by the target's easiness
+  (average ranks for ties), and sMARE their mean: 0 = the same order, about 1/3 for an unrelated
+  predictor, lower is better; its interval resamples the queries' sARE (the per-query unit of the paper's
+  analysis of variance);
 - 95% percentile bootstrap intervals of τ, r and AUC over queries (``n_boot`` resamples, a seeded
   ``numpy.random.default_rng(seed)``, both recorded); the resampled statistics are computed at once
   over the resamples (each a count vector: τ-b and AUC as quadratic forms of the counts, r from
@@ -36,19 +42,24 @@ import numpy as np
 from scipy import stats
 
 from core.multiple_testing import holm_adjust
+from pipeline.predict import verdict
 
 N_BOOT = 1000
 SEED = 0
 CONFIDENCE = 0.95
 MIN_QUERIES = 5  # fewer shared queries: no row figures (n shown, reason given)
+MIN_VERDICT_N = verdict.MIN_VERDICT_N  # fewer shared queries: figures, and an inconclusive verdict
 POOLED = "pooled"
 POOL_LEFT_OUT = "left out (pool statistics)"
+GATED = "no verdict (model gate)"  # a target or predictor made by a sub-1B or unknown-size model
 POOL_NOTE = ("pool: statistics from an index built from these topics' own judged pools and top lists (the data "
              "folder's passages), conditioned on the queries being predicted; such predictors are left out of "
              "every 'foresees' verdict (a full-corpus index, --index or irdash.toml [qpp_index], removes the mark)")
 K_SWEEP = (5, 10, 20, 50, 100, 500)
-K_SWEEP_NOTE = ("k sweep: τ-b per cut-off on the same queries the table is measured on, to show how k matters; "
-                "the table's k is fixed beforehand (--k, --wig-k), never chosen from this sweep")
+K_SWEEP_NOTE = ("k sweep: τ-b [95% bootstrap interval] and sMARE per cut-off on the same queries the table is "
+                "measured on, to show how k matters; the table's k is fixed beforehand (--k, --wig-k), never "
+                "chosen from this sweep; 'pool' marks values that read a pool-built index")
+SMARE_NOTE = "sMARE: scaled mean absolute rank error (Faggioli et al. 2021), 0 = the target's order, ~1/3 = unrelated"
 AUC_NOTE = "AUC: hard-set membership, oriented so that a higher predictor value predicts an easier query " \
            "(AUC > 0.5 = the expected direction)"
 
@@ -63,6 +74,7 @@ class Target:
     higher_is_easier: bool
     hard: frozenset[str]  # the task's hard set over its own queries (the study's rule)
     provenance: dict = field(default_factory=dict)
+    gate: str = ""  # why no verdict may rest on it: the model that made it is sub-1B or of unknown size
 
 
 @dataclass
@@ -87,29 +99,37 @@ class Row:
     higher_is_easier: bool = True
     note: str = ""
     pool: bool = False  # the predictor reads an index built from these topics' pools
+    smare: float | None = None  # scaled mean absolute rank error (module docstring; lower is better)
+    gate: str = ""  # why no verdict may rest on the row: the target's or predictor's model (sub-1B, unknown size)
 
     def verdict(self, include_pool: bool = False) -> str:
-        """Whether the predictor foresees the target here: ``foresees`` (Holm-corrected τ p < 0.05 and τ's
-        interval on the easier-positive side), ``does not foresee`` (τ's interval on the other side),
-        ``inconclusive`` (the evidence cannot carry either: an interval across 0, or Holm p >= 0.05),
-        ``not measurable`` (no τ); a predictor read from pool-built statistics is ``left out (pool
-        statistics)`` unless ``include_pool`` (its statistics are conditioned on these very queries)."""
-        if self.pool and not include_pool:
-            return POOL_LEFT_OUT
+        """Whether the predictor foresees the target here (:meth:`verdict_reason` says why)."""
+        return self.verdict_reason(include_pool)[0]
+
+    def verdict_reason(self, include_pool: bool = False) -> tuple[str, str]:
+        """``(verdict, reason)`` of the claim "the predictor foresees the target" read by the shared inference
+        core (:mod:`pipeline.predict.verdict`): ``foresees``, ``does not foresee`` or ``inconclusive`` (with
+        the power), ``not measurable`` (no τ); a target or predictor made by a sub-1B or unknown-size model
+        reads ``no verdict (model gate)`` and a predictor read from pool-built statistics ``left out (pool
+        statistics)`` unless ``include_pool``, each with the figures' own verdict in its reason."""
         interval = self.intervals.get("kendall_tau")
-        if self.kendall_tau is None or not interval:
-            return "not measurable"
+        if self.kendall_tau is None or not interval or self.kendall_p_holm is None:
+            return (GATED, self.gate) if self.gate else ("not measurable", self.note or "no τ")
         sign = 1 if self.higher_is_easier else -1
         low, high = sorted((sign * interval[0], sign * interval[1]))
-        if low > 0 and self.kendall_p_holm is not None and self.kendall_p_holm < 0.05:
-            return "foresees"
-        if high < 0 and self.kendall_p_holm is not None and self.kendall_p_holm < 0.05:
-            return "does not foresee"
-        return "inconclusive"
+        decision = verdict.decide(sign * self.kendall_tau, self.n, self.kendall_p_holm, (low, high))
+        if self.gate:
+            return GATED, verdict.reason(decision.gated([self.gate]))
+        if self.pool and not include_pool:
+            return POOL_LEFT_OUT, verdict.reason(decision.gated(
+                ["reads an index built from these topics' pools (--pool-in-verdicts counts it)"]))
+        return verdict.VERDICTS.get(decision.verdict, decision.verdict), verdict.reason(decision)
 
     def as_dict(self) -> dict:
         # p_holm: the table's headline (τ's Holm p); verdict: the default one (pool statistics left out)
-        return {**asdict(self), "p_holm": self.kendall_p_holm, "verdict": self.verdict()}
+        verdict, reason = self.verdict_reason()
+        return {**asdict(self), "p_holm": self.kendall_p_holm, "verdict": verdict, "verdict_reason": reason}
+
 
 
 # ---- the statistics over resamples, each resample as its counts ------------------------------------
@@ -184,6 +204,19 @@ def easy_auc(x: np.ndarray, easy: np.ndarray, counts: np.ndarray | None = None) 
         return np.where((n_pos > 0) & (n_neg > 0), u / (n_pos * n_neg), np.nan)
 
 
+def scaled_rank_errors(x: np.ndarray, easiness: np.ndarray) -> np.ndarray:
+    """Each query's sARE = |r_x(q) - r_e(q)| / n (Faggioli et al. 2021): its rank by the predictor and by
+    the target's easiness (``easiness``: the target, negated when its higher value is harder), average
+    ranks for ties (``scipy.stats.rankdata``)."""
+    return np.abs(stats.rankdata(x) - stats.rankdata(easiness)) / len(x)
+
+
+def smare(errors: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
+    """sMARE, the mean of the queries' sARE (:func:`scaled_rank_errors`), per resample of the queries."""
+    counts = np.ones((1, len(errors))) if counts is None else counts
+    return (counts @ errors) / counts.sum(axis=1)
+
+
 def resample_indices(strata: Sequence, n_boot: int, rng: np.random.Generator) -> np.ndarray:
     """[n_boot, n] indices drawn with replacement within each stratum (one stratum: plain bootstrap)."""
     strata = np.asarray(strata)
@@ -240,6 +273,8 @@ def evaluate_pair(predictor: Mapping[str, float], target: Target, *, name: str, 
     row.kendall_tau, row.kendall_p = float(tau.statistic), float(tau.pvalue)
     row.pearson_r, row.pearson_p = float(r.statistic), float(r.pvalue)
     row.tau_easier = row.kendall_tau if target.higher_is_easier else -row.kendall_tau
+    errors = scaled_rank_errors(x, y if target.higher_is_easier else -y)
+    row.smare = float(errors.mean())
     if easy.all() or not easy.any():
         row.note = "the hard set is empty or every query among these: no AUC"
     else:
@@ -249,7 +284,8 @@ def evaluate_pair(predictor: Mapping[str, float], target: Target, *, name: str, 
     counts = plain_resamples(len(qids), n_boot, seed)
     row.intervals = {"kendall_tau": _interval(kendall_tau_b(x, y, counts)),
                      "pearson_r": _interval(pearson_r(x, y, counts)),
-                     "auc": _interval(easy_auc(x, easy, counts)) if row.auc is not None else None}
+                     "auc": _interval(easy_auc(x, easy, counts)) if row.auc is not None else None,
+                     "smare": _interval(smare(errors, counts))}
     return row
 
 
@@ -286,12 +322,13 @@ def pooled_pair(per_dataset: list[tuple[Mapping[str, float], Target]], rows: lis
         return None if any(v is None for v in values) else float(np.average(values, weights=weights))
 
     row.kendall_tau, row.pearson_r, row.auc = weighted("kendall_tau"), weighted("pearson_r"), weighted("auc")
+    row.smare = weighted("smare")
     row.kendall_p = _stouffer(ok, row.kendall_tau, "kendall_p", "kendall_tau")
     row.pearson_p = _stouffer(ok, row.pearson_r, "pearson_p", "pearson_r")
     row.tau_easier = row.kendall_tau if target0.higher_is_easier else -row.kendall_tau
     # the stratified bootstrap: every dataset resampled within itself, the statistic per dataset, weighted
     rng = np.random.default_rng(seed)
-    draws = {"kendall_tau": [], "pearson_r": [], "auc": []}
+    draws = {"kendall_tau": [], "pearson_r": [], "auc": [], "smare": []}
     used = [(p, t) for (p, t), r in zip(per_dataset, rows) if r.kendall_tau is not None]
     for predictor, target in used:
         _, x, y, easy = paired(predictor, target)
@@ -299,6 +336,7 @@ def pooled_pair(per_dataset: list[tuple[Mapping[str, float], Target]], rows: lis
         draws["kendall_tau"].append(kendall_tau_b(x, y, counts))
         draws["pearson_r"].append(pearson_r(x, y, counts))
         draws["auc"].append(easy_auc(x, easy, counts))
+        draws["smare"].append(smare(scaled_rank_errors(x, y if target.higher_is_easier else -y), counts))
     row.intervals = {key: _interval(np.average(np.vstack(samples), axis=0, weights=weights))
                      if not (key == "auc" and row.auc is None) else None for key, samples in draws.items()}
     return row
@@ -310,6 +348,13 @@ def holm_table(rows: list[Row]) -> None:
         p = np.array([np.nan if getattr(r, p_key) is None else getattr(r, p_key) for r in rows], dtype=float)
         for row, adjusted in zip(rows, holm_adjust(p)):
             setattr(row, out_key, _num(adjusted))
+
+
+def _gate(target: Target, predictor) -> str:
+    """Why a row carries no verdict: its target's or its predictor's model is gated ("" when neither is)."""
+    parts = [f"target {target.name}: {target.gate}" if target.gate else "",
+             f"predictor {getattr(predictor, 'name', '')}: {predictor.gate}" if getattr(predictor, "gate", "") else ""]
+    return "; ".join(p for p in parts if p)
 
 
 def evaluate(predictors: Mapping[str, Mapping[str, Mapping]], targets: Mapping[str, list[Target]], *,
@@ -327,6 +372,7 @@ def evaluate(predictors: Mapping[str, Mapping[str, Mapping]], targets: Mapping[s
                 row = evaluate_pair(pv.values, target, name=name, family=pv.family, partial=pv.partial,
                                     n_boot=n_boot, seed=seed)
                 row.pool = bool(getattr(pv, "pool", False))
+                row.gate = _gate(target, pv)
                 rows.append(row)
                 groups.setdefault((name, target.name), []).append((pv.values, target, row))
     if pooled:
@@ -336,28 +382,70 @@ def evaluate(predictors: Mapping[str, Mapping[str, Mapping]], targets: Mapping[s
                                         family=members[0][2].family, partial=any(r.partial for *_, r in members),
                                         n_boot=n_boot, seed=seed))
                 rows[-1].pool = any(r.pool for *_, r in members)
+                rows[-1].gate = next((r.gate for *_, r in members if r.gate), "")
     holm_table(rows)
     return rows
 
 
-def k_sweep(retriever: str, run: Mapping[str, Mapping[str, float]], targets: Sequence[Target],
-            corpus_scores: Mapping[str, float] | None = None, queries: Mapping[str, str] | None = None,
-            ks: Sequence[int] = K_SWEEP) -> list[dict]:
-    """τ-b of each post-retrieval predictor with a cut-off (WIG's too) at every k of ``ks`` the run is deep
-    enough for (its longest list), against every target: ``K_SWEEP_NOTE`` says what it is for."""
+def beside_rows(document: Mapping) -> list[tuple[dict, dict]]:
+    """``(NQC row, sd row)`` of a stored prediction: each pool-marked NQC@k row beside the row of sd@k (σ@k,
+    its unnormalised numerator, which reads no index) on the same scope and target."""
+    info = document.get("predictor_info") or {}
+    rows = {(r["dataset"], r["predictor"], r["target"]): r for r in document.get("evaluation", [])}
+    return [(r, rows[r["dataset"], info[r["predictor"]]["beside"], r["target"]])
+            for r in document.get("evaluation", []) if r.get("pool") and (info.get(r["predictor"]) or {}).get("beside")
+            and (r["dataset"], info[r["predictor"]]["beside"], r["target"]) in rows]
+
+
+def beside_text(nqc: Mapping, sd: Mapping) -> str:
+    """One line: the pool-normalised NQC beside the index-free σ@k, each τ with its interval."""
+    def tau(row):
+        interval = (row.get("intervals") or {}).get("kendall_tau")
+        value = "--" if row.get("kendall_tau") is None else f"{row['kendall_tau']:+.3f}"
+        return value + (f" [{interval[0]:+.2f}, {interval[1]:+.2f}]" if interval else "")
+
+    return (f"{nqc['dataset']} {nqc['target']}: {nqc['predictor']} divides by a pool-built corpus score, τ = {tau(nqc)}; "
+            f"beside it {sd['predictor']} (σ@k, unnormalised, reads no index), τ = {tau(sd)}")
+
+
+def beside_lines(document: Mapping) -> list[str]:
+    return [beside_text(nqc, sd) for nqc, sd in beside_rows(document)]
+
+
+def k_sweep(retriever: str, run: Mapping[str, Mapping[str, float]], targets: Sequence[Target], *,
+            corpus_scores: Mapping[str, float] | None = None, query_lengths: Mapping[str, int] | None = None,
+            queries: Mapping[str, str] | None = None, index=None, partial_corpus: bool = False, pool: bool = False,
+            ks: Sequence[int] = K_SWEEP, n_boot: int = N_BOOT, seed: int = SEED) -> list[dict]:
+    """τ-b with its 95% bootstrap interval and sMARE of each post-retrieval predictor with a cut-off (WIG's
+    too) at every k of ``ks`` the run is deep enough for (its longest list), against every target, each
+    value with its ``pool`` and ``partial`` marks; with ``index`` (an open index holding document vectors)
+    and ``queries`` (their text), Clarity@k and the UEF of each NQC/WIG/SMV at k as well.
+    ``K_SWEEP_NOTE`` says what the sweep is for."""
     from pipeline.predict import catalog
 
     depth = max((len(r) for r in run.values()), default=0)
+    scope = set(queries or run)
+    vectors = index is not None and queries is not None and index.has_document_vectors()
     out = []
     for k in [k for k in ks if k <= depth]:
-        for pv in catalog.post_retrieval_values(retriever, run, queries, k=k, wig_k=k, only=set(queries or run),
-                                                corpus_scores=corpus_scores):
-            if pv.k is None:
-                continue
+        found = [pv for pv in catalog.post_retrieval_values(retriever, run, query_lengths, k=k, wig_k=k, only=scope,
+                                                            corpus_scores=corpus_scores, partial_corpus=partial_corpus,
+                                                            pool=pool) if pv.k is not None]
+        if vectors:
+            bases = {pv.predictor: pv for pv in found if pv.normaliser}
+            found += catalog.relevance_model_values(retriever, run, {q: queries[q] for q in scope if q in queries},
+                                                    index, k, bases)[0]
+        for pv in found:
             for target in targets:
                 qids, x, y, _ = paired(pv.values, target)
-                tau = (float(stats.kendalltau(x, y, variant="b").statistic)
-                       if len(qids) >= MIN_QUERIES and np.ptp(x) > 0 and np.ptp(y) > 0 else None)
-                out.append({"dataset": target.dataset, "predictor": pv.predictor.split("@")[0], "component": retriever,
-                            "k": k, "target": target.name, "n": len(qids), "kendall_tau": tau})
+                entry = {"dataset": target.dataset, "predictor": pv.predictor.split("@")[0], "component": retriever,
+                         "k": k, "target": target.name, "n": len(qids), "kendall_tau": None, "tau_interval": None,
+                         "smare": None, "pool": pv.pool, "partial": pv.partial}
+                if len(qids) >= MIN_QUERIES and np.ptp(x) > 0 and np.ptp(y) > 0:
+                    counts = plain_resamples(len(qids), n_boot, seed)
+                    errors = scaled_rank_errors(x, y if target.higher_is_easier else -y)
+                    entry.update(kendall_tau=float(stats.kendalltau(x, y, variant="b").statistic), smare=float(errors.mean()),
+                                 tau_interval=_interval(kendall_tau_b(x, y, counts)))
+                out.append(entry)
     return out
+

@@ -107,6 +107,7 @@ class IndexStatistics:
     _counts: dict = field(default_factory=dict, repr=False)
     _analyzer: object = field(default=None, repr=False)
     _has_vectors: bool | None = field(default=None, repr=False)
+    _vectors: dict = field(default_factory=dict, repr=False)  # docid -> its vector, read once (the k sweep rereads)
 
     @property
     def partial(self) -> bool:
@@ -158,11 +159,13 @@ class IndexStatistics:
     def document_vector(self, docid: str) -> dict[str, int] | None:
         """``{analyzed term: tf}`` of a document (pyserini's stored document vector), None when the index
         does not hold the document or its vectors (an index built without -storeDocvectors)."""
-        try:
-            vector = self.reader.get_document_vector(docid)
-        except Exception:  # pyjnius raises its own types for a missing document
-            return None
-        return {str(t): int(c) for t, c in vector.items()} if vector else None
+        if docid not in self._vectors:
+            try:
+                vector = self.reader.get_document_vector(docid)
+            except Exception:  # pyjnius raises its own types for a missing document
+                vector = None
+            self._vectors[docid] = {str(t): int(c) for t, c in vector.items()} if vector else None
+        return self._vectors[docid]
 
     def term_matrix(self, queries: Mapping[str, str]) -> TermMatrix:
         """The :class:`TermMatrix` of ``queries`` (``{qid: text}``), each distinct term looked up once."""

@@ -43,9 +43,11 @@ def quiet_nan():
 @dataclass(frozen=True)
 class ScoreMatrix:
     """``scores[q, i]``: the i-th highest score of query ``qids[q]`` (NaN past its list);
-    ``lengths[q]``: how many scores it has; ``query_terms[q]``: its query length in words
-    (WIG's normaliser; whitespace tokens of the query text, 1 when the text is unknown); ``corpus[q]``:
-    its corpus score ``score(D, q)`` from the index (NaN when unknown or not given)."""
+    ``lengths[q]``: how many scores it has; ``query_terms[q]``: its analyzed query length |q| (WIG's
+    normaliser: the terms the index's Lucene analyzer leaves, repeats counted, as
+    :meth:`pipeline.predict.pre_retrieval.TermMatrix.lengths` gives them; NaN when not given or 0, so WIG
+    is undefined rather than normalised by a guess); ``corpus[q]``: its corpus score ``score(D, q)`` from
+    the index (NaN when unknown or not given)."""
     qids: tuple[str, ...]
     scores: np.ndarray  # float64 [Q, L]
     lengths: np.ndarray  # int64 [Q]
@@ -53,7 +55,7 @@ class ScoreMatrix:
     corpus: np.ndarray | None = None  # float64 [Q]
 
     @classmethod
-    def from_run(cls, run: Mapping[str, Mapping[str, float]], queries: Mapping[str, str] | None = None,
+    def from_run(cls, run: Mapping[str, Mapping[str, float]], query_lengths: Mapping[str, int] | None = None,
                  corpus_scores: Mapping[str, float] | None = None) -> "ScoreMatrix":
         qids = tuple(run)
         lengths = np.array([len(run[q]) for q in qids], dtype=np.int64)
@@ -62,9 +64,9 @@ class ScoreMatrix:
         for row, qid in enumerate(qids):  # filling is per query; every predictor below is vectorised
             values = np.fromiter(run[qid].values(), dtype=np.float64, count=lengths[row])
             scores[row, :lengths[row]] = -np.sort(-values)
-        words = [len((queries or {}).get(q, "").split()) for q in qids]
+        terms = np.array([(query_lengths or {}).get(q, np.nan) for q in qids], float)
         corpus = None if corpus_scores is None else np.array([corpus_scores.get(q, np.nan) for q in qids], float)
-        return cls(qids=qids, scores=scores, lengths=lengths, query_terms=np.maximum(np.array(words, float), 1.0),
+        return cls(qids=qids, scores=scores, lengths=lengths, query_terms=np.where(terms > 0, terms, np.nan),
                    corpus=corpus)
 
     def top(self, k: int) -> np.ndarray:
@@ -131,9 +133,10 @@ def nqc_at_k(m: ScoreMatrix, k: int = 100, normaliser: str = CORPUS) -> np.ndarr
 def wig_at_k(m: ScoreMatrix, k: int = 5, normaliser: str = CORPUS) -> np.ndarray:
     """WIG@k (Zhou and Croft 2007, "Query performance prediction in web search environments"):
     (1/k) sum_{i<=k} (s_i - score(D, q)) / sqrt(|q|), the top k's mean gain over the corpus score,
-    normalised by the square root of the query length |q| (words of the query text); the corpus score
-    is the index's (``corpus``, the paper's) or the mean of the whole retrieved list (``list_mean``),
-    module docstring. Needs k scores."""
+    normalised by the square root of the query length |q| (the analyzed query terms: the index's Lucene
+    analyzer, stopwords removed, repeats counted); the corpus score is the index's (``corpus``, the
+    paper's) or the mean of the whole retrieved list (``list_mean``), module docstring. Needs k scores
+    and |q| >= 1."""
     with quiet_nan():
         gain = np.nanmean(m.top(k), axis=1) - m.corpus_score(normaliser)
     return _defined(gain / np.sqrt(m.query_terms), m.has(k))

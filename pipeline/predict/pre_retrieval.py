@@ -54,6 +54,10 @@ class TermMatrix:
         return cls(qids=qids, df=df, cf=cf, term_ids=term_ids, n_terms=np.array([len(counts[q]) for q in qids], dtype=np.int64),
                    n_docs=int(n_docs), n_tokens=int(n_tokens))
 
+    def lengths(self) -> dict[str, int]:
+        """``{qid: |q|}``, the analyzed query length (WIG's normaliser: the same analyzer as the index)."""
+        return dict(zip(self.qids, self.n_terms.tolist()))
+
     def seen(self) -> np.ndarray:
         """Term occurrences the index has (df > 0); padding and unseen terms are False."""
         return np.nan_to_num(self.df) > 0

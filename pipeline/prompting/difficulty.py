@@ -37,6 +37,7 @@ from pipeline.typology.categories import TASKS, Assignment, Category, Typology, 
 
 DATA_DIR = Path(__file__).resolve().parent
 DEFAULT_TEMPLATES = DATA_DIR / "difficulty_sentences.json"
+DEFAULT_STATEMENTS = DATA_DIR / "neutral_statements.json"
 REASON_MODES = ("first", "all")
 
 
@@ -93,6 +94,64 @@ def load_templates(path: str | Path = DEFAULT_TEMPLATES) -> SentenceTemplates:
     return templates_from_dict(_read_json(path), str(path))
 
 
+# ---------------------------------------------------------------------------- control statements
+@dataclass(frozen=True)
+class NeutralStatements:
+    """Grammatical statements naming no difficulty, by word count (``neutral_statements.json``): the control
+    arms' sentence, as long as the difficulty sentence it stands for (issue 40: a cut fragment such as "Read the
+    query and the." is no statement, and a reader tells it from the real sentence by its form alone).
+
+    ``series[0]`` has one statement for every count 1..L; a longer sentence is matched by several statements,
+    one from each series in turn, the words split as evenly as possible (each part then has at least L/2
+    words, so the later series hold the counts ceil(L/2)..L)."""
+    series: tuple[dict[int, str], ...]
+    source: str = ""
+
+    def statement(self, words: int) -> str:
+        """A neutral statement of exactly ``words`` words."""
+        if words < 1:
+            raise ValueError(f"a control statement needs at least one word, got {words}")
+        longest = max(self.series[0])
+        parts = -(-words // longest)
+        base, extra = divmod(words, parts)
+        sizes = [base + 1] * extra + [base] * (parts - extra)
+        return " ".join(self.series[i % len(self.series)][size] for i, size in enumerate(sizes))
+
+    def matching(self, sentence: str) -> str:
+        """The statement as long as ``sentence`` (its words, split on whitespace)."""
+        return self.statement(len(sentence.split()))
+
+    def as_dict(self) -> dict:
+        return {"series": [{str(k): v for k, v in sorted(s.items())} for s in self.series], "source": self.source}
+
+
+def load_statements(path: str | Path = DEFAULT_STATEMENTS) -> NeutralStatements:
+    """The control statements of ``path``, checked: every text has its key's word count, the first series
+    every count 1..L, the others ceil(L/2)..L (:class:`NeutralStatements`)."""
+    path = Path(path)
+    obj = _read_json(path)
+    raw = obj.get("series") if isinstance(obj, dict) else None
+    if not isinstance(raw, list) or not raw or not all(isinstance(s, dict) for s in raw):
+        raise DifficultyInputError(f"{path}: expected an object with 'series', a list of {{word count: text}}")
+    series = []
+    for i, entries in enumerate(raw):
+        checked = {}
+        for key, text in entries.items():
+            if not (isinstance(key, str) and key.isdigit() and isinstance(text, str)) \
+                    or len(text.split()) != int(key):
+                raise DifficultyInputError(f"{path}: series {i}, {key!r}: the text must have exactly {key} words, "
+                                           f"got {text!r}")
+            checked[int(key)] = " ".join(text.split())
+        series.append(checked)
+    longest = max(series[0], default=0)
+    for i, entries in enumerate(series):
+        needed = set(range(1, longest + 1)) if i == 0 else set(range(-(-longest // 2), longest + 1))
+        if not needed <= set(entries):
+            raise DifficultyInputError(f"{path}: series {i} lacks the word counts "
+                                       f"{sorted(needed - set(entries))}")
+    return NeutralStatements(tuple(series), str(path))
+
+
 # ---------------------------------------------------------------------------- assignments
 def load_assignments(path: str | Path, typology: Typology) -> list[Assignment]:
     """Read assignments from a JSON list or a JSONL file of ``{"qid", "task", "categories"}``.
@@ -147,27 +206,43 @@ def load_assignments(path: str | Path, typology: Typology) -> list[Assignment]:
 
 
 def given_reasons(dataset: str, source: str, typology_file, model: str | None = None,
-                  ) -> tuple[Typology, list[Assignment], dict]:
+                  stated: Mapping[str, float] | None = None) -> tuple[Typology, list[Assignment], dict]:
     """``(typology, assignments, how they were made)`` of reasons made before the run: ``source="typology"``,
     the failure typology store's latest runs of ``dataset`` by one model (:func:`reasons_from_typology_store`,
     its own categories); otherwise ``source`` is a reasons FILE against the typology of ``typology_file``
-    (:func:`load_assignments`). ``how`` is what a result records: ``{"typology_store": report}`` or
-    ``{"imported": FILE}``."""
+    (:func:`load_assignments`), made by ``model`` when named (its size from ``stated``, the user's
+    ``--model-size``, checked as every statement is: :func:`pipeline.llm.sizes.with_stated_size`). ``how`` is
+    what a result records: ``{"typology_store": report}`` or ``{"imported": FILE[, "made_by": provenance]}``."""
     if source == "typology":
         typology, assignments, report = reasons_from_typology_store(dataset, model=model)
         return typology, assignments, {"typology_store": report}
     typology = load_typology(typology_file)
-    return typology, load_assignments(source, typology), {"imported": str(source)}
+    how = {"imported": str(source)}
+    if model:
+        from pipeline.llm.sizes import with_stated_size
+
+        how["made_by"] = with_stated_size(Provenance(FILE_MAKER_BACKEND, model), stated).as_dict()
+    return typology, load_assignments(source, typology), how
+
+
+# a reasons FILE's maker: named by the user (--reasons-model), sized only by a statement (--model-size)
+FILE_MAKER_BACKEND = "imported"
+FILE_MAKER_ROLE = "reasons FILE's maker"
 
 
 def reasons_made_by(how: Mapping | None) -> tuple[str, Provenance] | None:
     """``(role, provenance)`` of the model that made the reasons a result rests on, from the result's record
     of how they were made (:func:`given_reasons`, or an assignment made in the run): the model that
-    assigned them in the run (``assigned_by``), or that of the typology store's runs they were read from.
-    None for a reasons FILE (made elsewhere, by whoever) and for records from before runs kept it."""
+    assigned them in the run (``assigned_by``), that of the typology store's runs they were read from, or a
+    reasons FILE's maker. A FILE counts as made by a model of unknown size (issue 40: a file must not open the
+    gate a model's size closes) unless its maker is named and its size stated. None for records from before
+    runs kept their model."""
     how = how or {}
     if how.get("assigned_by"):
         return "assigner", Provenance.from_dict(how["assigned_by"])
+    if how.get("imported"):
+        return FILE_MAKER_ROLE, Provenance.from_dict(how.get("made_by") or {"backend": FILE_MAKER_BACKEND,
+                                                                            "model": "unnamed"})
     runs = [r for r in (how.get("typology_store") or {}).values() if isinstance(r, Mapping) and r.get("provenance")]
     return ("reasons' model (typology store)", Provenance.from_dict(runs[0]["provenance"])) if runs else None
 

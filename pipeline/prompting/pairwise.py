@@ -41,6 +41,7 @@ from typing import Iterable, Mapping, Sequence
 
 from scipy.stats import binomtest
 
+from core.inference.paired import sign_test  # noqa: F401  (wins against losses; re-exported)
 from pipeline.llm.base import Message
 
 ORDERS = ("ab", "ba")  # ab: baseline is A, aware is B; ba: aware is A, baseline is B
@@ -157,13 +158,6 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
         return None
     ci = binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
     return float(ci.low), float(ci.high)
-
-
-def sign_test(wins: int, losses: int) -> float | None:
-    """Two-sided exact sign test of wins against losses (ties dropped); None without a decisive pair."""
-    if wins + losses == 0:
-        return None
-    return float(binomtest(wins, wins + losses, 0.5, alternative="two-sided").pvalue)
 
 
 def query_outcome(outcomes: Sequence[PairOutcome]) -> PairOutcome:

@@ -82,14 +82,6 @@ def study_dir(data) -> Path:
     return paths.cache_subdir("failure", slug(data.name))
 
 
-def folder_judgments(folder, dataset: str) -> dict[str, Path]:
-    """``{judge: path}`` for a data folder's ``judgments/judgments.<judge>.<dataset>.txt`` files."""
-    if folder is None or not (Path(folder) / "judgments").is_dir():
-        return {}
-    found = sorted((Path(folder) / "judgments").glob(f"judgments.*.{dataset}.txt"))
-    return {p.name[len("judgments."):-len(f".{dataset}.txt")]: p for p in found}
-
-
 @dataclass(frozen=True)
 class StudyConfig:
     """What a study (or one task of it) is asked to do (module docstring). Sequences are kept as tuples."""
@@ -163,12 +155,13 @@ class StudyConfig:
 
     def with_default_components(self) -> StudyConfig:
         """The components a study runs when none are named: the data folder's imported runs (``bm25``
-        when it has none), ``auto`` as generator, and the folder's judgment files plus ``auto`` as judges."""
+        when it has none), its answers files as generators (``auto`` when it has none: the only default that
+        calls an LLM), and the folder's judgment files plus ``auto`` as judges."""
         data = self.full_collection()
         return self.replace(
             retrievers=self.retrievers or (sorted(data.imported_runs()) or ["bm25"]),
-            generators=self.generators or ["auto"],
-            judges=self.judges or [*folder_judgments(data.folder, data.name), "auto"])
+            generators=self.generators or (sorted(data.folder_files("answers")) or ["auto"]),
+            judges=self.judges or [*data.folder_files("judgments"), "auto"])
 
     def stored(self) -> dict:
         """What a study run is asked to do, as the study stores it (and hashes into its id)."""

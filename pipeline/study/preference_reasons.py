@@ -51,7 +51,8 @@ def _reasons(data, typology_file, reasons, reasons_model, retriever, quantile, m
     from pipeline.retrieval.retrievers import get_run
 
     if reasons:
-        return difficulty.given_reasons(data.name, reasons, typology_file, reasons_model)
+        return difficulty.given_reasons(data.name, reasons, typology_file, reasons_model,
+                                        (llm_options or {}).get("stated_sizes"))
     typology = load_typology(typology_file)
     tracker = progress or ProgressWriter(None)
     run = get_run(data, retriever)

@@ -9,7 +9,8 @@ Components are named on the command line as ``NAME[=FILE]`` (each task's module 
 
 - retriever: ``NAME=RUNFILE`` imports a run; ``NAME`` alone is the data folder's
   ``runs/run.NAME.<dataset>.txt``, else computed here (``pipeline.retrieval.retrievers.get_run``);
-- generator: ``NAME=FILE.jsonl`` imports answers; ``NAME`` alone is an LLM spec
+- generator: ``NAME=FILE.jsonl`` imports answers; ``NAME`` alone is the data folder's
+  ``answers/answers.NAME.<dataset>.jsonl`` when it exists, else an LLM spec
   (``embedded``, ``ollama:llama3.2:3b``, ``openai:MODEL@URL``, ``auto``: ``pipeline.llm.specs``),
   and the result is named by the model the spec resolved to (``backend:model``), never by the spec;
 - judge: ``NAME=FILE`` imports qrels-format judgments; ``NAME`` alone is the data folder's
@@ -132,8 +133,9 @@ def run_study(config, *, log=print, study_id: str | None = None, progress_key: s
               progress: bool = True, **settings) -> StudyResult:
     """Every task of :data:`STUDY_TASKS` for every component of ``config`` (a
     :class:`pipeline.study.config.StudyConfig`), then every configuration's overlap; stored as a new
-    study (:mod:`pipeline.study.store`, atomically, under ``study_id`` or a new id) and returned. A
-    step that fails stops the run before anything is stored. Resumable: LLM answers come from the
+    study (:mod:`pipeline.study.store`, atomically, under ``study_id`` or a new id) and returned, unless a
+    stored study holds the same result (same configuration, same inputs: :func:`pipeline.study.store.same_study`),
+    which is then returned and nothing is stored. A step that fails stops the run before anything is stored. Resumable: LLM answers come from the
     response cache and BERTScore pairs from their cache, so a rerun repeats no expensive call.
 
     ``config`` may also be a loaded collection with the configuration's fields as keywords
@@ -151,7 +153,8 @@ def run_study(config, *, log=print, study_id: str | None = None, progress_key: s
     data.require_qrels()
     configuration = config.stored()
     started = time.time()
-    study_id = studies.check_study_id(study_id) if study_id else studies.new_study_id(configuration, started)
+    asked_id = studies.check_study_id(study_id) if study_id else None
+    study_id = asked_id or studies.new_study_id(configuration, started)
     tracker = ProgressWriter(progress_key, sum(task.stages(config) for task in study_tasks(config)) + 1)
     try:
         study = _run_tasks(config, StepContext(log, tracker, progress))
@@ -160,6 +163,14 @@ def run_study(config, *, log=print, study_id: str | None = None, progress_key: s
         raise
     study = StudyResult(id=study_id, configuration=configuration, time=studies.iso_time(started),
                         finished=studies.iso_time(time.time()), **study)
+    stored = studies.same_study(study.to_dict())
+    if stored is not None:  # one study per configuration and inputs: the stored one, nothing new written
+        if asked_id and asked_id != stored["id"]:  # a job that chose its id links to the study it ran
+            studies.record_same(data.name, asked_id, stored["id"])
+        tracker.finish()
+        log(f"[{data.name}] the same as stored study {stored['id']} (same configuration, same inputs, same "
+            f"result): nothing new stored")
+        return StudyResult.from_dict(stored)
     path = studies.save_study(study.to_dict())
     tracker.finish()
     log(f"[{data.name}] study {study_id} stored: {path}")

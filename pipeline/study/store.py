@@ -1,4 +1,6 @@
-"""Stored failure studies: every ``run_study`` result kept under its own id, never replaced.
+"""Stored failure studies: every ``run_study`` result kept under its own id, never replaced, and one study per
+configuration and inputs: a run whose result equals a stored one's (:func:`same_study`) stores nothing and
+returns that study, so running the same command again gives the same id.
 
 Layout: ``cache/failure/<dataset>/studies/<id>.json``, one file per run, written once, atomically
 (:mod:`core.atomic`), when the run has finished every step; a run that fails writes none. The id is
@@ -169,6 +171,68 @@ def _summary(path: str, mtime_ns: int) -> dict:
             # what the components resolved to (an "auto" spec names no model) and the encoder that ran
             "components": {"generators": list(study.get("generators", {})), "judges": list(study.get("judges", {})),
                            "encoders": encoders}}
+
+
+# what differs between two runs of one configuration on the same inputs: when and under which id they ran
+RUN_FIELDS = ("id", "time", "finished", "migrated_from")
+# keys, at any depth, that record how the machine ran a step (BERTScore's CPU threads and load), not what it measured
+RUN_FACTS = ("threads",)
+
+
+def _without_run_facts(value):
+    if isinstance(value, dict):
+        return {k: _without_run_facts(v) for k, v in value.items() if k not in RUN_FACTS}
+    if isinstance(value, list):
+        return [_without_run_facts(v) for v in value]
+    return value
+
+
+def _comparable(study: dict) -> str:
+    return json.dumps(_without_run_facts({k: v for k, v in study.items() if k not in RUN_FIELDS}), sort_keys=True,
+                      ensure_ascii=False, default=str)
+
+
+def same_configuration(dataset: str, configuration: dict) -> list[dict]:
+    """The stored studies of ``dataset`` (entries of :func:`list_studies`, newest first) asked to do exactly
+    ``configuration`` (:meth:`pipeline.study.config.StudyConfig.stored`)."""
+    wanted = json.dumps(configuration, sort_keys=True, default=str)
+    return [entry for entry in list_studies(dataset)
+            if json.dumps(entry["configuration"], sort_keys=True, default=str) == wanted]
+
+
+def same_study(study: dict) -> dict | None:
+    """The stored study (newest first) that holds exactly what ``study`` holds, its id and times apart: the
+    same configuration run on the same inputs (files, models, cached answers) gave the same result. None when
+    none does: the inputs changed (a file, a model, an answer retried), so the run is a study of its own."""
+    mine = _comparable(study)
+    for entry in same_configuration(study["dataset"], study["configuration"]):
+        stored = load_study(study["dataset"], entry["id"])
+        if stored is not None and _comparable(stored) == mine:
+            return stored
+    return None
+
+
+def _answer_path(dataset: str, study_id: str) -> Path:
+    return studies_dir(dataset) / f"{check_study_id(study_id)}.same"
+
+
+def record_same(dataset: str, asked_id: str, stored_id: str) -> None:
+    """A run asked to store under ``asked_id`` (a dashboard job chose it) gave the stored study ``stored_id``'s
+    result: remember which, so the job's row links to the study it ran (a small text file beside the studies,
+    never listed as one)."""
+    atomic_write_text(_answer_path(dataset, asked_id), check_study_id(stored_id))
+
+
+def study_of_run(dataset: str, asked_id: str) -> str | None:
+    """The stored study a run asked to store under ``asked_id`` gave: that id when it stored one, the equal
+    study's it returned instead (:func:`record_same`), or None (it stored nothing, or the study is gone)."""
+    if study_path(dataset, asked_id).is_file():
+        return asked_id
+    try:
+        same = _answer_path(dataset, asked_id).read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+    return same if STUDY_ID.match(same) and study_path(dataset, same).is_file() else None
 
 
 def study_datasets() -> list[str]:

@@ -19,6 +19,7 @@ from pipeline.aware.judge_jobs import AWARE_JUDGE, REASON_SOURCES  # noqa: F401
 from pipeline.views import difficulty_aware_generation, forms
 from pipeline.judging.h2j import disagrees
 from pipeline.judging.judgments import SETUPS
+from pipeline.prompting.difficulty import reasons_made_by
 
 RUN_HELP = ("Start a run above, or run `python -m pipeline aware-judge --dataset dl19 --judge ollama:MODEL --json` "
             "in a shell (add "
@@ -52,8 +53,9 @@ def provenance_line(result: dict) -> str:
     c = result["config"]
     assigner = (result.get("assigner") or {}).get("label")
     reasons = result["reasons"]["how"]
-    source = ("the typology store" if "typology_store" in reasons else f"file {reasons['imported']}"
-              if "imported" in reasons else f"assigned by {assigner}")
+    made_by = reasons_made_by(reasons)
+    source = ("the typology store" if "typology_store" in reasons else f"file {reasons['imported']} (made by "
+              f"{made_by[1].model}, {made_by[1].size_text})" if "imported" in reasons else f"assigned by {assigner}")
     return (f"{result['dataset']} ({result['data_source']}) · judge {result['judge']['label']} with UMBRELA's prompt "
             f"(binary = grade >= 2) · reasons: {source} · cap {c['cap'] or 'none'} pairs per query · H2J top "
             f"{c['quantile']:g} · {len(result['universe'])} queries"
@@ -66,23 +68,40 @@ def not_a_finding(result: dict) -> str | None:
     return paired.not_a_finding(result["gates"])
 
 
+def primary_note(result: dict) -> str:
+    """Which comparison to read first, and why (the result's declared primary comparison)."""
+    return (f"Primary comparison (declared, first rows): {result['primary'].replace('_', ' ')}, with the hard x arm "
+            f"interaction. {result['selection_note']} Holm across the declared family of {len(result['family'])} per "
+            "setup; the interaction is tested on its own.")
+
+
+def _role(part: dict, result: dict) -> str:
+    name = part["scope"].split(" · ", 1)[-1]
+    return "primary" if name == result["primary"] else "interaction" if name == study.INTERACTION else "secondary"
+
+
 def verdict_frame(result: dict) -> pd.DataFrame:
     """One row per comparison: verdict, n, the mean change of disagreement with its interval, the tests, Holm's
-    p, and the κ change against NIST with its interval."""
+    p, and the κ change against NIST with its interval; the primary comparison and the interaction first."""
+    order = {"primary": 0, "interaction": 1, "secondary": 2}
     rows = []
-    for part in result["verdicts"]:
-        m = part["measured"]
-        w, k = m.get("wilcoxon") or {}, m["kappa"]
+    for part in sorted(result["verdicts"], key=lambda p: order[_role(p, result)]):  # stable: setups in order
+        m, role = part["measured"], _role(part, result)
+        w, k, test = m.get("wilcoxon") or {}, m.get("kappa") or {}, m.get("test") or {}
         because = part["evidence"].get("inconclusive_because") or []
+        shown = "improved / unchanged / worsened"
         rows.append({
-            "setup": m["setup"], "comparison": study.comparison_name(m["group"], m["before"], m["after"]),
+            "setup": part["scope"].split(" · ", 1)[0], "role": role,
+            "comparison": study.INTERACTION if role == "interaction"
+            else study.comparison_name(m["group"], m["before"], m["after"]),
             "verdict": part["verdict"] + (f" ({because[0]})" if part["verdict"] == "inconclusive" and because else ""),
             "n": m["n"], "mean change": m["mean_change"],
             "interval": _interval(m["change_interval"]),
-            "improved / unchanged / worsened": f"{m['improved']} / {m['unchanged']} / {m['worsened']}",
-            "Wilcoxon W": w.get("statistic"), "Wilcoxon p": w.get("p"), "Holm p": m.get("p_holm"),
-            "sign test p": m["sign_test_p"], "κ change": k["change"], "κ interval": _interval(k["interval"]),
-            "κ pairs": k["n_pairs"]})
+            shown: f"{m['improved']} / {m['unchanged']} / {m['worsened']}" if role != "interaction"
+            else f"{m['n_first']} hard vs {m['n_second']} control queries",
+            "Wilcoxon W": w.get("statistic"), "Wilcoxon p": w.get("p"), "permutation p": test.get("p"),
+            "Holm p": m.get("p_holm"), "sign test p": m.get("sign_test_p"), "κ change": k.get("change"),
+            "κ interval": _interval(k.get("interval")), "κ pairs": k.get("n_pairs")})
     return pd.DataFrame(rows)
 
 

@@ -15,6 +15,7 @@ from core.fields import ZERO_OR_POSITIVE_INT, Field
 from pipeline.aware import paired, retrieve, store
 # the section's Start form offers REASON_SOURCES and lists AWARE_RETRIEVE's jobs
 from pipeline.aware.retrieve_jobs import AWARE_RETRIEVE, REASON_SOURCES  # noqa: F401
+from pipeline.prompting.difficulty import reasons_made_by
 from pipeline.views import difficulty_aware_generation, forms
 
 RUN_HELP = ("No difficulty-aware retrieval result yet: start a run above, or run `python -m pipeline aware-retrieve "
@@ -24,7 +25,7 @@ RUN_HELP = ("No difficulty-aware retrieval result yet: start a run above, or run
 REWRITER_FIELD = forms.SpecField("Rewriter (LLM spec)")
 QUERIES_FIELD = Field("H2R queries (0 = all)", ZERO_OR_POSITIVE_INT)
 ARM_TITLES = {"original": "original", "plain_rewrite": "plain rewrite", "aware_rewrite": "difficulty-aware rewrite",
-              "rm3": "RM3"}
+              "control_rewrite": "control rewrite", "rm3": "RM3"}
 STATUS_NOTES = {"failed": "call failed: original query kept", "unusable": "unusable reply: original query kept"}
 
 
@@ -46,8 +47,10 @@ def model_line(result: dict) -> str:
     """Which model, data file, convention and configuration produced the figures."""
     index = result["index"]["settings"]
     reasons = result["reasons_report"]
+    made_by = reasons_made_by(reasons)
     source = (f"assigned by {result['assigner']['label']} ({result['assigner']['size_text']})" if result["assigner"]
-              else f"imported from {reasons['imported']}" if "imported" in reasons else "the failure typology store")
+              else f"imported from {reasons['imported']} (made by {made_by[1].model}, {made_by[1].size_text})"
+              if "imported" in reasons else "the failure typology store")
     return (f"Rewriter {result['rewriter']['label']} ({result['rewriter']['size_text']}); reasons {source}; "
             f"BM25 k1 {index['k1']:g} b {index['b']:g} over {result['data_source']} "
             f"({result['index']['n_passages']:,} passages); RM3 fb_terms {result['index']['rm3']['fb_terms']}, "
@@ -61,11 +64,19 @@ def not_a_finding(result: dict) -> str | None:
     return paired.not_a_finding([g for gates in result["gates"].values() for g in gates])
 
 
+def primary_note(result: dict) -> str:
+    """Which comparison to read first, and why (the result's declared primary comparison)."""
+    return (f"Primary comparison (declared, first row): {result['primary'].replace('_', ' ')}. "
+            f"{result['selection_note']} Holm across the declared family of {len(result['family'])}.")
+
+
 def verdict_frame(result: dict) -> pd.DataFrame:
+    """One row per comparison of the declared family, the primary one first."""
     rows = []
-    for name, part in result["verdicts"].items():
-        c = result["comparisons"][name]
-        rows.append({"comparison": name.replace("_", " "), "verdict": part["verdict"], "n": c["n"],
+    for name in result["family"]:
+        part, c = result["verdicts"][name], result["comparisons"][name]
+        rows.append({"comparison": name.replace("_", " "), "role": "primary" if name == result["primary"]
+                     else "secondary", "verdict": part["verdict"], "n": c["n"],
                      "mean change": c["mean_change"],
                      "improved / unchanged / worsened": f"{c['improved']} / {c['unchanged']} / {c['worsened']}",
                      "Wilcoxon p": (c["wilcoxon"] or {}).get("p"), "Holm p": result["holm"][name],
@@ -82,6 +93,13 @@ def leaving_frame(result: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def leaving_tests_frame(result: dict) -> pd.DataFrame:
+    """The aware share leaving the bottom quartile against the control and plain shares, on the same queries."""
+    return pd.DataFrame([{"comparison": name.replace("_", " "), "left under the first only": t["first_only"],
+                          "left under the second only": t["second_only"], "both": t["both"], "neither": t["neither"],
+                          "p": t["p"], "test": t["method"]} for name, t in result["leaving_tests"].items()])
+
+
 def _rewrite_text(record: dict) -> str:
     if record["status"] == "ok":
         return record["query"]
@@ -89,12 +107,14 @@ def _rewrite_text(record: dict) -> str:
 
 
 def rewrites_frame(result: dict) -> pd.DataFrame:
-    """One row per query: original | plain | aware | RM3 side by side, with nDCG@10 per arm."""
+    """One row per query: original | plain | aware | control | RM3 side by side, with nDCG@10 per arm."""
     rows = []
     for u in result["queries"]:
-        row = {"qid": u["qid"], "reason sentence": u["sentence"], "original": u["query"],
+        row = {"qid": u["qid"], "reason sentence": u["sentence"], "control statement": u["control_sentence"],
+               "original": u["query"],
                "plain rewrite": _rewrite_text(u["rewrites"]["plain_rewrite"]),
                "difficulty-aware rewrite": _rewrite_text(u["rewrites"]["aware_rewrite"]),
+               "control rewrite": _rewrite_text(u["rewrites"]["control_rewrite"]),
                "RM3 expansion terms": ", ".join(f"{t} {w:.3f}" for t, w in u.get("rm3_terms", {}).items())}
         row |= {f"nDCG@10 {ARM_TITLES[arm]}": u["ndcg@10"][arm] for arm in retrieve.ARMS}
         rows.append(row)

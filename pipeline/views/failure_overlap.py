@@ -20,12 +20,12 @@ import uuid  # noqa: E402
 from core import jobs  # noqa: E402
 from core.jobs import progress as job_progress  # noqa: E402
 from pipeline.study import store as studies  # noqa: E402
-from pipeline.study.config import folder_judgments  # noqa: E402
-from pipeline.study.jobs import STUDY  # noqa: E402
+from pipeline.data.imported import folder_files  # noqa: E402
+from pipeline.study.jobs import STUDY, stored_without_llm, study_link  # noqa: E402
 from pipeline.generation.h2g import answer_cut_note, reference_note, truncation_note  # noqa: E402
 from pipeline.judging.benchmark import benchmark_line  # noqa: E402
 from pipeline.judging.judgments import DEFAULT_CAP  # noqa: E402
-from pipeline.llm.base import SMALL_MODEL  # noqa: E402
+from pipeline.llm.base import SMALL_MODEL, Provenance  # noqa: E402
 from pipeline.sets.overlap import TASKS, all_pairwise, further_note, intersection_label  # noqa: E402,F401  (the page's note)
 from pipeline.study.result import Components, StudyResult  # noqa: E402
 from pipeline.study.universe import DEFAULT_UNIVERSE, UNIVERSE_HELP, UNIVERSES, check_universe  # noqa: E402,F401
@@ -219,10 +219,12 @@ def provenance_lines(study: StudyResult, label: str) -> list[str]:
     gen, judge = study.generator(label), study.judge(label)
     bs, counts = gen.bertscore, judge.info
     return [f"Retriever {c.retriever}: {study.retriever(label).info.get('provenance', '')}",
-            f"Generator {c.generator}: {gen.provenance.get('label', '')}; BERTScore encoder "
+            f"Generator {c.generator}: {gen.provenance.get('label', '')}, "
+            f"{Provenance.from_dict(gen.provenance).size_text}; BERTScore encoder "
             f"{bs['encoder']} ({bs['description']}), {bs['aggregate']} over grade-2/3 passages; "
             f"{reference_note(bs)}; {truncation_note(bs)}",
-            f"Judge {c.judge} ({c.setup}): {judge.provenance.get('label', '')}; "
+            f"Judge {c.judge} ({c.setup}): {judge.provenance.get('label', '')}, "
+            f"{Provenance.from_dict(judge.provenance).size_text}; "
             f"{counts['n_pairs_compared']} pairs compared, cap {counts['cap']} per query, "
             f"{counts['n_unparseable']} unparseable answers excluded",
             *filter(None, [benchmark_line(judge.provenance)]),  # how well this judge agrees with NIST
@@ -259,7 +261,36 @@ def tie_warnings(study: StudyResult, label: str) -> list[str]:
 # ---------------------------------------------------------------------------- background runs
 def imported_judges(dataset: str, folder: str | Path | None) -> list[str]:
     """The data folder's judgment files for ``dataset`` (choices of the form's "Imported judges")."""
-    return list(folder_judgments(folder, dataset)) if folder is not None else []
+    return list(folder_files(folder, "judgments", dataset))
+
+
+def imported_generators(dataset: str, folder: str | Path | None) -> list[str]:
+    """The data folder's answers files for ``dataset`` (choices of the form's "Imported answers")."""
+    return list(folder_files(folder, "answers", dataset))
+
+
+def first_study_hint(dataset: str, folder: str | Path | None) -> str:
+    """What to run when no study is stored: with the data folder's answers and judgments for ``dataset``, the
+    command over them (its runs, answers and judgments: no LLM call, minutes; the form's default
+    configuration), else the command that asks an LLM for every answer and label (hours on a CPU), and where
+    to get the files that avoid it."""
+    answers, judges = imported_generators(dataset, folder), imported_judges(dataset, folder)
+    if answers and judges:
+        return (f"`python -m pipeline run --dataset {dataset} " + " ".join(f"--judge {j}" for j in judges) + "` "
+                f"runs on the data folder's runs, answers ({', '.join(answers)}) and judgments: no LLM call, a few "
+                f"minutes")
+    return (f"`python -m pipeline run --dataset {dataset}` asks an LLM for every answer and label (hours on a "
+            f"CPU); a data folder with answers/ and judgments/ (shared/data/trec_dl, IRDASH_DATA_TREC_DL) runs "
+            f"without LLM calls")
+
+
+class AlreadyStored(ValueError):
+    """The form asks for a configuration of data files only that a stored study already ran (``study_id``)."""
+
+    def __init__(self, dataset: str, study_id: str):
+        self.study_id, self.link = study_id, study_link(dataset, study_id)
+        super().__init__(f"Nothing was started: study {study_id} already ran this configuration on these files "
+                         f"(a run would store nothing new). Open it, or delete it first to run it again.")
 
 
 def submit_study(dataset: str, folder: str | Path | None, **options) -> int:
@@ -267,15 +298,20 @@ def submit_study(dataset: str, folder: str | Path | None, **options) -> int:
     and read its progress record (``meta["study_id"]``, ``meta["progress"]``). The form's numbers are
     checked first (``cap``: pairs per query; ``max_queries``: 0 or None = all), and its LLM specs
     (``generator``, ``llm_judge``) as the command checks them: a bad one raises
-    :class:`core.fields.FormError` naming it, and nothing is queued."""
+    :class:`core.fields.FormError` naming it, and nothing is queued. A configuration of the data folder's
+    files only that a stored study already ran raises :class:`AlreadyStored` (one study per configuration)."""
     from pipeline.study import store
 
     forms.check_fields((forms.PAIRS_PER_QUERY, options.get("cap", DEFAULT_CAP)),
                        (forms.STUDY_QUERIES, options.get("max_queries") or 0),
-                       (forms.STUDY_GENERATOR, options.get("generator", "auto")),
+                       (forms.STUDY_GENERATOR, options.get("generator", "")),
                        (forms.STUDY_LLM_JUDGE, options.get("llm_judge", "")))
+    if not options.get("imported_generators") and not str(options.get("generator", "")).strip():
+        raise forms.FormError([f"{forms.STUDY_GENERATOR.label}: choose imported answers or name an LLM generator"])
     options["max_queries"] = forms.query_limit(options.get("max_queries"))
-
+    stored = stored_without_llm(dataset, folder, **options)
+    if stored is not None:
+        raise AlreadyStored(dataset, stored)
     study_id = store.new_study_id({"dataset": dataset, **options, "nonce": uuid.uuid4().hex})
     return STUDY.submit(dataset=dataset, folder=folder, study_id=study_id, **options)
 

@@ -34,7 +34,7 @@ class SpecField:
 # Failure overlap (python -m pipeline run --cap / --max-queries)
 PAIRS_PER_QUERY = Field("Pairs per query (LLM judge)", POSITIVE_INT)
 STUDY_QUERIES = Field("Queries (0 = all)", ZERO_OR_POSITIVE_INT)
-STUDY_GENERATOR = SpecField("Generator (LLM spec)")
+STUDY_GENERATOR = SpecField("LLM generator (LLM spec, empty for none)", optional=True)
 STUDY_LLM_JUDGE = SpecField("LLM judge (LLM spec, empty for none)", optional=True)
 # Failure typology (python -m pipeline typology --max-queries / --max-rounds)
 TYPOLOGY_QUERIES = Field("Max queries (0 = all)", ZERO_OR_POSITIVE_INT)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from core.jobs.progress import job_messages
@@ -26,7 +27,7 @@ HEATMAP_NOTE = ("colour: Kendall τ-b signed so that positive = a higher predict
                 "(for disagreement, −τ); * Holm-corrected p < 0.05 across the whole table")
 TABLE_COLUMNS = ("dataset", "predictor", "family", "target", "task", "n", "n_hard", "kendall_tau", "tau_ci",
                  "kendall_p", "kendall_p_holm", "pearson_r", "r_ci", "pearson_p", "pearson_p_holm", "auc", "auc_ci",
-                 "partial", "pool", "verdict", "note")
+                 "smare", "smare_ci", "partial", "pool", "verdict", "verdict_reason", "note")
 
 
 def results() -> list[dict]:
@@ -65,7 +66,8 @@ def table_frame(result: dict, scope: str | None = None) -> pd.DataFrame:
             continue
         ci = row.get("intervals") or {}
         rows.append({**{k: row.get(k) for k in TABLE_COLUMNS if k in row}, "tau_ci": _interval_text(ci.get("kendall_tau")),
-                     "r_ci": _interval_text(ci.get("pearson_r")), "auc_ci": _interval_text(ci.get("auc"))})
+                     "r_ci": _interval_text(ci.get("pearson_r")), "auc_ci": _interval_text(ci.get("auc")),
+                     "smare_ci": _interval_text(ci.get("smare"))})
     return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
 
 
@@ -124,7 +126,8 @@ def heatmap(result: dict, scope: str):
             hover[-1].append(f"{p} vs {t}<br>n={r.get('n')} · τ={_fmt(r.get('kendall_tau'))} "
                              f"{_interval_text(ci.get('kendall_tau'))} · p_holm={_fmt(r.get('kendall_p_holm'))}"
                              f"<br>AUC={_fmt(r.get('auc'))} {_interval_text(ci.get('auc'))} (>0.5: higher predicts "
-                             f"easier){'<br>' + r['note'] if r.get('note') else ''}")
+                             f"easier){'<br>pool: reads a pool-built index' if r.get('pool') else ''}"
+                             f"{'<br>' + r['note'] if r.get('note') else ''}")
     # the heatmap only colours: plotly gives a click on a heatmap no selection, so each cell's hover and
     # click belong to a transparent point over it (a point with hoverinfo "skip" emits no click either:
     # that is why a click did nothing in Chromium, issue 33)
@@ -210,10 +213,19 @@ def provenance_line(result: dict) -> str:
 def partial_warning(result: dict) -> str | None:
     if not result.get("partial"):
         return None
-    return ("Pre-retrieval predictors here are partial: their statistics come from the data folder's passages "
-            "(a partial corpus), not the full collection. Configure a full-corpus index ([qpp_index] in "
-            "irdash.toml, or --index) for the collection's statistics."
+    marked = sorted({name for name, info in (result.get("predictor_info") or {}).items() if info.get("partial")})
+    return ("Every predictor that reads the index here (pre-retrieval statistics, the corpus score of NQC/WIG/SMV, "
+            "Clarity and UEF) is partial: the index is the data folder's passages (a partial corpus), not the full "
+            "collection. Configure a full-corpus index ([qpp_index] in irdash.toml, or --index) for the "
+            "collection's statistics." + (f" Marked: {', '.join(marked)}." if marked else "")
             + (" Also marked " + POOL_NOTE + "." if result.get("pool") else ""))
+
+
+def beside_lines(result: dict) -> list[str]:
+    """Each pool-marked NQC@k beside the index-free σ@k (:func:`pipeline.predict.evaluation.beside_lines`)."""
+    from pipeline.predict.evaluation import beside_lines as lines
+
+    return lines(result)
 
 
 def k_sweep_frame(result: dict, scope: str | None = None) -> pd.DataFrame:
@@ -223,10 +235,17 @@ def k_sweep_frame(result: dict, scope: str | None = None) -> pd.DataFrame:
     if not rows:
         return pd.DataFrame()
     frame = pd.DataFrame(rows)
-    frame["predictor"] = frame["predictor"] + "[" + frame["component"] + "]"
+    pool = frame["pool"].fillna(False).astype(bool) if "pool" in frame else False
+    frame["predictor"] = frame["predictor"] + "[" + frame["component"] + "]" + np.where(pool, " (pool)", "")
     table = frame.pivot_table(index=["dataset", "target", "predictor"], columns="k", values="kendall_tau",
                               aggfunc="first", dropna=False)
     table.columns = [f"τ at k={k}" for k in table.columns]
+    if "tau_interval" in frame:  # results stored before the sweep had intervals lack them
+        intervals = frame.assign(text=frame["tau_interval"].map(_interval_text)).pivot_table(
+            index=["dataset", "target", "predictor"], columns="k", values="text", aggfunc="first")
+        intervals.columns = [f"95% CI at k={k}" for k in intervals.columns]
+        table = table.join(intervals)[[c for k in sorted(set(frame["k"])) for c in (f"τ at k={k}", f"95% CI at k={k}")
+                                       if c in table.columns or c in intervals.columns]]
     return table.reset_index()
 
 

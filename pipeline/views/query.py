@@ -61,15 +61,12 @@ def with_query_links(frame: pd.DataFrame, dataset: str | pd.Series, qid_column: 
 
 
 def model_text(provenance: dict | None) -> str:
-    """``ollama:qwen3:8b [abc] (8.19B (ollama /api/show))``: the model's label and its size where the
-    provenance records one (an imported file: its label alone; none: "")."""
+    """``ollama:qwen3:8b [abc] (8.19B (ollama /api/show))``, ``imported:text-davinci-003 (175B (models.tsv))``:
+    the model's label and its size (``unknown size`` where nothing records one; none: "")."""
     if not provenance:
         return ""
     model = Provenance.from_dict(provenance)
-    label = provenance.get("label") or model.label
-    if model.backend == "imported":
-        return label
-    return f"{label} ({model.size_text})"
+    return f"{provenance.get('label') or model.label} ({model.size_text})"
 
 
 def small_model_warnings(study: StudyResult) -> list[str]:
@@ -279,6 +276,31 @@ def generation_frame(study: StudyResult, qid: str) -> pd.DataFrame:
                                        "in its H2G set (all queries)"])
 
 
+def imported_answers_frame(dataset: str, qid: str, folder: str | Path | None = None) -> tuple[pd.DataFrame, str]:
+    """``(frame, note)``: the query's answer in each of the data folder's answers files (``folder``, default the
+    configured one: :mod:`pipeline.data.imported`), with its model's size as the folder's ``models.tsv`` lists
+    it and the file, whether or not a study used them; the note says where they come from or why there are none."""
+    from core import paths
+    from pipeline.data.imported import folder_answers, folder_model_sizes
+    from pipeline.generation.answers import read_answers_jsonl
+
+    columns = ["generator", "answer", "size (models.tsv)", "file"]
+    folder = folder if folder is not None else paths.data_folder("trec_dl")
+    files = folder_answers(folder, dataset)
+    if not files:
+        where = f"the data folder {folder}" if folder is not None else "no data folder is configured (IRDASH_DATA_TREC_DL)"
+        return pd.DataFrame(columns=columns), f"No answers file for {dataset.upper()}: {where}."
+    listed = folder_model_sizes(folder)
+    rows = []
+    for name, path in files.items():
+        row = listed.get(name)
+        rows.append({"generator": name, "answer": read_answers_jsonl(path).get(qid, "(no answer to this query)"),
+                     "size (models.tsv)": f"{row.parameters} ({row.source})" if row else "not listed: unknown",
+                     "file": str(path)})
+    return pd.DataFrame(rows, columns=columns), (f"The data folder's answers files ({folder}), as imported; a study "
+                                                 f"scores them with BERTScore (the table above, where one did).")
+
+
 def reference_frame(study: StudyResult, qid: str) -> pd.DataFrame:
     """The reference passages BERTScore compared each answer with: the study's grade-2/3 passages, highest first."""
     grades = (study.relevant_grades or {}).get(qid, {})
@@ -325,20 +347,21 @@ def judging_frame(study: StudyResult, qid: str) -> tuple[pd.DataFrame, str]:
 
 # ---------------------------------------------------------------------------- hard sets
 def hard_sets_frame(holding: list[StudyResult], qid: str) -> pd.DataFrame:
-    """Per stored study and configuration holding the query: in which of the study's three sets (within the
-    configuration's universe) it is, with the study id, the quantile and the universe rule."""
-    rows = []
+    """Per configuration holding the query: in which of its three sets (within the configuration's universe) it
+    is, with the quantile, the universe rule and the stored studies that hold it so. One row per distinct
+    answer: studies that ran one configuration alike (stored before one study per configuration) share it."""
+    rows: dict[tuple, dict] = {}
     for study in holding:
         for label, config in study.configurations.items():
             sets = config.hard_in_universe
-            row = {"study": study.id, "configuration": label, "quantile": study.quantile,
-                   "universe": study.universe_rule}
-            row.update({TASK_NAMES[t]: qid in sets.get(t, []) for t in TASK_NAMES})
-            row["in its universe"] = _scored_by_all(study, label, qid)  # scored by all three: the sets' universe
-            rows.append(row)
+            row = {"configuration": label, **{TASK_NAMES[t]: qid in sets.get(t, []) for t in TASK_NAMES},
+                   "in its universe": _scored_by_all(study, label, qid),  # scored by all three: the sets' universe
+                   "quantile": study.quantile, "universe": study.universe_rule}
+            rows.setdefault(tuple(row.values()), {**row, "studies": []})["studies"].append(study.id)
     # the three sets first: the table is read across, and a narrow page cuts its right-hand columns
-    return pd.DataFrame(rows, columns=["configuration", *TASK_NAMES.values(), "in its universe", "quantile", "universe",
-                                       "study"])
+    return pd.DataFrame([{**row, "studies": ", ".join(row["studies"])} for row in rows.values()],
+                        columns=["configuration", *TASK_NAMES.values(), "in its universe", "quantile", "universe",
+                                 "studies"])
 
 
 def _scored_by_all(study: StudyResult, label: str, qid: str) -> bool:
@@ -416,11 +439,34 @@ def preference_pairs(dataset: str, qid: str) -> list[dict]:
     return out
 
 
-def aware_judgments(dataset: str, qid: str) -> list[dict]:
-    """``[{"result", "file", "judge", "not_a_finding", "groups", "sentences", "labels", "disagreement"}]``: the
-    query in every stored difficulty-aware judging result (newest first): its group per setup, its difficulty
-    and control sentences, each arm's label per passage beside NIST's, and its disagreement per setup and arm
-    (the Difficulty-aware page's frames, :mod:`pipeline.views.aware_judge`)."""
+def own_h2j_note(result: dict, qid: str, holding: list[StudyResult]) -> str | None:
+    """Why a query a difficulty-aware judging result counts as hard to judge may be in no H2J set of the Hard sets
+    table: the result draws H2J from its own judge's disagreement over its own universe and pair sample, the
+    table from the stored studies' judges within each configuration's universe. None when the table agrees
+    (some configuration of the same setup holds the query in H2J) or the result does not count it hard."""
+    hard = [s for s, sets in result["sets"].items() if qid in sets["hard"]]
+    missing = [s for s in hard if not any(c.components.setup == s and qid in c.hard_in_universe.get("h2j", [])
+                                          for study in holding for c in study.configurations.values())]
+    if not missing:
+        return None
+    c = result["config"]
+    judges = sorted({name for study in holding for name in study.judges})
+    table = (f"the Hard sets table's H2J comes from the stored studies' judges ({', '.join(judges)}), each within "
+             f"its configuration's universe, and none of them holds it in the {' or '.join(missing)} setup: the "
+             f"sets are drawn by different judges, pair samples or universes"
+             if holding else "no stored study holds this query, so the Hard sets table has no row for it")
+    return (f"Hard to judge ({', '.join(missing)}) for this result's own judge, {result['judge'].get('label', '')}: "
+            f"the top {c['quantile']:g} of its disagreement with NIST over its {len(result['universe'])} queries "
+            f"(at most {c['cap'] or 'all'} pairs per query). But {table}.")
+
+
+def aware_judgments(dataset: str, qid: str, holding: list[StudyResult] = ()) -> list[dict]:
+    """``[{"result", "file", "judge", "not_a_finding", "own_h2j", "groups", "sentences", "labels",
+    "disagreement"}]``: the query in every stored difficulty-aware judging result (newest first): its group per
+    setup, why the Hard sets table of the studies ``holding`` it may not count it hard to judge when the result
+    does (:func:`own_h2j_note`), its difficulty and control sentences, each arm's label per passage beside
+    NIST's, and its disagreement per setup and arm (the Difficulty-aware page's frames,
+    :mod:`pipeline.views.aware_judge`)."""
     from pipeline.views import aware_judge
 
     out = []
@@ -430,6 +476,7 @@ def aware_judgments(dataset: str, qid: str) -> list[dict]:
         record = next(r for r in result["queries"] if r["qid"] == qid)
         out.append({"result": result["id"], "file": str(path), "judge": model_text(result["judge"]),
                     "not_a_finding": aware_judge.not_a_finding(result),
+                    "own_h2j": own_h2j_note(result, qid, list(holding)),
                     "groups": ", ".join(f"{setup}: {group}" for setup, group in record["group"].items() if group),
                     "sentences": aware_judge.sentences(result, qid),
                     "labels": aware_judge.labels_frame(result, qid),
@@ -440,7 +487,7 @@ def aware_judgments(dataset: str, qid: str) -> list[dict]:
 def aware_rewrites(dataset: str, qid: str) -> list[dict]:
     """``[{"result", "file", "rewriter", "not_a_finding", "corpus", "sentence", "arms"}]``: the query in every stored
     difficulty-aware retrieval result (newest first): its reason sentence, and per arm (original, plain rewrite,
-    difficulty-aware rewrite, RM3) the query text BM25 ran and its nDCG@10."""
+    difficulty-aware rewrite, control rewrite, RM3) the query text BM25 ran and its nDCG@10."""
     from pipeline.views import aware_retrieve
 
     out = []
@@ -451,7 +498,8 @@ def aware_rewrites(dataset: str, qid: str) -> list[dict]:
             continue
         row = row.iloc[0]
         texts = {"original": row["original"], "plain_rewrite": row["plain rewrite"],
-                 "aware_rewrite": row["difficulty-aware rewrite"], "rm3": "RM3 terms: " + row["RM3 expansion terms"]}
+                 "aware_rewrite": row["difficulty-aware rewrite"], "control_rewrite": row["control rewrite"],
+                 "rm3": "RM3 terms: " + row["RM3 expansion terms"]}
         arms = pd.DataFrame([{"arm": title, "query BM25 ran": texts[arm],
                               "nDCG@10": row[f"nDCG@10 {title}"]} for arm, title in aware_retrieve.ARM_TITLES.items()])
         out.append({"result": result["id"], "file": str(path), "rewriter": model_text(result["rewriter"]),
@@ -461,11 +509,20 @@ def aware_rewrites(dataset: str, qid: str) -> list[dict]:
 
 
 # ---------------------------------------------------------------------------- what is missing, and how to get it
+def first_study_hint(dataset: str = "dl19") -> str:
+    """The command that stores a first study of ``dataset`` from the configured data folder (the Failure overlap
+    page's hint: no LLM call where the folder has answers and judgments)."""
+    from core import paths
+    from pipeline.views.failure_overlap import first_study_hint as hint
+
+    return hint(dataset, paths.data_folder("trec_dl"))
+
+
 def missing_lines(dataset: str) -> dict[str, str]:
     """Per section, the line shown when no store holds the query: what is missing and the command producing it."""
     return {
         "study": f"No stored study of {dataset.upper()} holds this query: run one on the Failure overlap page or "
-                 f"with `python -m pipeline run --dataset {dataset}`.",
+                 f"in a shell: {first_study_hint(dataset)}.",
         "typology": f"No typology run of {dataset.upper()} holds this query: start one on the Failure typology page "
                     f"or with `python -m pipeline typology --dataset {dataset} --task h2r` (h2g, h2j).",
         "annotations": "No annotator has answered this query's reasons: annotate them on the Annotate reasons page "

@@ -62,6 +62,7 @@ def test_a_table_with_long_text_and_many_numbers_fits_a4(tmp_path):
     export.write_manifest()
     compiled = compile_tex(tmp_path, "preview.tex")
     assert compiled.overfull(10) == [], compiled.overfull(10)
+    assert compiled.publishable() == []  # issue 40: the wide table was scaled to fit, its type under 6 pt
     text = compiled.text()
     assert "< 0.001" in text and "0.0000000000000000002" not in text and "† better, ‡ worse." in text
     tex = (tmp_path / "findings.tex").read_text()
@@ -76,3 +77,64 @@ def test_a_document_inputs_each_file():
 def test_booktabs_of_an_empty_frame_still_has_its_rules():
     tex = booktabs(pd.DataFrame(columns=["a", "b"]), "empty")
     assert r"\toprule" in tex and r"\bottomrule" in tex
+
+
+def _numbers(columns: int, rows: int = 3) -> pd.DataFrame:
+    return pd.DataFrame([{"configuration": f"row {r}", **{f"measure_{i}": 0.123456 * i for i in range(columns)}}
+                         for r in range(rows)])
+
+
+@needs_pdflatex
+def test_wide_and_long_tables_are_set_sideways_split_or_continued_never_scaled(tmp_path):
+    """Issue 40: tables were scaled to 45-70% of their natural width (about 4 pt type) and a long one ran
+    off its page. Now a table a little wider than the text stands sideways, a wider one has its columns
+    split (the first column in every part), a long one continues in a further float of the same number;
+    the compiled document shows no table scaled and none taller than its page."""
+    long_text = pd.DataFrame([{"finding": f"claim_{r}", "reason": "a measured reason with its figures " * 14}
+                              for r in range(12)])
+    export = Export(tmp_path, {})
+    export.table(_numbers(4), "narrow", "narrow", "Fits the text width")
+    export.table(_numbers(8), "sideways", "sideways", "Wider than the text width")
+    export.table(_numbers(30), "split", "split", "Wider than a sideways page")
+    export.table(long_text, "long", "long", "Longer than a page")
+    export.write_manifest()
+    tex = {name: (tmp_path / f"{name}.tex").read_text() for name in ("narrow", "sideways", "split", "long")}
+    assert r"\begin{table}" in tex["narrow"] and "sidewaystable" not in tex["narrow"]
+    assert tex["sideways"].count(r"\begin{sidewaystable}") == 1
+    split_parts = tex["split"].count(r"\begin{tabular}")
+    assert split_parts >= 2 and tex["split"].count("row 0 &") == split_parts  # the first column in each part
+    assert all(f"measure {i}" in tex["split"] or f"measure\\_{i}" in tex["split"] for i in range(30))
+    assert tex["long"].count(r"\begin{table}") >= 2 and r"\addtocounter{table}{-1}\caption{(continued)" in tex["long"]
+    compiled = compile_tex(tmp_path, "preview.tex")
+    assert compiled.publishable() == [] and compiled.overfull(10) == []
+    tables = compiled.tables()
+    assert {t["table"].split(" (part")[0] for t in tables} == {"tab:narrow", "tab:sideways", "tab:split", "tab:long"}
+    assert all(t["scale"] == 1.0 and t["size"] == 8.0 for t in tables)
+    assert [t["line"] for t in tables if t["table"] == "tab:sideways"] == [598.0]  # the text height, sideways
+    text = compiled.text()
+    assert "row 11" not in text and all(f"claim_{r}" in text for r in range(12))  # every row, once
+
+
+@needs_pdflatex
+def test_the_checks_see_a_scaled_table_and_small_type(tmp_path):
+    """The checks every export test runs (tests.support.latex) find what they look for: a table set wider
+    than its line is scaled down, and that scale and the smaller type are reported."""
+    tex = booktabs(_numbers(4), "Squeezed", label="tab:squeezed")
+    (tmp_path / "t.tex").write_text(tex)
+    (tmp_path / "doc.tex").write_text(latex_document(["t.tex"]).replace(r"\begin{document}",
+                                      r"\setlength{\textwidth}{150pt}\begin{document}"))
+    compiled = compile_tex(tmp_path, "doc.tex")
+    (table,) = compiled.tables()
+    assert table["line"] == 150.0 and table["width"] > 150.0 and table["scale"] < 0.85
+    assert compiled.scaled_under() == [table] and compiled.type_under() == [table]
+    assert [p.split(":")[0] for p in compiled.publishable()] == [f"scaled to {table['scale']:.2f}", f"type "
+                                                                 f"{8 * table['scale']:.1f} pt"]
+
+
+def test_a_table_split_by_columns_repeats_the_columns_that_name_a_row():
+    """The LearnDCG drift table names a row by fold, seed and parameter: a part without them is unreadable."""
+    frame = _numbers(30).assign(parameter="theta_d")
+    frame = frame[["configuration", "parameter", *[c for c in frame.columns if c.startswith("measure")]]]
+    tex = booktabs(frame, "Split", keys=2)
+    parts = tex.count(r"\begin{tabular}")
+    assert parts >= 2 and tex.count(r"row 0 & theta\_d &") == parts

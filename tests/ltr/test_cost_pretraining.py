@@ -167,7 +167,7 @@ def test_the_figure_table_findings_runs_and_export_name_the_convention(five_fold
     assert ranking["neuralloss"]["pretrain_once_minutes"] == pytest.approx(PRETRAIN / 60)
     assert ranking["neuralloss"]["pretrain_shared_by"] == 15 and "pretrain_once_minutes" not in ranking["approxndcg"]
     assert as_json(found)["cost_ranking_note"].endswith(MINUTES_CONVENTION)
-    text = "\n".join(text_lines(found))
+    text = " ".join(line.strip() for line in text_lines(found, verbose=True))  # whole, wrapped at 100 columns
     assert f"neuralloss {share:.2f} (incl. its share of 18.00 min one-time pre-training shared by 15 runs)" in text
     assert MINUTES_CONVENTION in text
 

@@ -41,7 +41,7 @@ def trained(tmp_path_factory):
 
 def test_findings_test_the_learndcg_variant_the_report_tested(trained):
     from ltr.findings import check_findings
-    from ltr.report import significance_table
+    from ltr.report.paired import significance_table
     from ltr.store import RunStore
 
     data, store_path = trained
@@ -69,7 +69,7 @@ def test_a_neuralloss_variant_is_compared_too(trained):
     row renamed so, as a planted NeuralLoss variant.
     """
     from ltr.findings import neuralloss_parts
-    from ltr.report import significance_table
+    from ltr.report.paired import significance_table
     from ltr.store import RunStore
 
     data, store_path = trained

@@ -47,7 +47,7 @@ def _cli_json(capsys, argv):
 def test_ltr_findings_read_the_report_and_the_drift_diagnostic(trained, capsys):
     from ltr.drift import drift_diagnostic
     from ltr.findings import TEST, check_findings
-    from ltr.report import significance_table
+    from ltr.report.paired import significance_table
     from ltr.store import RunStore
 
     data, store_path = trained
@@ -79,6 +79,30 @@ def test_ltr_findings_read_the_report_and_the_drift_diagnostic(trained, capsys):
     assert printed["findings"]["learndcg_highest"] == highest.to_dict() and printed["test"] == TEST
     assert printed["cost_ranking"] == result["cost_ranking"]
     assert highest.rests_on[0]["run_ids"] == sorted(runs["run_id"].tolist() + store_ids(store_path, "approxndcg"))
+
+
+def test_ltr_findings_text_fits_100_columns_and_verbose_holds_every_reason(trained, capsys):
+    """Issue 40: the text output was one line of 1,000+ characters per part. Now a line per finding (verdict,
+    n, reason cut) and per part (verdict, n, test), none over 100 columns; --verbose wraps everything whole."""
+    from ltr import cli
+
+    _, store_path = trained
+    argv = ["findings", "--experiment", EXPERIMENT, "--store", str(store_path)]
+    printed = _cli_json(capsys, [*argv, "--json"])["findings"]
+    assert cli.main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines)) <= 100
+    parts = sum(len(f["parts"]) for f in printed.values())
+    # the experiment line, one per finding and per part, the cost ranking and its convention, the hint
+    assert len(lines) == 1 + len(printed) + parts + 2 + 1
+    assert any(line.startswith("learndcg_highest: inconclusive (n = ") for line in lines)
+    assert cli.main([*argv, "--verbose"]) == 0
+    verbose = capsys.readouterr().out
+    assert max(map(len, verbose.splitlines())) <= 100
+    joined = "".join(verbose.split())
+    for finding in printed.values():
+        assert "".join(finding["reason"].split()) in joined
+        assert all("".join(p["reason"].split()) in joined for p in finding["parts"])
 
 
 def store_ids(store_path, loss):
@@ -131,14 +155,18 @@ def test_ltr_export_writes_scatter_and_theta_as_svg_and_pdf_and_a_captioned_tabl
         pytest.skip("pdflatex/pdftotext not installed: the .tex files were not compiled")
     compiled = compile_tex(out, "preview.tex")  # every table and figure, as a paper includes them
     assert compiled.overfull(10) == [] and compiled.too_large() == []
+    # issue 40: no table scaled (theta-d-drift was set at 45%) and no type under \footnotesize
+    assert compiled.publishable() == [] and {t["table"] for t in compiled.tables()} >= {
+        "tab:significance", "tab:cost", "tab:theta-d-drift", "tab:findings"}
     assert data not in compiled.text()
     assert not [f for f in out.glob("*.tex") if re.search(r"0\.0{6,}", f.read_text())]  # no p as 0.0000000...
 
 
 def test_ltr_report_latex_caption_carries_the_configuration_and_the_test(trained):
-    """``ltr report --latex`` and the Results page's LaTeX download (``ltr.report.to_latex``) name data,
+    """``ltr report --latex`` and the Results page's LaTeX download (``ltr.report.text.to_latex``) name data,
     ranker, epochs, learning rate, seed, folds, test and correction in the caption (issue 29)."""
-    from ltr.report import significance_table, to_latex
+    from ltr.report.paired import significance_table
+    from ltr.report.text import to_latex
     from ltr.store import RunStore
 
     data, store_path = trained
@@ -159,3 +187,22 @@ def test_ltr_findings_of_an_unknown_experiment_is_bad_input(trained, capsys):
 
     assert cli.main(["findings", "--experiment", "nope", "--store", str(trained[1])]) == cli.EXIT_BAD_INPUT
     assert "no completed runs in experiment 'nope'" in capsys.readouterr().err
+
+
+def test_the_manifest_hashes_the_users_own_letor_file_not_only_its_folds(tmp_path):
+    """Issue 40: for ``FILE.txt:folds=3`` only the fold files derived in the cache were hashed, so the
+    manifest could not say which file of the user's the runs read."""
+    from core.export import Export
+    from ltr.data.synthetic import write_synthetic
+    from ltr.export import letor_inputs
+
+    folder = tmp_path / "generated"
+    write_synthetic("synthetic-mq2008", folder, seed=1, n_queries=30)
+    mine = tmp_path / "my-letor.txt"
+    mine.write_bytes(b"".join((folder / "Fold1" / f"{s}.txt").read_bytes() for s in ("train", "vali", "test")))
+    export = Export(tmp_path / "out", {})
+    letor_inputs(export, f"{mine}:folds=3", [1, 2])
+    (source,) = [i for i in export.inputs if i["role"] == "letor source"]
+    assert source["path"] == str(mine.resolve()) and (source["folds"], source["seed"]) == (3, 0)
+    assert source["sha256"] == hashlib.sha256(mine.read_bytes()).hexdigest()
+    assert len([i for i in export.inputs if i["role"] == "letor"]) == 6  # the derived fold files, as before

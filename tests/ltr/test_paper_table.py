@@ -42,9 +42,9 @@ def test_the_table_reads_every_figure_from_the_result_and_the_paper_from_the_cla
     assert lines[0].startswith("<!-- mq2008-reproduction:start") and lines[-1] == END
     rows = [line for line in lines if line.startswith("| ") and not line.startswith("| loss")]
     # sorted by NDCG@10, x 100, mean ± seed sd, the paper's figure where the paper gives one (ltr/paper_claims.json)
-    assert rows[0] == "| learndcg(normalisation=standard) | 66.00 ± 0.40 | 70.00 ± 0.30 | 74.00 ± 0.20 | 78.50 ± 0.10 | 79.03 | — | — |"
-    assert rows[1] == "| listnet | 65.00 | 69.00 | 73.50 | 78.00 | — | +0.50 | 0.210 |"
-    assert rows[2] == "| neuralloss | 64.00 | 69.00 | 73.00 | 77.11 | 77.07 | +1.39 | < 0.001† |"
+    assert rows[0] == "| learndcg(normalisation=standard) | 66.00 ± 0.40 | 70.00 ± 0.30 | 74.00 ± 0.20 | 78.50 ± 0.10 | 79.03 | — | — | — |  |"
+    assert rows[1] == "| listnet | 65.00 | 69.00 | 73.50 | 78.00 | — | +0.50 | 0.210 | — |  |"
+    assert rows[2] == "| neuralloss | 64.00 | 69.00 | 73.00 | 77.11 | 77.07 | +1.39 | < 0.001† | — |  |"
     # the verdicts: the NDCG@10 parts of a claim tested per cut-off (the paper's figures are NDCG@10), else every part
     assert "- `learndcg_highest`: **does not hold**. mq2008 / mlp · NDCG@10: listnet not below." in lines
     assert "- `theta_d_fold_specific`: **inconclusive**. mq2008 / mlp: one seed." in lines
@@ -147,3 +147,37 @@ def test_the_bench_rewrites_both_blocks_from_the_stored_result_running_nothing(t
     no_data = subprocess.run([sys.executable, str(BENCH), "--out", str(result)], capture_output=True, text=True,
                              timeout=120)
     assert no_data.returncode == 2 and "--data" in no_data.stderr and result.read_bytes() == stored
+
+
+def test_blocks_only_counts_the_queries_without_a_relevant_document_from_the_files_the_result_names(tmp_path):
+    """``--blocks-only --data FOLDER`` reads the test files' query counts into the result, beside the paper's
+    figure, only from the files whose sha256 the result names; other files exit 2 and change nothing."""
+    from tests.support.paths import SHARED
+
+    letor = SHARED / "data" / "letor" / "MQ2008"
+    if not (letor / "Fold1" / "test.txt").is_file():
+        pytest.skip(f"{letor} is absent (real data for tests lives beside the checkout)")
+    import hashlib
+
+    result = tmp_path / "r.json"
+    planted = planted_result()
+    planted["data"] = {"files": {f"Fold{k}/test.txt": hashlib.sha256((letor / f"Fold{k}" / "test.txt").read_bytes())
+                                 .hexdigest() for k in range(1, 6)}}
+    result.write_text(json.dumps(planted), encoding="utf-8")
+    readme = tmp_path / "README.md"
+    readme.write_text("# R\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, str(BENCH), "--out", str(result), "--blocks-only", "--data", str(letor),
+                           "--readme", str(readme)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    counts = json.loads(result.read_text(encoding="utf-8"))["data"]["queries"]
+    assert counts["test_queries"] == sum(f["queries"] for f in counts["per_fold"].values())
+    assert 0 < counts["no_relevant"] < counts["test_queries"]
+    assert (f"{counts['no_relevant']} of the {counts['test_queries']} test queries have no relevant document"
+            in readme.read_text(encoding="utf-8"))
+    (tmp_path / "other" / "Fold1").mkdir(parents=True)
+    (tmp_path / "other" / "Fold1" / "test.txt").write_text("0 qid:1 1:0.5\n", encoding="utf-8")
+    stored = result.read_bytes()
+    wrong = subprocess.run([sys.executable, str(BENCH), "--out", str(result), "--blocks-only", "--data",
+                            str(tmp_path / "other"), "--readme", str(readme)], capture_output=True, text=True,
+                           timeout=120)
+    assert wrong.returncode == 2 and "--data" in wrong.stderr and result.read_bytes() == stored

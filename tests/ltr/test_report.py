@@ -9,9 +9,11 @@ import pytest
 from scipy import stats
 
 from ltr.losses import LOSS_NAMES
-from ltr import report
-from ltr.report import (BETTER_MARK, WORSE_MARK, ReportError, fold_seed_table, holm_adjust, significance_table,
-                        table_notes, to_csv, to_latex)
+from ltr.report import text as report_text
+from core.multiple_testing import holm_adjust
+from ltr.report.paired import significance_table
+from ltr.report.runs import ReportError
+from ltr.report.text import BETTER_MARK, WORSE_MARK, fold_seed_table, table_notes, to_csv, to_latex
 from ltr.store import RunStore
 
 DATA, MODEL, FOLDS, PER_FOLD = "synthetic-mq2008", "mlp", range(1, 6), 30
@@ -136,7 +138,7 @@ def test_runs_of_two_learning_rates_are_never_paired(tmp_path):
         _store_full_run(store, "listnet", 1, 1e-3, {f"1_{i}": 0.5 for i in range(20)})
         table = significance_table(store, DATA, MODEL)
         assert table.attrs["missing_folds"] == {"listnet": [2, 3]}
-        from ltr.report import format_text
+        from ltr.report.text import format_text
 
         text = format_text(table)
         assert "listnet lacks fold(s) 2, 3" in text and "ndcg@10(gain=exp,norel=1)" in text
@@ -279,7 +281,7 @@ def test_an_unknown_candidate_is_an_error(study):
 def test_paired_t_test_equals_scipy_ttest_rel():
     """paired_t_test (scipy.special's t tail, no scipy.stats import) gives ttest_rel's t and p: random
     pairs of many sizes, a tiny and a large effect, and differences that are all equal (t = ±inf, p = 0)."""
-    from ltr.report import paired_t_test
+    from ltr.report.paired import paired_t_test
 
     rng = np.random.default_rng(7)
     for n in (2, 3, 5, 30, 200, 5000):
@@ -385,7 +387,7 @@ def test_two_folds_by_two_seeds_mean_spread_and_the_seed_averaged_paired_test(tm
                 assert not np.isclose(table.loc[loss, "p@10"], pooled, rtol=1e-3, atol=0)
         baselines = ["approxndcg", "ranknet"]
         assert table.loc[baselines, "p_holm@10"].tolist() == pytest.approx(holm_adjust([p[b] for b in baselines]).tolist(), rel=1e-6, abs=0)
-        assert "averaged over the 2 seeds" in report.test_description(significance_table(store, DATA, MODEL))
+        assert "averaged over the 2 seeds" in report_text.test_description(significance_table(store, DATA, MODEL))
         grid = fold_seed_table(significance_table(store, DATA, MODEL), 10)
         assert list(grid.columns) == ["loss", "fold", "seed 0", "seed 1", "mean over seeds"] and len(grid) == 6
         row = grid[(grid["loss"] == "ranknet") & (grid["fold"] == 2)].iloc[0]
@@ -501,7 +503,7 @@ def test_lambdamart_is_a_baseline_row_of_the_neural_rankers_table(tmp_path, caps
     note = next(x for x in table_notes(table) if x.startswith(tree))
     assert 'rounds=200 · patience=20 · lightgbm {"learning_rate": 0.05} (LightGBM 4.7.0)' in note
     assert "Holm family" in note and "paired" in note
-    assert 'baseline lambdamart (LightGBM): rounds=200' in report.table_caption(table)
+    assert 'baseline lambdamart (LightGBM): rounds=200' in report_text.table_caption(table)
     assert "rounds=200" in rows.loc[tree, "baseline_settings"] and pd.isna(rows.loc["learndcg", "baseline_settings"])
     assert "lambdamart (LightGBM)" in to_latex(table)
     # the NDCG-vs-time scatter: a point per fold x seed of the configuration and its mean marker

@@ -27,8 +27,13 @@ def test_view_frames_read_the_stored_labels(cache):
     dis = view.disagreement_frame(result, "q1").set_index("setup")
     assert (dis.loc["binary", "baseline"], dis.loc["binary", "aware"], dis.loc["binary", "group"]) == (0.5, 0.0, "hard")
     verdicts = view.verdict_frame(result)
-    assert len(verdicts) == 10 and set(verdicts["verdict"].str.split().str[0]) == {"inconclusive"}
+    # five comparisons and the interaction per setup, the primary comparison and the interaction first
+    assert len(verdicts) == 12 and set(verdicts["verdict"].str.split().str[0]) == {"inconclusive"}
+    assert verdicts["role"].tolist()[:4] == ["primary", "primary", "interaction", "interaction"]
+    assert verdicts["comparison"][0] == "hard: aware vs control_sentence"
+    assert "regresses toward the mean" in view.primary_note(result)
     assert "Not a finding" in view.not_a_finding(result)
+    assert "reasons: file hand (made by unnamed, unknown size)" in view.provenance_line(result)  # a FILE: unsized
     assert view.prompt_change(result).count("\n+ ") == 1
 
 
@@ -39,12 +44,16 @@ def test_page_section_renders_a_stored_result_with_text_as_text(cache):
     assert any("Not a finding" in w.value for w in at.warning)
     at.selectbox(key="judge_query").set_value("q1").run()
     assert not at.exception
+    links = [b.proto.url for b in at.get("link_button") if b.proto.label == "Open this query on the Query page"]
+    assert links == ["query?dataset=dl19&qid=q1"]  # the query's page, from the judging section (issue 42)
     codes = [c.value for c in at.code]
     sentence = result["queries"][0]["sentence"]
     assert sentence in codes and result["queries"][0]["control_sentence"] in codes
     assert any(f"+ {sentence}" in c for c in codes)  # the prompt diff, as code text
     assert any(HOSTILE in c for c in codes)  # the hostile query, inside the diff's code text
     rendered = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    assert any(text.startswith("Primary comparison (declared, first rows): hard: aware vs control sentence")
+               and "regresses toward the mean" in text for text in rendered)
     assert not any("<script>" in text or "<b>" in text for text in rendered)  # never as markdown or HTML
     labels = at.dataframe[-1].value
     assert labels["NIST"].tolist() == [3, 0] and labels["baseline"].tolist() == ["3", "3"]

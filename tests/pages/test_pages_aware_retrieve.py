@@ -30,15 +30,25 @@ def test_the_section_shows_a_stored_result_with_its_notes_and_the_rewrites_as_te
     warnings = [w.value for w in at.warning]
     assert any("partial corpus" in w for w in warnings)
     assert any(w.startswith("Not a finding: rewriter is a 1.5B (stated) model, under the 3B") for w in warnings)
-    verdicts, leaving, rewrites, raw = (at.dataframe[i].value for i in range(-4, 0))
-    assert list(verdicts["comparison"]) == ["aware rewrite vs original", "plain rewrite vs original",
-                                            "rm3 vs original", "aware rewrite vs plain rewrite"]
+    verdicts, leaving, leaving_tests, rewrites, raw = (at.dataframe[i].value for i in range(-5, 0))
+    # the declared family, the primary comparison first and said so with why (issue 40)
+    assert list(verdicts["comparison"]) == ["aware rewrite vs control rewrite", "aware rewrite vs original",
+                                            "plain rewrite vs original", "rm3 vs original",
+                                            "aware rewrite vs plain rewrite"]
+    assert list(verdicts["role"]) == ["primary"] + ["secondary"] * 4
+    assert any(m.value.startswith("Primary comparison (declared, first row): aware rewrite vs control rewrite")
+               and "regresses toward the mean" in m.value for m in at.markdown)
     assert set(verdicts["verdict"]) == {"inconclusive"}
-    assert list(leaving["n"]) == [len(rc.HARD)] * 3
+    assert list(leaving["n"]) == [len(rc.HARD)] * 4
+    assert list(leaving_tests["comparison"]) == ["aware rewrite vs control rewrite", "aware rewrite vs plain rewrite"]
     assert list(rewrites["qid"]) == rc.HARD
-    # the hostile rewrite is a cell's text; the empty plain reply is shown as the original query kept
+    # each row opens its query on the Query page (issue 42), the raw replies' rows too
+    assert list(rewrites["query page"]) == [f"query?dataset=dl20&qid={q}" for q in rc.HARD]
+    assert set(raw["query page"]) == {f"query?dataset=dl20&qid={q}" for q in rc.HARD}
+    # the hostile rewrite is a cell's text; the empty plain and control replies are shown as the original kept
     assert set(rewrites["difficulty-aware rewrite"]) == {HOSTILE}
-    assert set(rewrites["plain rewrite"]) == {"[call failed: original query kept]"}
+    assert set(rewrites["plain rewrite"]) == set(rewrites["control rewrite"]) == {"[call failed: original query kept]"}
+    assert all(len(c.split()) == len(rc.SENTENCE.split()) for c in rewrites["control statement"])
     assert set(raw["raw reply"]) >= {HOSTILE}
     shown = [e.value for e in (*at.markdown, *at.caption, *at.warning, *at.info)]
     assert not any("<script>" in text for text in shown)

@@ -13,7 +13,7 @@ from pipeline.views import failure_overlap as view
 from pipeline.sets.rule import SetSummary, hard_set
 from pipeline.judging.judgments import DEFAULT_CAP
 from pipeline.study.jobs import study_command, study_link
-from tests.support.failure_fixture import TOPICS, run_designed_study
+from tests.support.failure_fixture import TOPICS, run_designed_study, write_data_folder
 from tests.pages.support import page_alone
 from tests.support.paths import ROOT
 
@@ -193,7 +193,55 @@ def test_study_command_uses_the_data_folder_judgments(shared_dir):
     command = study_command("dl20", folder, generator="embedded", llm_judge="embedded", cap=3)
     assert [command[i + 1] for i, c in enumerate(command) if c == "--judge"] == ["embedded"]
     with pytest.raises(ValueError, match="no judgments file for nope"):
-        study_command("dl20", folder, imported_judges=["nope"])
+        study_command("dl20", folder, generator="embedded", imported_judges=["nope"])
+
+
+def test_study_command_uses_the_data_folder_answers(shared_dir):
+    folder = shared_dir / "data" / "trec_dl"
+    assert view.imported_generators("dl19", folder) == ["gpt-4o-mini", "text-davinci-003"]
+    command = study_command("dl19", folder, imported_generators=["text-davinci-003"], imported_judges=["llama-3.3-70b"])
+    assert [command[i + 1] for i, c in enumerate(command) if c == "--generator"] == ["text-davinci-003"]
+    with pytest.raises(ValueError, match="no answers file for nope"):
+        study_command("dl19", folder, imported_generators=["nope"], imported_judges=["llama-3.3-70b"])
+    with pytest.raises(ValueError, match="choose at least one generator"):
+        study_command("dl19", folder, imported_judges=["llama-3.3-70b"])
+
+
+@pytest.fixture
+def data_folder(cache, tmp_path, monkeypatch):
+    """The designed collection as the configured DL19 data folder (runs, judgments, two answers files, models.tsv)."""
+    folder = write_data_folder(tmp_path / "trec_dl")
+    monkeypatch.setenv("IRDASH_DATA_TREC_DL", str(folder))
+    return folder
+
+
+def test_the_form_offers_the_folders_answers_and_queues_a_run_without_an_llm(data_folder):
+    at = _page()
+    answers = next(m for m in at.multiselect if m.label == "Imported answers")
+    assert answers.options == ["designed-answers", "other-answers"] and answers.value == answers.options
+    assert _text_input(at, view.forms.STUDY_GENERATOR.label).value == ""  # answers files: no LLM by default
+    assert "--judge designed-judge` runs on the data folder's runs, answers" in at.info[0].value  # the hint
+    next(b for b in at.button if b.label == "Start").click().run()
+    assert not at.exception and not at.error
+    (job,) = jobs.list_jobs()
+    assert [job.command[i + 1] for i, c in enumerate(job.command) if c == "--generator"] == answers.options
+    assert [job.command[i + 1] for i, c in enumerate(job.command) if c == "--judge"] == ["designed-judge"]
+
+
+def test_a_configuration_already_stored_is_not_queued_again(data_folder):
+    from pipeline.study import store
+    from pipeline.study.jobs import study_config
+
+    options = dict(imported_generators=["designed-answers"], imported_judges=["designed-judge"])
+    configuration = study_config("dl19", data_folder, **options).with_default_components().stored()
+    stored = {"id": "20261201T000000Z-00000000-0000", "dataset": "dl19", "configuration": configuration,
+              "time": "2026-12-01T00:00:00Z", "finished": "2026-12-01T00:01:00Z", "configurations": {}}
+    store.save_study(stored)
+    with pytest.raises(view.AlreadyStored) as refused:
+        view.submit_study("dl19", data_folder, **options)
+    assert refused.value.link == study_link("dl19", stored["id"]) and not jobs.list_jobs()
+    # with an LLM component it is queued: its run may retry failed calls (and stores nothing if all is the same)
+    assert view.submit_study("dl19", data_folder, generator="embedded", **options)
 
 
 @pytest.fixture

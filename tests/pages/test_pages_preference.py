@@ -73,6 +73,7 @@ def test_page_side_by_side_navigation_and_filters(cache):
     assert [line for line in diff.splitlines() if line.startswith(("+", "-"))] == ["+ This query requires numerical data."]
     verdicts = at.dataframe[2].value
     assert verdicts["prefers"].tolist() == ["difficulty-aware", "difficulty-aware"]
+    assert at.dataframe[1].value["query page"].tolist() == ["query?dataset=dl19&qid=q1"]  # the pair's Query page
     assert at.dataframe[3].value["grade"].tolist() == [3, 2]  # grade 1 and 0 passages never reach the judge
     # next / previous wrap around the four pairs
     next_button = next(b for b in at.button if b.label == "Next")

@@ -108,7 +108,7 @@ def test_the_page_reads_every_store_for_one_query(planted_study):
     assert "qrels.dl19-passage.txt" in " ".join(c.value for c in at.caption)
 
     sets = _frame(at, "hard to judge (H2J)").set_index("configuration")
-    assert sets.loc[BINARY, "study"] == planted_study["id"]
+    assert sets.loc[BINARY, "studies"] == planted_study["id"]
     assert sets.loc[BINARY, ["hard to retrieve (H2R)", "hard to generate (H2G)", "hard to judge (H2J)"]].tolist() == [
         "q1" in planted_study["configurations"][BINARY]["sets"][t] for t in ("h2r", "h2g", "h2j")]
     assert sets.loc[BINARY, "hard to judge (H2J)"] and not sets.loc[BINARY, "hard to retrieve (H2R)"]  # the design
@@ -281,3 +281,44 @@ def test_a_computed_retrievers_rows_are_found(planted_study, cache):
     assert sets["configuration"].tolist() == [label.replace("designed-run", "bm25@computed")
                                               for label in planted_study["configurations"]]
     assert sets["hard to retrieve (H2R)"].all() and not sets["hard to judge (H2J)"].any()
+
+
+def test_studies_that_ran_one_configuration_alike_share_a_row_of_the_hard_sets_table(planted_study, cache):
+    # two identical studies (as every rerun stored before one study per configuration): one row per configuration
+    copy = dict(planted_study, id=planted_study["id"][:-4] + "ffff")
+    (cache / "failure" / "dl19" / "studies" / f"{copy['id']}.json").write_text(json.dumps(copy))
+    stored = view.stored_studies("dl19")
+    assert len(stored) == 2
+    sets = view.hard_sets_frame(view.studies_with(stored, "q1"), "q1")
+    assert sets["configuration"].tolist() == list(planted_study["configurations"])  # no duplicate row
+    assert set(sets.loc[0, "studies"].split(", ")) == {planted_study["id"], copy["id"]}
+
+
+def test_a_query_hard_for_an_aware_results_own_judge_but_not_in_the_table_is_explained(planted_study):
+    from pipeline.study.result import StudyResult
+
+    study = StudyResult.from_dict(planted_study)  # its binary H2J holds q1 and q8 (the design), not q2
+    result = {"sets": {"binary": {"hard": ["q1", "q2"]}, "graded": {"hard": []}}, "universe": list(TOPICS),
+              "config": {"quantile": 0.25, "cap": 20}, "judge": {"label": "scripted:tiny"}}
+    note = view.own_h2j_note(result, "q2", [study])
+    assert note.startswith("Hard to judge (binary) for this result's own judge, scripted:tiny: the top 0.25")
+    assert "over its 8 queries" in note and f"stored studies' judges ({', '.join(sorted(study.judges))})" in note
+    assert view.own_h2j_note(result, "q1", [study]) is None  # the table agrees: q1 is in its binary H2J
+    assert view.own_h2j_note(result, "q3", [study]) is None  # not hard for the result's judge either
+    assert "no stored study holds this query" in view.own_h2j_note(result, "q2", [])
+
+
+def test_the_data_folders_answers_are_shown_with_their_models_sizes(planted_study, tmp_path, monkeypatch):
+    from tests.support.failure_fixture import write_data_folder
+
+    folder = write_data_folder(tmp_path / "imported")
+    monkeypatch.setenv("IRDASH_DATA_TREC_DL", str(folder))
+    at = open_query_page(dataset="dl19", qid="q6")
+    assert not at.exception
+    imported = next(d.value for d in at.dataframe if "size (models.tsv)" in d.value.columns).set_index("generator")
+    assert imported.loc["designed-answers", "answer"] == OFF_TOPIC  # the designed answers' q6 (off-topic)
+    assert imported.loc["other-answers", "answer"] == OFF_TOPIC
+    assert imported.loc["designed-answers", "size (models.tsv)"] == "175B (a paper's figure)"
+    assert imported.loc["other-answers", "size (models.tsv)"] == "unknown (not published)"
+    frame, note = view.imported_answers_frame("dl20", "q6", folder)
+    assert frame.empty and note.startswith("No answers file for DL20")

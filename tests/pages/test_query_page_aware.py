@@ -29,6 +29,9 @@ def test_the_query_page_shows_the_stored_aware_judgments_of_a_query(cache):
     texts = [t.value for t in at.text]
     assert any(record["sentence"] in t and record["control_sentence"] in t for t in texts)
     assert any(w.value.startswith("Not a finding") for w in at.warning)  # a scripted tiny judge
+    # q2 is hard for the result's own judge, and no stored study holds it: the page says why the table lacks it
+    assert any(i.value.startswith("Hard to judge (binary, graded) for this result's own judge") and
+               "no stored study holds this query" in i.value for i in at.info)
     assert any("python -m pipeline aware-retrieve --dataset dl19" in i.value for i in at.info)  # none stored
 
 
@@ -39,7 +42,8 @@ def test_the_query_page_shows_a_querys_rewrites_beside_their_ndcg(cache, tmp_pat
     (item,) = view.aware_rewrites("dl20", qid)
     stored = next(r for r in result["queries"] if r["qid"] == qid)
     assert list(item["arms"]["nDCG@10"]) == [stored["ndcg@10"][arm] for arm in ("original", "plain_rewrite",
-                                                                                 "aware_rewrite", "rm3")]
+                                                                                 "aware_rewrite", "control_rewrite",
+                                                                                 "rm3")]
     assert item["arms"]["query BM25 ran"].iloc[2] == HOSTILE_REWRITE and "partial corpus" in item["corpus"]
 
     at = open_query_page(dataset="dl20", qid=qid)

@@ -16,13 +16,14 @@ from tests.support.preference_helpers import HOSTILE, client
 HOSTILE_REWRITE = "<script>alert('x')</script> <b>bold</b>"
 QIDS = [f"q{i}" for i in range(1, 9)]
 RAW_HTML = '<b>bold</b> {"O": 9}'  # an unparseable reply holding markup
+AWARE_SENTENCE = "This query asks for quantitative data."  # the shipped template of the reasons below
 
 
 def respond(messages) -> str:
     user = messages[-1]["content"]
     qid = re.search(r"Passage: passage ([ad]) of (q\d)", user).group(2)
     letter = re.search(r"Passage: passage ([ad])", user).group(1)
-    aware = "This query" in user
+    aware = AWARE_SENTENCE in user  # the control statement is another sentence of the same length
     if aware and qid == "q2" and letter == "a":
         return RAW_HTML
     grade = 3 if letter == "a" or (qid in ("q1", "q2") and not aware) else 0  # q1, q2 mislabel d at baseline

@@ -63,3 +63,36 @@ def run_designed_study(folder: Path) -> dict:
                      generators=[f"designed-answers={files['answers.jsonl']}"],
                      judges=[f"designed-judge={files['judge.txt']}"], setups=("binary", "graded"),
                      encoder="minilm", progress=False, log=lambda m: None).to_dict()
+
+
+# the data folder's models.tsv of write_data_folder: one size published, one not, one sub-1B
+MODELS_TSV = ("name\tparameters\tsource\n"
+              "designed-judge\t70B\tthe designed judge's model card\n"
+              "designed-answers\t175B\ta paper's figure\n"
+              "other-answers\tunknown\tnot published\n"
+              "small-judge\t0.78B\ta small model's card\n")
+
+
+def write_data_folder(folder: Path, dataset: str = "dl19") -> Path:
+    """The designed collection in the layout of a TREC DL data folder (``shared/data/trec_dl/``) as ``dataset``:
+    its topics, qrels and passages under the registry's file names, ``runs/run.designed.<dataset>.txt``,
+    ``judgments/judgments.designed-judge.<dataset>.txt``, two answers files (``designed-answers``: the designed
+    ones; ``other-answers``: every answer off-topic but q1's) and :data:`MODELS_TSV`. Returns the folder."""
+    from pipeline.data.datasets import DATASETS
+
+    spec = DATASETS[dataset]
+    files = write_collection(folder / "designed")
+    for sub in ("runs", "judgments", "answers"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    (folder / spec.topics_file).write_text(files["topics.tsv"].read_text())
+    (folder / spec.qrels_file).write_text(files["qrels.txt"].read_text())
+    (folder / spec.passages_file).write_text("pid\tjudged_in\ttext\n" + "".join(
+        f"{pid}\t{dataset}\t{text}\n" for pid, text in
+        (line.split("\t", 1) for line in files["passages.tsv"].read_text().splitlines()[1:])))
+    (folder / "runs" / f"run.designed.{dataset}.txt").write_text(files["run.txt"].read_text())
+    (folder / "judgments" / f"judgments.designed-judge.{dataset}.txt").write_text(files["judge.txt"].read_text())
+    (folder / "answers" / f"answers.designed-answers.{dataset}.jsonl").write_text(files["answers.jsonl"].read_text())
+    (folder / "answers" / f"answers.other-answers.{dataset}.jsonl").write_text("".join(
+        json.dumps({"qid": q, "text": RELEVANT[q] if q == "q1" else OFF_TOPIC}) + "\n" for q in QIDS))
+    (folder / "models.tsv").write_text(MODELS_TSV)
+    return folder

@@ -3,6 +3,7 @@ and read what a reader would see: the PDF's text (``pdftotext``), its pages as P
 overfull boxes the log reports. Tests that use it skip when pdflatex is absent (``needs_pdflatex``)."""
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -17,6 +18,10 @@ needs_pdflatex = pytest.mark.skipif(not PDFLATEX, reason="pdflatex/pdftotext not
 OVERFULL = re.compile(r"^Overfull \\[hv]box \((\d+(?:\.\d+)?)pt too (?:wide|high)\)(.*)$", re.M)
 # a table or figure taller than the page: LaTeX prints it running off the page's bottom
 TOO_LARGE = re.compile(r"^LaTeX Warning: Float too large for page by .*$", re.M)
+# what core.export.booktabs writes to the log for every table it sets (compile_tex keeps log lines whole)
+TABLE = re.compile(r"^Exported table (.*?): width ([\d.]+)pt on a line of ([\d.]+)pt, type ([\d.]+) ?pt$", re.M)
+FOOTNOTESIZE_PT = 8.0  # \footnotesize of a 10pt article, the preview's class
+LEAST_SCALE = 0.85  # what a journal takes: a table scaled further is unreadable
 
 
 @dataclass
@@ -31,6 +36,30 @@ class Compiled:
     def too_large(self) -> list[str]:
         """The log's floats taller than the page, as the log states them."""
         return TOO_LARGE.findall(self.log)
+
+    def tables(self) -> list[dict]:
+        """Every table core.export.booktabs set, as its log line states it: label, natural width, the line it
+        stands on, type size, and the scale it was set at (1 unless wider than the line)."""
+        found = []
+        for m in TABLE.finditer(self.log):
+            width, line, size = float(m.group(2)), float(m.group(3)), float(m.group(4))
+            found.append({"table": m.group(1), "width": width, "line": line, "size": size,
+                          "scale": min(1.0, line / width) if width else 1.0})
+        return found
+
+    def scaled_under(self, least: float = LEAST_SCALE) -> list[dict]:
+        """The tables set at a scale under ``least`` (shrunk to fit their line)."""
+        return [t for t in self.tables() if t["scale"] < least]
+
+    def type_under(self, least_pt: float = FOOTNOTESIZE_PT) -> list[dict]:
+        """The tables whose type, after any scaling, is smaller than ``least_pt`` (\\footnotesize)."""
+        return [t for t in self.tables() if t["size"] * t["scale"] < least_pt - 1e-6]
+
+    def publishable(self) -> list[str]:
+        """What a journal would refuse: floats taller than the page, tables scaled under 0.85, type under
+        \\footnotesize (empty when none)."""
+        return [*self.too_large(), *(f"scaled to {t['scale']:.2f}: {t['table']}" for t in self.scaled_under()),
+                *(f"type {t['size'] * t['scale']:.1f} pt: {t['table']}" for t in self.type_under())]
 
     def text(self) -> str:
         return subprocess.run(["pdftotext", "-layout", str(self.pdf), "-"], capture_output=True, text=True,
@@ -50,8 +79,10 @@ class Compiled:
 def compile_tex(folder: Path, name: str) -> Compiled:
     """``pdflatex`` on ``folder/name`` (one pass: the tests read text and boxes, not resolved references);
     fails the test with the log's tail when it does not compile."""
+    # max_print_line (kpathsea reads it from the environment): log lines whole, not broken at 79 characters
     result = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", name], cwd=folder,
-                            capture_output=True, text=True, timeout=120)
+                            capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "max_print_line": "10000"})
     log_file = folder / (Path(name).stem + ".log")
     log = log_file.read_text(errors="replace") if log_file.exists() else result.stdout
     if result.returncode != 0:

@@ -1,7 +1,9 @@
 """H2G as a failure task: each generator's BERTScore F1 per answered query against the query's reference
 passages (:func:`pipeline.generation.h2g.generation_values`), lower is harder (:class:`GenerationTask`).
 
-A generator is ``NAME=FILE.jsonl`` (imported answers, read whole) or an LLM spec (``embedded``,
+A generator is ``NAME=FILE.jsonl`` (imported answers, read whole), ``NAME`` alone: the data folder's
+``answers/answers.NAME.<dataset>.jsonl`` when it exists (:mod:`pipeline.data.imported`; its size from the
+folder's ``models.tsv``: :mod:`pipeline.study.imported_sizes`), or an LLM spec (``embedded``,
 ``ollama:MODEL``, ``openai:MODEL@URL``, ``auto``: ``pipeline.llm.specs``), asked only for the queries
 H2G can score (:func:`answer_queries`) and named by the model the spec resolved to (``backend:model``).
 Generated answers are kept under ``cache/failure/<dataset>/generations/``.
@@ -15,6 +17,7 @@ from core.atomic import atomic_write_text
 from pipeline.generation.h2g import generation_values, reference_note, truncation_note
 from pipeline.study.components import identity, identity_digest, parse_component
 from pipeline.study.config import require_query_texts, slug, study_dir
+from pipeline.study.imported_sizes import imported_record
 from pipeline.study.result import GeneratorResult
 from pipeline.study.task import EASIER, FailureTask, PerQueryValues, StepContext, not_scored
 from pipeline.sets.rule import SetSummary
@@ -43,12 +46,13 @@ def generation_for(data, arg: str, *, llm_options: dict | None = None, progress:
     the others are recorded in ``not_generated``); an answers file is read whole."""
     from pipeline.generation.answers import Generation, generate_answers, import_answers
     from pipeline.llm import make_client
-    from pipeline.llm.sizes import stated_record
-
     name, file = parse_component(arg, "--generator")
-    if file is not None:  # an imported model's size is unknown unless the user states it (pipeline.llm.sizes)
+    if file is None:
+        file = data.folder_files("answers").get(name)
+    if file is not None:  # an imported model's size: the folder's models.tsv, or the user's statement
         gen = import_answers(name, file, known_qids=data.topics)
-        gen.provenance = stated_record(gen.provenance, (llm_options or {}).get("stated_sizes"))
+        gen.provenance = imported_record(gen.provenance, data.model_sizes().get(name),
+                                         (llm_options or {}).get("stated_sizes"))
         return gen
     require_query_texts(data)
     queries, skipped = answer_queries(data, partial_references)

@@ -11,7 +11,8 @@ from typing import Iterator, Sequence
 
 from pipeline.judging.h2j import judgment_values
 from pipeline.study.components import identity, parse_component
-from pipeline.study.config import folder_judgments, require_query_texts
+from pipeline.study.config import require_query_texts
+from pipeline.study.imported_sizes import imported_record
 from pipeline.study.result import JudgeResult
 from pipeline.study.task import HARDER, FailureTask, PerQueryValues, StepContext, StudyStepError, not_scored
 from pipeline.sets.rule import SetSummary
@@ -27,14 +28,13 @@ def judgments_for(data, arg: str, setup: str, *, cap: int | None, llm_options: d
     LLM judge labelled no pair."""
     from pipeline.judging.judgments import import_judgments, llm_judgments
     from pipeline.llm import make_client
-    from pipeline.llm.sizes import stated_record
-
     name, file = parse_component(arg, "--judge")
     if file is None:
-        file = folder_judgments(data.folder, data.name).get(name)
-    if file is not None:  # an imported judge's size is unknown unless the user states it (pipeline.llm.sizes)
+        file = data.folder_files("judgments").get(name)
+    if file is not None:  # an imported judge's size: the folder's models.tsv, or the user's statement
         judgments = import_judgments(name, file, setup, known_qids=data.topics)
-        judgments.provenance = stated_record(judgments.provenance, (llm_options or {}).get("stated_sizes"))
+        judgments.provenance = imported_record(judgments.provenance, data.model_sizes().get(name),
+                                               (llm_options or {}).get("stated_sizes"))
         return judgments
     require_query_texts(data)
     client = make_client(name, **{"step": f"judgments:{setup}", **(llm_options or {})})

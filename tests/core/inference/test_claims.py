@@ -173,3 +173,10 @@ def test_a_claim_is_read_from_its_declaration():
         Claim("x", "band")
     with pytest.raises(ValueError, match="read with its own function"):
         decide(Proportion(1, 2), Claim("o", "order"))
+
+
+def test_a_gated_decision_shows_power_only_where_its_figures_decide_nothing():
+    held = bound(Proportion(0, 43), UNDER_10).gated(["generator is a model of unknown size"])
+    assert held.verdict == INCONCLUSIVE and "power" not in held.evidence()
+    straddles = bound(Proportion(4, 43), UNDER_10).gated(["generator is a model of unknown size"])
+    assert straddles.evidence()["power"]["n"] == 43

@@ -1,7 +1,12 @@
 """Difficulty-aware judging against a loopback Ollama server whose judge has a planted effect: the expected
 per-query disagreements are worked out by hand from the plant, the Wilcoxon statistic and p with scipy and
 the κ change with sklearn directly, and the stored result must reproduce them exactly; a rerun makes no
-request; bad input is refused naming the flag or file, with nothing stored."""
+request; bad input is refused naming the flag or file, with nothing stored.
+
+Two plants (issue 40 item 6): the sentence's content helps (the control sentence moves no label), and any
+sentence helps (the control sentence moves the labels exactly as the difficulty sentence does). The second
+must read "no effect beyond the control sentence" in the primary comparison while aware vs baseline is
+significant: the baseline comparison cannot tell the two plants apart, the primary one can."""
 from __future__ import annotations
 
 import json
@@ -12,9 +17,12 @@ import pytest
 from scipy.stats import wilcoxon
 from sklearn.metrics import cohen_kappa_score
 
+from statsmodels.stats.multitest import multipletests
+
 from core.findings import FAILS, HOLDS, INCONCLUSIVE
 from pipeline.aware import judge as study, store
 from pipeline.cli import main
+from pipeline.prompting import difficulty
 from tests.support.loopback_llm import LoopbackLLMServer
 
 MODEL = "judge8b"
@@ -27,18 +35,21 @@ FIXED_BY_SENTENCE = set(QIDS[:8])  # the difficulty sentence fixes q01-q08; q09,
 REASONED = QIDS[:10]  # q11 gets no reason: excluded and counted
 # on a query that is not hard, the difficulty sentence makes the judge call c a 3 when the query's number is even
 EVEN = {q for q in QIDS if int(q[1:]) % 2 == 0}
+DIFFICULTY = set(difficulty.load_templates().sentences.values())  # the difficulty sentences; any other: control
+MAKER = "reasons-llm"  # the reasons FILE's maker, named and sized (a FILE is otherwise of unknown size)
 
 
-def respond(body) -> str:
+def respond(body, control_moves: bool = False) -> str:
+    """The plant; ``control_moves``: the control sentence moves every label the difficulty sentence moves."""
     user = body["messages"][-1]["content"]
     qid = re.search(r"Query: query (q\d+)", user).group(1)
     block = re.search(r"Query: .*?\n(.*?)Passage: passage ([abcd]) ", user, re.S)
     sentence, letter = block.group(1).strip(), block.group(2)
     grade = GRADES[letter]
-    aware = sentence.startswith("This query")
-    if qid in BASELINE_WRONG and letter in BASELINE_WRONG[qid] and not (aware and qid in FIXED_BY_SENTENCE):
+    moved = sentence in DIFFICULTY or (control_moves and bool(sentence))
+    if qid in BASELINE_WRONG and letter in BASELINE_WRONG[qid] and not (moved and qid in FIXED_BY_SENTENCE):
         grade = 3
-    if aware and qid not in BASELINE_WRONG and qid in EVEN and letter == "c":
+    if moved and qid not in BASELINE_WRONG and qid in EVEN and letter == "c":
         grade = 3
     return json.dumps({"M": grade, "T": grade, "O": grade})
 
@@ -62,11 +73,12 @@ def chat_posts(server) -> int:
     return sum(path == "/api/chat" for path, _ in server.requests)
 
 
-def expected_disagreement(qid: str, arm: str) -> float:
+def expected_disagreement(qid: str, arm: str, control_moves: bool = False) -> float:
     wrong = set(BASELINE_WRONG.get(qid, ()))
-    if arm == "aware" and qid in FIXED_BY_SENTENCE:
+    moved = arm == "aware" or (control_moves and arm == "control_sentence")
+    if moved and qid in FIXED_BY_SENTENCE:
         wrong = set()
-    if arm == "aware" and qid not in BASELINE_WRONG and qid in EVEN:
+    if moved and qid not in BASELINE_WRONG and qid in EVEN:
         wrong = {"c"}
     return len(wrong) / 4
 
@@ -78,7 +90,8 @@ def planted(tmp_path, monkeypatch):
     with LoopbackLLMServer(models=[MODEL], parameter_sizes={MODEL: "8.0B"}) as server:
         server.responders[MODEL] = respond
         argv = ["aware-judge", "--dataset", "dl19", "--data", str(tmp_path / "data"), "--judge",
-                f"ollama:{MODEL}@{server.url}", "--reasons", str(reasons), "--json"]
+                f"ollama:{MODEL}@{server.url}", "--reasons", str(reasons), "--reasons-model", MAKER,
+                "--model-size", f"{MAKER}=8B", "--json"]
         yield server, argv
 
 
@@ -105,9 +118,11 @@ def test_planted_effect_is_reproduced_exactly_and_a_rerun_makes_no_call(planted,
     # baseline over every pair of the 44 queries, then two arms over the hard and control queries' pairs
     assert posts == 44 * 4 + 2 * 4 * (len(REASONED) + len(controls))
     by_qid = {r["qid"]: r for r in result["queries"]}
-    for record in by_qid.values():  # the control sentence: as many words, no difficulty named
+    statements = difficulty.load_statements()
+    for record in by_qid.values():  # the control sentence: a whole neutral statement of as many words
         assert len(record["control_sentence"].split()) == len(record["sentence"].split())
-        assert record["control_sentence"].startswith("Read the query")
+        assert record["control_sentence"] == statements.matching(record["sentence"])
+        assert record["control_sentence"] not in DIFFICULTY
     for q in result["sets"]["binary"]["control"]:  # controls borrow a hard query's sentence
         assert by_qid[q]["sentence"] == by_qid[by_qid[q]["sentence_from"]]["sentence"]
         assert by_qid[q]["sentence_from"] in REASONED
@@ -149,8 +164,16 @@ def test_planted_effect_is_reproduced_exactly_and_a_rerun_makes_no_call(planted,
         assert (hard_aware["improved"], hard_aware["unchanged"], hard_aware["worsened"]) == (8, 2, 0)
         raw = [family[n]["wilcoxon"]["p"] for n in family if family[n]["wilcoxon"]["p"] is not None]
         assert len(raw) == 3  # the control sentence changed nothing: no test in its two comparisons
-        assert hard_aware["p_holm"] == pytest.approx(3 * hard_aware["wilcoxon"]["p"], rel=1e-12)
+        # Holm over the declared family of five (issue 40 item 5): a comparison without a p still counts
+        assert list(family) == list(study.FAMILY) and study.FAMILY[0] == study.PRIMARY == "hard: aware vs control_sentence"
+        expected = multipletests([1.0 if family[n]["wilcoxon"]["p"] is None else family[n]["wilcoxon"]["p"]
+                                  for n in study.FAMILY], method="holm")[1]
+        assert [family[n]["p_holm"] for n in study.FAMILY] == pytest.approx(list(expected), rel=1e-12)
+        assert hard_aware["p_holm"] == pytest.approx(5 * hard_aware["wilcoxon"]["p"], rel=1e-12)  # 0.039, not 0.0234
         assert verdicts[f"{setup} · hard: aware vs baseline"]["verdict"] == HOLDS
+        primary = verdicts[f"{setup} · {study.PRIMARY}"]
+        assert primary["verdict"] == HOLDS and primary["reason"].startswith("an effect beyond the control sentence")
+        assert verdicts[f"{setup} · {study.INTERACTION}"]["verdict"] == HOLDS  # hard queries gain, controls lose
         assert verdicts[f"{setup} · hard: aware vs control_sentence"]["verdict"] == HOLDS
         assert verdicts[f"{setup} · control: aware vs baseline"]["verdict"] == FAILS
         assert verdicts[f"{setup} · hard: control_sentence vs baseline"]["verdict"] in (INCONCLUSIVE, FAILS)
@@ -159,14 +182,44 @@ def test_planted_effect_is_reproduced_exactly_and_a_rerun_makes_no_call(planted,
     diff = study.example_diff(result).splitlines()
     assert [line for line in diff if not line.startswith("  ")] == ["+ " + by_qid[result["example"]["qid"]]["sentence"]]
 
-    assert main(argv[:-1]) == 0  # the text report, from the cache
+    assert list(out)[:4] == ["dataset", "id", "path", "primary"] and out["primary"] == study.PRIMARY
+    assert main(argv[:-1]) == 0  # the text report, from the cache: the primary comparison first
     text = capsys.readouterr().out
     assert "binary · hard: aware vs baseline: holds · n = 10" in text and f"stored: {out['path']}" in text
+    assert text.index(f"binary · {study.PRIMARY}: holds") < text.index("binary · hard: aware vs baseline")
+    assert "regresses toward the mean" in " ".join(text.split())  # wrapped at 100 columns
+    note = text[text.index("  primary comparison"):text.index(f"  binary · {study.PRIMARY}")]
+    assert max(len(line) for line in note.splitlines()) <= 100
     again = run_cli(capsys, argv)
     assert chat_posts(server) == posts  # every reply from the response cache
     assert again["id"] == out["id"] and again["comparisons"] == out["comparisons"]
     listed = run_cli(capsys, ["aware-judge", "--list", "--json"])
     assert [r["id"] for r in listed["results"]] == [out["id"]]
+
+
+def test_a_control_sentence_that_moves_labels_as_much_reads_no_effect_beyond_the_control(planted, capsys):
+    """Any extra sentence fixes the hard queries: aware vs baseline is significant (8 of 10 improve), yet the
+    primary comparison reads "no effect beyond the control sentence" and the interaction does not hold."""
+    server, argv = planted
+    server.responders[MODEL] = lambda body: respond(body, control_moves=True)
+    out = run_cli(capsys, argv)
+    result = store.load_result(study.KIND, out["path"], study.RESULT_VERSION)
+    verdicts = {v["scope"]: v for v in result["verdicts"]}
+    for setup in ("binary", "graded"):
+        family = result["comparisons"][setup]
+        members = result["sets"][setup]["hard_used"]
+        for name, arm in (("hard: aware vs baseline", "aware"), ("hard: control_sentence vs baseline",
+                                                                  "control_sentence")):
+            change = [expected_disagreement(q, arm, True) - expected_disagreement(q, "baseline") for q in members]
+            assert family[name]["mean_change"] == pytest.approx(float(np.mean(change)), abs=1e-12)
+            assert verdicts[f"{setup} · {name}"]["verdict"] == HOLDS  # Holm over five: 5 x 2/2^8 = 0.039
+        primary = verdicts[f"{setup} · {study.PRIMARY}"]
+        assert family[study.PRIMARY]["improved"] == family[study.PRIMARY]["worsened"] == 0
+        assert primary["verdict"] == FAILS and primary["reason"].startswith("no effect beyond the control sentence")
+        assert verdicts[f"{setup} · {study.INTERACTION}"]["verdict"] == FAILS
+    assert main(argv[:-1]) == 0
+    text = capsys.readouterr().out
+    assert f"binary · {study.PRIMARY}: does not hold (no effect beyond the control sentence" in text
 
 
 def test_bad_reasons_and_flags_are_refused_naming_them_with_nothing_stored(planted, capsys, tmp_path):
@@ -186,15 +239,9 @@ def test_bad_reasons_and_flags_are_refused_naming_them_with_nothing_stored(plant
         assert exc.value.code == 2 and flag in capsys.readouterr().err
     assert main(["aware-judge", "--json"]) == 2 and "--dataset" in capsys.readouterr().err
     assert main(argv + ["--assigner", "embedded"]) == 2 and "--assigner" in capsys.readouterr().err
-    assert main(argv + ["--reasons-model", "x"]) == 2 and "--reasons-model" in capsys.readouterr().err
+    no_reasons = argv[:at - 1] + argv[at + 1:]  # --reasons-model names the model behind --reasons: needs it
+    assert main(no_reasons) == 2 and "--reasons-model" in capsys.readouterr().err
     assert chat_posts(server) == 0 and store.list_results(study.KIND) == []
-
-
-def test_control_sentence_has_the_difficulty_sentences_length_and_names_no_difficulty():
-    assert study.control_sentence("This query requires numerical data.") == "Read the query and the."
-    long = " ".join(["word"] * 40)
-    text = study.control_sentence(long)
-    assert len(text.split()) == 40 and text.endswith(".") and "difficult" not in text
 
 
 def test_a_judge_that_labels_nothing_fails_the_command_with_nothing_stored(planted, capsys):
@@ -258,6 +305,7 @@ def test_reasons_from_the_typology_store_give_the_same_sentences(planted, capsys
         typologies.save_assignments("dl19-h2j", [Assignment(q, "h2j", [(quantitative, "")], "ok") for q in REASONED]
                                     + [Assignment("q11", "h2j", [], "unparseable", raw="???")])
     at = argv.index("--reasons") + 1
+    argv = argv[:argv.index("--reasons-model")] + argv[argv.index("--model-size") + 2:]  # the store's model
     out = run_cli(capsys, argv[:at] + ["typology"] + argv[at + 1:])
     result = store.load_result(study.KIND, out["path"], study.RESULT_VERSION)
     assert result["reasons"]["how"]["typology_store"]["h2j"]["run_id"] == "dl19-h2j"

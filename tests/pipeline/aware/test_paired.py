@@ -1,7 +1,11 @@
 """The difficulty-aware studies' paired statistics against values worked out by hand."""
 from __future__ import annotations
 
+from fractions import Fraction
+
+import numpy as np
 import pytest
+from scipy.stats import wilcoxon
 
 from core.findings import FAILS, HOLDS, INCONCLUSIVE
 from pipeline.aware import paired
@@ -37,10 +41,32 @@ def test_no_change_has_no_test():
     assert c["sign_test_p"] is None
 
 
-def test_holm_over_a_family():
+def test_holm_over_a_declared_family_counts_a_comparison_without_a_p():
+    """Issue 40 item 5: the family was the comparisons that produced a p (here 2, x's 0.02); declared, it is 3."""
     family = {name: {"wilcoxon": {"p": p}} for name, p in (("x", 0.01), ("y", 0.04), ("z", None))}
-    adjusted = paired.holm(family)
-    assert adjusted["x"] == pytest.approx(0.02) and adjusted["y"] == pytest.approx(0.04) and adjusted["z"] is None
+    adjusted = paired.holm(("x", "y", "z"), family)
+    assert adjusted["x"] == pytest.approx(0.03) and adjusted["y"] == pytest.approx(0.08) and adjusted["z"] == 1.0
+
+
+def test_the_count_example_gives_scipys_figures_on_the_integers():
+    """Issue 40 item 4: DL19 at cap 3, disagreeing pairs out of 3; as n_dis/3 floats W = 4, p = 0.0547."""
+    before, after = [3, 3, 3, 3, 2, 3, 2, 2, 2, 2], [2, 3, 2, 1, 0, 1, 1, 1, 3, 2]
+    direct = wilcoxon(np.array(after) - np.array(before))
+    c = paired.paired_comparison({f"q{i}": Fraction(v, 3) for i, v in enumerate(before)},
+                                 {f"q{i}": Fraction(v, 3) for i, v in enumerate(after)}, better="lower")
+    assert c["wilcoxon"]["statistic"] == float(direct.statistic) == 3.0
+    assert c["wilcoxon"]["p"] == pytest.approx(float(direct.pvalue)) and round(c["wilcoxon"]["p"], 4) == 0.0469
+
+
+def test_the_interaction_reaches_each_outcome():
+    hard = [Fraction(-1, 2)] * 6 + [Fraction(-1, 4)] * 4
+    same = paired.group_difference(hard, [Fraction(0)] * 10, better="lower")
+    assert same["test"]["p"] < 0.05 and paired.interaction_verdict("s", same, []).verdict == HOLDS
+    none = paired.group_difference([Fraction(0)] * 10, [Fraction(0)] * 10, better="lower")
+    assert none["test"]["p"] is None and paired.interaction_verdict("s", none, []).verdict == FAILS
+    mixed = paired.group_difference([Fraction(-1, 4), Fraction(1, 4)] * 5, [Fraction(0), Fraction(-1, 4)] * 5,
+                                    better="lower")
+    assert paired.interaction_verdict("s", mixed, []).verdict == INCONCLUSIVE
 
 
 def _comparison(n, step):

@@ -10,6 +10,7 @@ import re
 import ir_measures
 import pytest
 from scipy.stats import binomtest, wilcoxon
+from statsmodels.stats.multitest import multipletests
 
 from pipeline import cli
 from pipeline.aware import retrieve, store
@@ -26,7 +27,8 @@ PLANTED = {"h1": rc.words("h1", 3), "h2": rc.words("h2", 2), "h3": rc.words("h3"
 
 
 def respond(body: dict) -> str:
-    """The aware prompt (the reason sentence in it) gets the planted rewrite; the plain one the query itself."""
+    """The aware prompt (the reason sentence in it) gets the planted rewrite; the plain and the control ones (a
+    neutral statement in the sentence's place) the query itself."""
     user = body["messages"][-1]["content"]
     query = re.search(r"^Query: (.*)$", user, re.M).group(1)
     qid = next(q for q in rc.HARD if rc.query(q) == query)
@@ -66,7 +68,8 @@ def planted(tmp_path, monkeypatch):
         server.responders[MODEL] = respond
         yield {"folder": folder, "reasons": reasons, "server": server, "cache": tmp_path / "cache",
                "argv": ["--dataset", "dl19", "--data", str(folder), "--rewriter", f"ollama:{MODEL}@{server.url}",
-                        "--reasons", str(reasons), "--json"]}
+                        "--reasons", str(reasons), "--reasons-model", "reasons-llm", "--model-size",
+                        "reasons-llm=8B", "--json"]}  # the reasons FILE's maker, named and sized
 
 
 @pytest.mark.slow
@@ -78,7 +81,7 @@ def test_planted_rewrites_reproduce_their_effect_exactly_and_a_rerun_makes_no_ca
     assert code == 0, err
     # the job's progress record: every stage it announced was reached, the last one complete
     record = read_progress("aware-retrieve-planted")
-    assert (record["status"], record["stage_index"], record["stages"], record["done"]) == ("completed", 3, 3, 3)
+    assert (record["status"], record["stage_index"], record["stages"], record["done"]) == ("completed", 3, 3, 4)
     summary = json.loads(out)
     result = store.load_result(retrieve.KIND, summary["path"], retrieve.RESULT_VERSION)
     assert result["id"] == summary["id"] and summary["partial_corpus"] is False
@@ -92,8 +95,13 @@ def test_planted_rewrites_reproduce_their_effect_exactly_and_a_rerun_makes_no_ca
     assert all(u["sentence"] == rc.SENTENCE for u in by_qid.values())
     assert {q: u["rewrites"]["aware_rewrite"]["searched"] for q, u in by_qid.items()} == PLANTED
     assert by_qid["h5"]["rewrites"]["aware_rewrite"]["status"] == "unusable"
-    assert result["counts"]["kept_original"] == {"plain_rewrite": 0, "aware_rewrite": 1}
-    assert all(u["rewrites"]["plain_rewrite"]["query"] == u["query"] for u in by_qid.values())
+    assert result["counts"]["kept_original"] == {"plain_rewrite": 0, "aware_rewrite": 1, "control_rewrite": 0}
+    assert all(u["rewrites"][arm]["query"] == u["query"] for u in by_qid.values()
+               for arm in ("plain_rewrite", "control_rewrite"))
+    # the control rewrite's prompt: the aware one with a neutral statement of the sentence's length in its place
+    for u in by_qid.values():
+        assert len(u["control_sentence"].split()) == len(rc.SENTENCE.split()) and u["control_sentence"] != rc.SENTENCE
+        assert u["prompts"]["control_rewrite"] == retrieve.rewrite_messages(u["query"], u["control_sentence"])
 
     # per-query nDCG@10 per arm, independently
     from pipeline.data import trec_io
@@ -104,18 +112,22 @@ def test_planted_rewrites_reproduce_their_effect_exactly_and_a_rerun_makes_no_ca
     want = {"original": expected_ndcg(index_dir, originals, qrels),
             "aware_rewrite": expected_ndcg(index_dir, PLANTED, qrels),
             "rm3": expected_ndcg(index_dir, originals, qrels, rm3=True)}
-    want["plain_rewrite"] = want["original"]
+    want["plain_rewrite"] = want["control_rewrite"] = want["original"]
     for arm, values in want.items():
         assert {q: u["ndcg@10"][arm] for q, u in by_qid.items()} == values, arm
     assert all(want["aware_rewrite"][q] > 0 for q in rc.HARD[:4]) and want["aware_rewrite"]["h5"] == 0
 
-    # the paired statistic and p with scipy directly (zero changes dropped), and Holm over four
+    # the paired statistic and p with scipy directly (zero changes dropped), and Holm over the declared five
     changes = [want["aware_rewrite"][q] - want["original"][q] for q in rc.HARD[:5]]
     direct = wilcoxon([c for c in changes if c != 0])
-    for name in ("aware_rewrite vs original", "aware_rewrite vs plain_rewrite"):
+    assert list(result["comparisons"]) == list(retrieve.FAMILY) and retrieve.FAMILY[0] == retrieve.PRIMARY \
+        == summary["primary"] == "aware_rewrite vs control_rewrite"
+    for name in ("aware_rewrite vs control_rewrite", "aware_rewrite vs original", "aware_rewrite vs plain_rewrite"):
         got = result["comparisons"][name]["wilcoxon"]
         assert (got["statistic"], got["p"], got["n_nonzero"]) == (float(direct.statistic), float(direct.pvalue), 4)
-        assert result["holm"][name] == min(1.0, 2 * float(direct.pvalue))  # two p-values in the family
+    raw = [result["comparisons"][n]["wilcoxon"]["p"] for n in retrieve.FAMILY]
+    expected = multipletests([1.0 if p is None else p for p in raw], method="holm")[1]
+    assert [result["holm"][n] for n in retrieve.FAMILY] == pytest.approx(list(expected), rel=1e-12)
     assert result["comparisons"]["plain_rewrite vs original"]["wilcoxon"]["p"] is None  # nothing changed
     # n = 5 < 10: inconclusive whatever the figures, the reason first; an 8B rewriter is no gate
     for part in result["verdicts"].values():
@@ -127,14 +139,24 @@ def test_planted_rewrites_reproduce_their_effect_exactly_and_a_rerun_makes_no_ca
     ci = binomtest(left, 5).proportion_ci(0.95, method="wilson")
     assert result["leaving"]["aware_rewrite"] == {"left": left, "n": 5, "share": left / 5,
                                                   "interval": [float(ci.low), float(ci.high)]}
-    assert result["leaving"]["plain_rewrite"]["left"] == 0
+    assert result["leaving"]["plain_rewrite"]["left"] == result["leaving"]["control_rewrite"]["left"] == 0
+    # the aware share against the plain and the control ones, on the same queries: McNemar's exact binomial
+    for name in ("aware_rewrite vs control_rewrite", "aware_rewrite vs plain_rewrite"):
+        test = result["leaving_tests"][name]
+        assert (test["first_only"], test["second_only"]) == (left, 0)
+        assert test["p"] == pytest.approx(binomtest(0, left).pvalue)
 
     # a rerun: no chat request, the same id, still one stored result
     calls = chat_calls(server)
-    assert calls == 10  # 5 queries x (plain, aware)
+    assert calls == 15  # 5 queries x (plain, aware, control)
     code, out, err = run_cli(capsys, *planted["argv"])
     assert code == 0, err
     assert chat_calls(server) == calls and json.loads(out)["id"] == result["id"]
+    code, text, err = run_cli(capsys, *planted["argv"][:-1])  # the text report: the primary comparison first
+    assert code == 0, err
+    assert text.index("  aware_rewrite vs control_rewrite: inconclusive") < text.index("  aware_rewrite vs original:")
+    assert "regresses toward the mean" in " ".join(text.split())
+    assert f"leaving, aware_rewrite vs control_rewrite: {left} left under the first only, 0 under" in text
     code, out, _ = run_cli(capsys, "--list", "--json")
     assert code == 0 and [r["id"] for r in json.loads(out)["results"]] == [result["id"]]
 
@@ -164,7 +186,7 @@ def test_partial_corpus_is_said_and_a_model_under_3b_is_not_a_finding(tmp_path, 
     result = retrieve.run_aware_retrieve(data, h2r, assignments, typology, load_templates(), rewriter, config, index,
                                          reasons_report=how, progress=tracker)
     stages = [*tracker.ended, tracker.record]  # the job's progress: each stage ends complete
-    assert [(r["stage_index"], r["done"], r["total"]) for r in stages] == [(1, 4, 4), (2, 3, 3)]
+    assert [(r["stage_index"], r["done"], r["total"]) for r in stages] == [(1, 6, 6), (2, 4, 4)]
     assert result["corpus"]["partial_corpus"] is True
     assert "partial corpus: only 58 of 60 judged passages (96.7%)" in result["corpus"]["statement"]
     assert "partial corpus" in summary(result)["corpus"]
@@ -177,7 +199,7 @@ def test_partial_corpus_is_said_and_a_model_under_3b_is_not_a_finding(tmp_path, 
         assert part["verdict"] == "inconclusive"
         assert (gate in because) == (name != "rm3 vs original")  # RM3 involves no LLM
     # the same reasons read from the typology store, made there by a sub-1B model: that model chose which H2R
-    # queries are compared, so its gate reaches all four comparisons, RM3's too
+    # queries are compared, so its gate reaches all five comparisons, RM3's too
     tiny = Provenance("embedded", "smollm2", parameters_b=0.135, size_source="GGUF metadata")
     stored = {"typology_store": {"h2r": {"run_id": "dl20-h2r", "provenance": tiny.as_dict()}, "model": tiny.label,
                                  "skipped": {}}}
@@ -200,7 +222,7 @@ def test_bad_input_names_the_flag_and_stores_nothing(tmp_path, monkeypatch, caps
         (base + ["--reasons", str(bad_category)], ["--reasons", "bad.jsonl:1", "'Not a category'"]),
         (base + ["--reasons", str(only_h2g)], ["--reasons", "no H2R reason"]),
         (["--dataset", "dl19"], ["--rewriter required"]),
-        (base + ["--reasons-model", "ollama:x"], ["--reasons-model", "needs --reasons typology"]),
+        (base + ["--reasons-model", "ollama:x"], ["--reasons-model", "needs --reasons"]),
         (base + ["--reasons", "typology", "--assigner", "embedded"], ["--assigner", "--reasons typology"]),
     ]:
         code, _, err = run_cli(capsys, *argv)

@@ -82,9 +82,16 @@ def test_pipeline_export_of_the_planted_study(planted_cache, tmp_path, capsys):
         if kept["pearson_p"] is not None:
             assert float(row["pearson_p"]) == kept["pearson_p"]
     predictors_tex = (out / "predictors.tex").read_text()
-    for part in ("95\\% CI", "p (r)", "higher predictor value predicts an easier query",
-                 "NQC@k = sd@k / \\textbar{}score(D, q)\\textbar{}", "partial index", "50 resamples"):
+    for part in ("95\\% CI", "p (r)", "partial index", "50 resamples", "predictor-definitions.csv"):
         assert part in predictors_tex, part
+    # issue 40: the definitions (AUC's direction, the NQC/WIG/SMV normalisation) left the caption (1,820
+    # characters: the float ran off the page) for their own CSV and the manifest
+    with open(out / "predictor-definitions.csv", newline="") as fh:
+        terms = {r["term"]: r["definition"] for r in csv.DictReader(fh)}
+    assert "higher predictor value predicts an easier query" in terms["auc"]
+    assert terms["normalisation"].startswith("NQC@k = sd@k / |score(D, q)|") and "partial index" in terms["index"]
+    (heat_entry,) = [f for f in manifest["files"] if f["file"] == "predictor-heatmap.tex"]
+    assert heat_entry["definitions"] == terms and "NQC" not in heat_caption and len(heat_entry["caption"]) < 500
 
     # SVG: text kept as text (<text> elements), a one-line title naming dataset and configuration
     svg = ET.parse(out / f"venn-{LABEL}.svg")
@@ -119,6 +126,17 @@ def test_pipeline_export_of_the_planted_study(planted_cache, tmp_path, capsys):
     assert roles["run"] == {"run.bm25.dl19.txt", "run.tasb.dl19.txt"} and roles["qrels"] == {"qrels.dl19-passage.txt"}
     assert roles["answers"] == {"planted-answers.jsonl"} and roles["judgments"] == {"judgments.llama-3.3-70b.dl19.txt"}
     assert {"topics", "passages"} <= set(roles)
+    # issue 40: the annotation store and the preference result behind the validation and preference tables
+    cache = Path(os.environ["IRDASH_CACHE_DIR"])
+    (annotations,) = [i for i in manifest["inputs"] if i["role"] == "annotations"]
+    assert Path(annotations["path"]) == cache / "annotations.sqlite" and annotations["finding"] == "typology_agreement"
+    (preference,) = [i for i in manifest["inputs"] if i["role"] == "preference"]
+    assert Path(preference["path"]).parent == cache / "preference" / "dl19"
+    assert {(m["role"], m["parameters_b"], m["size_source"]) for m in preference["models"]} == {
+        (role, 8.2, "ollama /api/show") for role in ("judge", "baseline generator", "aware generator")}
+    # and every model with its size and where the size comes from (the planted and imported ones: unknown)
+    for model in manifest["models"]:
+        assert model["parameters_b"] is None and model["size_source"].startswith("unknown: nothing reported it")
     assert (out / f"venn-{LABEL}.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     # booktabs LaTeX whose caption names the configuration
     tex = (out / f"pairwise-{LABEL}.tex").read_text()
@@ -152,6 +170,11 @@ def _every_tex_compiles_on_a4(out: Path, listed: set[str]) -> None:
                     "not compiled")
     compiled = compile_tex(out, "preview.tex")
     assert compiled.overfull(10) == []
+    # issue 40: no float taller than the page (the predictor heatmap's and table's 1,820-character caption
+    # was), no table scaled under 0.85 (structure-stability was set at 50%), no type under \footnotesize
+    assert compiled.publishable() == []
+    tables = {t["table"].split(" (part")[0] for t in compiled.tables()}
+    assert tables == {f"tab:{Path(name).stem}" for name in tex_files if "tabular" in (out / name).read_text()}
     assert compiled.pages() >= len(tex_files)
     assert "¡" not in compiled.text()
     assert not [f for f in out.glob("*.tex") if re.search(r"0\.0{6,}", f.read_text())]  # no p as 0.0000000...
@@ -181,3 +204,28 @@ def test_export_errors_name_the_problem(tmp_path, monkeypatch, capsys):
     assert "no study for dl21" in capsys.readouterr().err and not (tmp_path / "x").exists()
     assert cli.main(["export", "--dataset", "dl19", "--study", "nonsense", "--out", str(tmp_path / "x")]) == 2
     assert "is not a study id" in capsys.readouterr().err
+
+
+def test_a_custom_collections_files_are_hashed_in_the_manifest(planted_cache, tmp_path):
+    """Issue 40: a study of a custom collection (--qrels FILE --topics FILE --passages FILE) recorded none of
+    its three files in the manifest (only a registry dataset's data folder files were)."""
+    import dataclasses
+
+    from core.export import Export
+    from pipeline.export.study import collection_files, study_inputs
+    from pipeline.study.result import StudyResult
+
+    files = {}
+    for role in ("qrels", "topics", "passages"):
+        files[role] = tmp_path / f"my {role}, v2.txt"  # a comma and spaces in a name stay in its path
+        files[role].write_text(f"{role} of my collection\n")
+    source = f"files qrels={files['qrels']}, topics={files['topics']}, passages={files['passages']}"
+    assert collection_files(source) == {role: str(path) for role, path in files.items()}
+    assert collection_files("data folder /x") == {}
+    study = dataclasses.replace(StudyResult.from_dict(planted_cache["study"]), dataset="mine", source=source)
+    export = Export(tmp_path / "out", {})
+    study_inputs(export, study)
+    hashed = {i["role"]: i for i in export.inputs if i["role"] in files}
+    for role, path in files.items():
+        assert hashed[role]["path"] == str(path)
+        assert hashed[role]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()

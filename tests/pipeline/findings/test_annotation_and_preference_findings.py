@@ -97,4 +97,6 @@ def test_reasons_made_by_a_small_model_gate_the_preference_verdict(tmp_path, mon
     assert parts["dl19"].verdict == INCONCLUSIVE and parts["dl19"].evidence["on_its_figures"] == HOLDS
     assert "reasons' model (typology store) is a sub-1B model" in parts["dl19"].reason
     assert any(m.startswith("reasons' model (typology store): embedded:smollm2") for m in parts["dl19"].evidence["models"])
-    assert parts["dl20"].verdict == HOLDS  # a reasons FILE names no model: the judge and generators decide
+    # issue 40: a reasons FILE whose maker is neither named nor sized counts as a model of unknown size
+    assert parts["dl20"].verdict == INCONCLUSIVE and parts["dl20"].evidence["on_its_figures"] == HOLDS
+    assert "reasons FILE's maker is a model of unknown size" in parts["dl20"].reason

@@ -109,16 +109,28 @@ def test_all_datasets_name_the_missing_studies(planted_cache, capsys):
     assert mine["h2r_h2j_largest"]["rests_on"][0]["id"] == planted_cache["study"]["id"]
     other = _findings(capsys, "--dataset", "dl19", "--data", "/nonexistent")
     assert other["h2r_h2j_largest"]["reason"] == "dl19: no study for dl19 computed from /nonexistent"
-    # the text output: one line per finding with its verdict, then its parts
+    # the text output (issue 40: one line of 1,000+ characters per part before): within 100 columns, a line
+    # per finding with its verdict, then a line per part (verdict, n, interval); --verbose: everything whole
     assert cli.main(["findings", "--dataset", "dl19"]) == 0
     text = capsys.readouterr().out
-    assert "h2r_h2j_largest: inconclusive — " in text and "  paper: H2R ∩ H2J largest" in text
-    assert "  rule: order claim; H2R ∩ H2J (incl. H2G) against each other pair on the same queries" in text
-    assert ("  [inconclusive (generator is a model of unknown size (state it to count its output)) · n = 43 · "
-            "vs H2R ∩ H2G (incl. H2J) ") in text
-    assert "] dl19 · bm25 | planted | llama-3.3-70b | binary: generator is a model of unknown size" in text
-    assert "(on its figures: does not hold: H2R ∩ H2G (incl. H2J) beats H2R ∩ H2J (incl. H2G)" in text
-    assert "; H2R ∩ H2G (incl. H2J) the largest (" in text
+    assert max(len(line) for line in text.splitlines()) <= 100
+    lines = text.splitlines()
+    assert lines[lines.index(next(x for x in lines if x.startswith("all_three_under_10pct: inconclusive — ")))
+                 + 1].startswith("  bm25: inconclusive · n = 43 · 3 of 43 [")
+    assert "  tasb: inconclusive · n = 43 · vs H2R ∩ H2G (incl. H2J) 3 vs 2 of 43, p 0.5; " in text
+    assert cli.main(["findings", "--dataset", "dl19", "--verbose"]) == 0
+    verbose = capsys.readouterr().out
+    assert max(len(line) for line in verbose.splitlines()) <= 100
+    assert "  paper: H2R ∩ H2J largest" in verbose and "  rule: order claim; H2R ∩ H2J (incl. H2G) against each" in verbose
+    joined = "".join(verbose.split())  # wrapped at 100 columns: whole once the wrapping is undone
+    found = _findings(capsys, "--dataset", "dl19")
+    for name, finding in found.items():
+        assert "".join(finding["reason"].split()) in joined, name
+        for part in finding["parts"]:
+            assert "".join(part["headline"].split()) in joined and "".join(part["reason"].split()) in joined
+    assert ("- dl19 · bm25 | planted | llama-3.3-70b | binary: inconclusive (generator is a model of unknown size "
+            "(state it to count its output)) · n = 43 · vs H2R ∩ H2G (incl. H2J) 0 vs 8 of 43, p 1; ") in " ".join(
+        line.strip() for line in verbose.splitlines())
 
 
 def _designed_study(folder, judge_flips):

@@ -237,8 +237,11 @@ def test_the_6_query_planted_study_reads_inconclusive_for_every_overlap_claim(tm
     assert cli.main(["findings", "--dataset", "planted6"]) == 0
     text = capsys.readouterr().out
     assert "all_three_under_10pct: inconclusive — " in text
-    assert "  [inconclusive (n = 6 < minimum 30 (queries (the common universe))) · n = 6 · " in text
-    assert "models: generator: imported:planted, unknown size; judge: imported:judge, unknown size" in text
+    assert "  binary: inconclusive · n = 6 · " in text and "n = 6 < minimum 30" in text
+    assert cli.main(["findings", "--dataset", "planted6", "--verbose"]) == 0
+    verbose = " ".join(line.strip() for line in capsys.readouterr().out.splitlines())
+    assert ": inconclusive (n = 6 < minimum 30 (queries (the common universe))) · n = 6 · " in verbose
+    assert "models: generator: imported:planted, unknown size; judge: imported:judge, unknown size" in verbose
 
 
 def test_every_claim_states_its_rule_beside_it():

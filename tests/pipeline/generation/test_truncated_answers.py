@@ -143,8 +143,8 @@ def test_the_page_form_passes_the_truncation_choice_to_the_study():
     def value(command, option):
         return command[command.index(option) + 1]
 
-    assert value(study_command("dl19", None, llm_judge="embedded"), "--truncated-answers") == "exclude"
-    command = study_command("dl19", None, llm_judge="embedded", truncated_answers="include")
+    assert value(study_command("dl19", None, generator="auto", llm_judge="embedded"), "--truncated-answers") == "exclude"
+    command = study_command("dl19", None, generator="auto", llm_judge="embedded", truncated_answers="include")
     assert value(command, "--truncated-answers") == "include"
     assert cli.build_parser().parse_args(command[3:]).truncated_answers == "include"
 

@@ -139,8 +139,11 @@ def test_an_imported_record_gets_the_stated_size_and_keeps_its_shape():
     stated = stated_record(record, {"llama-3.3-70b": 70.0})
     assert stated == {**record, "parameters_b": 70.0, "size_source": SOURCE_STATED}
     assert Provenance.from_dict(stated).evidence_gate == ""
-    small = stated_record(record, {"llama-3.3-70b": 0.5})
-    assert small["small"] and small["label"] == "imported:llama-3.3-70b (sub-1B model: not a finding)"
+    unknown = {**record, "model": "my-judge", "label": "imported:my-judge"}  # a model of no published size
+    small = stated_record(unknown, {"my-judge": 0.5})
+    assert small["small"] and small["label"] == "imported:my-judge (sub-1B model: not a finding)"
+    with pytest.raises(ValueError, match="published size of Llama-3.3-70B, 70B"):  # issue 40: not for 70B's
+        stated_record(record, {"llama-3.3-70b": 0.5})
 
 
 def test_imported_preference_answers_take_the_stated_size_under_their_file_name():

@@ -13,8 +13,8 @@ from pipeline.predict import catalog, post_retrieval as post, pre_retrieval as p
 SHARED = Path(__file__).resolve().parents[4] / "shared" / "data" / "trec_dl"
 
 
-def one_query(scores, query="a b"):
-    return post.ScoreMatrix.from_run({"q": {f"d{i}": s for i, s in enumerate(scores)}}, {"q": query})
+def one_query(scores, length=2):
+    return post.ScoreMatrix.from_run({"q": {f"d{i}": s for i, s in enumerate(scores)}}, {"q": length})
 
 
 def test_post_retrieval_predictors_on_a_hand_case():
@@ -23,7 +23,7 @@ def test_post_retrieval_predictors_on_a_hand_case():
     assert post.sd_at_k(m, 4)[0] == pytest.approx(sd)
     mean = post.LIST_MEAN
     assert post.nqc_at_k(m, 4, mean)[0] == pytest.approx(sd / 2.5)  # the list-mean variant: the list's mean 2.5
-    assert post.wig_at_k(m, 2, mean)[0] == pytest.approx((3.5 - 2.5) / math.sqrt(2))  # two query words
+    assert post.wig_at_k(m, 2, mean)[0] == pytest.approx((3.5 - 2.5) / math.sqrt(2))  # two analyzed query terms
     smv = (4 * abs(math.log(4 / 2.5)) + 3 * abs(math.log(3 / 2.5)) + 2 * abs(math.log(2 / 2.5))
            + 1 * abs(math.log(1 / 2.5))) / 4 / 2.5
     assert post.smv_at_k(m, 4, mean)[0] == pytest.approx(smv)
@@ -31,6 +31,11 @@ def test_post_retrieval_predictors_on_a_hand_case():
         assert np.isnan(f(m, 4)[0])
     assert post.top_score(m)[0] == 4.0
     assert post.sigma_max(m, 4)[0] == pytest.approx(sd)  # grows with the cut-off here
+
+
+def test_wig_without_a_known_query_length_is_undefined_not_guessed():
+    m = post.ScoreMatrix.from_run({"q": {"a": 2.0, "b": 1.0}, "stop": {"a": 1.0, "b": 0.5}}, {"stop": 0})
+    assert np.isnan(post.wig_at_k(m, 1, post.LIST_MEAN)).all()  # q: no length given; stop: 0 analyzed terms
 
 
 def test_sigma_max_takes_the_largest_sd_over_cut_offs():
@@ -86,7 +91,7 @@ def test_pre_retrieval_predictors_on_a_hand_case():
 
 
 def test_canonical_nqc_wig_smv_divide_by_the_corpus_score_given():
-    m = post.ScoreMatrix.from_run({"q": {"a": 2.0, "b": 4.0, "c": 1.0, "d": 3.0}}, {"q": "a b"}, {"q": 0.5})
+    m = post.ScoreMatrix.from_run({"q": {"a": 2.0, "b": 4.0, "c": 1.0, "d": 3.0}}, {"q": 2}, {"q": 0.5})
     sd = math.sqrt(5 / 4)
     assert post.nqc_at_k(m, 4)[0] == pytest.approx(sd / 0.5)
     assert post.wig_at_k(m, 2)[0] == pytest.approx((3.5 - 0.5) / math.sqrt(2))
@@ -136,7 +141,7 @@ def test_term_statistics_come_from_the_lucene_index(tiny_index):
     stats = open_index(None, IndexChoice("local", str(tiny_index), "test"))
     assert (stats.n_docs, stats.n_tokens) == (3, 5)
     terms = stats.term_matrix({"q": "Apples and dogs, zebra"})  # "and" is a stopword; zebra is unseen
-    assert terms.n_terms.tolist() == [3]
+    assert terms.n_terms.tolist() == [3] and terms.lengths() == {"q": 3}
     assert pre.avg_idf(terms)[0] == pytest.approx((math.log(3 / 2) + math.log(3 / 1)) / 2)
     assert pre.avg_ictf(terms)[0] == pytest.approx((math.log2(5 / 2) + math.log2(5 / 1)) / 2)
 
@@ -164,7 +169,7 @@ def test_canonical_nqc_equals_a_hand_computation_on_a_three_document_index(tiny_
     p1 = math.log(1 + 1.5 / 2.5) * 1 / (1 + k1 * (1 - b + b * 2 / (5 / 3)))
     assert run["q"]["p1"] == pytest.approx(p1, abs=1e-4)  # Anserini reports its float32 scores to 4 decimals
     listed = sorted(run["q"].values(), reverse=True)
-    nqc = {v.predictor: v for v in catalog.post_retrieval_values("bm25", run, {"q": "apple dog"}, k=3,
+    nqc = {v.predictor: v for v in catalog.post_retrieval_values("bm25", run, terms.lengths(), k=3,
                                                                  corpus_scores=scores)}["nqc@3"].values["q"]
     assert nqc == pytest.approx(np.std(listed, ddof=0) / by_hand, rel=1e-6)  # run scores are float32
 

@@ -10,7 +10,7 @@ import pytest
 from pipeline.prompting import difficulty, pairwise, preference
 from pipeline.prompting.difficulty import DifficultyInputError
 from pipeline.generation.answers import zero_shot_messages
-from pipeline.llm.base import LLMError
+from pipeline.llm.base import LLMError, Provenance
 from pipeline.typology.assignment import assign_reasons
 from pipeline.typology.categories import TASKS, Category
 from pipeline.typology.parse import parse_numbers
@@ -446,5 +446,10 @@ def test_the_model_that_made_the_reasons_is_read_from_how_they_were_made():
                                     "skipped": {"h2g": "no finished run by it"}}}
     assert difficulty.reasons_made_by(store_how) == ("reasons' model (typology store)", big)
     assert difficulty.reasons_made_by({"typology_store": {"h2r": {"run_id": "r"}, "model": "m", "skipped": {}}}) is None
-    assert difficulty.reasons_made_by({"imported": "reasons.jsonl"}) is None
+    # issue 40: a reasons FILE counts as made by a model of unknown size unless its maker is named and sized
+    role, maker = difficulty.reasons_made_by({"imported": "reasons.jsonl"})
+    assert role == "reasons FILE's maker" and "unknown size" in maker.evidence_gate
+    named = difficulty.reasons_made_by({"imported": "r.jsonl", "made_by": Provenance(
+        "imported", "my-model", parameters_b=8.0, size_source="stated by the user").as_dict()})[1]
+    assert named.model == "my-model" and named.evidence_gate == ""
     assert difficulty.reasons_made_by(None) is None

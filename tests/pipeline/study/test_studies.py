@@ -122,8 +122,14 @@ def test_the_run_command_prints_and_writes_the_stored_study(cache, tmp_path, cap
     stored = studies.load_study(out["dataset"], out["id"])
     assert out == stored and json.loads((tmp_path / "out.json").read_text(encoding="utf-8")) == stored
     assert cli.main(args) == 0
-    text = capsys.readouterr().out
-    assert "generator g: imported:g; BERTScore all-MiniLM-L6-v2" in text and "judge j: imported:j" in text
+    captured = capsys.readouterr()
+    text = captured.out
+    # the same command again: the stored study, nothing new stored (one study per configuration and inputs)
+    assert f"the same as stored study {out['id']}" in captured.err
+    assert [s["id"] for s in studies.list_studies(out["dataset"])] == [out["id"]]
+    # an imported model's size is unknown without a models.tsv row or --model-size, and the line says what that means
+    assert ("generator g: imported:g, unknown size: a model of unknown size (state it to count its output); "
+            "BERTScore all-MiniLM-L6-v2") in text and "judge j: imported:j, unknown size" in text
     assert "r | g | j | binary: all three 12.5%; exclusive h2r 50%, h2g 50%, h2j 50%; largest pair" in text
 
 

@@ -168,7 +168,7 @@ def test_the_page_shows_the_rule_both_sizes_the_warning_and_labels_an_old_study(
     stability = view.stability_frame(study)
     assert stability.loc[0, "scored per task"] == "H2R 10, H2G 4, H2J 10" and stability.loc[0, "universe"] == "per-task"
     # the form's choice reaches the job's command line
-    command = study_command("dl19", None, llm_judge="embedded", universe="common")
+    command = study_command("dl19", None, generator="auto", llm_judge="embedded", universe="common")
     assert command[command.index("--universe") + 1] == "common"
     # a study stored before the choice: labelled common, rule not recorded
     path = studies.study_path("small", study.id)

@@ -22,7 +22,8 @@ def cache(tmp_path, monkeypatch):
     ({"generator": "auto", "llm_judge": "nonsense:::model"}, forms.STUDY_LLM_JUDGE.label),
     ({"generator": "openai:model-without-url", "llm_judge": ""}, forms.STUDY_GENERATOR.label),
     ({"generator": "embedded:no-such-model", "llm_judge": "embedded"}, forms.STUDY_GENERATOR.label),
-    ({"generator": "", "llm_judge": "embedded"}, forms.STUDY_GENERATOR.label),
+    ({"generator": "", "llm_judge": "embedded"}, forms.STUDY_GENERATOR.label),  # no generator at all
+    ({"generator": " ", "imported_generators": [], "llm_judge": "embedded"}, forms.STUDY_GENERATOR.label),
 ])
 def test_a_malformed_llm_spec_is_refused_naming_its_field_and_nothing_is_queued(cache, options, field):
     with pytest.raises(FormError) as refused:
