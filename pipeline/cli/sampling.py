@@ -60,12 +60,13 @@ def _arguments(p) -> None:
                    help='several answers per query of one generator: JSON lines {"qid", "sample", "text"}; NAME '
                         "alone: the data folder's answers/samples.NAME.<dataset>.jsonl")
     p.add_argument("--retriever", action="append", type=cli.named_file, metavar="NAME[=RUNFILE]",
-                   help="repeatable: H2R of the overlap with H2G redrawn per sample")
+                   help="repeatable: H2R of the overlap with H2G redrawn per sample (default: the data folder's runs)")
     p.add_argument("--judge", action="append", type=cli.named_file, metavar="SPEC|NAME[=FILE]",
-                   help="repeatable: H2J of the overlap; " + JUDGE_HELP)
+                   help="repeatable: H2J of the overlap; " + JUDGE_HELP + " (default: the data folder's judgments)")
     p.add_argument("--setup", action="append", choices=["binary", "graded"], help="repeatable (default: both)")
     p.add_argument("--generator", action="append", type=cli.named_file, metavar="SPEC|NAME=FILE",
-                   help="repeatable: another generator to set against the within-generator spread; " + GENERATOR_HELP)
+                   help="repeatable: another generator to set against the within-generator spread; " + GENERATOR_HELP
+                        + " (default: the data folder's answers files but the samples' own generator's)")
     p.add_argument("--recompute", action="store_true",
                    help="compute again even when a result of the same inputs is stored")
     universe_arg(p)

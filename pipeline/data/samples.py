@@ -1,6 +1,6 @@
 """Several answers per query from one generator: the data folder's ``answers/samples.NAME.<dataset>.jsonl``
-files (JSON lines ``{"qid", "sample", "text"}``; e.g. the 8 text-davinci-003 samples of the HyDE paper's
-DL19 run), read as ``{sample: {qid: text}}`` for the variance of an answer-based measure across samples
+files (found by :func:`pipeline.data.imported.folder_files`, kind ``samples``; JSON lines ``{"qid", "sample",
+"text"}``; e.g. the 8 text-davinci-003 samples of the HyDE paper's DL19 run), read as ``{sample: {qid: text}}`` for the variance of an answer-based measure across samples
 of one model (``pipeline.study.sampling``).
 
 Errors name the file and line (:class:`SamplesFormatError`, a ``ValueError``: bad input). A (qid, sample)
@@ -14,22 +14,11 @@ from typing import Mapping
 
 from pipeline.data.jsonl import records
 
-SAMPLES_FOLDER = "answers"
-
-
 class SamplesFormatError(ValueError):
     """A malformed samples file; the message names file, line and problem."""
 
     def __init__(self, path, line_no: int, message: str):
         super().__init__(f"{path}:{line_no}: {message}")
-
-
-def folder_samples(folder, dataset: str) -> dict[str, Path]:
-    """``{generator: path}`` for a data folder's ``answers/samples.<generator>.<dataset>.jsonl`` files."""
-    if folder is None or not (Path(folder) / SAMPLES_FOLDER).is_dir():
-        return {}
-    found = sorted((Path(folder) / SAMPLES_FOLDER).glob(f"samples.*.{dataset}.jsonl"))
-    return {p.name[len("samples."):-len(f".{dataset}.jsonl")]: p for p in found}
 
 
 def read_samples_jsonl(path: str | Path, known_qids: Mapping | None = None) -> dict[int, dict[str, str]]:

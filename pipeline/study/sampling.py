@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from core.digest import content_digest
-from pipeline.data.samples import folder_samples, read_samples_jsonl
+from pipeline.data.samples import read_samples_jsonl
 from pipeline.sets.overlap import region_name
 from pipeline.sets.rule import SetSummary
 from pipeline.study.components import parse_component
@@ -52,12 +52,22 @@ def samples_file(data, arg: str) -> tuple[str, Path]:
     ``answers/samples.NAME.<dataset>.jsonl``."""
     name, file = parse_component(arg, "--samples")
     if file is None:
-        found = folder_samples(data.folder, data.name)
+        found = data.folder_files("samples")
         if name not in found:
             raise ValueError(f"--samples {name}: no answers/samples.{name}.{data.name}.jsonl in the data folder "
                              f"({data.folder}); found: {', '.join(found) or 'none'}; give NAME=FILE")
         file = found[name]
     return name, Path(file)
+
+
+def with_folder_components(config, generator: str):
+    """``config`` with the data folder's outputs where it names none: its runs as retrievers, its judgments as
+    judges, and its answers files other than ``generator``'s as the generators set against the samples."""
+    data = config.data()
+    return config.replace(retrievers=config.retrievers or tuple(data.folder_files("runs")),
+                          judges=config.judges or tuple(data.folder_files("judgments")),
+                          generators=config.generators or tuple(n for n in data.folder_files("answers")
+                                                                if n != generator))
 
 
 def jaccard(a, b) -> float:
@@ -171,9 +181,9 @@ def _identity_of(data, config, name: str, samples: Mapping[int, Mapping[str, str
 
 def sampling_spread(config, samples: str, *, log=print, reuse: bool = True) -> dict:
     """The sampling-noise result (module docstring) of generator ``samples`` (``NAME[=FILE]``) on
-    ``config``'s collection, with its retrievers, judges (each setup) and generators (``compare``: imported
-    answers ``NAME=FILE`` of other generators), stored; a result with the same id is read back unless
-    ``reuse`` is False."""
+    ``config``'s collection, with its retrievers, judges (each setup) and generators (the other models set
+    against the samples: ``NAME[=FILE]``, an LLM spec), each the data folder's where ``config`` names none
+    (:func:`with_folder_components`), stored; a result with the same id is read back unless ``reuse`` is False."""
     from core.result_files import read_result, results_dir, save_result
     from pipeline.generation.answers import Generation
     from pipeline.study.run import combine
@@ -188,6 +198,7 @@ def sampling_spread(config, samples: str, *, log=print, reuse: bool = True) -> d
     per_sample = read_samples_jsonl(path, known_qids=data.topics)
     if len(per_sample) < 2:
         raise ValueError(f"{path}: {len(per_sample)} sample; the spread across samples needs at least 2")
+    config = with_folder_components(config, name)
     context = StepContext(log=log)
     retrieved = list(RetrievalTask().run(config, context)) if config.retrievers else []
     judged = list(JudgmentTask().run(config, context)) if config.judges else []

@@ -11,8 +11,7 @@ from pipeline.sets.overlap import intersection_label, region_label
 from pipeline.study import sampling
 from pipeline.views.venn import VENN_ORDER, venn_plotly
 
-COMMAND = ("python -m pipeline h2g-samples --dataset {dataset} --samples NAME --retriever bm25 --judge JUDGE "
-           "--generator OTHER=FILE --encoder minilm")
+COMMAND = "python -m pipeline h2g-samples --dataset {dataset} --samples NAME --encoder minilm"
 
 
 def missing_line(dataset: str) -> str:

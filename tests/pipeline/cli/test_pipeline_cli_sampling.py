@@ -52,3 +52,28 @@ def test_bad_input_exits_2_naming_it(designed, tmp_path, capsys):
     with pytest.raises(SystemExit) as exited:  # argparse's check of NAME=FILE
         cli.main([*args, "--samples", f"m={tmp_path / 'absent.jsonl'}"])
     assert exited.value.code == 2 and "argument --samples: no such file" in capsys.readouterr().err
+
+
+def test_the_data_folder_gives_the_samples_and_every_other_component(tmp_path, monkeypatch, capsys):
+    """``--samples NAME`` alone in a data folder (DL19's file names over the designed collection): its samples
+    file, and by default its runs, judgments and the answers files of every other generator."""
+    import shutil
+
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path / "cache"))
+    files = {**write_collection(tmp_path / "designed"), **write_samples(tmp_path / "designed")}
+    folder = tmp_path / "trec_dl"
+    for name, as_name in (("topics.tsv", "topics.dl19-passage.txt"), ("qrels.txt", "qrels.dl19-passage.txt"),
+                          ("passages.tsv", "passages.msmarco-v1.dl19-dl20.tsv"),
+                          ("run.txt", "runs/run.designed.dl19.txt"),
+                          ("judge.txt", "judgments/judgments.designed-judge.dl19.txt"),
+                          ("answers.jsonl", "answers/answers.m.dl19.jsonl"),
+                          ("other.jsonl", "answers/answers.other.dl19.jsonl"),
+                          ("samples.jsonl", "answers/samples.m.dl19.jsonl")):
+        (folder / as_name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(files[name], folder / as_name)
+    assert cli.main(["h2g-samples", "--dataset", "dl19", "--data", str(folder), "--samples", "m", "--encoder",
+                     "minilm", "--json"]) == 0, capsys.readouterr().err
+    out = json.loads(capsys.readouterr().out)
+    assert out["samples_file"] == str((folder / "answers/samples.m.dl19.jsonl").resolve())
+    assert list(out["compare"]) == ["other"]  # not the samples' own generator's answers
+    assert sorted(out["configurations"]) == ["designed | designed-judge | binary", "designed | designed-judge | graded"]

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from pipeline.data.samples import SamplesFormatError, folder_samples, read_samples_jsonl
+from pipeline.data.samples import SamplesFormatError, read_samples_jsonl
 from pipeline.study import sampling
 
 SETS = {0: ["a", "b"], 1: ["a", "c"], 2: ["a", "b"]}
@@ -71,14 +71,11 @@ def test_a_generator_change_is_read_against_the_range_across_samples():
 
 
 def test_samples_reader(tmp_path):
-    path = tmp_path / "answers" / "samples.m.dl19.jsonl"
-    path.parent.mkdir()
+    path = tmp_path / "samples.m.dl19.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in (
         {"qid": "1", "sample": 1, "text": "b"}, {"qid": "1", "sample": 0, "text": "a"},
         {"qid": "2", "sample": 0, "text": "c"})))
     assert read_samples_jsonl(path) == {0: {"1": "a", "2": "c"}, 1: {"1": "b"}}
-    assert folder_samples(tmp_path, "dl19") == {"m": path}
-    assert folder_samples(tmp_path, "dl20") == {}
     with pytest.raises(SamplesFormatError, match=r"samples.m.dl19.jsonl:3: query 2 is not a topic"):
         read_samples_jsonl(path, known_qids={"1": ""})
     bad = tmp_path / "bad.jsonl"
