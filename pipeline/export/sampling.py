@@ -33,8 +33,9 @@ def region_texts(configuration: dict) -> dict[str, str]:
     return out
 
 
-def spread_title(result: dict, label: str) -> str:
-    return (f"{result['dataset'].upper()}: {label}; H2G of each of {len(result['samples'])} samples of "
+def spread_title(result: dict, label: str, sep: str = "; ") -> str:
+    """The diagram's title: dataset and configuration, ``sep``, whose samples drew H2G."""
+    return (f"{result['dataset'].upper()}: {label}{sep}H2G of each of {len(result['samples'])} samples of "
             f"{result['generator']}")
 
 

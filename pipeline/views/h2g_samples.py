@@ -38,7 +38,7 @@ def spread_venn(result: dict, label: str):
     """The configuration's Venn with H2G redrawn per sample: areas by the mean counts, labels with the range."""
     configuration = result["configurations"][label]
     return venn_plotly(spread_analysis(configuration), texts=region_texts(configuration),
-                       title=spread_title(result, label) + " · mean (min–max)")
+                       title=spread_title(result, label, "\n") + " · mean (min–max)")
 
 
 def regions_frame(result: dict, label: str, study_analysis: dict | None = None) -> pd.DataFrame:

@@ -21,8 +21,8 @@ def venn_plotly(analysis: dict, selected: str | None = None, universe=None, *, t
     label positions), drawn with plotly so that a click inside a region selects it. Each region is a
     filled outline plus a grid of transparent points inside it (what a click hits); every point
     carries its region's key as ``customdata`` (:func:`region_from_selection`). ``texts``: each region's
-    label in place of its count (the H2G sampling section's mean and range); ``title`` in place of the
-    universe's lines."""
+    label in place of its count (the H2G sampling section's mean and range); ``title`` (lines apart by ``\n``) in
+    place of the universe's lines."""
     import numpy as np
 
     fig_m, ax = plt.subplots(figsize=(5.5, 4.5))
@@ -69,7 +69,7 @@ def venn_plotly(analysis: dict, selected: str | None = None, universe=None, *, t
     fig.add_trace(go.Scatter(x=[p[0] for _, p in set_labels], y=[p[1] for _, p in set_labels], mode="text",
                              text=[html.escape(t) for t, _ in set_labels], hoverinfo="skip",
                              textfont={"size": 12 if texts else 14}, showlegend=False))
-    title = (html.escape(title) if title is not None else
+    title = (html.escape(title).replace("\n", "<br>") if title is not None else
              "<br>".join(html.escape(line) for line in venn_title(analysis, universe)) + " · click a region")
     fig.update_layout(title=title,
                       xaxis={"visible": False, "range": list(xlim), "fixedrange": True},
