@@ -8,6 +8,7 @@ from core import cli
 from pipeline.cli.args import (GENERATOR_HELP, JUDGE_HELP, bertscore_args, cap_arg, check_models, collection_args,
                                llm_args, universe_arg)
 from pipeline.cli.config import study_config
+from pipeline.cli.output import model_line
 from pipeline.study.sampling import between_line, range_text
 
 
@@ -17,11 +18,13 @@ def sampling_lines(result: dict):
     yield (f"{result['dataset']}: {n} samples of {result['generator']} ({result['samples_file']}); "
            f"BERTScore {result['bertscore'].get('label', '')}, {result['bertscore'].get('aggregate', '')} over the "
            f"grade-2/3 passages; H2G the bottom {result['quantile']} of each sample's scored queries")
+    yield f"  generator: {model_line(result['provenance'])}"
     yield (f"  hard to generate in every sample: {hard['n_all']} of {hard['n_queries']} queries; in some: "
            f"{hard['n_some']}; in none: {hard['n_none']}")
     yield f"  H2G Jaccard over the {within['n']} pairs of samples: mean {range_text(within)}"
     for other, c in result["compare"].items():
         yield "  " + between_line(other, c, within)
+        yield f"    {model_line(c['provenance'])}"
     for label, c in result["configurations"].items():
         d = c["distribution"]
         yield (f"  {label}, H2G redrawn per sample: |H2R ∩ H2G| {range_text(d['h2r&h2g'], '{:.1f}', '{:d}')}, "

@@ -42,7 +42,8 @@ def spread_title(result: dict, label: str, sep: str = "; ") -> str:
 def result_caption(result: dict) -> str:
     """What every file of the part states: the samples (the file's name: the manifest's inputs give its path and
     sha256), the encoder, the rule and the result's id."""
-    return (f"{len(result['samples'])} samples of {result['generator']} ({Path(result['samples_file']).name}); BERTScore "
+    return (f"{len(result['samples'])} samples of {sampling.generator_text(result)} "
+            f"({Path(result['samples_file']).name}); BERTScore "
             f"{result['bertscore'].get('label', '')}, {result['bertscore'].get('aggregate', '')} over the grade-2/3 "
             f"passages; H2G the bottom {result['quantile']} of each sample's scored queries; universe "
             f"{result['universe']}; h2g-samples result {result['id'][:12]}")

@@ -187,6 +187,7 @@ def sampling_spread(config, samples: str, *, log=print, reuse: bool = True) -> d
     from core.result_files import read_result, results_dir, save_result
     from pipeline.generation.answers import Generation
     from pipeline.study.run import combine
+    from pipeline.study.imported_sizes import imported_record
     from pipeline.study.task import StepContext
     from pipeline.study.tasks.h2g import GenerationTask, generation_for
     from pipeline.study.tasks.h2j import JudgmentTask
@@ -207,7 +208,7 @@ def sampling_spread(config, samples: str, *, log=print, reuse: bool = True) -> d
         gen = generation_for(data, arg, llm_options=config.llm_options, progress=False)
         others[gen.name] = gen
     if name in others:
-        raise ValueError(f"--compare {name}: the samples' own generator; compare it with another one")
+        raise ValueError(f"--generator {name}: the samples' own generator; set another one against its samples")
     result_id = _identity_of(data, config, name, per_sample, {g: o.answers for g, o in others.items()},
                              retrieved, judged)
     stored = results_dir(KIND, data.name) / f"{result_id}.json"
@@ -216,10 +217,13 @@ def sampling_spread(config, samples: str, *, log=print, reuse: bool = True) -> d
         return read_result(stored, f"a {KIND} result")
     started = time.time()
     task = GenerationTask()
+    # the samples' model, its size as an imported answers file's (the folder's models.tsv, or --model-size)
+    model = imported_record({"backend": "imported", "model": name, "small": False, "label": f"imported:{name}",
+                             "note": f"samples imported from {path}"}, data.model_sizes().get(name),
+                            (config.llm_options or {}).get("stated_sizes"))
     values, sets, set_info, scoring = {}, {}, {}, None
     for sample, answers in per_sample.items():
-        gen = Generation(name=f"{name}#{sample}", provenance={"backend": "imported", "model": name, "sample": sample,
-                                                              "label": f"imported:{name} sample {sample}"},
+        gen = Generation(name=f"{name}#{sample}", provenance={**model, "sample": sample},
                          answers=answers, source=f"sample {sample} of {path}")
         values[sample], info = _score(data, config, gen)
         scoring = scoring or _bertscore_record(info)
@@ -232,8 +236,8 @@ def sampling_spread(config, samples: str, *, log=print, reuse: bool = True) -> d
     for other, gen in others.items():
         other_values, _ = _score(data, config, gen)
         other_set = list(task.hard_set(other_values, config.quantile).qids)
-        compared[other] = {"source": gen.source, "values": other_values, "h2g": other_set,
-                           **between_against_within(other_set, sets, within)}
+        compared[other] = {"source": gen.source, "provenance": gen.provenance, "values": other_values,
+                           "h2g": other_set, **between_against_within(other_set, sets, within)}
     configurations = {}
     for r, j in ((r, j) for r in retrieved for j in judged):
         label = f"{r.system} | {j.system} | {j.setup}"
@@ -250,7 +254,7 @@ def sampling_spread(config, samples: str, *, log=print, reuse: bool = True) -> d
         configurations[label] = {"retriever": r.system, "judge": j.system, "setup": j.setup, "per_sample": rows,
                                  "distribution": _overlap_distribution(rows), "generators": between}
     result = {"kind": KIND, "version": VERSION, "id": result_id, "dataset": data.name, "generator": name,
-              "samples_file": str(path.resolve()), "samples": list(per_sample), "quantile": config.quantile,
+              "provenance": model, "samples_file": str(path.resolve()), "samples": list(per_sample), "quantile": config.quantile,
               "universe": config.universe, "bertscore": scoring,
               "retrievers": {r.system: r.provenance for r in retrieved},
               "judges": sorted({j.system for j in judged}), "setups": sorted({j.setup for j in judged}),
@@ -262,6 +266,14 @@ def sampling_spread(config, samples: str, *, log=print, reuse: bool = True) -> d
     path_out = save_result(KIND, result)
     log(f"[{data.name}] {KIND} {result_id[:12]} stored: {path_out}")
     return result
+
+
+def generator_text(result: Mapping) -> str:
+    """``text-davinci-003 (175B (models.tsv))``: the samples' model and its size, as results name a model."""
+    from pipeline.llm.base import Provenance
+
+    provenance = result.get("provenance") or {"backend": "imported", "model": result["generator"]}
+    return f"{result['generator']} ({Provenance.from_dict(provenance).size_text})"
 
 
 def range_text(s: Mapping, form: str = "{:.2f}", bounds: str | None = None) -> str:

@@ -64,8 +64,9 @@ def pairs_frame(result: dict, label: str) -> pd.DataFrame:
 def summary_lines(result: dict) -> list[str]:
     """The section's figures in words: hard in every / some / no sample, the sets' Jaccard, other generators."""
     hard, within = result["hard"], result["jaccard"]
-    lines = [f"{len(result['samples'])} samples of {result['generator']} ({result['samples_file']}); BERTScore "
-             f"{result['bertscore'].get('label', '')}; H2G the bottom {result['quantile']} of each sample's queries.",
+    lines = [f"{len(result['samples'])} samples of {sampling.generator_text(result)} ({result['samples_file']}); "
+             f"BERTScore {result['bertscore'].get('label', '')}; H2G the bottom {result['quantile']} of each sample's "
+             f"queries.",
              f"Hard to generate in every sample: {hard['n_all']} of {hard['n_queries']} queries; in some: "
              f"{hard['n_some']}; in none: {hard['n_none']}.",
              f"H2G Jaccard between two samples: mean {sampling.range_text(within)} over {within['n']} pairs."]

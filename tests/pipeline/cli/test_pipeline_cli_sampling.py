@@ -77,3 +77,14 @@ def test_the_data_folder_gives_the_samples_and_every_other_component(tmp_path, m
     assert out["samples_file"] == str((folder / "answers/samples.m.dl19.jsonl").resolve())
     assert list(out["compare"]) == ["other"]  # not the samples' own generator's answers
     assert sorted(out["configurations"]) == ["designed | designed-judge | binary", "designed | designed-judge | graded"]
+
+
+def test_the_samples_model_is_named_with_its_size_and_not_set_against_itself(designed, capsys):
+    files, args = designed
+    assert cli.main([*args, "--samples", f"m={files['samples.jsonl']}", "--model-size", "m=7B"]) == 0
+    out = capsys.readouterr().out
+    assert "generator: imported:m, 7B (stated by the user)" in out  # the samples' model and its size
+    assert "imported:other, unknown size" in out  # the other generator's, unknown: no verdict on it
+    assert cli.main([*args[:-2], "--generator", f"m={files['answers.jsonl']}", "--samples",
+                     f"m={files['samples.jsonl']}"]) == 2
+    assert "--generator m: the samples' own generator" in capsys.readouterr().err
