@@ -11,6 +11,10 @@ hold (the mean of the per-query changes of membership, two one-sided t tests) wi
 change of a pair of configurations jointly, "does not hold" Holm-corrected across every change the finding
 reads; a pair of configurations with n under the minimum, a universe under half of the judged queries or a
 gated model is inconclusive.
+
+A pair that differs in its generator also shows the change beside one generator's sampling spread, when an
+``h2g-samples`` result of either is stored (evidence ``within_generator``, :mod:`pipeline.study.sampling`): a
+change of generator says something only where it exceeds what drawing another sample changes.
 """
 from __future__ import annotations
 
@@ -140,11 +144,13 @@ def _pair_unit(study: StudyResult, first: str, second: str, component: str) -> U
     measured["share_changes"] = {k: {"change": each[pair_name(k)].estimate, "interval": list(each[pair_name(k)].interval)}
                                  for k in changes}
     decision = joint(each, claim).gated(gates)
-    within = _within_generator(study, first, second, measured) if component == "generator" else None
-    if component == "generator":
+    extra = None
+    if component == "generator":  # beside what drawing another sample of one generator changes
+        within = _within_generator(study, first, second, measured)
         context += "; " + _within_generator_words(within)
+        extra = {"within_generator": within}
     return Unit(scope, measured, decision, _of_either(study, first, second, model_lines), context=context,
-                extra=None if component != "generator" else {"within_generator": within})
+                extra=extra)
 
 
 def _within_generator(study: StudyResult, first: str, second: str, measured: dict) -> dict | None:
