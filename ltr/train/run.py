@@ -82,9 +82,7 @@ def train_run(config: RunConfig, store: RunStore, resume: bool = True, *, force:
             except RunBusy as exc:
                 raise RunInputError(one_line(exc)) from None
             if prepared.model is None:  # a tree ranker (ltr.gbdt): LightGBM boosts it, no epochs of Adam
-                from ltr.gbdt.lambdamart import train_booster
-
-                train_booster(prepared, store, threads, progress or (lambda _msg: None), cancel)
+                _train_tree(prepared, store, threads, progress or (lambda _msg: None), cancel)
             else:
                 _train(prepared, store, ckpt_path, progress or (lambda _msg: None), cancel)
     except RunInputError:
@@ -189,6 +187,30 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
                      pretrain_paid=p.pretrain_paid, pretrain_key=p.pretrain_key,
                      best_epoch=state["best_epoch"], progress=progress)
     ckpt_path.unlink(missing_ok=True)
+
+
+def _train_tree(p: PreparedRun, store: RunStore, threads: int, progress: Callable[[str], None],
+                cancel: threading.Event | None) -> None:
+    """A tree ranker's run (:func:`ltr.gbdt.lambdamart.train_booster`): each round stored as an epoch, the trees
+    up to the best round tested like every run. No checkpoint: a restarted run starts over."""
+    from ltr.gbdt.lambdamart import BoosterRanker, train_booster
+
+    run_id = p.config.run_id
+    store.truncate_after(run_id, step=0, epoch=0)
+
+    def check_cancel() -> None:
+        if cancel is not None and cancel.is_set():
+            raise RunCancelled("cancel requested")
+
+    boosted = train_booster(p.splits, p.config, threads, selection=SELECTION_METRIC,
+                            log_round=lambda k, metrics: store.log_epoch(run_id, k, metrics), progress=progress,
+                            check_cancel=check_cancel)
+    test = p.splits["test"]
+    ranker = BoosterRanker(boosted.booster, boosted.best_round + 1)
+    per_query = evaluate(ranker, make_batcher(test, torch.device("cpu"), EVAL_BATCH_SIZE), test.n_queries)
+    finish_with_test(store, run_id, test, per_query.cpu(), train_seconds=boosted.train_seconds,
+                     cpu_seconds=boosted.cpu_seconds, pretrain_seconds=None, best_epoch=boosted.best_round,
+                     progress=progress)
 
 
 def finish_with_test(store: RunStore, run_id: str, test_ds, per_query: torch.Tensor, *, train_seconds: float,
