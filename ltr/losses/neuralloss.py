@@ -13,7 +13,7 @@ tokens goes through an MLP and a sigmoid: NDCG_hat in (0, 1).
 Pre-training (what the surrogate has seen decides what it can score):
 
 - lists of uniform random length in [min_length, max_length] and grades in {0..max_grade}: the
-  trainer sets these from the data set (``max_grade`` from its spec, lengths from its training lists,
+  trainer sets these from the data set (``max_grade`` from its spec, lengths from its training and validation lists,
   capped by the slate length), so MQ data (grades 0-2) get a 0-2 surrogate;
 - each list draws its own grade mix from a flat Dirichlet, so skewed mixes (80/13/6 as in MQ2008,
   60/30/10) are as familiar as uniform ones;
@@ -59,6 +59,7 @@ from ltr.losses._common import (RankingLoss, TrainingData, check_batch, exp_gain
 
 SURROGATE_VERSION = 2
 HELDOUT_LISTS = 2048
+LENGTH_BUCKET = 16  # the surrogate's longest list is the longest seen, rounded up to a multiple of this
 
 
 @dataclass(frozen=True)
@@ -329,21 +330,23 @@ class NeuralLoss(RankingLoss):
     @classmethod
     def dataset_defaults(cls, params: Mapping, data: TrainingData) -> dict:
         """The surrogate is pre-trained for the data set's grade range and list lengths (capped by the slate
-        length), not a fixed 0..4 and 2..40. The lengths are the whole data set's (the fold's train, vali and
-        test lists together, which in a LETOR cross-validation are every query whichever the fold), not the
-        training split's: the surrogate learns from generated lists, never from the fold's documents, and a
-        key holding one fold's longest list pre-trained again for every fold with another (MQ2008: three
-        surrogates for five folds, 1,292 + 763 + 524 s). Keyed by the data set, its folds share one."""
-        lengths = data.dataset_list_lengths if data.dataset_list_lengths is not None else data.list_lengths
-        longest = int(lengths.max()) if data.slate_length is None else min(int(lengths.max()), data.slate_length)
-        max_length = params.get("max_length", max(longest, 2))
-        return {"max_grade": max(int(data.max_grade), 1), "max_length": max(longest, 2),
+        length), not a fixed 0..4 and 2..40. The lengths are those of the fold's training and validation lists
+        (never its test lists: issue 41), the longest rounded up to a multiple of :data:`LENGTH_BUCKET`, so the
+        folds of a cross-validation, whose longest seen lists differ by a few documents (MQ2008: 119 or 121),
+        share one surrogate (before the lengths were keyed per fold's training split: three surrogates for five
+        folds, 1,292 + 763 + 524 s). A surrogate pre-trained on longer lists scores shorter ones as well."""
+        lengths = data.seen_list_lengths if data.seen_list_lengths is not None else data.list_lengths
+        longest = -(-max(int(lengths.max()), 2) // LENGTH_BUCKET) * LENGTH_BUCKET
+        if data.slate_length is not None:
+            longest = min(longest, data.slate_length)
+        max_length = params.get("max_length", longest)
+        return {"max_grade": max(int(data.max_grade), 1), "max_length": longest,
                 "min_length": min(max(int(lengths.min()), 1), max_length)}
 
     def provenance(self) -> dict:
         return {"surrogate": self.config.key(), "surrogate_version": SURROGATE_VERSION,
-                "surrogate_lengths_from": "the data set: the fold's train, vali and test lists together "
-                                          "(every query of a cross-validation), so all its folds share this surrogate"}
+                "surrogate_lengths_from": f"the fold's training and validation lists (never its test lists), the "
+                                          f"longest rounded up to a multiple of {LENGTH_BUCKET}"}
 
     def train(self, mode: bool = True):
         super().train(mode)

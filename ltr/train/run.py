@@ -170,8 +170,10 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
                      cpu_seconds=state.get("cpu_seconds", 0.0) + loop_cpu,
                      stopped=bool(cfg.patience) and state["bad_epochs"] >= cfg.patience)
         # Store first, checkpoint second: a checkpoint always has its epoch in the store.
+        # the loss's learned parameters as this epoch leaves them: the best epoch's are those of the model tested
         store.log_epoch(run_id, epoch, {**metrics, "seconds": seconds, "train_seconds": loop_seconds,
-                                        "cpu_seconds": loop_cpu, "train_loss": float(mean_loss)})
+                                        "cpu_seconds": loop_cpu, "train_loss": float(mean_loss),
+                                        **loss_fn.tracked_parameters()})
         save_checkpoint(ckpt_path, {
             "format": CHECKPOINT_FORMAT, "run_id": run_id, "model": model.state_dict(),
             "loss": loss_fn.state_dict(), "optimizer": optimizer.state_dict(), "best_model": best_model,

@@ -241,7 +241,7 @@ def test_rmse_scale_follows_the_dataset_grades(data, levels):
 @pytest.mark.parametrize("data, loss, extra, params, run_id", [
     ("synthetic-mq2008:n_queries=60", "rmse", {}, {"n_levels": 3}, "46391272dc20"),
     ("synthetic-web10k:n_queries=60", "rmse", {}, {"n_levels": 5}, "85e84e7e1aa6"),
-    ("synthetic-mq2008:n_queries=60", "neuralloss", {}, {"max_grade": 2, "max_length": 58, "min_length": 5},
+    ("synthetic-mq2008:n_queries=60", "neuralloss", {}, {"max_grade": 2, "max_length": 64, "min_length": 5},
      "2cd37da1b885"),
     ("synthetic-mq2008:n_queries=60", "neuralloss", {"slate_length": 8},
      {"max_grade": 2, "max_length": 8, "min_length": 5}, "40c714f7e1c6"),
@@ -327,3 +327,30 @@ def test_learndcg_meta_trains_learns_from_validation_and_resumes_exactly(tiny_da
     grads = np.array([r["grad_theta_d"] for r in trajectory])
     assert (grads > 0).any() and (grads < 0).any()  # not a one-signed drift
     assert trajectory[-1]["theta_d"] != trajectory[0]["theta_d"]
+
+
+def test_learndcg_starts_where_asked_and_reports_its_parameters_at_the_tested_checkpoint(tiny_data, tmp_path, capsys):
+    """Issue 41: LearnDCG's b_g, b_d and alpha start where a user says (``--loss-param b_d=1.8``: the paper's range,
+    which a start at 2 cannot reach), and the run reports them at the checkpoint that was tested (the end of
+    the best validation epoch) beside the last step's, which early stopping leaves ``patience`` epochs later."""
+    from ltr.cli import main
+
+    args = ["train", "--data", tiny_data, "--fold", "1", "--loss", "learndcg", "--model", "mlp", "--epochs", "30",
+            "--patience", "1", "--lr", "0.05", "--loss-lr", "0.05", "--batch-size", "8", "--device", "cpu",
+            "--loss-param", "b_d=1.8", "--loss-param", "b_g=1.5", "--loss-param", "alpha=0.5",
+            "--store", str(tmp_path / "runs.sqlite"), "--json"]
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    first = summary["loss_parameters"][0]  # a step is logged before its update: the start itself
+    assert (first["b_d"], first["b_g"], first["alpha"]) == pytest.approx((1.8, 1.5, 0.5), rel=1e-5)
+    best = summary["best_epoch"]
+    assert summary["epochs_done"] == best + 2  # patience 1: one epoch past the tested checkpoint
+    # the state the best epoch ended in is what the next epoch's first step used (logged before its update)
+    at_best = [r for r in summary["loss_parameters"] if r["epoch"] == best + 1][0]
+    tested, last = summary["loss_parameters_tested"], summary["loss_parameters_last"]
+    assert set(tested) == set(last) == {"theta_g", "theta_d", "theta_alpha", "b_g", "b_d", "alpha"}
+    for name in tested:
+        assert tested[name] == pytest.approx(at_best[name], rel=1e-6)
+        assert last[name] == pytest.approx(summary["loss_parameters"][-1][name], rel=1e-6)
+    assert last["b_d"] > tested["b_d"]  # standard normalisation: b_d only climbs, so it moved after the test point
+    assert set(summary["validation"][0]) >= {"ndcg@10"} and "b_d" not in summary["validation"][0]
