@@ -13,6 +13,7 @@ from typing import Callable
 import torch
 import numpy as np
 
+from core.export import git_state
 from core.signals import sigterm_raises
 from core.threads import apply_torch_threads
 from ltr.ndcg_conventions import NDCG_CUTOFFS, N_RELEVANT, metric_name
@@ -81,6 +82,7 @@ def train_run(config: RunConfig, store: RunStore, resume: bool = True, *, force:
                 store.start_run(run_id, device=str(prepared.device), threads=threads)
             except RunBusy as exc:
                 raise RunInputError(one_line(exc)) from None
+            store.record_code(run_id, **git_state())  # which code trained it (issue 41)
             if prepared.model is None:  # a tree ranker (ltr.gbdt): LightGBM boosts it, no epochs of Adam
                 _train_tree(prepared, store, threads, progress or (lambda _msg: None), cancel)
             else:

@@ -187,3 +187,25 @@ def test_the_surrogate_reads_nothing_from_test():
     assert dataset_loss_params(cfg, DATASETS["synthetic-mq2008"], {**splits, "test": longer}) \
         == dataset_loss_params(cfg, DATASETS["synthetic-mq2008"], splits) \
         == dataset_loss_params(cfg, DATASETS["synthetic-mq2008"], {s: splits[s] for s in ("train", "vali")})
+
+
+def test_chunking_lists_by_length_changes_no_prediction_or_gradient():
+    """Pre-training computes the surrogate on length-sorted chunks, each cut to its longest list (about 2x
+    less CPU per step for MQ2008's 5..128 documents: bench/bench_neuralloss_pretrain.py): every list's prediction
+    and the scores' gradient are the whole padded batch's, up to float rounding, in the batch's order."""
+    from ltr.losses.neuralloss import NDCGSurrogate, predict_by_length, synthetic_lists
+
+    cfg = SurrogateConfig(d_model=16, n_heads=2, n_layers=1, max_grade=2, min_length=3, max_length=50)
+    torch.manual_seed(0)
+    model = NDCGSurrogate(cfg)
+    scores, labels, _ = synthetic_lists(cfg, 40, torch.Generator().manual_seed(1))
+    assert len(set((labels != -1).sum(dim=1).tolist())) > 10  # lengths vary: chunks are cut differently
+    whole_scores = scores.clone().requires_grad_(True)
+    chunk_scores = scores.clone().requires_grad_(True)
+    whole = model(whole_scores, labels)
+    chunked = predict_by_length(model, chunk_scores, labels, per_chunk=7)
+    assert torch.allclose(chunked, whole, atol=1e-6)
+    weights = torch.linspace(0.5, 2.0, 40)
+    (weights * whole).sum().backward()
+    (weights * chunked).sum().backward()
+    assert torch.allclose(chunk_scores.grad, whole_scores.grad, atol=1e-5)
