@@ -69,13 +69,15 @@ def _paper_figure(loss: str, paper: dict) -> str:
 
 def table_lines(table: dict, paper: dict) -> list[str]:
     """One experiment's significance table (the result's ``report.<part>.tables.<ranker>``) as Markdown rows."""
+    from ltr.losses import loss_label
+
     rows = table["rows"]
     head = ("| loss | " + " | ".join(f"NDCG@{k}" for k in KS) + " | paper NDCG@10 | lead @10 | Holm p @10 |")
     lines = [head, "|" + "---|" * (len(KS) + 4)]
     for row in sorted(rows, key=lambda r: -(r.get("ndcg@10") or 0)):
         lead = row.get("diff@10")
         marks = "†" if row.get("better@10") else "‡" if row.get("worse@10") else ""
-        lines.append(f"| {row['loss']} | " + " | ".join(_mean_sd(row, k) for k in KS)
+        lines.append(f"| {loss_label(row['loss'])} | " + " | ".join(_mean_sd(row, k) for k in KS)
                      + f" | {_paper_figure(row['loss'], paper)} | {'—' if lead is None else f'{100 * lead:+.2f}'}"
                      + f" | {_p(row.get('p_holm@10'))}{marks} |")
     return lines
