@@ -82,7 +82,7 @@ def train_run(config: RunConfig, store: RunStore, resume: bool = True, *, force:
                 store.start_run(run_id, device=str(prepared.device), threads=threads)
             except RunBusy as exc:
                 raise RunInputError(one_line(exc)) from None
-            store.record_code(run_id, **git_state())  # which code trained it (issue 41)
+            store.record_code(run_id, **git_state(), platform=numeric_platform())  # which code trained it (issue 41)
             if prepared.model is None:  # a tree ranker (ltr.gbdt): LightGBM boosts it, no epochs of Adam
                 _train_tree(prepared, store, threads, progress or (lambda _msg: None), cancel)
             else:
@@ -97,6 +97,14 @@ def train_run(config: RunConfig, store: RunStore, resume: bool = True, *, force:
         store.fail_run(run_id, f"{type(exc).__name__}: {one_line(exc)}\n{''.join(tb[-6:])}")
         raise
     return RunResult(run_id, "completed", True, run_summary(store, run_id))
+
+
+def numeric_platform() -> str:
+    """What a run's bits depend on beyond its code and thread count: torch's version and the CPU kernels it
+    dispatches to (MKL's AVX2 and AVX-512 paths round differently)."""
+    import platform
+
+    return f"torch {torch.__version__}, cpu {torch.backends.cpu.get_cpu_capability()}, {platform.machine()}"
 
 
 def _sigterm_cancels():

@@ -390,3 +390,4 @@ def test_an_rmse_run_reproduces_to_the_bit_in_a_fresh_process_and_after_other_ru
     code = git_state()
     assert run1["code_commit"] == code["commit"] and run1["code_dirty"] == (None if code["dirty"] is None
                                                                              else int(code["dirty"]))
+    assert run1["code_platform"] == run2["code_platform"] and run1["code_platform"].startswith(f"torch {torch.__version__}")
