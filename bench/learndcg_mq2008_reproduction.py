@@ -1,7 +1,8 @@
 """The LearnDCG paper's MQ2008 table at the paper's scale, run as a careful reviewer would want it (issue 34).
 
     python bench/learndcg_mq2008_reproduction.py --data ../shared/data/letor/MQ2008 --out RESULT.json \
-        [--parts shared tuned rankers report] [--seeds 0 1 2] [--trials 8] [--store S] [--export-dir D] \
+        [--parts shared tuned rankers report] [--seeds 0 1 2] [--trials 30] [--startup-trials 10] \
+        [--tune-folds 1 2 3 4 5] [--workers 2] [--store S] [--export-dir D] \
         [--merge OTHER_RESULT.json ...] [--readme README.md] [--guide docs/ltr-guide.md]
     python bench/learndcg_mq2008_reproduction.py --out bench/results/learndcg_mq2008_reproduction.json \
         --blocks-only [--data ../shared/data/letor/MQ2008] --readme README.md --guide docs/ltr-guide.md
@@ -15,10 +16,13 @@ Parts (each skips what its store already holds, so a stopped reproduction resume
 * ``shared``: the study grid's shared hyper-parameters (``ltr/configs/study_grid.toml``'s ``[train]`` and
   ``[loss_params]``), its 11 losses with the MLP and LambdaMART (LightGBM ``lambdarank``, early stopping on
   validation NDCG@10), 5 folds x ``--seeds``; experiment ``mq2008-repro-shared``.
-* ``tuned``: per fold, ``ltr tune`` of each loss on that fold's validation NDCG@10 (Optuna TPE, ``--trials``
-  trials, median pruning on the per-epoch validation metric; the study of a fold never sees its test file), then
-  the fold's runs with its tuned settings x ``--tuned-seeds`` (1, 2, 3: not the trials' seed 0, whose best run
-  is the tuning's own); experiment ``mq2008-repro-tuned``.
+* ``tuned``: per fold, ``ltr tune`` of each loss and of LambdaMART on that fold's validation NDCG@10 (Optuna TPE,
+  ``--trials`` trials of which ``--startup-trials`` random, each study its own sampler seed, median pruning on the
+  per-epoch validation metric, ``--workers`` studies at a time; LambdaMART over num_leaves, learning_rate,
+  min_data_in_leaf, feature and bagging fractions with up to 1,000 trees and patience 50; the study of a fold
+  never sees its test file), then the fold's runs with its tuned settings x ``--tuned-seeds`` (1, 2, 3: not the
+  trials' seed 0, whose best run is the tuning's own); experiment ``mq2008-repro-tuned``. ``--tune-folds 1``
+  tunes Fold1 only and applies its settings to every fold (``settings.tuned_on`` says which).
 * ``rankers``: the other three rankers (AttSets, Attention-MIL, Context-Aware) with the 11 losses at the shared
   settings, 5 folds x ``--ranker-seeds``; experiment ``mq2008-repro-rankers``. ``--rankers`` narrows them.
 * ``report``: per experiment and ranker the significance table (paired t-test over test queries on per-query
@@ -26,6 +30,10 @@ Parts (each skips what its store already holds, so a stopped reproduction resume
   hierarchical bootstrap over queries and seeds: ``ltr.report.seeds``) and the top group, ``ltr findings`` and
   ``ltr export``; every compared run's per-query NDCG@1,3,5,10 goes to the archive beside ``--out``
   (``RESULT_per_query.csv.gz``, ``ltr.report.archive``), from which every p-value is recomputed.
+
+A training part is run only from a clean checkout (exit 2 otherwise), and stored only when every run of its
+experiment was trained by committed code (``ltr.store``'s per-run ``code_commit`` / ``code_dirty``, recorded
+under the part's ``code``); otherwise the script stops with exit 1 and names the part.
 
 Writes ``--out``: provenance (data files and sha256, commit, settings, machine, load), each part's wall and CPU
 seconds (this process and its finished children), the tables, the findings and the paper's figures beside them
@@ -114,23 +122,48 @@ def run_spec(spec: dict, store: Path, workers: int, source: str) -> dict:
             "failed": dict(outcome.failed)}
 
 
-def tune_fold(fold: int, losses: list[str], trials: int, store: Path, spec: dict, tuned_dir: Path) -> dict:
-    """Tune every loss on ``fold``'s validation set, from the grid ``spec``'s epochs, patience and fixed loss
-    parameters (LearnDCG's normalisation); the tuned grid fragment is written to ``tuned_dir``."""
+def tune_folds(folds: list[int], losses: list[str], trials: int, startup: int, workers: int, store: Path, spec: dict,
+               tuned_dir: Path) -> dict:
+    """Tune every loss and LambdaMART on each of ``folds``' validation set (``ltr.tune``: TPE past its ``startup``
+    random trials, each study its own sampler seed, median pruning), ``workers`` studies at a time; the neural
+    studies from the grid ``spec``'s epochs, patience and fixed loss parameters (LearnDCG's normalisation).
+    Per fold: what ran, read from each study, and the tuned grid fragment (also written to ``tuned_dir``)."""
+    from ltr.gbdt import GBDT_MODELS
     from ltr.train import RunConfig
-    from ltr.tune import tune_loss, tuned_grid
+    from ltr.tune import tune_studies, tuned_grid
 
-    results = []
-    for loss in losses:
-        base = RunConfig.from_dict({"data": DATA_NAME, "fold": fold, "loss": loss, "model": "mlp", "seed": 0,
-                                    "epochs": spec["train"]["epochs"], "patience": spec["train"]["patience"],
-                                    "loss_params": dict(spec.get("loss_params", {}).get(loss, {}))})
-        results.append(tune_loss(base, trials, store_path=store, sampler_seed=0,
-                                 progress=lambda msg: print(msg, file=sys.stderr, flush=True)))
-    document = {"fold": fold, "trials": trials, "losses": [r.as_dict() for r in results], "grid": tuned_grid(results)}
+    bases = [RunConfig.from_dict({"data": DATA_NAME, "fold": fold, "loss": loss, "model": "mlp", "seed": 0,
+                                  "epochs": spec["train"]["epochs"], "patience": spec["train"]["patience"],
+                                  "loss_params": dict(spec.get("loss_params", {}).get(loss, {}))})
+             for fold in folds for loss in losses]
+    bases += [RunConfig(data=DATA_NAME, fold=fold, loss=GBDT_MODELS["lambdamart"], model="lambdamart", seed=0)
+              for fold in folds]
+    results = tune_studies(bases, trials, workers=workers, store_path=store, n_startup_trials=startup)
+    out = {}
     tuned_dir.mkdir(parents=True, exist_ok=True)
-    (tuned_dir / f"tuned-fold{fold}.json").write_text(json.dumps(document, indent=1, default=str), encoding="utf-8")
-    return document
+    for fold in folds:
+        mine = [r for base, r in zip(bases, results) if base.fold == fold]
+        document = {"fold": fold, "trials_asked": trials, "studies": [r.as_dict() for r in mine],
+                    "trials_ran": {f"{r.loss}/{r.model}": r.n_trials for r in mine}, "grid": tuned_grid(mine)}
+        (tuned_dir / f"tuned-fold{fold}.json").write_text(json.dumps(document, indent=1, default=str), encoding="utf-8")
+        out[f"fold{fold}"] = document
+    return out
+
+
+def code_of_runs(store_path: Path, experiment: str) -> dict:
+    """The code that trained an experiment's completed runs (``ltr.store``'s per-run commit and dirty flag)."""
+    from ltr.store import RunStore
+
+    with RunStore(store_path) as store:
+        runs = store.list_runs(experiment=experiment, status="completed")
+    if runs.empty:
+        return {"runs": 0, "commits": [], "dirty_runs": 0, "unknown_code_runs": 0}
+    commits = runs["code_commit"] if "code_commit" in runs else None
+    dirty = runs["code_dirty"] if "code_dirty" in runs else None
+    return {"runs": len(runs),
+            "commits": sorted({str(c) for c in commits.dropna()}) if commits is not None else [],
+            "dirty_runs": int((dirty.fillna(0) > 0).sum()) if dirty is not None else 0,
+            "unknown_code_runs": int(commits.isna().sum()) if commits is not None else len(runs)}
 
 
 def clean(value):
@@ -250,8 +283,14 @@ def main() -> int:
                          "chosen by its study and is filed under the tuning's experiment, so a grid would skip it)")
     ap.add_argument("--ranker-seeds", nargs="+", type=int, default=[0])
     ap.add_argument("--rankers", nargs="+", choices=OTHER_RANKERS, default=OTHER_RANKERS)
-    ap.add_argument("--trials", type=int, default=8, help="Optuna trials per loss and fold (default 8)")
-    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--trials", type=int, default=None,
+                    help="Optuna trials per loss (and LambdaMART) and fold (default ltr.tune.DEFAULT_TRIALS, 30)")
+    ap.add_argument("--startup-trials", type=int, default=None,
+                    help="TPE's random start-up trials (default ltr.tune.N_STARTUP_TRIALS, 10)")
+    ap.add_argument("--tune-folds", nargs="+", type=int, choices=FOLDS, default=FOLDS,
+                    help="folds tuned on their own validation set (default all); a fold not named takes the first "
+                         "named fold's settings, and the result says so (settings.tuned_on)")
+    ap.add_argument("--workers", type=int, default=2, help="trainer processes and tuning studies at once (default 2)")
     ap.add_argument("--threads", default="1", help="IRDASH_TORCH_THREADS of every trainer (default 1)")
     ap.add_argument("--store", type=Path, default=None, help="run store (default cache/bench/mq2008-repro.sqlite)")
     ap.add_argument("--export-dir", type=Path, default=None, help="exports (default cache/bench/mq2008-repro-export)")
@@ -294,10 +333,18 @@ def main() -> int:
         print(f"--data {args.data}: not a LETOR folder with Fold1..Fold5 (missing {', '.join(missing[:3])})",
               file=sys.stderr)
         return 2
+    from core.export import git_state
+    from ltr.tune import DEFAULT_TRIALS, N_STARTUP_TRIALS
+
+    args.trials = args.trials or DEFAULT_TRIALS
+    args.startup_trials = args.startup_trials or N_STARTUP_TRIALS
+    if git_state()["dirty"]:
+        print("the working tree has uncommitted changes: commit them first, so every part of the result names the "
+              "code that made it (issue 41: a stored part was made from dirty code)", file=sys.stderr)
+        return 2
     os.environ[f"IRDASH_DATA_{DATA_NAME.upper()}"] = str(args.data.resolve())  # inherited by the trainer hosts
     os.environ["IRDASH_TORCH_THREADS"] = args.threads
 
-    from core.export import git_state
     from core.paths import cache_subdir
     from ltr.grid import read_grid_file
 
@@ -313,7 +360,10 @@ def main() -> int:
         "settings": {"grid_file": "ltr/configs/study_grid.toml", "train": read_grid_file(STUDY_GRID)["train"],
                      "losses": LOSSES, "seeds": args.seeds, "tuned_seeds": args.tuned_seeds,
                      "ranker_seeds": args.ranker_seeds,
-                     "rankers": args.rankers, "trials": args.trials, "workers": args.workers,
+                     "rankers": args.rankers, "trials": args.trials, "startup_trials": args.startup_trials,
+                     "tuned_on": {f"fold{k}": f"fold{k if k in args.tune_folds else args.tune_folds[0]}"
+                                  for k in FOLDS},
+                     "workers": args.workers,
                      "torch_threads": args.threads, "experiments": EXPERIMENTS},
         "paper": json.loads((ROOT / "ltr" / "paper_claims.json").read_text(encoding="utf-8")),
         "machine": {"cores": os.cpu_count(), "affinity": len(os.sched_getaffinity(0))},
@@ -326,6 +376,19 @@ def main() -> int:
         record["parts"].update(done.get("parts", {}))
         record["timing"].update(done.get("timing", {}))
 
+    def runs_clean(part: str, experiment: str) -> bool:
+        """Record which code trained the part's runs (the store's per-run commit); False, with the reason on
+        stderr, when any of them was trained by code with uncommitted changes or by unrecorded code (a run the
+        store held from before the per-run record): the part is then not stored."""
+        code = code_of_runs(store, experiment)
+        record["parts"][part]["code"] = code
+        if code["dirty_runs"] or code["unknown_code_runs"]:
+            print(f"part {part}: {code['dirty_runs']} run(s) trained by code with uncommitted changes and "
+                  f"{code['unknown_code_runs']} by unrecorded code in {experiment}; not stored (retrain them from a "
+                  f"clean checkout, or use a fresh --store)", file=sys.stderr)
+            return False
+        return True
+
     def save():
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(record, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
@@ -334,6 +397,8 @@ def main() -> int:
         with Timed(record["timing"], "shared"):
             spec = base_spec(EXPERIMENTS["shared"], LOSSES, ["mlp", "lambdamart"], args.seeds, FOLDS)
             record["parts"]["shared"] = run_spec(spec, store, args.workers, "bench/learndcg_mq2008_reproduction.py")
+        if not runs_clean("shared", EXPERIMENTS["shared"]):
+            return 1
         save()
     if "tuned" in args.parts:
         from ltr.tune import apply_tuned
@@ -341,21 +406,26 @@ def main() -> int:
         tuned_dir = store.parent / "mq2008-repro-tuned"
         with Timed(record["timing"], "tune"):
             spec = base_spec(EXPERIMENTS["tuned"], TUNED_LOSSES, ["mlp"], args.seeds, FOLDS)
-            record["parts"]["tune"] = {f"fold{k}": tune_fold(k, TUNED_LOSSES, args.trials, store, spec, tuned_dir)
-                                       for k in FOLDS}
+            record["parts"]["tune"] = tune_folds(args.tune_folds, TUNED_LOSSES, args.trials, args.startup_trials,
+                                                 args.workers, store, spec, tuned_dir)
         save()
         with Timed(record["timing"], "tuned"):
             outcomes = {}
             for k in FOLDS:
-                spec = apply_tuned(base_spec(EXPERIMENTS["tuned"], TUNED_LOSSES, ["mlp"], args.tuned_seeds, [k]),
-                                   record["parts"]["tune"][f"fold{k}"])
+                tuned_on = record["settings"]["tuned_on"][f"fold{k}"]
+                spec = apply_tuned(base_spec(EXPERIMENTS["tuned"], TUNED_LOSSES, ["mlp", "lambdamart"],
+                                             args.tuned_seeds, [k]), record["parts"]["tune"][tuned_on])
                 outcomes[f"fold{k}"] = run_spec(spec, store, args.workers, "bench/learndcg_mq2008_reproduction.py")
             record["parts"]["tuned"] = outcomes
+        if not runs_clean("tuned", EXPERIMENTS["tuned"]):
+            return 1
         save()
     if "rankers" in args.parts:
         with Timed(record["timing"], "rankers"):
             spec = base_spec(EXPERIMENTS["rankers"], LOSSES, args.rankers, args.ranker_seeds, FOLDS)
             record["parts"]["rankers"] = run_spec(spec, store, args.workers, "bench/learndcg_mq2008_reproduction.py")
+        if not runs_clean("rankers", EXPERIMENTS["rankers"]):
+            return 1
         save()
     if "report" in args.parts:
         with Timed(record["timing"], "report"):

@@ -277,6 +277,8 @@ def _layouts(columns: list[_Column], keys: int = 1) -> list[tuple[bool, list[tup
                     break  # this column does not fit beside the keys on this line
                 parts.append(group)
                 group = [*key, i]
+                if _widths([columns[j] for j in group], chars) is None:
+                    break  # nor does it fit beside the keys alone
             else:
                 group.append(i)
         else:

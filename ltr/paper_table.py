@@ -162,6 +162,8 @@ def table_lines(table: dict, paper: dict, runs: list[dict] | None = None, ranker
     """One experiment's significance table (the result's ``report.<part>.tables.<ranker>``) as Markdown rows: the
     seed-averaged t-test's Holm p, the fold-level test's and (where stored) the bootstrap's interval and Holm p, and
     the top group's members marked."""
+    from ltr.losses import loss_label
+
     rows = table["rows"]
     seeded, _ = _seed_tests(table, runs or [], ranker)
     boot = any(r.get("boot_p_holm@10") is not None for r in seeded.values())
@@ -177,7 +179,7 @@ def table_lines(table: dict, paper: dict, runs: list[dict] | None = None, ranker
         if boot:
             low, high = seed_row.get("boot_low@10"), seed_row.get("boot_high@10")
             cells.append("—" if low is None else f"[{100 * low:+.2f}, {100 * high:+.2f}], {_p(seed_row.get('boot_p_holm@10'))}")
-        lines.append(f"| {row['loss']} | " + " | ".join(_mean_sd(row, k) for k in KS)
+        lines.append(f"| {loss_label(row['loss'])} | " + " | ".join(_mean_sd(row, k) for k in KS)
                      + f" | {_paper_figure(row['loss'], paper)} | {'—' if lead is None else f'{100 * lead:+.2f}'}"
                      + f" | {_p(row.get('p_holm@10'))}{marks} | " + " | ".join(cells)
                      + f" | {'●' if row['loss'] in group else ''} |")

@@ -509,14 +509,14 @@ def effect(estimate: Estimate, claim: Claim, paper: float | None = None) -> Deci
 
 def order(subject: str, against: Mapping[str, Estimate], claim: Claim) -> Decision:
     """An order claim: ``subject`` against each competitor, ``against[c]`` the paired estimate of subject minus
-    ``c`` (module docstring). Holm across the competitors for "one beats it" (statsmodels)."""
-    from statsmodels.stats.multitest import multipletests
+    ``c`` (module docstring). Holm across the competitors for "one beats it" (the project's one Holm)."""
+    from core.multiple_testing import holm_adjust
 
     names = list(against)
     if not names:
         raise ValueError(f"claim {claim.name}: an order needs at least one competitor")
     p_up = {c: against[c].p_above(0.0) for c in names}
-    p_down = dict(zip(names, multipletests([against[c].p_below(0.0) for c in names], method="holm")[1]))
+    p_down = dict(zip(names, holm_adjust([against[c].p_below(0.0) for c in names])))
     alpha = claim.alpha
     beaten = [c for c in names if p_up[c] < alpha]
     beating = [c for c in names if p_down[c] < alpha]

@@ -29,14 +29,14 @@ from typing import Mapping, Sequence
 import numpy as np
 from scipy.stats import chi2
 from statsmodels.stats.meta_analysis import combine_effects
-from statsmodels.stats.multitest import multipletests
 
 from core.findings import FAILS, HOLDS, INCONCLUSIVE
+from core.multiple_testing import holm_adjust
 from core.inference.claims import Claim, Decision, Normal, decide, joint
 
 
 def _holm(p_values: Sequence[float]) -> list[float]:
-    return [float(p) for p in multipletests(list(p_values), method="holm")[1]] if p_values else []
+    return [float(p) for p in holm_adjust(list(p_values))] if p_values else []
 
 
 def _leaves(decision: Decision) -> list[Decision]:

@@ -21,7 +21,7 @@ difference is taken exactly, and the tests see only what they rank:
   (``statsmodels.stats.contingency_tables.mcnemar``, ``exact=True``).
 
 :func:`holm` adjusts a comparison family declared in advance (its names, in order) with
-``statsmodels.stats.multitest.multipletests`` (Holm, through :func:`core.multiple_testing.holm_adjust`): a
+the project's one Holm (:func:`core.multiple_testing.holm_adjust`, equal to statsmodels' ``multipletests``): a
 declared comparison that produced no p-value (no query changed) still counts in the family, with p = 1, so the
 family never shrinks with the data; a name outside the declaration, or a declared one missing, is refused.
 """

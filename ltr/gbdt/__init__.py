@@ -28,8 +28,6 @@ def is_gbdt_model(model: str) -> bool:
 
 def gbdt_config_problems(config) -> list[str]:
     """What is wrong with ``config`` as a tree ranker's run (or a tree objective given to a neural ranker)."""
-    from ltr.train.config import RunConfig
-
     if not is_gbdt_model(config.model):
         if config.loss in GBDT_LOSSES:
             return [f"loss {config.loss!r} is LightGBM's objective of model "
@@ -41,7 +39,7 @@ def gbdt_config_problems(config) -> list[str]:
     if config.loss != objective:
         problems.append(f"model {config.model!r} is trained by LightGBM's {objective} objective: its loss is "
                         f"{objective!r}, not {config.loss!r}")
-    defaults = RunConfig.__dataclass_fields__
+    defaults = type(config).__dataclass_fields__  # the run config's own defaults (no import of ltr.train)
     for name in NEURAL_ONLY_FIELDS:
         if getattr(config, name) != defaults[name].default:
             problems.append(f"{name} does not apply to model {config.model!r} (LightGBM's learning rate and tree "

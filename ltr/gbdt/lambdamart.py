@@ -1,6 +1,7 @@
 """LambdaMART: LightGBM's ``lambdarank`` objective, trained and stored as a run like every other.
 
-Training (:func:`train_booster`, called by :func:`ltr.train.train_run` for model ``lambdamart``):
+Training (:func:`train_booster`, called by :func:`ltr.train.train_run` for model ``lambdamart``, which stores
+its rounds and tests the trees kept: this package imports nothing of ``ltr.train``):
 
 - the fold's splits as read for every run (``ltr.data.datasets.load_fold``: the same features, the same
   query-level normalisation), one LightGBM ``Dataset`` per split grouped by query;
@@ -28,6 +29,7 @@ LightGBM parameters (``model_params``; LightGBM's own defaults otherwise): only 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -83,48 +85,49 @@ class BoosterRanker(nn.Module):
         return torch.from_numpy(scores).to(torch.float64).masked_fill(~mask.cpu(), 0.0)
 
 
-def train_booster(prepared, store, threads: int, progress: Callable[[str], None], cancel) -> None:
-    """Train ``prepared``'s LambdaMART run, store its rounds and its test result (see the module docstring)."""
+@dataclass(frozen=True)
+class Boosted:
+    """A finished boosting: the trees, the round kept (best validation metric) and the cost of ``lgb.train``."""
+
+    booster: object
+    best_round: int
+    train_seconds: float  # the boosting and its per-round validation, without the rounds' logging
+    cpu_seconds: float
+
+
+def train_booster(splits, config, threads: int, *, selection: str, log_round: Callable[[int, dict], None],
+                  progress: Callable[[str], None], check_cancel: Callable[[], None]) -> Boosted:
+    """Boost ``config``'s LambdaMART on ``splits['train']``, validated on ``splits['vali']`` after each round
+    (see the module docstring): ``log_round(round, metrics)`` stores a round, ``check_cancel()`` raises to stop
+    the run; the round kept is the best by ``selection`` (validation NDCG@10), strictly better to replace,
+    and boosting stops ``config.patience`` rounds after it (0 = never). This module stores nothing itself."""
     import lightgbm as lgb
 
-    from ltr.train.config import RunCancelled
-    from ltr.train.loop import EVAL_BATCH_SIZE, evaluate, make_batcher
-    from ltr.train.run import SELECTION_METRIC, finish_with_test
-
-    cfg, run_id = prepared.config, prepared.config.run_id
-    store.truncate_after(run_id, step=0, epoch=0)  # no checkpoint: a restarted run starts over
-    train = lgb_dataset(prepared.splits["train"])
-    vali = lgb_dataset(prepared.splits["vali"], reference=train)  # binned as the training data
-    params = {**booster_parameters(cfg), "num_threads": int(threads)}
+    train = lgb_dataset(splits["train"])
+    vali = lgb_dataset(splits["vali"], reference=train)  # binned as the training data
+    params = {**booster_parameters(config), "num_threads": int(threads)}
     state = {"best": -np.inf, "best_round": -1, "last": time.perf_counter(), "cpu": time.process_time(),
-             "store_seconds": 0.0, "store_cpu": 0.0}
+             "log_seconds": 0.0, "log_cpu": 0.0}
 
     def each_round(env) -> None:
-        if cancel is not None and cancel.is_set():
-            raise RunCancelled("cancel requested")
+        check_cancel()
         now, cpu = time.perf_counter(), time.process_time()
         seconds, cpu_seconds = now - state["last"], cpu - state["cpu"]
         metrics = {name: float(value) for _data, name, value, _higher in env.evaluation_result_list}
-        selected = metrics[SELECTION_METRIC]
+        selected = metrics[selection]
         if selected > state["best"]:
             state.update(best=selected, best_round=env.iteration)
-        store.log_epoch(run_id, env.iteration, {**metrics, "seconds": seconds, "train_seconds": seconds,
-                                                "cpu_seconds": cpu_seconds})
+        log_round(env.iteration, {**metrics, "seconds": seconds, "train_seconds": seconds, "cpu_seconds": cpu_seconds})
         progress(f"round {env.iteration}: vali ndcg@10 {selected:.4f} (best {state['best']:.4f} at "
                  f"{state['best_round']})")
-        state["store_seconds"] += time.perf_counter() - now
-        state["store_cpu"] += time.process_time() - cpu
+        state["log_seconds"] += time.perf_counter() - now
+        state["log_cpu"] += time.process_time() - cpu
         state["last"], state["cpu"] = time.perf_counter(), time.process_time()
-        if cfg.patience and env.iteration - state["best_round"] >= cfg.patience:
+        if config.patience and env.iteration - state["best_round"] >= config.patience:
             raise lgb.callback.EarlyStopException(state["best_round"], [])
 
     started, cpu_started = time.perf_counter(), time.process_time()
-    booster = lgb.train(params, train, num_boost_round=cfg.epochs, valid_sets=[vali], valid_names=["vali"],
+    booster = lgb.train(params, train, num_boost_round=config.epochs, valid_sets=[vali], valid_names=["vali"],
                         callbacks=[each_round])
-    train_seconds = time.perf_counter() - started - state["store_seconds"]
-    cpu_seconds = time.process_time() - cpu_started - state["store_cpu"]
-    ranker = BoosterRanker(booster, state["best_round"] + 1)
-    test = prepared.splits["test"]
-    per_query = evaluate(ranker, make_batcher(test, torch.device("cpu"), EVAL_BATCH_SIZE), test.n_queries)
-    finish_with_test(store, run_id, test, per_query.cpu(), train_seconds=train_seconds, cpu_seconds=cpu_seconds,
-                     pretrain_seconds=None, best_epoch=state["best_round"], progress=progress)
+    return Boosted(booster, state["best_round"], time.perf_counter() - started - state["log_seconds"],
+                   time.process_time() - cpu_started - state["log_cpu"])

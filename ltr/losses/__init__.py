@@ -10,7 +10,8 @@ Each loss module declares its losses where it defines them (:data:`LOSSES`, a :c
 
 with ``order`` (its place in the study order that tables and pages follow), ``learnable=True`` for
 losses with learnable parameters (trained at the loss-parameter learning rate ``loss_lr``; they log θ),
-and, for a loss that equals another at its default parameters, ``twin`` (that loss), ``twin_note``
+``label`` where tables should name it otherwise than by its name (:func:`loss_label`), and, for a loss that equals
+another at its default parameters, ``twin`` (that loss), ``twin_note``
 (why) and ``twin_defaults`` (those parameters). Adding a loss is one new module in this package. The
 names and that metadata are read from the modules' source, so tables and pages (the Results and
 Training pages) list and sort losses without importing torch; :func:`make_loss` imports the module
@@ -41,6 +42,17 @@ IDENTICAL_AT_DEFAULTS: dict[str, tuple[str, str]] = {
     name: (info["twin"], info["twin_note"]) for name in LOSS_NAMES if "twin" in (info := LOSSES.info(name))}
 
 
+def loss_label(name: str) -> str:
+    """How tables name a loss (or a variant of one, ``loss(...)``): its declared ``label`` where it has one
+    (``rmse``: "RMSE (allRank + mean-grade offset)", which says it is not allRank's formula as is), else its name."""
+    text = str(name)
+    base, sep, rest = text.partition("(")
+    declared = LOSSES.declarations().get(base.strip().lower())
+    if declared is None or "label" not in declared.info:
+        return text
+    return declared.info["label"] + (f" ({rest}" if sep else "")
+
+
 def canonical_loss(name: str, params: dict | None = None) -> tuple[str, dict]:
     """``(name, params)`` of the loss that computes exactly the same values and gradients.
 
@@ -69,5 +81,5 @@ def make_loss(name: str, **params):
         raise TypeError(f"bad parameters for loss {name!r}: {exc}") from exc
 
 
-__all__ = ["IDENTICAL_AT_DEFAULTS", "LEARNABLE_LOSSES", "LOSSES", "LOSS_NAMES", "canonical_loss", "make_loss",
-           "register_loss"]
+__all__ = ["IDENTICAL_AT_DEFAULTS", "LEARNABLE_LOSSES", "LOSSES", "LOSS_NAMES", "canonical_loss", "loss_label",
+           "make_loss", "register_loss"]

@@ -28,9 +28,9 @@ class TrainingData:
     list_lengths: np.ndarray  # documents per training list
     slate_length: int | None  # the run's slate length (None: whole lists)
     mean_grade: float | None = None  # the training labels' mean (RMSE's offset)
-    # documents per list of the whole data set: the fold's train, vali and test splits together, which in a
-    # LETOR cross-validation are every query of the data set, the same for each fold (NeuralLoss's lengths)
-    dataset_list_lengths: np.ndarray | None = None
+    # documents per list of the fold's training and validation splits together (never its test split):
+    # NeuralLoss's surrogate lengths
+    seen_list_lengths: np.ndarray | None = None
 
 
 class RankingLoss(nn.Module):

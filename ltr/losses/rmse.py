@@ -20,7 +20,9 @@ regression ``s + 1.44`` with no sigmoid does the same, the plain ``s`` learns +0
 saturates and the ranking never recovers: best epoch 0, test NDCG@10 below a random ranking. A
 constant added to every score changes no ranking, and starting at the mean grade is what initialising
 the ranker's output bias at that logit would do; the loss stays allRank's RMSE of ``sigmoid`` outputs.
-The run's stored config records the offset (``dataset_defaults``).
+The run's stored config records the offset (``dataset_defaults``), and every table labels the loss
+"RMSE (allRank + mean-grade offset)" (its declared ``label``, :func:`ltr.losses.loss_label`), so no reader takes
+it for allRank's formula as is.
 """
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ from ltr.losses._common import RankingLoss, TrainingData, check_batch, mean_over
 _MEAN_MARGIN = 1e-3
 
 
-@register_loss("rmse", order=4)
+@register_loss("rmse", order=4, label="RMSE (allRank + mean-grade offset)")
 class RMSE(RankingLoss):
     def __init__(self, n_levels: int = 5, offset: float = 0.0):
         super().__init__()

@@ -36,7 +36,9 @@ def fold_seed_table(table: pd.DataFrame, k: int = 10) -> pd.DataFrame:
 def display_table(table: pd.DataFrame, ks: Sequence[int] = NDCG_CUTOFFS, digits: int = 4) -> pd.DataFrame:
     """Strings for printing: ``NDCG@k`` per loss, a baseline's value marked with a dagger where the
     candidate is significantly better than it (double dagger: significantly worse)."""
-    out = pd.DataFrame({"loss": table["loss"], "folds": table["folds"]})
+    from ltr.losses import loss_label  # a loss's table label (RMSE: "RMSE (allRank + mean-grade offset)")
+
+    out = pd.DataFrame({"loss": table["loss"].map(loss_label), "folds": table["folds"]})
     for k in ks:
         values = table[f"ndcg@{k}"].map(lambda v: f"{v:.{digits}f}")
         if f"better@{k}" in table:
@@ -108,7 +110,9 @@ def format_text(table: pd.DataFrame, ks: Sequence[int] = NDCG_CUTOFFS, *, with_p
 def spread_table(table: pd.DataFrame, ks: Sequence[int] = NDCG_CUTOFFS, digits: int = 4) -> pd.DataFrame:
     """Per loss: folds, seeds, runs and, per k, ``mean ± seed sd`` (the seed-to-seed spread of the mean; the
     mean alone where one seed gives no spread) and the fold-to-fold sd of the seed-averaged fold means."""
-    out = pd.DataFrame({"loss": table["loss"], "folds": table["folds"]})
+    from ltr.losses import loss_label  # a loss's table label (RMSE: "RMSE (allRank + mean-grade offset)")
+
+    out = pd.DataFrame({"loss": table["loss"].map(loss_label), "folds": table["folds"]})
     for col in ("seeds", "runs"):
         if col in table:
             out[col] = table[col]

@@ -95,11 +95,19 @@ SCHEMA = Schema("runs", (
     # none; the cost figures then read the key from the stored config's loss provenance, if any (ltr.cost).
     Migration.columns(4, "runs", {"pretrain_paid": "INTEGER", "pretrain_key": "TEXT"},
                       "which run paid a shared one-time pre-training, and its key"),
+    # The code that trained the run (issue 41: two stored runs did not reproduce, and nothing said which code
+    # made them): the git commit of each training session ('mixed' when a resumed run's sessions differ),
+    # whether tracked files had changes in any of them (1), and the numeric platform (torch version and the CPU
+    # kernels it dispatched to: AVX2 and AVX-512 kernels round differently, so bits compare only on the same
+    # one). NULL on older rows; commit and dirty NULL outside a git checkout.
+    Migration.columns(5, "runs", {"code_commit": "TEXT", "code_dirty": "INTEGER", "code_platform": "TEXT"},
+                      "the code that trained the run: commit, uncommitted changes, torch and CPU kernels"),
 ))
 
 RUN_COLUMNS = (
     "run_id", "experiment", "data", "fold", "loss", "model", "seed", "status", "device", "pid", "host",
     "created", "started", "heartbeat", "finished", "epochs_done", "total_epochs", "best_epoch",
     "train_seconds", "pretrain_seconds", "test_ndcg1", "test_ndcg3", "test_ndcg5", "test_ndcg10", "error",
-    "pid_started", "cpu_seconds", "load_at_start", "threads", "pretrain_paid", "pretrain_key",
+    "pid_started", "cpu_seconds", "load_at_start", "threads", "pretrain_paid", "pretrain_key", "code_commit",
+    "code_dirty", "code_platform",
 )

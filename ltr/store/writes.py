@@ -143,6 +143,16 @@ class RunWrites:
             c.execute("DELETE FROM epoch_metrics WHERE run_id = ? AND epoch >= ?", (run_id, epoch))
             c.execute("UPDATE runs SET epochs_done = ? WHERE run_id = ?", (epoch, run_id))
 
+    def record_code(self, run_id: str, commit: str | None, dirty: bool | None, platform: str | None = None) -> None:
+        """The code of this training session of the run: its commit and numeric platform (each ``mixed`` once two
+        sessions' differ) and whether it had uncommitted changes (dirty in any session stays dirty)."""
+        with transaction(self.conn) as c:
+            c.execute("UPDATE runs SET code_commit = CASE WHEN code_commit IS NULL OR code_commit = ? THEN ? "
+                      "ELSE 'mixed' END, code_dirty = MAX(COALESCE(code_dirty, 0), ?), "
+                      "code_platform = CASE WHEN code_platform IS NULL OR code_platform = ? THEN ? ELSE 'mixed' END "
+                      "WHERE run_id = ?",
+                      (commit, commit, None if dirty is None else int(bool(dirty)), platform, platform, run_id))
+
     def finish_run(self, run_id: str, *, test_means: Mapping[str, float],
                    per_query: Mapping[str, Mapping[str, float]], train_seconds: float,
                    pretrain_seconds: float | None = None, best_epoch: int | None = None,

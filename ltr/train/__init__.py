@@ -32,7 +32,8 @@ Names recorded in the store (what the dashboard reads):
   ``grad_<name>`` for each key of ``loss.theta_gradients()``;
 - epoch metrics: validation ``ndcg@1, ndcg@3, ndcg@5, ndcg@10``, ``seconds`` (epoch wall time,
   training + validation), ``train_seconds`` and ``cpu_seconds`` (wall and process CPU time of the
-  epoch's training loop alone), ``train_loss`` (mean over the epoch's batches);
+  epoch's training loop alone), ``train_loss`` (mean over the epoch's batches); for learnable losses the
+  keys of ``loss.tracked_parameters()`` at the epoch's end (the best epoch's are the tested model's);
 - per query (test): ``ndcg@1, ndcg@3, ndcg@5, ndcg@10``; on the run: ``train_seconds`` = wall time of
   the training loops alone (no validation, checkpoints, data loading or start-up; summed over all
   sessions of a resumed run), ``cpu_seconds`` their CPU time, ``load_at_start`` the 1-minute load
@@ -50,7 +51,8 @@ Layout (one concern per module; this package re-exports the public names):
 - :mod:`ltr.train.loop`: optimiser, one training epoch, evaluation;
 - :mod:`ltr.train.checkpoint`: checkpoint path, atomic save, safe load, RNG state;
 - :mod:`ltr.train.run`: :func:`train_run` (store bookkeeping, signals, the epoch loop);
-- :mod:`ltr.train.summary`: :func:`run_summary` (a stored run as the ``--out`` JSON);
+- :mod:`ltr.train.summary`: :func:`run_summary` (a stored run as the ``--out`` JSON), :func:`loss_parameters_at_test`
+  (a learned loss parameter at the tested checkpoint and at the last step);
 - :mod:`ltr.train.inprocess`: many runs in one process (fold cache, each run isolated);
 - :mod:`ltr.train.host`: the trainer host process (``python -m ltr worker``) the grid and the job runner use.
 """
@@ -60,9 +62,9 @@ from ltr.train.loop import EVAL_BATCH_SIZE, FLUSH_SECONDS, build_optimizer, eval
 from ltr.train.prepare import PreparedRun, prepare_run
 from ltr.train.run import SELECTION_METRIC, RunResult, train_run
 from ltr.train.steplog import STEP_BUFFER_ROWS, StepLog
-from ltr.train.summary import run_summary
+from ltr.train.summary import loss_parameters_at_test, run_summary
 
 __all__ = ["CHECKPOINT_FORMAT", "EVAL_BATCH_SIZE", "FLUSH_SECONDS", "PreparedRun", "RunCancelled", "RunConfig",
            "RunInputError", "RunResult", "SELECTION_METRIC", "STEP_BUFFER_ROWS", "StepLog",
            "build_optimizer", "checkpoint_path", "evaluate", "load_checkpoint", "make_batcher", "prepare_run",
-           "resolve_device", "run_summary", "save_checkpoint", "train_epoch", "train_run"]
+           "loss_parameters_at_test", "resolve_device", "run_summary", "save_checkpoint", "train_epoch", "train_run"]

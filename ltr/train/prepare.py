@@ -133,19 +133,21 @@ def _prepare_tree_run(config: RunConfig, splits: Mapping | None) -> PreparedRun:
 def dataset_loss_params(config: RunConfig, spec, splits: Mapping) -> dict:
     """The run's loss parameters with the loss's dataset-dependent defaults filled in
     (:meth:`ltr.losses._common.RankingLoss.dataset_defaults`: RMSE's scale and offset, NeuralLoss's
-    surrogate ranges); explicit loss parameters win. ``splits``: the fold's ``train``, ``vali`` and
-    ``test`` data. ``max_grade`` is the spec's, else the training labels'; the data set's list lengths are
-    those of the three splits together (every query of a cross-validated data set, whichever the fold)."""
+    surrogate ranges); explicit loss parameters win. ``splits``: the fold's ``train``, ``vali`` (and ``test``,
+    which nothing here reads). ``max_grade`` is the spec's, else the training labels'; the list lengths a loss
+    may read beyond the training split's are those of the training and validation splits together: nothing a
+    loss is built from comes from the test split (issue 41: NeuralLoss's surrogate took the longest list of all
+    three, in MQ2008's Fold3 a test list)."""
     from ltr.losses import LOSSES
     from ltr.losses._common import TrainingData
 
     train = splits["train"]
     params = dict(config.loss_params)
     max_grade = spec.max_grade if spec.max_grade is not None else int(train.labels.max(initial=0))
-    everything = np.concatenate([splits[s].list_lengths() for s in ("train", "vali", "test") if s in splits])
+    seen = np.concatenate([splits[s].list_lengths() for s in ("train", "vali") if s in splits])
     data = TrainingData(max_grade=int(max_grade), list_lengths=train.list_lengths(), slate_length=config.slate_length,
                         mean_grade=float(train.labels.mean()) if train.labels.size else None,
-                        dataset_list_lengths=everything)
+                        seen_list_lengths=seen)
     for name, value in LOSSES.load(config.loss).dataset_defaults(params, data).items():
         params.setdefault(name, value)
     return params

@@ -13,6 +13,7 @@ from typing import Callable
 import torch
 import numpy as np
 
+from core.export import git_state
 from core.signals import sigterm_raises
 from core.threads import apply_torch_threads
 from ltr.ndcg_conventions import NDCG_CUTOFFS, N_RELEVANT, metric_name
@@ -81,10 +82,9 @@ def train_run(config: RunConfig, store: RunStore, resume: bool = True, *, force:
                 store.start_run(run_id, device=str(prepared.device), threads=threads)
             except RunBusy as exc:
                 raise RunInputError(one_line(exc)) from None
+            store.record_code(run_id, **git_state(), platform=numeric_platform())  # which code trained it (issue 41)
             if prepared.model is None:  # a tree ranker (ltr.gbdt): LightGBM boosts it, no epochs of Adam
-                from ltr.gbdt.lambdamart import train_booster
-
-                train_booster(prepared, store, threads, progress or (lambda _msg: None), cancel)
+                _train_tree(prepared, store, threads, progress or (lambda _msg: None), cancel)
             else:
                 _train(prepared, store, ckpt_path, progress or (lambda _msg: None), cancel)
     except RunInputError:
@@ -97,6 +97,14 @@ def train_run(config: RunConfig, store: RunStore, resume: bool = True, *, force:
         store.fail_run(run_id, f"{type(exc).__name__}: {one_line(exc)}\n{''.join(tb[-6:])}")
         raise
     return RunResult(run_id, "completed", True, run_summary(store, run_id))
+
+
+def numeric_platform() -> str:
+    """What a run's bits depend on beyond its code and thread count: torch's version and the CPU kernels it
+    dispatches to (MKL's AVX2 and AVX-512 paths round differently)."""
+    import platform
+
+    return f"torch {torch.__version__}, cpu {torch.backends.cpu.get_cpu_capability()}, {platform.machine()}"
 
 
 def _sigterm_cancels():
@@ -172,8 +180,10 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
                      cpu_seconds=state.get("cpu_seconds", 0.0) + loop_cpu,
                      stopped=bool(cfg.patience) and state["bad_epochs"] >= cfg.patience)
         # Store first, checkpoint second: a checkpoint always has its epoch in the store.
+        # the loss's learned parameters as this epoch leaves them: the best epoch's are those of the model tested
         store.log_epoch(run_id, epoch, {**metrics, "seconds": seconds, "train_seconds": loop_seconds,
-                                        "cpu_seconds": loop_cpu, "train_loss": float(mean_loss)})
+                                        "cpu_seconds": loop_cpu, "train_loss": float(mean_loss),
+                                        **loss_fn.tracked_parameters()})
         save_checkpoint(ckpt_path, {
             "format": CHECKPOINT_FORMAT, "run_id": run_id, "model": model.state_dict(),
             "loss": loss_fn.state_dict(), "optimizer": optimizer.state_dict(), "best_model": best_model,
@@ -189,6 +199,30 @@ def _train(p: PreparedRun, store: RunStore, ckpt_path: Path, progress: Callable[
                      pretrain_paid=p.pretrain_paid, pretrain_key=p.pretrain_key,
                      best_epoch=state["best_epoch"], progress=progress)
     ckpt_path.unlink(missing_ok=True)
+
+
+def _train_tree(p: PreparedRun, store: RunStore, threads: int, progress: Callable[[str], None],
+                cancel: threading.Event | None) -> None:
+    """A tree ranker's run (:func:`ltr.gbdt.lambdamart.train_booster`): each round stored as an epoch, the trees
+    up to the best round tested like every run. No checkpoint: a restarted run starts over."""
+    from ltr.gbdt.lambdamart import BoosterRanker, train_booster
+
+    run_id = p.config.run_id
+    store.truncate_after(run_id, step=0, epoch=0)
+
+    def check_cancel() -> None:
+        if cancel is not None and cancel.is_set():
+            raise RunCancelled("cancel requested")
+
+    boosted = train_booster(p.splits, p.config, threads, selection=SELECTION_METRIC,
+                            log_round=lambda k, metrics: store.log_epoch(run_id, k, metrics), progress=progress,
+                            check_cancel=check_cancel)
+    test = p.splits["test"]
+    ranker = BoosterRanker(boosted.booster, boosted.best_round + 1)
+    per_query = evaluate(ranker, make_batcher(test, torch.device("cpu"), EVAL_BATCH_SIZE), test.n_queries)
+    finish_with_test(store, run_id, test, per_query.cpu(), train_seconds=boosted.train_seconds,
+                     cpu_seconds=boosted.cpu_seconds, pretrain_seconds=None, best_epoch=boosted.best_round,
+                     progress=progress)
 
 
 def finish_with_test(store: RunStore, run_id: str, test_ds, per_query: torch.Tensor, *, train_seconds: float,

@@ -23,11 +23,11 @@ def significance_display(table: pd.DataFrame, *, show_p: bool = False) -> pd.Dat
     """The table as the report prints it (daggers on significant baselines), p-values appended on request."""
     from ltr.report.text import display_table
 
-    shown = display_table(table).set_index("loss")
+    shown = display_table(table)  # row for row the table's, losses by their table labels
     if show_p:
-        p_cols = [c for c in table.columns if c.startswith("p@") or c.startswith("p_holm@")]
-        shown = shown.join(table.set_index("loss")[p_cols])
-    return shown
+        for column in [c for c in table.columns if c.startswith("p@") or c.startswith("p_holm@")]:
+            shown[column] = table[column].to_numpy()
+    return shown.set_index("loss")
 
 
 def has_tests(table: pd.DataFrame) -> bool:

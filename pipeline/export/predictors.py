@@ -116,19 +116,18 @@ def caption(prediction: dict, scope: str) -> str:
     intervals, the index and a pool-built one's caveat; the definitions are in :func:`definitions`
     (``predictor-definitions.csv``, the manifest)."""
     settings = prediction.get("settings") or {}
-    parts = [f"{scope.upper()}: query-performance predictors against each task's per-query target "
-             f"(prediction {prediction.get('id')})"]
+    parts = [f"{scope.upper()}: against each task's per-query target (prediction {prediction.get('id')})"]
     for key in ("retrievers", "generators", "judges", "setups"):
         if settings.get(key):
             parts.append(f"{key} {', '.join(map(str, settings[key]))}")
     parts.append("τ: Kendall τ-b, positive = a higher predictor value goes with an easier query; * Holm p < 0.05")
     boot = (prediction.get("provenance") or {}).get("bootstrap") or {}
     if boot:
-        parts.append(f"{int(round(100 * boot.get('confidence', 0.95)))}% {boot.get('method', 'percentile')} "
-                     f"bootstrap, {boot.get('n_boot')} resamples, seed {boot.get('seed')}")
+        parts.append(f"{int(round(100 * boot.get('confidence', 0.95)))}% bootstrap intervals, {boot.get('n_boot')} "
+                     f"resamples, seed {boot.get('seed')}")  # its method: the definitions' "intervals" term
     parts.append("partial index" if _partial_index(prediction, scope) else "full-corpus index")
     if prediction.get("pool"):  # a caveat on what the figures mean, not a definition: stated with them
-        parts.append(prediction.get("pool_note") or "pool-built index statistics")
+        parts.append("(pool): reads an index of these topics' own pools, no 'foresees' verdict")  # in full: "pool" term
     parts.append("definitions: predictor-definitions.csv")
     return "; ".join(parts)
 

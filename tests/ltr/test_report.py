@@ -554,3 +554,27 @@ def test_a_grid_tuned_on_each_folds_validation_set_is_one_variant_per_loss(tmp_p
     assert (table["folds"] == 2).all() and table.attrs["candidate"] == "learndcg(tuned per fold)"
     assert table.loc["ranknet(tuned per fold)", "p@10"] == pytest.approx(
         stats.ttest_rel(pooled["learndcg"], pooled["ranknet"]).pvalue, rel=1e-6, abs=0)
+
+
+def test_lambdamart_tuned_per_fold_is_one_baseline_row(tmp_path):
+    """Issue 41: LambdaMART tuned on each fold's validation set has other LightGBM settings in each fold; in an
+    experiment it is one row ``lambdamart (LightGBM; tuned per fold)`` paired over the folds, not one single-fold
+    row per setting."""
+    from ltr.train import RunConfig
+
+    rng = np.random.default_rng(11)
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        store.register_experiment("tuned", {"name": "tuned"})
+        for fold, rate in ((1, 0.03), (2, 0.2)):
+            base = rng.uniform(0.3, 0.7, 20)
+            for loss, shift in (("learndcg", 0.02), ("approxndcg", 0.0)):
+                cfg = RunConfig(data=DATA, fold=fold, loss=loss, model=MODEL)
+                _store_grid_run(store, cfg, "tuned", np.clip(base + shift + rng.normal(0, 0.02, 20), 0, 1))
+            run_id = _store_tree_run(store, fold, 0, dict(zip([f"{fold}_{i}" for i in range(20)],
+                                                              np.clip(base + rng.normal(0, 0.02, 20), 0, 1))),
+                                     learning_rate=rate)
+            store.conn.execute("UPDATE runs SET experiment = 'tuned' WHERE run_id = ?", (run_id,))
+            store.conn.commit()
+        table = significance_table(store, DATA, MODEL, experiment="tuned").set_index("loss")
+    assert "lambdamart (LightGBM; tuned per fold)" in table.index
+    assert table.loc["lambdamart (LightGBM; tuned per fold)", "folds"] == 2

@@ -31,11 +31,12 @@ def test_an_old_run_store_reads_back_identically_and_takes_new_runs(tmp_path):
         store.finish_run("run-new", test_means={"ndcg@10": 0.5}, per_query={}, train_seconds=1.0)
         assert store.get_run("run-new")["status"] == "completed"
         assert store.step_summary(["run-new"], ["loss"]).iloc[0]["n"] == 2
-    # adopted at 3 (what it holds), then migration 4 (pretrain_paid, pretrain_key: empty on its rows)
-    assert [(s, v) for s, v, _ in versions(path)] == [("runs", 3), ("runs", 4)]
+    # adopted at 3 (what it holds), then migrations 4 (pretrain_paid, pretrain_key) and 5 (code_commit,
+    # code_dirty), empty on its rows
+    assert [(s, v) for s, v, _ in versions(path)] == [("runs", 3), ("runs", 4), ("runs", 5)]
     with RunStore(path) as again:  # opened again: nothing migrates twice
         assert len(again.list_runs()) == 4
-    assert len(versions(path)) == 2
+    assert len(versions(path)) == 3
 
 
 @pytest.mark.parametrize("missing", ["threads", "step_series"])
@@ -57,4 +58,4 @@ def test_an_older_run_store_is_adopted_below_the_change_it_lacks(tmp_path, missi
             rows_as_before(path, "runs.sqlite")  # the summaries filled from the step rows equal those it had
         assert store.step_summary(["run-done"], ["loss"]).iloc[0]["n"] == 10
         assert store.get_run("run-done")["threads"] == (None if missing == "threads" else 2)
-    assert [v for _, v, _ in versions(path)] == ([1, 2, 3, 4] if missing == "threads" else [2, 3, 4])
+    assert [v for _, v, _ in versions(path)] == ([1, 2, 3, 4, 5] if missing == "threads" else [2, 3, 4, 5])

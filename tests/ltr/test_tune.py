@@ -169,7 +169,79 @@ def test_bad_input_starts_no_trial(tmp_path, tiny_data, private_cache, capsys):
     args = ["tune", "--data", tiny_data, "--fold", "1", "--trials", "2", "--store", str(tmp_path / "runs.sqlite")]
     assert main(args + ["--losses", "nosuchloss"]) == 2
     assert "unknown loss 'nosuchloss'" in capsys.readouterr().err
+    assert main(args) == 2  # a neural model needs its losses named
+    assert "--losses: required for a neural model" in capsys.readouterr().err
     with pytest.raises(SystemExit) as refused:  # argparse: the flag and its rule
         main(args + ["--losses", "listnet", "--trials", "0"])
     assert refused.value.code == 2 and "argument --trials: expected an integer >= 1, got 0" in capsys.readouterr().err
     assert not (tmp_path / "runs.sqlite").exists()  # refused before the store was opened
+
+
+def test_every_study_draws_its_own_points(tmp_path, tiny_data, private_cache):
+    """Issue 41: the sampler was seeded by the trial number alone, so trial k of every study (any loss, any fold)
+    drew the same learning rate and batch size: 50 studies held 6 distinct (lr, batch) pairs. Seeded by the study
+    (loss, fold, fixed settings, sampler seed) and the trial number, no two studies share a point; what ran
+    (trials, sampler and its start-up count, cost) is read from the study."""
+    from ltr import tune
+    from ltr.train import RunConfig
+    from ltr.tune import tune_loss
+
+    results = [tune_loss(RunConfig(data=tiny_data, fold=fold, loss=loss, model="mlp", epochs=1, patience=0,
+                                   device="cpu"), 2, store_path=tmp_path / "runs.sqlite")
+               for loss, fold in (("listnet", 1), ("listnet", 2), ("ranknet", 1))]
+    points = [(t["params"]["lr"], t["params"]["batch_size"]) for r in results for t in r.trials]
+    assert len(points) == 6 and len({lr for lr, _batch in points}) == 6, points
+    for result in results:
+        assert result.n_trials == 2 and result.states["COMPLETE"] + result.states["PRUNED"] == 2
+        assert result.sampler["name"] == "TPESampler" and result.sampler["n_startup_trials"] == tune.N_STARTUP_TRIALS
+        assert result.wall_seconds > 0 and result.cpu_seconds > 0 and result.runs_train_seconds > 0
+    again = tune_loss(RunConfig(data=tiny_data, fold=1, loss="listnet", model="mlp", epochs=1, patience=0,
+                                device="cpu"), 2, store_path=tmp_path / "runs.sqlite")
+    assert again.trials == results[0].trials  # the same study: nothing new ran
+    assert again.wall_seconds >= results[0].wall_seconds  # its account grows by the (short) look-up session
+
+
+def test_lambdamart_is_tuned_over_its_tree_settings(tmp_path, tiny_data, private_cache, capsys):
+    """LambdaMART's study (issue 41): LightGBM's num_leaves, learning_rate, min_data_in_leaf, feature and bagging
+    fractions, up to 1,000 trees with early stopping 50 rounds after the best validation NDCG@10; its best
+    settings go into a grid as the tree ranker's model parameters."""
+    from ltr.grid import expand_grid
+    from ltr.tune import GBDT_PARAMETERS, GBDT_PATIENCE, GBDT_ROUNDS, LossTuning, apply_tuned, tuned_grid
+
+    store = tmp_path / "runs.sqlite"
+    assert main(["tune", "--data", tiny_data, "--fold", "1", "--model", "lambdamart", "--trials", "2",
+                 "--store", str(store), "--json", "--quiet"]) == 0
+    (result,) = json.loads(capsys.readouterr().out)["losses"]
+    assert result["loss"] == "lambdamart" and result["n_trials"] == 2
+    assert set(result["space"]) == {f"model_params.{k}" for k in GBDT_PARAMETERS} | {"fixed"}
+    with RunStore(store) as s:
+        for trial in result["trials"]:
+            config = s.get_run(trial["run_id"])["config"]
+            assert (config["epochs"], config["patience"]) == (GBDT_ROUNDS, GBDT_PATIENCE)
+            assert {f"model_params.{k}": v for k, v in config["model_params"].items() if k in GBDT_PARAMETERS} \
+                == trial["params"]
+            assert config["model_params"]["bagging_freq"] == 1
+    points = {tuple(sorted(t["params"].items())) for t in result["trials"]}
+    assert len(points) == 2
+    spec = {"name": "g", "data": [tiny_data], "folds": [1], "losses": ["listnet"], "models": ["lambdamart"], "seeds": [1],
+            "train": {"epochs": 100, "patience": 10}}
+    with RunStore(store) as s:
+        best = s.get_run(result["best"]["run_id"])["config"]
+    tuning = LossTuning(result["loss"], result["study"], result["trials"], result["best"], model=result["model"])
+    (config,) = expand_grid(apply_tuned(spec, {"grid": tuned_grid([tuning])})).configs
+    assert config.model == "lambdamart" and config.model_params == best["model_params"]
+    assert (config.epochs, config.patience) == (GBDT_ROUNDS, GBDT_PATIENCE)
+
+
+def test_studies_tune_on_two_workers(tmp_path, tiny_data, private_cache, capsys):
+    """``--workers 2``: two studies at once, each in a process of its own, reported in the order asked."""
+    store = tmp_path / "runs.sqlite"
+    assert main(["tune", "--data", tiny_data, "--fold", "1", "--losses", "listnet", "ranknet", "--trials", "1",
+                 "--epochs", "1", "--device", "cpu", "--store", str(store), "--workers", "2", "--json", "--quiet"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert [r["loss"] for r in document["losses"]] == ["listnet", "ranknet"] and document["workers"] == 2
+    with RunStore(store) as s:
+        runs = s.list_runs().set_index("run_id")
+    ran = runs.loc[[r["trials"][0]["run_id"] for r in document["losses"]]]
+    assert set(ran["status"]) <= {"completed", "cancelled"}
+    assert os.getpid() not in set(ran["pid"])  # trained in the workers, not here

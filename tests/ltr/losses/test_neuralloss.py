@@ -129,8 +129,9 @@ def test_surrogate_settings_come_from_the_data_set(tmp_path):
     splits = {split: load_fold(data, 1, split) for split in ("train", "vali", "test")}
     cfg = RunConfig(data=data, fold=1, loss="neuralloss", model="mlp")
     params = dataset_loss_params(cfg, DATASETS["synthetic-mq2008"], splits)
-    lengths = torch.cat([torch.from_numpy(ds.list_lengths()) for ds in splits.values()])  # the whole data set's
-    assert params == {"max_grade": 2, "min_length": int(lengths.min()), "max_length": int(lengths.max())}
+    lengths = torch.cat([torch.from_numpy(splits[s].list_lengths()) for s in ("train", "vali")])  # never test's
+    longest = int(lengths.max())
+    assert params == {"max_grade": 2, "min_length": int(lengths.min()), "max_length": -(-longest // 16) * 16}
     capped = dataset_loss_params(RunConfig(data=data, fold=1, loss="neuralloss", model="mlp", slate_length=8),
                                     DATASETS["synthetic-mq2008"], splits)
     assert capped["max_length"] == 8 and capped["min_length"] <= 8
@@ -147,12 +148,16 @@ def test_settings_are_validated_and_keyed():
 
 def test_the_folds_of_one_data_set_share_one_surrogate(tiny_data, _isolated_cache):
     """Before: the key held the fold's longest *training* list, so each fold with another one pre-trained
-    again (MQ2008: three surrogates for five folds). Keyed by the data set, the second fold loads the first's."""
+    again (MQ2008: three surrogates for five folds). Keyed by the longest train or vali list rounded up to a
+    multiple of 16 (MQ2008: 119 or 121, so 128 in every fold), the second fold loads the first's."""
     from ltr.data.datasets import load_fold
     from ltr.train import RunConfig, prepare_run
 
     longest = {fold: int(load_fold(tiny_data, fold, "train").list_lengths().max()) for fold in range(1, 6)}
-    a, b = next((f, g) for f in longest for g in longest if f < g and longest[f] != longest[g])
+    seen = {fold: max(longest[fold], int(load_fold(tiny_data, fold, "vali").list_lengths().max())) for fold in longest}
+    # two folds whose longest training lists differ, and whose longest seen lists (train, vali) round alike
+    a, b = next((f, g) for f in longest for g in longest if f < g and longest[f] != longest[g]
+                and -(-seen[f] // 16) == -(-seen[g] // 16))
     tiny = {"d_model": 8, "n_heads": 2, "n_layers": 1, "n_frequencies": 2, "max_steps": 2, "eval_every": 1}
     first, second = (prepare_run(RunConfig(data=tiny_data, fold=fold, loss="neuralloss", model="mlp",
                                            loss_params=tiny)) for fold in (a, b))
@@ -162,6 +167,45 @@ def test_the_folds_of_one_data_set_share_one_surrogate(tiny_data, _isolated_cach
     # the run's stored config says which surrogate it used and what its lengths came from
     provenance = second.stored_config["loss_provenance"]
     assert provenance["surrogate"] == first.stored_config["loss_provenance"]["surrogate"]
-    assert "data set" in provenance["surrogate_lengths_from"]
-    everything = max(int(ds.list_lengths().max()) for ds in second.splits.values())
-    assert second.stored_config["loss_dataset_defaults"]["max_length"] == everything >= max(longest.values())
+    assert "never its test lists" in provenance["surrogate_lengths_from"]
+    seen = max(int(second.splits[s].list_lengths().max()) for s in ("train", "vali"))
+    assert seen <= second.stored_config["loss_dataset_defaults"]["max_length"] < seen + 16
+
+
+def test_the_surrogate_reads_nothing_from_test():
+    """Issue 41: the surrogate's list lengths came from the train, vali and test lists together (MQ2008 Fold3's
+    longest list, 121, is a test list). A test split of much longer lists (WEB10K-like) changes nothing now."""
+    from ltr.data.datasets import DATASETS, load_fold
+    from ltr.train import RunConfig
+    from ltr.train.prepare import dataset_loss_params
+
+    data = "synthetic-mq2008:n_queries=60,seed=3"
+    splits = {split: load_fold(data, 1, split) for split in ("train", "vali", "test")}
+    longer = load_fold("synthetic-web10k:n_queries=60", 1, "test")
+    assert longer.list_lengths().max() > 2 * max(ds.list_lengths().max() for ds in splits.values())
+    cfg = RunConfig(data=data, fold=1, loss="neuralloss", model="mlp")
+    assert dataset_loss_params(cfg, DATASETS["synthetic-mq2008"], {**splits, "test": longer}) \
+        == dataset_loss_params(cfg, DATASETS["synthetic-mq2008"], splits) \
+        == dataset_loss_params(cfg, DATASETS["synthetic-mq2008"], {s: splits[s] for s in ("train", "vali")})
+
+
+def test_chunking_lists_by_length_changes_no_prediction_or_gradient():
+    """Pre-training computes the surrogate on length-sorted chunks, each cut to its longest list (about 2x
+    less CPU per step for MQ2008's 5..128 documents: bench/bench_neuralloss_pretrain.py): every list's prediction
+    and the scores' gradient are the whole padded batch's, up to float rounding, in the batch's order."""
+    from ltr.losses.neuralloss import NDCGSurrogate, predict_by_length, synthetic_lists
+
+    cfg = SurrogateConfig(d_model=16, n_heads=2, n_layers=1, max_grade=2, min_length=3, max_length=50)
+    torch.manual_seed(0)
+    model = NDCGSurrogate(cfg)
+    scores, labels, _ = synthetic_lists(cfg, 40, torch.Generator().manual_seed(1))
+    assert len(set((labels != -1).sum(dim=1).tolist())) > 10  # lengths vary: chunks are cut differently
+    whole_scores = scores.clone().requires_grad_(True)
+    chunk_scores = scores.clone().requires_grad_(True)
+    whole = model(whole_scores, labels)
+    chunked = predict_by_length(model, chunk_scores, labels, per_chunk=7)
+    assert torch.allclose(chunked, whole, atol=1e-6)
+    weights = torch.linspace(0.5, 2.0, 40)
+    (weights * whole).sum().backward()
+    (weights * chunked).sum().backward()
+    assert torch.allclose(chunk_scores.grad, whole_scores.grad, atol=1e-5)

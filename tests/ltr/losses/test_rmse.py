@@ -62,3 +62,22 @@ def test_rmse_learns_on_the_full_mq2008(shared_dir, tmp_path):
     random = np.mean([ndcg_at_k(torch.rand(labels.shape, generator=generator), labels, 10).mean().item()
                       for _ in range(20)])
     assert result.summary["test"]["ndcg@10"] > random + 0.05
+
+
+def test_tables_name_rmse_with_its_offset():
+    """Issue 41: tables labelled the loss "rmse" although it adds logit(mean grade / n_levels) inside allRank's
+    sigmoid; every table now names it by its declared label, variants included, other losses by their name."""
+    import pandas as pd
+
+    from ltr.losses import loss_label
+    from ltr.paper_table import table_lines
+    from ltr.report import display_table
+
+    assert loss_label("rmse") == "RMSE (allRank + mean-grade offset)"
+    assert loss_label("rmse(tuned per fold)") == "RMSE (allRank + mean-grade offset) (tuned per fold)"
+    assert loss_label("listnet") == "listnet" and loss_label("learndcg(normalisation=standard)") \
+        == "learndcg(normalisation=standard)"
+    table = pd.DataFrame({"loss": ["learndcg", "rmse"], "folds": [5, 5], "ndcg@10": [0.78, 0.77]})
+    assert list(display_table(table, ks=[10])["loss"]) == ["learndcg", "RMSE (allRank + mean-grade offset)"]
+    lines = table_lines({"rows": [{"loss": "rmse", "ndcg@10": 0.77}]}, {})
+    assert lines[-1].startswith("| RMSE (allRank + mean-grade offset) |")

@@ -32,7 +32,7 @@ def test_top_level_help_gives_the_spec_grammar_and_ollama_host(capsys):
         cli.build_parser().parse_args(["--help"])
     text = capsys.readouterr().out
     for needle in ("OLLAMA_HOST", "ollama[:MODEL[@HOST]]", "openai:MODEL@BASE_URL", "auto", "embedded",
-                   "--generator SPEC | NAME=FILE", "--judge SPEC | NAME[=FILE]", "--assigner SPEC"):
+                   "--generator SPEC | NAME[=FILE]", "--judge SPEC | NAME[=FILE]", "--assigner SPEC"):
         assert needle in text, needle
 
 

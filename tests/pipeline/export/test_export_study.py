@@ -91,7 +91,9 @@ def test_pipeline_export_of_the_planted_study(planted_cache, tmp_path, capsys):
     assert "higher predictor value predicts an easier query" in terms["auc"]
     assert terms["normalisation"].startswith("NQC@k = sd@k / |score(D, q)|") and "partial index" in terms["index"]
     (heat_entry,) = [f for f in manifest["files"] if f["file"] == "predictor-heatmap.tex"]
-    assert heat_entry["definitions"] == terms and "NQC" not in heat_caption and len(heat_entry["caption"]) < 500
+    assert heat_entry["definitions"] == terms
+    assert "NQC" not in heat_caption, heat_caption
+    assert len(heat_entry["caption"]) < 500
 
     # SVG: text kept as text (<text> elements), a one-line title naming dataset and configuration
     svg = ET.parse(out / f"venn-{LABEL}.svg")
