@@ -126,7 +126,8 @@ def _pair_unit(study: StudyResult, first: str, second: str, component: str) -> U
     """One pair of configurations: each pairwise share's change within the margin, jointly."""
     claim = claim_rule("structure_stable")
     measured = compare(study, first, second, component)
-    scope = f"{study.dataset} · {component}: {first} → {second}"
+    # the second configuration by the one component it changes: the pair's scope fits a line
+    scope = f"{study.dataset} · {component}: {first} → {study.configurations[second].components.to_dict()[component]}"
     lead = ["/".join(pair_name(k) for k in measured[side]) for side in ("largest_first", "largest_second")]
     agreement = measured["rank_agreement"]
     tau = "τ undefined" if agreement["kendall_tau"] is None else f"τ {agreement['kendall_tau']:.2f}"
