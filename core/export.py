@@ -41,6 +41,32 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.-]+", "_", str(text)).strip("_") or "x"
 
 
+# The preview's A4 10pt article (and most single-column journals): its \linewidth and \textheight in points
+LINE_PT, TEXT_HEIGHT_PT = 345.0, 598.0
+FIGURE_HEIGHT = 0.7  # of the text height: a figure leaves room for its caption
+LEAST_FIGURE_PT = 8.0  # \footnotesize of a 10pt article: no figure text smaller where it is included
+
+
+def fit_to_line(fig, width_pt: float = LINE_PT, height_pt: float = FIGURE_HEIGHT * TEXT_HEIGHT_PT) -> None:
+    """Size ``fig`` in inches so that, saved with a tight bounding box, it is the line's width (or shorter
+    than ``height_pt``): :func:`figure_latex` includes it at its natural size, so its fonts print at the sizes
+    they were set in. A figure drawn wider and scaled down to the line shrinks its type with it (the LTR
+    scatter, 7.5 in, set 8 pt legend text at about 5 pt). Titles and labels wider than the line wrap."""
+    import matplotlib
+
+    pad = 2 * matplotlib.rcParams["savefig.pad_inches"]
+    for ax in fig.axes:  # titles and axis labels wrap at the figure's edge (a legend's text is its own)
+        for text in (ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label):
+            text.set_wrap(True)
+    for _ in range(6):  # the tight box does not scale with the figure (type keeps its size): converge
+        fig.canvas.draw()
+        box = fig.get_tightbbox(fig.canvas.get_renderer())
+        scale = min(width_pt / 72.27 / (box.width + pad), height_pt / 72.27 / (box.height + pad))  # TeX points
+        if 0.985 <= scale <= 1.0:
+            return
+        fig.set_size_inches(fig.get_figwidth() * scale * 0.995, fig.get_figheight() * scale * 0.995)
+
+
 def figure_bytes(fig, fmt: str, title: str = "") -> bytes:
     """One matplotlib figure in ``fmt`` (svg, pdf or png), text kept as text (module docstring); ``title``
     (the configuration) goes into the file's metadata too (SVG ``<title>``, PDF Info ``/Title``)."""
@@ -387,10 +413,14 @@ def _short(caption: str, chars: int = 80) -> str:
 
 
 def figure_latex(stem: str, caption: str, label: str = "") -> str:
-    """A figure environment for ``stem.pdf``: the figure at the text width (never taller than most of the
-    page), ``caption`` (the configuration that made it) and ``\\label{fig:stem}``."""
+    """A figure environment for ``stem.pdf`` at its natural size (:func:`fit_to_line` made it the line's
+    width, so its type prints at the size it was set in), ``caption`` (the configuration that made it) and
+    ``\\label{fig:stem}``; the log names the width it was set at (``Exported figure stem.pdf: width Wpt on a
+    line of Lpt``), which the export tests read beside the PDF's font sizes."""
     return "\n".join([r"\begin{figure}[tbp]", r"\centering",
-                      rf"\includegraphics[width=\linewidth,height=0.7\textheight,keepaspectratio]{{{stem}.pdf}}",
+                      rf"\sbox0{{\includegraphics{{{stem}.pdf}}}}%",
+                      rf"\typeout{{Exported figure {stem}.pdf: width \the\wd0 \space on a line of \the\linewidth}}%",
+                      r"\usebox0",
                       rf"\caption{{{latex_text(caption)}}}", rf"\label{{{label or 'fig:' + stem}}}",
                       r"\end{figure}", ""])
 
@@ -453,6 +483,7 @@ class Export:
         import matplotlib.pyplot as plt
 
         try:
+            fit_to_line(fig)
             paths = [self._add(f"{stem}.{fmt}", what, figure_bytes(fig, fmt, caption), format=fmt, caption=caption,
                                **extra) for fmt in formats]
         finally:

@@ -211,7 +211,7 @@ def part_summary(part: Part) -> str:
     return " · ".join(pieces)
 
 
-SHORT_SCOPE = 30  # a part's scope up to this long leads its line; a longer one follows the figures
+SCOPE_COLUMNS = 60  # a part's line gives its scope at most this many columns (cut, marked), then its figures
 _SCOPE_SEPARATOR = re.compile(r"( · | \| | → |; )")
 
 
@@ -225,7 +225,8 @@ def short_scopes(scopes: list[str]) -> list[str]:
     differ = [i for i in range(0, len(split[0]), 2) if len({x[i] for x in split}) > 1]
     if not differ:
         return scopes
-    return [" | ".join(x[i] for i in differ) for x in split]
+    # each kept component after the separator that stood before it (a pair of configurations keeps its arrow)
+    return ["".join((x[i - 1] if i and n else "") + x[i] for n, i in enumerate(differ)) for x in split]
 
 
 def finding_lines(finding: Finding, verbose: bool = False, n: str | None = None) -> list[str]:
@@ -237,9 +238,8 @@ def finding_lines(finding: Finding, verbose: bool = False, n: str | None = None)
     if not verbose:
         lines = [one_line(f"{finding.name}: {verdict} — {finding.reason}")]
         for part, scope in zip(finding.parts, short_scopes([p.scope for p in finding.parts])):
-            # the verdict, n and interval first when the scope is long: a cut takes the scope's end
-            lines.append(one_line(f"  {scope}: {part_summary(part)}" if len(scope) <= SHORT_SCOPE
-                                  else f"  {part_summary(part)} — {scope}"))
+            # whose figures these are first (what tells the part from the others), then its verdict and n
+            lines.append(one_line(f"  {one_line(scope, SCOPE_COLUMNS)}: {part_summary(part)}"))
         return lines
     lines = [f"{finding.name}: {verdict}", *wrapped(f"reason: {finding.reason}", "  "),
              *wrapped(f"paper: {finding.paper}", "  ")]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from statistics import median
 from pathlib import Path
 
 
@@ -155,7 +156,26 @@ def top_group_of(table: dict, runs: list[dict], ranker: str) -> dict:
     means = {v: table_mean(frame, v, 10) for v in dict.fromkeys(frame["variant"]) if (frame["variant"] == v).any()}
     group = top_group(means, lambda best, other: fold_level_test(frame, best, other, 10)["p"])
     group["members"] += [alias for alias, twin in _aliases(table, frame).items() if twin in group["members"]]
-    return {**group, "k": 10, "test": FOLD_TEST, "correction": "Holm across the best's comparisons"}
+    return {**group, "k": 10, "test": FOLD_TEST, "correction": "Holm across the best's comparisons",
+            "reach": fold_test_reach(frame, group)}
+
+
+def fold_test_reach(frame, group: dict) -> dict:
+    """What the fold-level test could see: per comparison with the best, the minimum detectable difference at
+    its n folds (:func:`core.inference.power.mde` on the sd of the per-fold differences, two-sided at the
+    group's alpha before Holm, power 0.8; a normal approximation, so at 5 folds a lower bound of what a t test
+    with 4 degrees of freedom needs). ``{"folds": n, "mde": {loss: NDCG@10 difference}}``."""
+    from core.inference.power import mde
+
+    means = frame.groupby(["variant", "fold"])["ndcg@10"].mean().unstack("variant")
+    reach, folds = {}, set()
+    for other in group.get("p_holm", {}):
+        pair = means[[group["best"], other]].dropna()
+        if len(pair) >= 2:
+            folds.add(len(pair))
+            reach[other] = mde(float((pair[group["best"]] - pair[other]).std(ddof=1)), len(pair),
+                               1 - group["alpha"] / 2)
+    return {"folds": max(folds) if folds else 0, "mde": reach} if reach else {}
 
 
 def table_lines(table: dict, paper: dict, runs: list[dict] | None = None, ranker: str = "") -> list[str]:
@@ -191,9 +211,23 @@ def top_group_line(table: dict, runs: list[dict], ranker: str) -> str:
     if not group.get("members"):
         return ""
     n = len(group.get("p_holm", {}))
-    return (f"● Top group at NDCG@10: the losses not significantly below the highest mean ({group['best']}) by the "
+    line = (f"● Top group at NDCG@10: the losses not significantly below the highest mean ({group['best']}) by the "
             f"{group['test']}, Holm across its {n} comparisons, alpha = {group['alpha']}: "
             f"{', '.join(sorted(group['members']))}. They are tied: the group implies no order within it.")
+    reach = group.get("reach") or {}
+    if reach.get("mde"):  # tied is not equal: what the test could have seen, and what the queries do see
+        sizes = sorted(100 * v for v in reach["mde"].values())
+        spread = [r["ndcg@10"] for r in table["rows"] if r["loss"] in group["members"] and r.get("ndcg@10") is not None]
+        separated = [f"{r['loss']} (Holm p {_p(r.get('p_holm@10'))})" for r in table["rows"]
+                     if r["loss"] in group["members"] and (r.get("better@10") or r.get("worse@10"))]
+        line += (f" Tied is not equal: at n = {reach['folds']} folds this test detects (power 80%, two-sided "
+                 f"{group['alpha']} before Holm) only differences of at least {sizes[0]:.2f} to {sizes[-1]:.2f} "
+                 f"NDCG@10 points, by comparison (median {median(sizes):.2f}; a normal approximation, "
+                 f"core.inference.power, which a t test on {reach['folds'] - 1} degrees of freedom only raises), "
+                 f"against a spread of {100 * (max(spread) - min(spread)):.2f} points within the group")
+        line += (f"; over the queries, the t-test separates {table.get('candidate', 'the candidate')} from "
+                 f"{', '.join(separated)} in it." if separated else ".")
+    return line
 
 
 def seed_tests_line(table: dict, runs: list[dict], ranker: str) -> str:

@@ -10,6 +10,8 @@ of their own. Modules, one concern each (import from the module, this package re
   corrected; pooled: a meta-analytic estimate with its heterogeneity);
 - ``power``: the minimum detectable effect at a verdict's n and the n that would decide it;
 - ``paired``: paired tests on discrete data (integer counts, exact rationals) and fixed comparison families;
+- ``paired_share``: the difference of two shares on the same units (Newcombe's paired score interval), an
+  estimate the claim types read;
 
 Not here: the published sizes of well-known models, each with its source, and the check of a stated size
 against them live beside the other model sizes, in ``pipeline/llm/published_sizes.tsv`` read by

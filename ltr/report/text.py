@@ -180,25 +180,22 @@ def table_caption(table: pd.DataFrame) -> str:
 
 def to_latex(tables: Sequence[pd.DataFrame] | pd.DataFrame, path: str | Path | None = None,
              ks: Sequence[int] = NDCG_CUTOFFS) -> str:
-    """A booktabs LaTeX table per (data, model), best mean per column in bold, the caption naming data, ranker,
-    configuration (epochs, learning rate, seed, ...), folds, test and correction; written when ``path``."""
-    from core.export import latex_text
+    """A LaTeX table per (data, model) through the exports' one table writer (``core.export.booktabs``: never
+    scaled, ``\\footnotesize``, split or set sideways when wide), the caption naming data, ranker,
+    configuration (epochs, learning rate, seed, ...), folds, test and correction, the notes what the marks
+    mean and which loss has the highest mean at each k; written when ``path``."""
+    from core.export import booktabs, slug
 
     if isinstance(tables, pd.DataFrame):
         tables = [tables]
     parts = []
     for table in tables:
-        shown = display_table(table, ks)
-        shown["loss"] = shown["loss"].map(latex_text)
-        for k in ks:
-            best = table[f"ndcg@{k}"].max()
-            col = f"NDCG@{k}"
-            shown[col] = [rf"\textbf{{{s}}}" if v == best else s for s, v in zip(shown[col], table[f"ndcg@{k}"])]
-            shown[col] = shown[col].str.replace(BETTER_MARK, r"$^\dagger$").str.replace(WORSE_MARK, r"$^\ddagger$")
-        caption = latex_text(f"{table_caption(table)}. {marks_note(table)}.")
-        latex = shown.drop(columns="folds").style.hide(axis="index").to_latex(
-            hrules=True, caption=caption, column_format="l" + "r" * len(ks), position="t")
-        parts.append(latex)
+        shown = display_table(table, ks).drop(columns="folds")
+        best = "; ".join(f"NDCG@{k} {', '.join(shown['loss'][table[f'ndcg@{k}'].to_numpy() == table[f'ndcg@{k}'].max()])}"
+                         for k in ks)
+        label = f"tab:significance-{slug(table['data'].iloc[0])}-{slug(table['model'].iloc[0])}"
+        parts.append(booktabs(shown, table_caption(table), label=label,
+                              notes=[f"{marks_note(table)}.", f"Highest mean: {best}."]))
     text = "\n".join(parts)
     if path is not None:
         atomic_write_text(path, text)

@@ -95,11 +95,11 @@ def heatmap_figure(table: pd.DataFrame, title: str):
             if r is None or r.get("tau_easier") is None or pd.isna(r["tau_easier"]):
                 continue
             star = "*" if r.get("kendall_p_holm") is not None and r["kendall_p_holm"] < ALPHA else ""
-            ax.text(j, i, f"{r['tau_easier']:.2f}{star}", ha="center", va="center", fontsize=7)
-    ax.set_xticks(range(len(targets)), targets, rotation=30, ha="right", fontsize=7)
+            ax.text(j, i, f"{r['tau_easier']:.2f}{star}", ha="center", va="center", fontsize=8)
+    ax.set_xticks(range(len(targets)), targets, rotation=30, ha="right", fontsize=8)
     ax.xaxis.set_ticks_position("bottom")
     pooled = {r["predictor"] for r in table.to_dict("records") if r.get("pool")}
-    ax.set_yticks(range(len(predictors)), [p + (POOL_MARK if p in pooled else "") for p in predictors], fontsize=7)
+    ax.set_yticks(range(len(predictors)), [p + (POOL_MARK if p in pooled else "") for p in predictors], fontsize=8)
     fig.colorbar(image, ax=ax, label="τ (easier +)")
     ax.set_title(title, fontsize=9)
     fig.tight_layout()

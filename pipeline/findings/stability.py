@@ -7,7 +7,8 @@ two systems' per-query values over the queries both scored (Kendall τ-b and RBO
 :mod:`pipeline.stats.rank`): the two retrievers' nDCG@10, the two generators' BERTScore F1, or the two
 judges' (or setups') disagreement. The claim is read by its rule in the claims file, an equivalence the
 inference core decides (:mod:`core.inference`): each pairwise share's change over the queries both universes
-hold (the mean of the per-query changes of membership, two one-sided t tests) within +/- the margin, every
+hold (second share minus first on the same queries, a paired difference of proportions: Newcombe's hybrid
+score interval and the tests it inverts, :mod:`core.inference.paired_share`) within +/- the margin, every
 change of a pair of configurations jointly, "does not hold" Holm-corrected across every change the finding
 reads; a pair of configurations with n under the minimum, a universe under half of the judged queries or a
 gated model is inconclusive.
@@ -20,7 +21,8 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from core.inference.claims import Mean, equivalence, joint
+from core.inference.claims import equivalence, joint
+from core.inference.paired_share import PairedShares
 from pipeline.findings.evidence import Unit, context_gates, graded_parts, model_lines
 from pipeline.findings.finding import (INCONCLUSIVE, UNMEASURABLE, Finding, Part, claim_rule, finding, pair_name,
                                        paper_claims)
@@ -98,9 +100,10 @@ def structure_stable(scoped: list[DatasetStudy]) -> Finding:
     return finding("structure_stable", graded_parts(entries), rests_on=rests,
                    definitions={"reading": paper_claims()["structure_stable"]["reading"],
                                 "pair share": "|A ∩ B| / N over the configuration's common universe",
-                                "change": "second minus first over the queries both universes hold: the mean of "
-                                          "the per-query changes of membership (-1, 0, 1), two one-sided t tests "
-                                          f"against the margin {low:+g} to {high:+g}",
+                                "change": "second minus first over the queries both universes hold, a paired "
+                                          "difference of proportions: Newcombe's hybrid score interval (1998, "
+                                          "method 10) and the tests it inverts, two one-sided tests against the "
+                                          f"margin {low:+g} to {high:+g}",
                                 "kendall_tau": "Kendall τ-b of the two systems' per-query values (scipy.stats)",
                                 "rbo": "extrapolated rank-biased overlap, hardest first, p = 0.9 "
                                        "(Webber et al. 2010; pipeline.stats.rank)"})
@@ -114,12 +117,13 @@ def _of_either(study: StudyResult, first: str, second: str, lines_of) -> list[st
             + [f"{second}: {line}" for line in b if line not in a])
 
 
-def share_changes(first: dict, second: dict, queries: list[str]) -> dict[str, list[int]]:
-    """Per pair, each query's change of membership in its whole intersection (second minus first: -1, 0, 1)."""
+def share_changes(first: dict, second: dict, queries: list[str], unit: str = "queries") -> dict[str, PairedShares]:
+    """Per pair, the queries' membership in its whole intersection under the first and the second
+    configuration, paired (both, first only, second only, neither)."""
     out = {}
     for pair in ("h2r&h2g", "h2r&h2j", "h2g&h2j"):
         a, b = pair_members(first, pair), pair_members(second, pair)
-        out[pair] = [int(q in b) - int(q in a) for q in queries]
+        out[pair] = PairedShares.of([q in a for q in queries], [q in b for q in queries], unit)
     return out
 
 
@@ -127,7 +131,8 @@ def _pair_unit(study: StudyResult, first: str, second: str, component: str) -> U
     """One pair of configurations: each pairwise share's change within the margin, jointly."""
     claim = claim_rule("structure_stable")
     measured = compare(study, first, second, component)
-    scope = f"{study.dataset} · {component}: {first} → {second}"
+    # the second configuration by the one component it changes: the pair's scope fits a line
+    scope = f"{study.dataset} · {component}: {first} → {study.configurations[second].components.to_dict()[component]}"
     lead = ["/".join(pair_name(k) for k in measured[side]) for side in ("largest_first", "largest_second")]
     agreement = measured["rank_agreement"]
     tau = "τ undefined" if agreement["kendall_tau"] is None else f"τ {agreement['kendall_tau']:.2f}"
@@ -139,8 +144,8 @@ def _pair_unit(study: StudyResult, first: str, second: str, component: str) -> U
         return Part(scope, measured, INCONCLUSIVE if gates else UNMEASURABLE,
                     f"no query in both universes ({context})", {"n": 0, "inconclusive_because": gates})
     changes = share_changes(study.configurations[first].hard_in_universe,
-                            study.configurations[second].hard_in_universe, shared)
-    each = {pair_name(k): equivalence(Mean(v, claim.counts), claim) for k, v in changes.items()}
+                            study.configurations[second].hard_in_universe, shared, claim.counts)
+    each = {pair_name(k): equivalence(v, claim) for k, v in changes.items()}
     measured["share_changes"] = {k: {"change": each[pair_name(k)].estimate, "interval": list(each[pair_name(k)].interval)}
                                  for k in changes}
     decision = joint(each, claim).gated(gates)

@@ -138,3 +138,52 @@ def test_a_table_split_by_columns_repeats_the_columns_that_name_a_row():
     tex = booktabs(frame, "Split", keys=2)
     parts = tex.count(r"\begin{tabular}")
     assert parts >= 2 and tex.count(r"row 0 & theta\_d &") == parts
+
+
+def _wide_figure():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 6.5))  # the LTR scatter's size: 0.64 of it fits a 345 pt line
+    ax.plot([1, 2], [3, 4], label="a loss")
+    ax.set_title("MQ2008 · mlp: test NDCG@10 against training time, a title about as long as the export's",
+                 fontsize=10)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    fig.tight_layout()
+    return fig
+
+
+@needs_pdflatex
+def test_an_exported_figure_prints_its_type_at_least_footnotesize(tmp_path):
+    """Issue 40 (leftover): a figure drawn 7.5 in wide and included at the text width shrank its 8 pt legend to
+    about 5 pt. The export sizes it to the line (core.export.fit_to_line) and includes it at its natural size;
+    the check reads the PDF's font sizes times the scale the log says it was set at."""
+    export = Export(tmp_path, {})
+    export.figure(_wide_figure(), "wide", "a figure", "A wide figure.")
+    (tmp_path / "preview.tex").write_text(latex_document(export.latex))
+    compiled = compile_tex(tmp_path, "preview.tex")
+    (figure,) = compiled.figures()
+    assert figure["width"] <= figure["line"] and figure["scale"] == pytest.approx(1, abs=1e-3)
+    assert figure["smallest"] == pytest.approx(8, abs=0.01) and 10 in figure["sizes"]
+    assert compiled.publishable() == [] and compiled.overfull() == []
+
+
+@needs_pdflatex
+def test_the_checks_see_a_figure_scaled_to_the_line(tmp_path):
+    """The figure check finds what it looks for: the same figure saved at 7.5 in and set at the line's width
+    prints its 8 pt legend under 6 pt."""
+    from core.export import figure_bytes
+
+    (tmp_path / "wide.pdf").write_bytes(figure_bytes(_wide_figure(), "pdf"))
+    (tmp_path / "wide.tex").write_text(
+        "\\begin{figure}\\sbox0{\\includegraphics[width=\\linewidth]{wide.pdf}}%\n"
+        "\\typeout{Exported figure wide.pdf: width \\the\\wd0 \\space on a line of \\the\\linewidth}%\n"
+        "\\usebox0\\end{figure}\n")
+    (tmp_path / "doc.tex").write_text(latex_document(["wide.tex"]))
+    compiled = compile_tex(tmp_path, "doc.tex")
+    (figure,) = compiled.figures()
+    assert figure["scale"] < 0.7 and figure["smallest"] < 6
+    assert compiled.figure_type_under() == [figure]
+    assert compiled.publishable() == [f"figure type {figure['smallest']:.1f} pt: wide.pdf"]

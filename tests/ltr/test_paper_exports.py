@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from core.export import latex_document
 from core.findings import FAILS, INCONCLUSIVE, UNMEASURABLE
 from tests.ltr.support import one_torch_thread
 from tests.support.latex import PDFLATEX, compile_tex
@@ -158,11 +159,13 @@ def test_ltr_export_writes_scatter_and_theta_as_svg_and_pdf_and_a_captioned_tabl
     # issue 40: no table scaled (theta-d-drift was set at 45%) and no type under \footnotesize
     assert compiled.publishable() == [] and {t["table"] for t in compiled.tables()} >= {
         "tab:significance", "tab:cost", "tab:theta-d-drift", "tab:findings"}
+    # every figure's type at least 8 pt where it is set (ndcg-vs-time was drawn 7.5 in wide and set at x0.64)
+    assert "ndcg-vs-time.pdf" in {f["figure"] for f in compiled.figures()}
     assert data not in compiled.text()
     assert not [f for f in out.glob("*.tex") if re.search(r"0\.0{6,}", f.read_text())]  # no p as 0.0000000...
 
 
-def test_ltr_report_latex_caption_carries_the_configuration_and_the_test(trained):
+def test_ltr_report_latex_caption_carries_the_configuration_and_the_test(trained, tmp_path):
     """``ltr report --latex`` and the Results page's LaTeX download (``ltr.report.text.to_latex``) name data,
     ranker, epochs, learning rate, seed, folds, test and correction in the caption (issue 29)."""
     from ltr.report.paired import significance_table
@@ -180,6 +183,14 @@ def test_ltr_report_latex_caption_carries_the_configuration_and_the_test(trained
     assert "Holm-corrected across the baselines" in holm
     # issue 33: the caption says what † and ‡ mean, through the one escaping function
     assert r"$^\dagger$/$^\ddagger$: learndcg significantly better/worse than this loss" in holm
+    # issue 40: set by the exports' one table writer and held to the same checks (it was pandas' own LaTeX)
+    if PDFLATEX:
+        (tmp_path / "report.tex").write_text(holm)
+        (tmp_path / "preview.tex").write_text(latex_document(["report.tex"]))
+        compiled = compile_tex(tmp_path, "preview.tex")
+        (table,) = compiled.tables()
+        assert table["table"].startswith("tab:significance-") and table["table"].endswith("-mlp")
+        assert compiled.publishable() == [] and compiled.overfull() == []
 
 
 def test_ltr_findings_of_an_unknown_experiment_is_bad_input(trained, capsys):

@@ -174,7 +174,9 @@ def test_a_study_where_h2r_h2j_is_largest_is_measured_and_too_small_for_a_verdic
     assert agreement["n"] == 8 and agreement["kendall_tau"] == pytest.approx(1.0)
     assert agreement["rbo"] == pytest.approx(1.0)
     assert all(s["change"] == 0 for s in measured["pair_shares"].values())
-    assert all(c["change"] == 0 and c["interval"] == [0, 0] for c in measured["share_changes"].values())
+    # no query moves, over 8 queries: Newcombe's paired interval, not the [0, 0] a t interval on zeros gave
+    assert all(c["change"] == 0 and c["interval"][0] < -0.1 and c["interval"][1] > 0.1
+               for c in measured["share_changes"].values())
     assert found["all_three_under_10pct"]["verdict"] == INCONCLUSIVE  # 1 of 8 = 12.5%, n under the minimum
     assert study.configurations  # stored and read back through the store
 

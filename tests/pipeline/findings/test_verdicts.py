@@ -184,9 +184,12 @@ def test_structure_stable_reads_the_change_of_each_pair_share():
     same = designed_study("same", {"a": h2r, "b": set(h2r)}, h2g, h2j, queries=q)
     (part,) = _check(same, structure_stable)["structure_stable"].parts
     assert part.verdict == HOLDS and part.measured["differs_in"] == "retriever"
-    assert all(c["change"] == 0 and c["interval"] == [0, 0] for c in part.measured["share_changes"].values())
+    # no query moves: still not certainty (a t interval on all-zero changes read [+0, +0]); Newcombe's paired
+    # score bounds over 43 queries, inside the tolerance
+    for c in part.measured["share_changes"].values():
+        assert c["change"] == 0 and -0.1 < c["interval"][0] < -0.02 and 0.02 < c["interval"][1] < 0.1
     # the second retriever's H2R shares no query with H2J: H2R ∩ H2J drops from 8 to 0 of 43 (-0.19), a change
-    # whose interval (one-sided 95% t bounds of the per-query changes) still reaches under the tolerance of 0.1
+    # whose interval (Newcombe's paired score bounds, one-sided 95%) still reaches under the tolerance of 0.1
     moved = designed_study("moved", {"a": h2r, "b": set(q[32:43])}, h2g, h2j, queries=q)
     (part,) = _check(moved, structure_stable)["structure_stable"].parts
     change = part.measured["share_changes"]["h2r&h2j"]
