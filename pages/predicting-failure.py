@@ -80,6 +80,13 @@ else:
                          mime="text/csv", on_click="ignore")
     right.download_button("Download LaTeX (every scope)", view.table_latex(full, f"Predicting failure, {entry['id']}."),
                           file_name=f"predicting-failure-{entry['id']}.tex", mime="text/x-tex", on_click="ignore")
+    ceiling = view.ceiling_frame(result, scope)
+    if not ceiling.empty:
+        st.subheader("The sampling ceiling of H2G")
+        st.caption(view.CEILING_CAPTION)
+        st.dataframe(ceiling, hide_index=True)
+    for line in view.ceiling_lines(result, scope):
+        st.caption(line)
     sweep = view.k_sweep_frame(result, scope)
     if not sweep.empty:
         st.subheader("τ per cut-off k")

@@ -59,3 +59,38 @@ def test_the_h2g_bench_note_reads_the_samples_and_the_ceiling_from_a_stored_pred
     entry = record["table"][0]
     assert entry["tau_samples"] == {"mean": pytest.approx(0.55), "min": 0.5, "max": 0.6} and entry["tau_other"] == 0.7
     assert "| sd@100[bm25] |  | +0.500 [+0.10, +0.80] | 0.200 | +0.550 (+0.500 to +0.600) | 0.700 | +0.700 |" in note
+
+
+def planted_result(generator="g", quantile=0.2, encoder="minilm") -> dict:
+    """Two samples of five queries, sample 1 = sample 0 with a and b swapped, H2G the lowest one of each:
+    each sample predicts the other with τ = (9 - 1) / 10 = 0.8 (one discordant pair of ten), AUC = 3/4 (the
+    hard query a, or b, scores below 3 of the 4 easy ones) and sMARE = (1/5 + 1/5) / 5 = 0.08."""
+    values = {"0": {"a": 0.1, "b": 0.2, "c": 0.3, "d": 0.4, "e": 0.5},
+              "1": {"a": 0.2, "b": 0.1, "c": 0.3, "d": 0.4, "e": 0.5}}
+    return {"kind": "h2g-samples", "version": 1, "id": f"{generator}-{quantile}-{encoder}", "dataset": "dl19",
+            "generator": generator, "samples": [0, 1], "quantile": quantile, "samples_file": "/x/samples.jsonl",
+            "bertscore": {"encoder": encoder, "label": "MiniLM layer 5", "aggregate": "max"},
+            "values": values, "sets": {"0": ["a"], "1": ["b"]}}
+
+
+def test_a_stored_result_gives_the_ceiling_of_its_generator_scored_as_the_target(tmp_path, monkeypatch):
+    from core.result_files import save_result
+    from pipeline.predict.ceiling import MEANING, ceiling_text, stored_ceiling
+
+    monkeypatch.setenv("IRDASH_CACHE_DIR", str(tmp_path))
+    scoring = {"encoder": "minilm", "label": "MiniLM layer 5", "aggregate": "max", "n_answered": 5}
+    assert stored_ceiling("dl19", "g", scoring, 0.2) is None  # nothing stored: no ceiling, no line
+    save_result("h2g-samples", planted_result())
+    found = stored_ceiling("dl19", "g", scoring, 0.2)
+    assert found["available"] and found["n_samples"] == 2 and found["meaning"] == MEANING
+    assert found["kendall_tau"] == {"n": 2, "mean": pytest.approx(0.8), "min": pytest.approx(0.8),
+                                    "max": pytest.approx(0.8)}
+    assert found["auc"]["mean"] == pytest.approx(0.75) and found["smare"]["mean"] == pytest.approx(0.08)
+    line = ceiling_text("BERTScore F1[g]", found)
+    assert "sampling ceiling τ +0.800 (range +0.800–+0.800), AUC 0.750" in line and line.endswith(MEANING)
+    assert stored_ceiling("dl19", "other", scoring, 0.2) is None  # another generator's samples bear on nothing
+    other = stored_ceiling("dl19", "g", scoring, 0.25)  # scored with another hard-set rule: said, not used
+    assert not other["available"] and "quantile 0.2 (this target: 0.25)" in other["reason"]
+    other = stored_ceiling("dl19", "g", {**scoring, "encoder": "roberta-large"}, 0.2)
+    assert "encoder 'minilm' (this target: 'roberta-large')" in other["reason"]
+    assert "no sampling ceiling" in ceiling_text("BERTScore F1[g]", other)
