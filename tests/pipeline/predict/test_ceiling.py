@@ -94,3 +94,15 @@ def test_a_stored_result_gives_the_ceiling_of_its_generator_scored_as_the_target
     other = stored_ceiling("dl19", "g", {**scoring, "encoder": "roberta-large"}, 0.2)
     assert "encoder 'minilm' (this target: 'roberta-large')" in other["reason"]
     assert "no sampling ceiling" in ceiling_text("BERTScore F1[g]", other)
+
+
+def test_the_exports_predictor_definitions_state_the_ceiling():
+    from pipeline.export.predictors import definitions
+    from pipeline.predict.ceiling import MEANING
+
+    result = planted_result()
+    found = {"available": True, "result": result["id"], "dataset": "dl19", "n_samples": 2,
+             **sampling_ceiling(result["values"], result["sets"])}
+    terms = definitions({"h2g_ceiling": {"dl19": {"BERTScore F1[g]": found}}}, "dl19")
+    assert "sampling ceiling τ +0.800" in terms["ceiling BERTScore F1[g]"] and MEANING in terms["ceiling BERTScore F1[g]"]
+    assert not any(k.startswith("ceiling") for k in definitions({"h2g_ceiling": {}}, "dl19"))
