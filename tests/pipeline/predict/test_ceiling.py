@@ -106,3 +106,25 @@ def test_the_exports_predictor_definitions_state_the_ceiling():
     terms = definitions({"h2g_ceiling": {"dl19": {"BERTScore F1[g]": found}}}, "dl19")
     assert "sampling ceiling τ +0.800" in terms["ceiling BERTScore F1[g]"] and MEANING in terms["ceiling BERTScore F1[g]"]
     assert not any(k.startswith("ceiling") for k in definitions({"h2g_ceiling": {}}, "dl19"))
+
+
+def test_a_stored_dl19_samples_result_gives_the_benchs_ceiling():
+    """Real data, only where a stored h2g-samples result of text-davinci-003's DL19 samples scored with MiniLM
+    exists (``python -m pipeline h2g-samples --dataset dl19 --samples text-davinci-003 --encoder minilm``, minutes):
+    the ceiling ``predict`` reports from it equals the one the bench note measured from the same samples scored
+    as separate generators (bench/results/qpp_h2g_dl19.json)."""
+    import json
+    from pathlib import Path
+
+    from pipeline.predict.ceiling import stored_ceiling
+    from pipeline.study.sampling import stored_spreads
+
+    found = [r for r in stored_spreads("dl19") if r["generator"] == "text-davinci-003"
+             and "minilm" in str((r.get("bertscore") or {}).get("encoder", "")).lower() and r["quantile"] == 0.25]
+    if not found:
+        pytest.skip("no stored h2g-samples result of text-davinci-003 on dl19 with MiniLM (it takes minutes)")
+    bench = json.loads((Path(__file__).resolve().parents[3] / "bench/results/qpp_h2g_dl19.json").read_text())
+    ceiling = stored_ceiling("dl19", "text-davinci-003", found[0]["bertscore"], 0.25)
+    assert ceiling["available"] and ceiling["n_samples"] == 8
+    for key in ("kendall_tau", "auc", "smare"):
+        assert ceiling[key] == pytest.approx(bench["ceiling"][key], abs=1e-6)
