@@ -18,6 +18,7 @@ from core.jobs.progress import job_messages
 from pipeline.predict import store
 from pipeline.predict.catalog import GENERATION, JUDGING, POST, PRE
 from pipeline.predict.ceiling import MEANING as CEILING_MEANING
+from pipeline.generation.bertscore import ENCODERS  # noqa: F401  (the form's encoder choices)
 from pipeline.predict.jobs import PREDICTION, SETUPS  # noqa: F401  (the page's job kind and its choices)
 from pipeline.predict.evaluation import AUC_NOTE, K_SWEEP_NOTE, POOL_NOTE, POOLED
 
@@ -322,8 +323,8 @@ def data_folder():
 
 
 def folder_components(folder) -> dict[str, dict[str, list[str]]]:
-    """``{dataset: {"runs": [...], "judges": [...]}}`` from the folder's ``runs/`` and ``judgments/`` file
-    names (nothing is read), for the page's form."""
+    """``{dataset: {"runs": [...], "judges": [...], "answers": [...]}}`` from the folder's ``runs/``,
+    ``judgments/`` and ``answers/answers.NAME.<dataset>.jsonl`` file names (nothing is read), for the page's form."""
     from pathlib import Path
 
     from pipeline.data.datasets import DATASETS
@@ -336,8 +337,10 @@ def folder_components(folder) -> dict[str, dict[str, list[str]]]:
                       for p in (Path(folder) / "runs").glob(f"run.*.{dataset}.txt"))
         judges = sorted(p.name[len("judgments."):-len(f".{dataset}.txt")]
                         for p in (Path(folder) / "judgments").glob(f"judgments.*.{dataset}.txt"))
+        answers = sorted(p.name[len("answers."):-len(f".{dataset}.jsonl")]
+                         for p in (Path(folder) / "answers").glob(f"answers.*.{dataset}.jsonl"))
         if runs or judges:
-            out[dataset] = {"runs": runs, "judges": judges}
+            out[dataset] = {"runs": runs, "judges": judges, "answers": answers}
     return out
 
 
@@ -348,6 +351,26 @@ def shared_components(components: dict, datasets) -> tuple[list[str], list[str]]
     runs = set.intersection(*(set(components[d]["runs"]) for d in datasets))
     judges = set.intersection(*(set(components[d]["judges"]) for d in datasets))
     return sorted(runs), sorted(judges)
+
+
+def shared_answers(components: dict, datasets) -> list[str]:
+    """The imported answers every one of ``datasets`` has: generators whose real H2G the form can predict."""
+    if not datasets:
+        return []
+    return sorted(set.intersection(*(set(components[d].get("answers", [])) for d in datasets)))
+
+
+def ceiling_encoder(datasets, generators) -> str:
+    """The BERTScore encoder the form proposes: that of the newest stored h2g-samples result of a chosen
+    generator on a chosen dataset (so its H2G target gets that result's sampling ceiling), else ``auto``."""
+    from pipeline.study.sampling import stored_spreads
+
+    for dataset in datasets:
+        for result in stored_spreads(dataset):
+            encoder = (result.get("bertscore") or {}).get("encoder")
+            if result["generator"] in generators and encoder:
+                return encoder
+    return "auto"
 
 
 def jobs_frame(job_list) -> pd.DataFrame:

@@ -175,3 +175,28 @@ def test_the_page_shows_the_sampling_ceiling_beside_the_best_predictor(cache):
     assert "BERTScore F1[h]: no sampling ceiling" in captions
     shown = next(d.value for d in at.dataframe if "what" in d.value)
     assert shown["kendall_tau"][0] == pytest.approx(0.8)
+
+
+@pytest.mark.skipif(not (SHARED / "answers").is_dir(), reason="no shared TREC DL answers")
+def test_the_form_offers_the_imported_answers_with_the_encoder_of_their_stored_samples(cache, monkeypatch):
+    from core import jobs
+    from core.result_files import save_result
+
+    monkeypatch.setenv("IRDASH_DATA_TREC_DL", str(SHARED))
+    monkeypatch.setattr(jobs, "ensure_worker", lambda: None)
+    monkeypatch.setattr(jobs.queue, "ensure_worker", lambda: None)
+    assert view.shared_answers(view.folder_components(SHARED), ["dl19"]) == ["gpt-4o-mini", "text-davinci-003"]
+    assert view.ceiling_encoder(["dl19"], ["text-davinci-003"]) == "auto"  # no h2g-samples result: the CLI default
+    save_result("h2g-samples", {"kind": "h2g-samples", "version": 1, "id": "planted", "dataset": "dl19",
+                                "generator": "text-davinci-003", "bertscore": {"encoder": "minilm"}})
+    assert view.ceiling_encoder(["dl19"], ["text-davinci-003"]) == "minilm"
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    next(m for m in at.multiselect if m.label.startswith("Generators")).set_value(["text-davinci-003"]).run()
+    assert next(s for s in at.selectbox if s.label == "BERTScore encoder").value == "minilm"
+    next(b for b in at.button if b.label == "Compute").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    (job,) = view.PREDICTION.jobs()
+    argv = job.command[job.command.index("predict") + 1:]
+    assert argv[argv.index("--generator") + 1] == "text-davinci-003" and argv[argv.index("--encoder") + 1] == "minilm"
+    assert job.meta["generators"] == ["text-davinci-003"]
