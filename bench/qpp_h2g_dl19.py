@@ -1,6 +1,8 @@
 """Predicting real H2G on DL19 (issue 42): every predictor against the BERTScore F1 of each of
 text-davinci-003's 8 samples and of gpt-4o-mini's answers, beside the ceiling the sampling leaves
-(:mod:`pipeline.predict.ceiling`: the other samples' mean as the predictor of one sample).
+(:mod:`pipeline.predict.ceiling`: the other samples' mean as the predictor of one sample). ``predict`` itself
+reports that ceiling for an H2G target when an h2g-samples result of its generator is stored (``h2g_ceiling``);
+this note also sets every sample against the predictors, one target each.
 
 Reads a stored ``predict --json`` document (plain script: reads, never computes) whose generators include
 the samples as ``NAME-sK=FILE`` (one answers file per sample, split from the data folder's

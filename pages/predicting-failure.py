@@ -27,14 +27,22 @@ with st.expander("Compute a prediction (background job)", expanded=not view.resu
         chosen_runs = left.multiselect("Runs (the data folder's, of every dataset chosen)", runs, default=runs)
         chosen_judges = middle.multiselect("Judges (the data folder's, of every dataset chosen)", judges, default=judges)
         setups = right.multiselect("Judging setups", view.SETUPS, default=["binary"])
+        left, right = st.columns(2)
+        generators = left.multiselect("Generators (the data folder's imported answers: their real H2G)",
+                                      view.shared_answers(components, datasets), default=[])
+        encoder = right.selectbox("BERTScore encoder", view.ENCODERS,
+                                  index=view.ENCODERS.index(view.ceiling_encoder(datasets, generators)),
+                                  disabled=not generators,
+                                  help="an h2g-samples result scored with the same encoder gives the sampling ceiling")
         busy = any(j.active for j in view.PREDICTION.jobs())
 
         def queue() -> None:  # a callback: the rerun that follows already sees the job
             st.session_state["queued_prediction"] = view.PREDICTION.submit(
-                datasets=datasets, retrievers=chosen_runs, judges=chosen_judges, setups=setups, folder=str(folder))
+                datasets=datasets, retrievers=chosen_runs, judges=chosen_judges, setups=setups, folder=str(folder),
+                generators=generators, encoder=encoder if generators else None)
 
-        st.button("Compute", on_click=queue, disabled=busy or not datasets or not (chosen_runs or chosen_judges)
-                  or not setups, help="a prediction job is already queued or running" if busy else None)
+        st.button("Compute", on_click=queue, disabled=busy or not datasets
+                  or not (chosen_runs or chosen_judges or generators) or not setups, help="a prediction job is already queued or running" if busy else None)
         if "queued_prediction" in st.session_state:
             st.success(f"Queued job #{st.session_state.pop('queued_prediction')}.")
 jobs_panel(view.PREDICTION, view.jobs_frame, failed_logs=2, columns={"message": st.column_config.TextColumn(width="large")})
@@ -80,6 +88,13 @@ else:
                          mime="text/csv", on_click="ignore")
     right.download_button("Download LaTeX (every scope)", view.table_latex(full, f"Predicting failure, {entry['id']}."),
                           file_name=f"predicting-failure-{entry['id']}.tex", mime="text/x-tex", on_click="ignore")
+    ceiling = view.ceiling_frame(result, scope)
+    if not ceiling.empty:
+        st.subheader("The sampling ceiling of H2G")
+        st.caption(view.CEILING_CAPTION)
+        st.dataframe(ceiling, hide_index=True)
+    for line in view.ceiling_lines(result, scope):
+        st.caption(line)
     sweep = view.k_sweep_frame(result, scope)
     if not sweep.empty:
         st.subheader("τ per cut-off k")

@@ -143,7 +143,9 @@ def cap_arg(p) -> None:
 
 
 def bertscore_args(p) -> None:
-    p.add_argument("--encoder", default="auto", choices=["auto", "roberta-large", "minilm"],
+    from pipeline.generation.bertscore import ENCODERS
+
+    p.add_argument("--encoder", default="auto", choices=list(ENCODERS),
                    help="BERTScore encoder; auto: roberta-large when loadable, else minilm (stated with results)")
     p.add_argument("--aggregate", default="max", choices=["max", "mean"], help="BERTScore over several passages")
     p.add_argument("--partial-references", default="exclude", choices=["exclude", "include"],

@@ -43,6 +43,7 @@ def _num(value, fmt="+.3f") -> str:
 def cmd_predict(args) -> None:
     check_models(args, [*args.generator, *args.judge], generators=args.generator)
     from pipeline.predict import store
+    from pipeline.predict.ceiling import ceiling_text
     from pipeline.predict.compute import predict
     from pipeline.predict.evaluation import AUC_NOTE, GATED, SMARE_NOTE, beside_lines
 
@@ -85,6 +86,9 @@ def cmd_predict(args) -> None:
               f"{'  ' + row.note if row.note and row.kendall_tau is None else ''}")
     for line in beside_lines(document):
         print(line)
+    for dataset, named in document["h2g_ceiling"].items():
+        for target, found in named.items():
+            print(ceiling_text(target, found))
     if result.k_sweep:
         print(f"{document['k_sweep']['note']}:")
         by_line: dict = {}

@@ -142,6 +142,7 @@ def definitions(prediction: dict, scope: str) -> dict[str, str]:
     """What the caption does not hold: each term of the figure and table defined (τ's sign, the AUC's
     direction, the intervals, how NQC/WIG/SMV are normalised, the index, the pool), as
     ``predictor-definitions.csv`` and the manifest state them."""
+    from pipeline.predict.ceiling import ceiling_text
     from pipeline.predict.evaluation import AUC_NOTE
 
     settings = prediction.get("settings") or {}
@@ -163,4 +164,6 @@ def definitions(prediction: dict, scope: str) -> dict[str, str]:
         out["index"] = "full-corpus index"
     if prediction.get("pool"):  # issue 35: statistics built from these topics' pools are named and left out
         out["pool"] = prediction.get("pool_note") or "pool-built index statistics"
+    for target, found in ((prediction.get("h2g_ceiling") or {}).get(scope) or {}).items():
+        out[f"ceiling {target}"] = ceiling_text(target, found)  # what no predictor of that target can beat
     return out

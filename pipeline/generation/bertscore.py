@@ -34,6 +34,7 @@ from pipeline.generation.embeddings import ReferenceEmbeddings, score_pairs
 from pipeline.llm.cpu import encoder_threads
 
 AGGREGATES = ("max", "mean")
+ENCODERS = ("auto", "roberta-large", "minilm")  # what resolve_encoder accepts (the module docstring)
 
 
 class EncoderError(RuntimeError):

@@ -25,10 +25,9 @@ from pipeline.predict.evaluation import MIN_QUERIES, scaled_rank_errors
 
 
 def _summary(values: Sequence[float]) -> dict:
-    values = [v for v in values if v is not None]
-    if not values:
-        return {"n": 0, "mean": None, "min": None, "max": None}
-    return {"n": len(values), "mean": statistics.fmean(values), "min": min(values), "max": max(values)}
+    from pipeline.study.sampling import summary
+
+    return summary([v for v in values if v is not None])
 
 
 def leave_one_out(values: Mapping, sets: Mapping) -> list[dict]:
@@ -64,3 +63,53 @@ def sampling_ceiling(values: Mapping, sets: Mapping) -> dict:
     return {"rows": rows, **{key: _summary([r[key] for r in rows]) for key in ("kendall_tau", "auc", "smare")},
             "note": "leave one sample out: the other samples' mean BERTScore per query as the predictor of one "
                     "sample's BERTScore and H2G set (a conservative ceiling: the mean is itself estimated)"}
+
+
+MEANING = ("another sample of the same generator predicting this one: no predictor of this target can be expected "
+           "to do better")
+# what must be equal between a prediction's H2G target and a stored h2g-samples result for the result's ceiling
+# to bear on the target: the same BERTScore (encoder, its layer label, aggregate, partial references) and set rule
+SCORING_KEYS = ("encoder", "label", "aggregate", "partial_references")
+
+
+def _mismatch(result: Mapping, scoring: Mapping, quantile: float) -> list[str]:
+    stored = result.get("bertscore") or {}
+    out = [f"{key} {stored.get(key)!r} (this target: {scoring.get(key)!r})" for key in SCORING_KEYS
+           if key in scoring and stored.get(key) != scoring.get(key)]
+    if result.get("quantile") != quantile:
+        out.append(f"quantile {result.get('quantile')} (this target: {quantile})")
+    return out
+
+
+def stored_ceiling(dataset: str, generator: str, scoring: Mapping, quantile: float) -> dict | None:
+    """The sampling ceiling of the H2G target of ``generator`` on ``dataset`` from the newest stored
+    h2g-samples result of that generator scored as the target is (``scoring``: the target's BERTScore
+    provenance, :data:`SCORING_KEYS`; ``quantile``: its hard-set rule), with what it is (``meaning``) and
+    the result it is read from; ``{"available": False, "reason": ...}`` when results of the generator exist
+    but none is scored that way; None when none exists (``python -m pipeline h2g-samples`` makes one)."""
+    from pipeline.study.sampling import stored_spreads
+
+    found = [r for r in stored_spreads(dataset) if r["generator"] == generator]
+    if not found:
+        return None
+    for result in found:
+        if not _mismatch(result, scoring, quantile):
+            return {"available": True, "result": result["id"], "generator": generator, "dataset": dataset,
+                    "samples_file": result.get("samples_file"), "n_samples": len(result["samples"]),
+                    "quantile": quantile, "meaning": MEANING, **sampling_ceiling(result["values"], result["sets"])}
+    return {"available": False, "result": found[0]["id"], "generator": generator, "dataset": dataset,
+            "meaning": MEANING,
+            "reason": f"the stored h2g-samples result {found[0]['id'][:12]} of {generator} differs from this target in "
+                      f"{'; '.join(_mismatch(found[0], scoring, quantile))}: rerun `python -m pipeline h2g-samples "
+                      f"--dataset {dataset} --samples {generator}` with this prediction's settings"}
+
+
+def ceiling_text(target: str, ceiling: Mapping) -> str:
+    """One line of a :func:`stored_ceiling`: the CLI's, the page's and the export's words."""
+    from pipeline.study.sampling import range_text
+
+    if not ceiling.get("available"):
+        return f"{ceiling['dataset']} {target}: no sampling ceiling: {ceiling['reason']}"
+    return (f"{ceiling['dataset']} {target}: sampling ceiling τ {range_text(ceiling['kendall_tau'], '{:+.3f}')}, "
+            f"AUC {range_text(ceiling['auc'], '{:.3f}')}, sMARE {range_text(ceiling['smare'], '{:.3f}')} "
+            f"over {ceiling['n_samples']} samples (h2g-samples {ceiling['result'][:12]}; the other samples' mean predicting one sample) — {MEANING}")

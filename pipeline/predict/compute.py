@@ -6,18 +6,21 @@ predictors of its judged queries; each retriever's run gives the post-retrieval 
 normalised by the corpus score of :mod:`pipeline.predict.corpus_score` where the run's model is known,
 and by the list's mean as the named variant) and its targets (nDCG@10, or each ``target_measures``
 ir_measures measure, named with its relevance level); each judge and setup its disagreement target (and, with expected grades, the H2J predictor);
-each generator its BERTScore F1 target (and, with token log-probabilities, the H2G predictor).
+each generator its BERTScore F1 target (and, with token log-probabilities, the H2G predictor) and, where
+a stored h2g-samples result of that generator is scored as the target is, its sampling ceiling
+(:func:`pipeline.predict.ceiling.stored_ceiling`: what another sample of the same generator predicts).
 Predictors that cannot be computed are listed in ``absent`` with the reason. The JSON form
 (:meth:`Prediction.as_dict`): ``predictors`` ``{name: {qid: value}}`` (the datasets' queries together:
 TREC DL topic ids do not repeat across years), ``evaluation`` (rows of
-:class:`pipeline.predict.evaluation.Row`), ``targets``, ``predictor_info`` and ``provenance``.
+:class:`pipeline.predict.evaluation.Row`), ``h2g_ceiling`` (``{dataset: {H2G target: ceiling}}``), ``targets``,
+``predictor_info`` and ``provenance``.
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
 
-from pipeline.predict import catalog, corpus_score, evaluation, llm_signals, relevance_model, targets
+from pipeline.predict import catalog, ceiling, corpus_score, evaluation, llm_signals, relevance_model, targets
 from pipeline.predict.index_stats import open_index, resolve_index
 
 
@@ -32,6 +35,8 @@ class Prediction:
     absent: list[llm_signals.Absent] = field(default_factory=list)
     seconds: dict = field(default_factory=dict)
     k_sweep: list[dict] = field(default_factory=list)  # evaluation.k_sweep rows (exploratory: K_SWEEP_NOTE)
+    # dataset -> H2G target name -> its sampling ceiling (pipeline.predict.ceiling.stored_ceiling)
+    ceilings: dict[str, dict[str, dict]] = field(default_factory=dict)
 
     @property
     def pool(self) -> bool:
@@ -65,7 +70,8 @@ class Prediction:
                                          "hard": sorted(t.hard), "provenance": t.provenance} for t in ts}
                             for d, ts in self.targets.items()},
                 "evaluation": [self._row(r) for r in self.rows], "provenance": self.provenance,
-                "k_sweep": {"note": evaluation.K_SWEEP_NOTE, "rows": self.k_sweep}, "seconds": self.seconds}
+                "k_sweep": {"note": evaluation.K_SWEEP_NOTE, "rows": self.k_sweep},
+                "h2g_ceiling": self.ceilings, "seconds": self.seconds}
 
 
     def _row(self, row: evaluation.Row) -> dict:
@@ -109,7 +115,7 @@ def predict(collections, *, retrievers, generators=(), judges=(), setups=("binar
         except ValueError as exc:
             raise ValueError(f"--target-measure: {exc}") from None
     _check_disjoint(collections)
-    predictors, all_targets, absent = {}, {}, []
+    predictors, all_targets, absent, ceilings = {}, {}, [], {}
     provenance = {"index": {}, "runs": {}, "judges": {}, "generators": {}, "llm_signals": {}, "models": []}
     started = time.perf_counter()
     sweeps, data_queries = [], {}  # (dataset, run, corpus scores, |q|, index): the k sweep once the targets are known
@@ -162,6 +168,9 @@ def predict(collections, *, retrievers, generators=(), judges=(), setups=("binar
             target, generation = targets.generation_target(data, arg, quantile, bertscore=bertscore,
                                                            llm_options=llm_options, progress=progress)
             dataset_targets.append(target)
+            found = ceiling.stored_ceiling(data.name, generation.name, target.provenance, quantile)
+            if found is not None:
+                ceilings.setdefault(data.name, {})[target.name] = found
             provenance["generators"].setdefault(data.name, []).append(target.provenance)
             _absent_or_add(llm_signals.generator_logprob_predictor(arg, data, generation.answers,
                                                                    llm_options=llm_options, progress=progress),
@@ -187,4 +196,4 @@ def predict(collections, *, retrievers, generators=(), judges=(), setups=("binar
                 "pool_in_verdicts": pool_in_verdicts}
     seconds = {"predictors_and_targets": computed - started, "evaluation": time.perf_counter() - computed}
     return Prediction([d.name for d in collections], predictors, all_targets, rows, provenance, settings, absent,
-                      seconds, sweep)
+                      seconds, sweep, ceilings)

@@ -17,6 +17,8 @@ import pandas as pd
 from core.jobs.progress import job_messages
 from pipeline.predict import store
 from pipeline.predict.catalog import GENERATION, JUDGING, POST, PRE
+from pipeline.predict.ceiling import MEANING as CEILING_MEANING
+from pipeline.generation.bertscore import ENCODERS  # noqa: F401  (the form's encoder choices)
 from pipeline.predict.jobs import PREDICTION, SETUPS  # noqa: F401  (the page's job kind and its choices)
 from pipeline.predict.evaluation import AUC_NOTE, K_SWEEP_NOTE, POOL_NOTE, POOLED
 
@@ -228,6 +230,45 @@ def beside_lines(result: dict) -> list[str]:
     return lines(result)
 
 
+CEILING_CAPTION = (f"Sampling ceiling of an H2G target: {CEILING_MEANING}. Leave one sample out: the other samples' "
+                   "mean BERTScore per query predicting one sample's BERTScore (τ, sMARE) and H2G set (AUC), mean and "
+                   "range over the samples of a stored h2g-samples result scored as the target is; beside it the "
+                   "predictor of this table with the highest τ on the same target.")
+
+
+def ceiling_frame(result: dict, scope: str) -> pd.DataFrame:
+    """Per H2G target of ``scope`` with a sampling ceiling (:func:`pipeline.predict.ceiling.stored_ceiling`):
+    the ceiling's τ, AUC and sMARE (mean, range over the samples), and the best predictor's (by τ, oriented)
+    beside it; empty when the result has none (stored before, no h2g-samples result, or the pooled scope)."""
+    rows = []
+    for target, found in ((result.get("h2g_ceiling") or {}).get(scope) or {}).items():
+        if not found.get("available"):
+            continue
+        rows.append({"target": target, "what": f"sampling ceiling ({found['n_samples']} samples, h2g-samples "
+                                               f"{found['result'][:12]})",
+                     **{key: found[key]["mean"] for key in ("kendall_tau", "auc", "smare")},
+                     **{f"{key} range": _interval_text([found[key]["min"], found[key]["max"]]) if found[key]["n"] else ""
+                        for key in ("kendall_tau", "auc", "smare")}})
+        measured = [r for r in result["evaluation"] if r["dataset"] == scope and r["target"] == target
+                    and r.get("tau_easier") is not None]
+        if measured:
+            best = max(measured, key=lambda r: r["tau_easier"])
+            rows.append({"target": target, "what": f"best predictor: {best['predictor']}"
+                                                   f"{' (pool)' if best.get('pool') else ''}",
+                         "kendall_tau": best["tau_easier"], "auc": best.get("auc"), "smare": best.get("smare"),
+                         **{f"{key} range": _interval_text((best.get("intervals") or {}).get(key))
+                            for key in ("kendall_tau", "auc", "smare")}})
+    return pd.DataFrame(rows)
+
+
+def ceiling_lines(result: dict, scope: str) -> list[str]:
+    """Why an H2G target of ``scope`` has no ceiling although h2g-samples results of its generator exist."""
+    from pipeline.predict.ceiling import ceiling_text
+
+    return [ceiling_text(target, found) for target, found in ((result.get("h2g_ceiling") or {}).get(scope) or {}).items()
+            if not found.get("available")]
+
+
 def k_sweep_frame(result: dict, scope: str | None = None) -> pd.DataFrame:
     """τ-b per predictor (rows) and cut-off k (columns) for each target (exploratory: ``K_SWEEP_NOTE``);
     empty for a result stored before the sweep existed."""
@@ -282,8 +323,8 @@ def data_folder():
 
 
 def folder_components(folder) -> dict[str, dict[str, list[str]]]:
-    """``{dataset: {"runs": [...], "judges": [...]}}`` from the folder's ``runs/`` and ``judgments/`` file
-    names (nothing is read), for the page's form."""
+    """``{dataset: {"runs": [...], "judges": [...], "answers": [...]}}`` from the folder's ``runs/``,
+    ``judgments/`` and ``answers/answers.NAME.<dataset>.jsonl`` file names (nothing is read), for the page's form."""
     from pathlib import Path
 
     from pipeline.data.datasets import DATASETS
@@ -296,8 +337,10 @@ def folder_components(folder) -> dict[str, dict[str, list[str]]]:
                       for p in (Path(folder) / "runs").glob(f"run.*.{dataset}.txt"))
         judges = sorted(p.name[len("judgments."):-len(f".{dataset}.txt")]
                         for p in (Path(folder) / "judgments").glob(f"judgments.*.{dataset}.txt"))
+        answers = sorted(p.name[len("answers."):-len(f".{dataset}.jsonl")]
+                         for p in (Path(folder) / "answers").glob(f"answers.*.{dataset}.jsonl"))
         if runs or judges:
-            out[dataset] = {"runs": runs, "judges": judges}
+            out[dataset] = {"runs": runs, "judges": judges, "answers": answers}
     return out
 
 
@@ -308,6 +351,26 @@ def shared_components(components: dict, datasets) -> tuple[list[str], list[str]]
     runs = set.intersection(*(set(components[d]["runs"]) for d in datasets))
     judges = set.intersection(*(set(components[d]["judges"]) for d in datasets))
     return sorted(runs), sorted(judges)
+
+
+def shared_answers(components: dict, datasets) -> list[str]:
+    """The imported answers every one of ``datasets`` has: generators whose real H2G the form can predict."""
+    if not datasets:
+        return []
+    return sorted(set.intersection(*(set(components[d].get("answers", [])) for d in datasets)))
+
+
+def ceiling_encoder(datasets, generators) -> str:
+    """The BERTScore encoder the form proposes: that of the newest stored h2g-samples result of a chosen
+    generator on a chosen dataset (so its H2G target gets that result's sampling ceiling), else ``auto``."""
+    from pipeline.study.sampling import stored_spreads
+
+    for dataset in datasets:
+        for result in stored_spreads(dataset):
+            encoder = (result.get("bertscore") or {}).get("encoder")
+            if result["generator"] in generators and encoder:
+                return encoder
+    return "auto"
 
 
 def jobs_frame(job_list) -> pd.DataFrame:

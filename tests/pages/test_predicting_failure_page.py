@@ -125,3 +125,78 @@ def test_a_sub_1b_generator_is_said_not_to_be_a_finding():
     assert "embedded:SmolLM2 (sub-1B): a sub-1B model" in view.small_model_warning(result)
     result["provenance"]["generators"]["dl19"][0]["generator"]["small"] = False
     assert view.small_model_warning(result) is None
+
+
+def prediction_with_ceiling() -> dict:
+    """dl19 with one H2G target whose generator has a stored ceiling (planted: two samples, one swap, τ 0.8)
+    and one whose h2g-samples result was scored with another quantile."""
+    from pipeline.predict.ceiling import MEANING, sampling_ceiling
+
+    rng = np.random.default_rng(3)
+    qids = [f"19{i:03d}" for i in range(30)]
+    bert = dict(zip(qids, rng.uniform(0.6, 0.9, 30)))
+    hard = frozenset(sorted(bert, key=bert.get)[:7])
+    targets = {"dl19": [evaluation.Target("BERTScore F1[g]", "h2g", "dl19", bert, True, hard),
+                        evaluation.Target("BERTScore F1[h]", "h2g", "dl19", bert, True, hard)]}
+    predictors = {"dl19": {"sd@100[bm25]": catalog.PredictorValues(
+        "sd@100[bm25]", "sd@100", catalog.POST, "bm25", {q: v + rng.normal(0, 0.05) for q, v in bert.items()})}}
+    rows = evaluation.evaluate(predictors, targets, n_boot=100)
+    values = {"0": {q: float(i) for i, q in enumerate("abcde")}, "1": {"a": 1.0, "b": 0.0, "c": 2.0, "d": 3.0, "e": 4.0}}
+    ceilings = {"dl19": {
+        "BERTScore F1[g]": {"available": True, "result": "r" * 64, "generator": "g", "dataset": "dl19", "n_samples": 2,
+                            "meaning": MEANING, **sampling_ceiling(values, {"0": ["a"], "1": ["b"]})},
+        "BERTScore F1[h]": {"available": False, "result": "s" * 64, "generator": "h", "dataset": "dl19",
+                            "meaning": MEANING, "reason": "the stored h2g-samples result ssss differs: quantile 0.5"}}}
+    provenance = {"index": {"dl19": {"partial": False, "description": "full"}}, "runs": {}, "models": [],
+                  "bootstrap": {"n_boot": 100, "seed": 0, "confidence": 0.95}}
+    return Prediction(["dl19"], predictors, targets, rows, provenance, {"generators": ["g", "h"]},
+                      ceilings=ceilings).as_dict()
+
+
+def test_the_page_shows_the_sampling_ceiling_beside_the_best_predictor(cache):
+    result_id, _ = store.save(prediction_with_ceiling())
+    result = view.load(result_id)
+    frame = view.ceiling_frame(result, "dl19")
+    assert list(frame["what"]) == [f"sampling ceiling (2 samples, h2g-samples {'r' * 12})",
+                                   "best predictor: sd@100[bm25]"]
+    assert frame["kendall_tau"][0] == pytest.approx(0.8) and frame["auc"][0] == pytest.approx(0.75)
+    assert frame["smare"][0] == pytest.approx(0.08) and frame["kendall_tau range"][0] == "[0.80, 0.80]"
+    row = next(r for r in result["evaluation"] if r["target"] == "BERTScore F1[g]")
+    assert frame["kendall_tau"][1] == pytest.approx(row["tau_easier"])
+    assert view.ceiling_frame(result, "pooled").empty  # a ceiling is one dataset's
+    assert view.ceiling_lines(result, "dl19") == ["dl19 BERTScore F1[h]: no sampling ceiling: the stored h2g-samples "
+                                                  "result ssss differs: quantile 0.5"]
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "The sampling ceiling of H2G" in [s.value for s in at.subheader]
+    captions = " ".join(c.value for c in at.caption)
+    assert "no predictor of this target can be expected to do better" in captions
+    assert "BERTScore F1[h]: no sampling ceiling" in captions
+    shown = next(d.value for d in at.dataframe if "what" in d.value)
+    assert shown["kendall_tau"][0] == pytest.approx(0.8)
+
+
+@pytest.mark.skipif(not (SHARED / "answers").is_dir(), reason="no shared TREC DL answers")
+def test_the_form_offers_the_imported_answers_with_the_encoder_of_their_stored_samples(cache, monkeypatch):
+    from core import jobs
+    from core.result_files import save_result
+
+    monkeypatch.setenv("IRDASH_DATA_TREC_DL", str(SHARED))
+    monkeypatch.setattr(jobs, "ensure_worker", lambda: None)
+    monkeypatch.setattr(jobs.queue, "ensure_worker", lambda: None)
+    assert view.shared_answers(view.folder_components(SHARED), ["dl19"]) == ["gpt-4o-mini", "text-davinci-003"]
+    assert view.ceiling_encoder(["dl19"], ["text-davinci-003"]) == "auto"  # no h2g-samples result: the CLI default
+    save_result("h2g-samples", {"kind": "h2g-samples", "version": 1, "id": "planted", "dataset": "dl19",
+                                "generator": "text-davinci-003", "bertscore": {"encoder": "minilm"}})
+    assert view.ceiling_encoder(["dl19"], ["text-davinci-003"]) == "minilm"
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    next(m for m in at.multiselect if m.label.startswith("Generators")).set_value(["text-davinci-003"]).run()
+    assert next(s for s in at.selectbox if s.label == "BERTScore encoder").value == "minilm"
+    next(b for b in at.button if b.label == "Compute").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    (job,) = view.PREDICTION.jobs()
+    argv = job.command[job.command.index("predict") + 1:]
+    assert argv[argv.index("--generator") + 1] == "text-davinci-003" and argv[argv.index("--encoder") + 1] == "minilm"
+    assert job.meta["generators"] == ["text-davinci-003"]
