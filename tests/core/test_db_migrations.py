@@ -170,5 +170,6 @@ def test_two_processes_opening_an_old_run_store_at_once_both_open_it(tmp_path):
     for proc in procs:
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
-    # adopted at the last version it holds, once, then migrated past it (runs 4: pretrain_paid, pretrain_key)
-    assert [(s, v) for s, v, _ in versions(path)] == [("runs", 3), ("runs", 4)]
+    # adopted at the last version it holds, once, then migrated past it (runs 4: pretrain_paid, pretrain_key;
+    # runs 5: code_commit, code_dirty, code_platform)
+    assert [(s, v) for s, v, _ in versions(path)] == [("runs", 3), ("runs", 4), ("runs", 5)]

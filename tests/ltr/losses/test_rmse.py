@@ -71,7 +71,7 @@ def test_tables_name_rmse_with_its_offset():
 
     from ltr.losses import loss_label
     from ltr.paper_table import table_lines
-    from ltr.report import display_table
+    from ltr.report.text import display_table
 
     assert loss_label("rmse") == "RMSE (allRank + mean-grade offset)"
     assert loss_label("rmse(tuned per fold)") == "RMSE (allRank + mean-grade offset) (tuned per fold)"

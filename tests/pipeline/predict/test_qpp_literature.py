@@ -334,8 +334,10 @@ def test_the_page_and_the_export_say_pool_and_show_targets_and_the_sweep():
     assert export.latex_frame(export.evaluation_table(full, "dl19")).loc[0, "predictor"] == "nqc@100[bm25]"
     hover = view.heatmap(pooled, "dl19").data[1].hovertext[0]
     assert "pool: reads a pool-built index" in hover
-    assert "conditioned on the queries" in export.caption(pooled, "dl19")
-    assert "conditioned" not in export.caption(full, "dl19")
+    # the caption names the pool in short, the definitions (predictor-definitions.csv, the manifest) in full
+    assert "own pools" in export.caption(pooled, "dl19") and "own pools" not in export.caption(full, "dl19")
+    assert "conditioned on the queries" in export.definitions(pooled, "dl19")["pool"]
+    assert "pool" not in export.definitions(full, "dl19")
 
 
 def test_a_predictor_with_no_value_gets_a_row_with_its_reason():
