@@ -315,13 +315,24 @@ TITLES = {"shared": "the study grid's shared hyper-parameters", "tuned": "each l
           "rankers": "the other rankers at the shared hyper-parameters"}
 
 
+def part_title(part: str, settings: dict) -> str:
+    """A part's caption; the tuned part's names the fold whose settings a fold took where it was not tuned on its own
+    validation set (``settings.tuned_on``, ``--tune-folds``)."""
+    borrowed = {fold: source for fold, source in (settings.get("tuned_on") or {}).items() if fold != source}
+    if part != "tuned" or not borrowed:
+        return TITLES[part]
+    lenders = sorted(set(borrowed.values()))
+    return (f"each loss tuned (Optuna) on {' and '.join(f.capitalize() for f in lenders)}'s validation set, its settings "
+            f"applied to {', '.join(f.capitalize() for f in sorted(borrowed))}")
+
+
 def markdown(result: dict, source: str, block: Block = README_BLOCK) -> str:
     """``block`` of a stored reproduction result (``source``: its path as the file holding the block names it)."""
     paper = json.loads(CLAIMS_FILE.read_text(encoding="utf-8"))["paper_figures"]["datasets"]["mq2008"]
     settings, report = result.get("settings", {}), result.get("report", {})
     out = [block.start.format(source=source), ""]
     for part in block.parts:
-        title = TITLES[part]
+        title = part_title(part, settings)
         done = report.get(part, {})
         tables = done.get("tables", {})
         if not tables:

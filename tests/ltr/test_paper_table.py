@@ -83,6 +83,18 @@ def test_the_readme_block_holds_the_headline_and_the_guide_block_the_rest():
     assert "--guide; do not edit" in lines[0] and lines[-1] == "<!-- mq2008-reproduction-more:end -->"
 
 
+def test_the_tuned_caption_says_where_one_fold_s_settings_were_applied_to_all():
+    """--tune-folds 1: the tuned table's caption names the fold tuned and the folds that took its settings (issue 41:
+    'tune on Fold1 and apply the result to all folds, and say so in the table's caption')."""
+    result = planted_three_parts()
+    per_fold = markdown(result, "r.json", GUIDE_BLOCK)
+    result["settings"]["tuned_on"] = {f"fold{k}": f"fold{k}" for k in range(1, 6)}
+    assert markdown(result, "r.json", GUIDE_BLOCK) == per_fold
+    result["settings"]["tuned_on"] = {f"fold{k}": "fold1" for k in range(1, 6)}
+    assert ("**MQ2008, mlp, each loss tuned (Optuna) on Fold1's validation set, its settings applied to Fold2, Fold3, "
+            "Fold4, Fold5** (lr=per loss;") in markdown(result, "r.json", GUIDE_BLOCK)
+
+
 def test_each_block_is_synced_in_place_without_touching_the_other():
     """A document holding both blocks gets each rewritten between its own markers (the README marker is not a
     prefix of the guide's, and the other block is left as it was)."""
