@@ -243,6 +243,20 @@ def report_experiment(store_path: Path, experiment: str, export_root: Path) -> t
     return out, archived
 
 
+def previous_record(out: Path, store: Path) -> dict:
+    """The result stored at ``out`` when it was made from ``store`` (a stopped reproduction resumed, or one part rerun),
+    else an empty record: a result of another store (the committed one, say) would otherwise lend the new result its
+    parts, timings, report and archive entry, made by other runs and other code."""
+    if not out.is_file():
+        return {}
+    record = json.loads(out.read_text(encoding="utf-8"))
+    if record.get("store") == str(store):
+        return record
+    print(f"--out {out}: made from the store {record.get('store')!r}, not {str(store)!r}; starting a new result "
+          "(nothing of the old one is kept)", file=sys.stderr)
+    return {}
+
+
 def archive_path(out: Path) -> Path:
     """The per-query archive beside the result: ``RESULT_per_query.csv.gz``."""
     return out.with_name(out.stem + "_per_query.csv.gz")
@@ -370,7 +384,7 @@ def main() -> int:
 
     store = args.store or cache_subdir("bench") / "mq2008-repro.sqlite"
     export_root = args.export_dir or cache_subdir("bench") / "mq2008-repro-export"
-    record = json.loads(args.out.read_text(encoding="utf-8")) if args.out.is_file() else {}
+    record = previous_record(args.out, store)
     record.update({
         "what": "the LearnDCG paper's MQ2008 table at the paper's scale (bench/learndcg_mq2008_reproduction.py)",
         "data": {"name": DATA_NAME, "folder": str(args.data),

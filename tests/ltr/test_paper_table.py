@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ltr.paper_table import END, GUIDE_BLOCK, README_BLOCK, current_block, markdown, sync_block
+from tests.ltr.support import reproduction_script
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULT = ROOT / "bench" / "results" / "learndcg_mq2008_reproduction.json"
@@ -193,3 +194,16 @@ def test_blocks_only_counts_the_queries_without_a_relevant_document_from_the_fil
                             str(tmp_path / "other"), "--readme", str(readme)], capture_output=True, text=True,
                            timeout=120)
     assert wrong.returncode == 2 and "--data" in wrong.stderr and result.read_bytes() == stored
+
+
+def test_a_result_of_another_store_lends_the_new_one_nothing(tmp_path, capsys):
+    """The reproduction resumes the result at --out only when it names the same --store: rerun onto the committed
+    result (another store), it started from its parts and timings (stale 'tuned_seed3' cost lines, a dirty timing)."""
+    bench = reproduction_script()
+    out = tmp_path / "r.json"
+    assert bench.previous_record(out, tmp_path / "a.sqlite") == {}
+    stored = {**planted_three_parts(), "store": str(tmp_path / "a.sqlite")}
+    out.write_text(json.dumps(stored), encoding="utf-8")
+    assert bench.previous_record(out, tmp_path / "a.sqlite") == stored
+    assert bench.previous_record(out, tmp_path / "b.sqlite") == {}
+    assert "a.sqlite" in capsys.readouterr().err

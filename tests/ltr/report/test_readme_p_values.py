@@ -3,7 +3,6 @@ small study stored here and run through the reproduction's report part, and on t
 where it exists (it needs the MQ2008 reproduction retrained; skipped until then)."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -16,17 +15,10 @@ from ltr.report.paired import recomputed_tests
 from ltr.report.seeds import run_means, seed_tests
 from ltr.store import RunStore
 from tests.ltr.report.support import MODEL, build_store
+from tests.ltr.support import reproduction_script
 
 ROOT = Path(__file__).resolve().parents[3]
-BENCH = ROOT / "bench" / "learndcg_mq2008_reproduction.py"
 RESULT = ROOT / "bench" / "results" / "learndcg_mq2008_reproduction.json"
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("learndcg_mq2008_reproduction", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _p(value: float) -> str:
@@ -66,7 +58,7 @@ def assert_block_recomputes(block: str, archive, experiment: str, candidate: str
 
 
 def test_the_reproduction_block_p_values_recompute_from_its_archive(tmp_path):
-    bench = _bench()
+    bench = reproduction_script()
     experiment = bench.EXPERIMENTS["shared"]
     with RunStore(tmp_path / "runs.sqlite") as store:
         build_store(store, data=bench.DATA_NAME, experiment=experiment)
