@@ -35,7 +35,8 @@ Parts (each skips what its store already holds, so a stopped reproduction resume
 limit, the grid's 100 otherwise) for a smoke run of the whole script; the reproduction leaves them at the paper's
 values, and the result records them (``settings.folds``, ``settings.train.epochs``).
 
-A training part is run only from a clean checkout (exit 2 otherwise), and stored only when every run of its
+A training part is run only from a clean checkout (exit 2 otherwise; ``bench/results``, where the result is written
+after each part, is output and does not count: ``core.export.git_state``), and stored only when every run of its
 experiment was trained by committed code (``ltr.store``'s per-run ``code_commit`` / ``code_dirty``, recorded
 under the part's ``code``); otherwise the script stops with exit 1 and names the part.
 
