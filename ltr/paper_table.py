@@ -197,16 +197,16 @@ def top_group_line(table: dict, runs: list[dict], ranker: str) -> str:
 
 
 def seed_tests_line(table: dict, runs: list[dict], ranker: str) -> str:
-    _, recomputed = _seed_tests(table, runs, ranker)
-    if recomputed:
-        return (f"Seeds as a random effect: fold-level Holm p = the {recomputed}, recomputed from this result's per-run "
-                "means; the hierarchical bootstrap over queries and seeds needs the per-query archive, which this "
-                "result predates (rerun its report part).")
     if table.get("seed_tests") is not None:
         definitions = table.get("seed_tests_definitions", {})
         return (f"Seeds as a random effect: fold-level Holm p = the {definitions.get('fold', '')}; bootstrap = the "
                 f"{definitions.get('bootstrap', '')}; both Holm across the baselines. The t-test treats the seeds "
                 "as fixed (each query's NDCG averaged over them).")
+    _, recomputed = _seed_tests(table, runs, ranker)
+    if recomputed:
+        return (f"Seeds as a random effect: fold-level Holm p = the {recomputed}, recomputed from this result's per-run "
+                "means; the hierarchical bootstrap over queries and seeds needs the per-query archive, which this "
+                "result predates (rerun its report part).")
     return ""
 
 
@@ -356,10 +356,11 @@ def markdown(result: dict, source: str, block: Block = README_BLOCK) -> str:
             out += identifiability_lines(done.get("findings")) + [""]
     # the cost of what this block shows: its parts' timings (the guide's block also names the report's)
     timing = {name: t for name, t in result.get("timing", {}).items() if name.startswith(block.timings)}
+    workers = settings.get("workers", 1)
     if timing:
         commits = sorted({t.get("commit", "")[:10] for t in timing.values() if t.get("commit")})
         out.append("Cost: " + "; ".join(f"{name} {t['wall_seconds'] / 60:.1f} min wall, {t['cpu_seconds'] / 60:.1f} min "
-                                       f"CPU" for name, t in timing.items()) + f" ({settings.get('workers', 1)} worker, "
+                                       f"CPU" for name, t in timing.items()) + f" ({workers} worker{'s' * (workers != 1)}, "
                    f"{settings.get('torch_threads', '1')} torch thread; commits {', '.join(commits) or '?'}).")
         out.append("")
     out.append(block.end)
