@@ -96,6 +96,19 @@ def test_the_tuned_caption_says_where_one_fold_s_settings_were_applied_to_all():
             "Fold4, Fold5** (lr=per loss;") in markdown(result, "r.json", GUIDE_BLOCK)
 
 
+def test_a_result_of_another_store_lends_the_new_one_nothing(tmp_path, capsys):
+    """The reproduction resumes the result at --out only when it names the same --store: rerun onto the committed
+    result (another store), it started from its parts and timings (stale 'tuned_seed3' cost lines, a dirty timing)."""
+    bench = reproduction_script()
+    out = tmp_path / "r.json"
+    assert bench.previous_record(out, tmp_path / "a.sqlite") == {}
+    stored = {**planted_three_parts(), "store": str(tmp_path / "a.sqlite")}
+    out.write_text(json.dumps(stored), encoding="utf-8")
+    assert bench.previous_record(out, tmp_path / "a.sqlite") == stored
+    assert bench.previous_record(out, tmp_path / "b.sqlite") == {}
+    assert "a.sqlite" in capsys.readouterr().err
+
+
 def test_each_block_is_synced_in_place_without_touching_the_other():
     """A document holding both blocks gets each rewritten between its own markers (the README marker is not a
     prefix of the guide's, and the other block is left as it was)."""
@@ -194,16 +207,3 @@ def test_blocks_only_counts_the_queries_without_a_relevant_document_from_the_fil
                             str(tmp_path / "other"), "--readme", str(readme)], capture_output=True, text=True,
                            timeout=120)
     assert wrong.returncode == 2 and "--data" in wrong.stderr and result.read_bytes() == stored
-
-
-def test_a_result_of_another_store_lends_the_new_one_nothing(tmp_path, capsys):
-    """The reproduction resumes the result at --out only when it names the same --store: rerun onto the committed
-    result (another store), it started from its parts and timings (stale 'tuned_seed3' cost lines, a dirty timing)."""
-    bench = reproduction_script()
-    out = tmp_path / "r.json"
-    assert bench.previous_record(out, tmp_path / "a.sqlite") == {}
-    stored = {**planted_three_parts(), "store": str(tmp_path / "a.sqlite")}
-    out.write_text(json.dumps(stored), encoding="utf-8")
-    assert bench.previous_record(out, tmp_path / "a.sqlite") == stored
-    assert bench.previous_record(out, tmp_path / "b.sqlite") == {}
-    assert "a.sqlite" in capsys.readouterr().err
