@@ -2,7 +2,7 @@
 
     python bench/learndcg_mq2008_reproduction.py --data ../shared/data/letor/MQ2008 --out RESULT.json \
         [--parts shared tuned rankers report] [--seeds 0 1 2] [--trials 30] [--startup-trials 10] \
-        [--tune-folds 1 2 3 4 5] [--workers 2] [--store S] [--export-dir D] \
+        [--tune-folds 1 2 3 4 5] [--workers 2] [--store S] [--export-dir D] [--folds 1 2 3 4 5] [--epochs N] \
         [--merge OTHER_RESULT.json ...] [--readme README.md] [--guide docs/ltr-guide.md]
     python bench/learndcg_mq2008_reproduction.py --out bench/results/learndcg_mq2008_reproduction.json \
         --blocks-only [--data ../shared/data/letor/MQ2008] --readme README.md --guide docs/ltr-guide.md
@@ -31,7 +31,12 @@ Parts (each skips what its store already holds, so a stopped reproduction resume
   ``ltr export``; every compared run's per-query NDCG@1,3,5,10 goes to the archive beside ``--out``
   (``RESULT_per_query.csv.gz``, ``ltr.report.archive``), from which every p-value is recomputed.
 
-A training part is run only from a clean checkout (exit 2 otherwise), and stored only when every run of its
+``--folds`` and ``--epochs`` shrink every training part (the folds trained and tuned; the neural runs' epoch
+limit, the grid's 100 otherwise) for a smoke run of the whole script; the reproduction leaves them at the paper's
+values, and the result records them (``settings.folds``, ``settings.train.epochs``).
+
+A training part is run only from a clean checkout (exit 2 otherwise; ``bench/results``, where the result is written
+after each part, is output and does not count: ``core.export.git_state``), and stored only when every run of its
 experiment was trained by committed code (``ltr.store``'s per-run ``code_commit`` / ``code_dirty``, recorded
 under the part's ``code``); otherwise the script stops with exit 1 and names the part.
 
@@ -101,10 +106,14 @@ class Timed:
         return False
 
 
-def base_spec(experiment: str, losses: list[str], models: list[str], seeds: list[int], folds: list[int]) -> dict:
+def base_spec(experiment: str, losses: list[str], models: list[str], seeds: list[int], folds: list[int],
+              epochs: int | None = None) -> dict:
+    """The study grid's spec for one experiment; ``epochs`` (a smoke run's, ``--epochs``) replaces the grid's."""
     from ltr.grid import read_grid_file
 
     spec = read_grid_file(STUDY_GRID)
+    if epochs is not None:
+        spec["train"]["epochs"] = epochs
     spec.pop("overrides", None)  # WEB10K/Yahoo slates only
     spec.update({"name": experiment, "data": [DATA_NAME], "folds": folds, "losses": losses, "models": models,
                  "seeds": seeds})
@@ -235,6 +244,20 @@ def report_experiment(store_path: Path, experiment: str, export_root: Path) -> t
     return out, archived
 
 
+def previous_record(out: Path, store: Path) -> dict:
+    """The result stored at ``out`` when it was made from ``store`` (a stopped reproduction resumed, or one part rerun),
+    else an empty record: a result of another store (the committed one, say) would otherwise lend the new result its
+    parts, timings, report and archive entry, made by other runs and other code."""
+    if not out.is_file():
+        return {}
+    record = json.loads(out.read_text(encoding="utf-8"))
+    if record.get("store") == str(store):
+        return record
+    print(f"--out {out}: made from the store {record.get('store')!r}, not {str(store)!r}; starting a new result "
+          "(nothing of the old one is kept)", file=sys.stderr)
+    return {}
+
+
 def archive_path(out: Path) -> Path:
     """The per-query archive beside the result: ``RESULT_per_query.csv.gz``."""
     return out.with_name(out.stem + "_per_query.csv.gz")
@@ -287,9 +310,13 @@ def main() -> int:
                     help="Optuna trials per loss (and LambdaMART) and fold (default ltr.tune.DEFAULT_TRIALS, 30)")
     ap.add_argument("--startup-trials", type=int, default=None,
                     help="TPE's random start-up trials (default ltr.tune.N_STARTUP_TRIALS, 10)")
-    ap.add_argument("--tune-folds", nargs="+", type=int, choices=FOLDS, default=FOLDS,
-                    help="folds tuned on their own validation set (default all); a fold not named takes the first "
-                         "named fold's settings, and the result says so (settings.tuned_on)")
+    ap.add_argument("--folds", nargs="+", type=int, choices=FOLDS, default=FOLDS,
+                    help="folds trained and tuned (default all five, the paper's; fewer only for a smoke run)")
+    ap.add_argument("--epochs", type=int, default=None,
+                    help="neural runs' epoch limit (default the study grid's, 100; fewer only for a smoke run)")
+    ap.add_argument("--tune-folds", nargs="+", type=int, choices=FOLDS, default=None,
+                    help="folds tuned on their own validation set (default every --folds); a fold not named takes "
+                         "the first named fold's settings, and the result says so (settings.tuned_on)")
     ap.add_argument("--workers", type=int, default=2, help="trainer processes and tuning studies at once (default 2)")
     ap.add_argument("--threads", default="1", help="IRDASH_TORCH_THREADS of every trainer (default 1)")
     ap.add_argument("--store", type=Path, default=None, help="run store (default cache/bench/mq2008-repro.sqlite)")
@@ -336,6 +363,14 @@ def main() -> int:
     from core.export import git_state
     from ltr.tune import DEFAULT_TRIALS, N_STARTUP_TRIALS
 
+    args.tune_folds = args.tune_folds or args.folds
+    if not set(args.tune_folds) <= set(args.folds):
+        print(f"--tune-folds {' '.join(map(str, args.tune_folds))}: not among --folds "
+              f"{' '.join(map(str, args.folds))}", file=sys.stderr)
+        return 2
+    if args.epochs is not None and args.epochs < 1:
+        print(f"--epochs {args.epochs}: must be at least 1", file=sys.stderr)
+        return 2
     args.trials = args.trials or DEFAULT_TRIALS
     args.startup_trials = args.startup_trials or N_STARTUP_TRIALS
     if git_state()["dirty"]:
@@ -350,19 +385,22 @@ def main() -> int:
 
     store = args.store or cache_subdir("bench") / "mq2008-repro.sqlite"
     export_root = args.export_dir or cache_subdir("bench") / "mq2008-repro-export"
-    record = json.loads(args.out.read_text(encoding="utf-8")) if args.out.is_file() else {}
+    record = previous_record(args.out, store)
     record.update({
         "what": "the LearnDCG paper's MQ2008 table at the paper's scale (bench/learndcg_mq2008_reproduction.py)",
         "data": {"name": DATA_NAME, "folder": str(args.data),
                  "files": {str(f.relative_to(args.data) / name): sha256(f / name)
                            for f in folds for name in ("train.txt", "vali.txt", "test.txt")},
                  "queries": test_queries(args.data)},
-        "settings": {"grid_file": "ltr/configs/study_grid.toml", "train": read_grid_file(STUDY_GRID)["train"],
+        "settings": {"grid_file": "ltr/configs/study_grid.toml",
+                     "train": {**read_grid_file(STUDY_GRID)["train"],
+                               **({} if args.epochs is None else {"epochs": args.epochs})},
+                     "folds": args.folds,
                      "losses": LOSSES, "seeds": args.seeds, "tuned_seeds": args.tuned_seeds,
                      "ranker_seeds": args.ranker_seeds,
                      "rankers": args.rankers, "trials": args.trials, "startup_trials": args.startup_trials,
                      "tuned_on": {f"fold{k}": f"fold{k if k in args.tune_folds else args.tune_folds[0]}"
-                                  for k in FOLDS},
+                                  for k in args.folds},
                      "workers": args.workers,
                      "torch_threads": args.threads, "experiments": EXPERIMENTS},
         "paper": json.loads((ROOT / "ltr" / "paper_claims.json").read_text(encoding="utf-8")),
@@ -395,7 +433,7 @@ def main() -> int:
 
     if "shared" in args.parts:
         with Timed(record["timing"], "shared"):
-            spec = base_spec(EXPERIMENTS["shared"], LOSSES, ["mlp", "lambdamart"], args.seeds, FOLDS)
+            spec = base_spec(EXPERIMENTS["shared"], LOSSES, ["mlp", "lambdamart"], args.seeds, args.folds, args.epochs)
             record["parts"]["shared"] = run_spec(spec, store, args.workers, "bench/learndcg_mq2008_reproduction.py")
         if not runs_clean("shared", EXPERIMENTS["shared"]):
             return 1
@@ -405,16 +443,16 @@ def main() -> int:
 
         tuned_dir = store.parent / "mq2008-repro-tuned"
         with Timed(record["timing"], "tune"):
-            spec = base_spec(EXPERIMENTS["tuned"], TUNED_LOSSES, ["mlp"], args.seeds, FOLDS)
+            spec = base_spec(EXPERIMENTS["tuned"], TUNED_LOSSES, ["mlp"], args.seeds, args.folds, args.epochs)
             record["parts"]["tune"] = tune_folds(args.tune_folds, TUNED_LOSSES, args.trials, args.startup_trials,
                                                  args.workers, store, spec, tuned_dir)
         save()
         with Timed(record["timing"], "tuned"):
             outcomes = {}
-            for k in FOLDS:
+            for k in args.folds:
                 tuned_on = record["settings"]["tuned_on"][f"fold{k}"]
                 spec = apply_tuned(base_spec(EXPERIMENTS["tuned"], TUNED_LOSSES, ["mlp", "lambdamart"],
-                                             args.tuned_seeds, [k]), record["parts"]["tune"][tuned_on])
+                                             args.tuned_seeds, [k], args.epochs), record["parts"]["tune"][tuned_on])
                 outcomes[f"fold{k}"] = run_spec(spec, store, args.workers, "bench/learndcg_mq2008_reproduction.py")
             record["parts"]["tuned"] = outcomes
         if not runs_clean("tuned", EXPERIMENTS["tuned"]):
@@ -422,7 +460,7 @@ def main() -> int:
         save()
     if "rankers" in args.parts:
         with Timed(record["timing"], "rankers"):
-            spec = base_spec(EXPERIMENTS["rankers"], LOSSES, args.rankers, args.ranker_seeds, FOLDS)
+            spec = base_spec(EXPERIMENTS["rankers"], LOSSES, args.rankers, args.ranker_seeds, args.folds, args.epochs)
             record["parts"]["rankers"] = run_spec(spec, store, args.workers, "bench/learndcg_mq2008_reproduction.py")
         if not runs_clean("rankers", EXPERIMENTS["rankers"]):
             return 1

@@ -24,12 +24,19 @@ RC = {"svg.fonttype": "none", "pdf.fonttype": 42, "ps.fonttype": 42}
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
+# Stored results are what the code makes, not code: the MQ2008 reproduction writes its result under bench/results
+# after each part, and that must not mark the code of its later parts, and of the runs they train, as changed.
+RESULT_PATHS = ("bench/results",)
+
+
 def git_state(root: Path = PROJECT_ROOT) -> dict:
-    """The commit of the code that made the files, and whether tracked files had changes."""
+    """The commit of the code that made the files, and whether tracked files other than the stored results
+    (:data:`RESULT_PATHS`) had changes."""
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
                                 check=True, timeout=10).stdout.strip()
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                                     *(f":(exclude){path}" for path in RESULT_PATHS)], cwd=root,
                                     capture_output=True, text=True, check=True, timeout=10).stdout.strip())
     except (OSError, subprocess.SubprocessError):
         return {"commit": None, "dirty": None}

@@ -231,16 +231,16 @@ def top_group_line(table: dict, runs: list[dict], ranker: str) -> str:
 
 
 def seed_tests_line(table: dict, runs: list[dict], ranker: str) -> str:
-    _, recomputed = _seed_tests(table, runs, ranker)
-    if recomputed:
-        return (f"Seeds as a random effect: fold-level Holm p = the {recomputed}, recomputed from this result's per-run "
-                "means; the hierarchical bootstrap over queries and seeds needs the per-query archive, which this "
-                "result predates (rerun its report part).")
     if table.get("seed_tests") is not None:
         definitions = table.get("seed_tests_definitions", {})
         return (f"Seeds as a random effect: fold-level Holm p = the {definitions.get('fold', '')}; bootstrap = the "
                 f"{definitions.get('bootstrap', '')}; both Holm across the baselines. The t-test treats the seeds "
                 "as fixed (each query's NDCG averaged over them).")
+    _, recomputed = _seed_tests(table, runs, ranker)
+    if recomputed:
+        return (f"Seeds as a random effect: fold-level Holm p = the {recomputed}, recomputed from this result's per-run "
+                "means; the hierarchical bootstrap over queries and seeds needs the per-query archive, which this "
+                "result predates (rerun its report part).")
     return ""
 
 
@@ -349,13 +349,24 @@ TITLES = {"shared": "the study grid's shared hyper-parameters", "tuned": "each l
           "rankers": "the other rankers at the shared hyper-parameters"}
 
 
+def part_title(part: str, settings: dict) -> str:
+    """A part's caption; the tuned part's names the fold whose settings a fold took where it was not tuned on its own
+    validation set (``settings.tuned_on``, ``--tune-folds``)."""
+    borrowed = {fold: source for fold, source in (settings.get("tuned_on") or {}).items() if fold != source}
+    if part != "tuned" or not borrowed:
+        return TITLES[part]
+    lenders = sorted(set(borrowed.values()))
+    return (f"each loss tuned (Optuna) on {' and '.join(f.capitalize() for f in lenders)}'s validation set, its settings "
+            f"applied to {', '.join(f.capitalize() for f in sorted(borrowed))}")
+
+
 def markdown(result: dict, source: str, block: Block = README_BLOCK) -> str:
     """``block`` of a stored reproduction result (``source``: its path as the file holding the block names it)."""
     paper = json.loads(CLAIMS_FILE.read_text(encoding="utf-8"))["paper_figures"]["datasets"]["mq2008"]
     settings, report = result.get("settings", {}), result.get("report", {})
     out = [block.start.format(source=source), ""]
     for part in block.parts:
-        title = TITLES[part]
+        title = part_title(part, settings)
         done = report.get(part, {})
         tables = done.get("tables", {})
         if not tables:
@@ -379,10 +390,11 @@ def markdown(result: dict, source: str, block: Block = README_BLOCK) -> str:
             out += identifiability_lines(done.get("findings")) + [""]
     # the cost of what this block shows: its parts' timings (the guide's block also names the report's)
     timing = {name: t for name, t in result.get("timing", {}).items() if name.startswith(block.timings)}
+    workers = settings.get("workers", 1)
     if timing:
         commits = sorted({t.get("commit", "")[:10] for t in timing.values() if t.get("commit")})
         out.append("Cost: " + "; ".join(f"{name} {t['wall_seconds'] / 60:.1f} min wall, {t['cpu_seconds'] / 60:.1f} min "
-                                       f"CPU" for name, t in timing.items()) + f" ({settings.get('workers', 1)} worker, "
+                                       f"CPU" for name, t in timing.items()) + f" ({workers} worker{'s' * (workers != 1)}, "
                    f"{settings.get('torch_threads', '1')} torch thread; commits {', '.join(commits) or '?'}).")
         out.append("")
     out.append(block.end)

@@ -298,11 +298,15 @@ def _open_study(name: str, *, pruner):
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    # studies tuned in parallel processes share the file: wait for its write lock rather than fail
-    storage = optuna.storages.RDBStorage(f"sqlite:///{storage_path()}",
-                                         engine_kwargs={"connect_args": {"timeout": 120}})
-    return optuna.create_study(study_name=name, storage=storage, direction="maximize", load_if_exists=True,
-                               pruner=pruner)
+    # Studies tuned in parallel processes share the file: wait for its write lock rather than fail. Opening it is
+    # one process at a time: two opening a new file at once both stamped its schema version (IntegrityError on
+    # alembic_version), which ended the MQ2008 reproduction's 2-worker tuning at its start.
+    with open(storage_path().with_suffix(".lock"), "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        storage = optuna.storages.RDBStorage(f"sqlite:///{storage_path()}",
+                                             engine_kwargs={"connect_args": {"timeout": 120}})
+        return optuna.create_study(study_name=name, storage=storage, direction="maximize", load_if_exists=True,
+                                   pruner=pruner)
 
 
 def trial_sampler(study: str, number: int, n_startup_trials: int = N_STARTUP_TRIALS):

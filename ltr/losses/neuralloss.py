@@ -40,6 +40,7 @@ Queries without a relevant document have a constant NDCG and are left out of the
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import time
@@ -309,20 +310,25 @@ def load_or_pretrain(cfg: SurrogateConfig) -> tuple[NDCGSurrogate, dict, bool]:
     Returns (frozen surrogate, meta, loaded_from_cache)."""
     folder = cache_subdir("neuralloss")
     weights, meta_path = folder / f"{cfg.key()}.pt", folder / f"{cfg.key()}.json"
-    if weights.is_file() and meta_path.is_file():
-        try:
-            meta = json.loads(meta_path.read_text())
-            if meta.get("params") == asdict(cfg) and meta.get("version") == SURROGATE_VERSION:
-                model = NDCGSurrogate(cfg)
-                model.load_state_dict(torch.load(weights, map_location="cpu", weights_only=True))
-                return model.eval().requires_grad_(False), meta, True
-        except (OSError, ValueError, RuntimeError, KeyError):
-            pass  # unreadable or stale cache entry: pre-train again and overwrite it
-    model, meta = pretrain(cfg)
-    # weights first, meta last: a meta file only ever describes complete weights
-    atomic_write(weights, lambda tmp: torch.save(model.state_dict(), tmp))
-    atomic_write_text(meta_path, json.dumps(meta, indent=2))
-    return model, meta, False
+    # One pre-training per surrogate: a run needing one that another process (a grid's other worker, on the
+    # folds that share it) is pre-training waits for it and loads it, instead of paying it a second time at once.
+    # The kernel releases the lock when its holder ends, a kill included.
+    with open(folder / f"{cfg.key()}.lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if weights.is_file() and meta_path.is_file():
+            try:
+                meta = json.loads(meta_path.read_text())
+                if meta.get("params") == asdict(cfg) and meta.get("version") == SURROGATE_VERSION:
+                    model = NDCGSurrogate(cfg)
+                    model.load_state_dict(torch.load(weights, map_location="cpu", weights_only=True))
+                    return model.eval().requires_grad_(False), meta, True
+            except (OSError, ValueError, RuntimeError, KeyError):
+                pass  # unreadable or stale cache entry: pre-train again and overwrite it
+        model, meta = pretrain(cfg)
+        # weights first, meta last: a meta file only ever describes complete weights
+        atomic_write(weights, lambda tmp: torch.save(model.state_dict(), tmp))
+        atomic_write_text(meta_path, json.dumps(meta, indent=2))
+        return model, meta, False
 
 
 @register_loss("neuralloss", order=9)

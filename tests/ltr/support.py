@@ -50,3 +50,14 @@ def one_torch_thread() -> Iterator[None]:
         else:
             os.environ[TORCH_THREADS_ENV] = variable
         forget_torch_choice()
+
+
+def reproduction_script():
+    """bench/learndcg_mq2008_reproduction.py as a module (a script, not a package: loaded from its file)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "bench" / "learndcg_mq2008_reproduction.py"
+    spec = importlib.util.spec_from_file_location("learndcg_mq2008_reproduction", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

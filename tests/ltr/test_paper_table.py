@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ltr.paper_table import END, GUIDE_BLOCK, README_BLOCK, current_block, markdown, sync_block
+from tests.ltr.support import reproduction_script
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULT = ROOT / "bench" / "results" / "learndcg_mq2008_reproduction.json"
@@ -81,6 +82,31 @@ def test_the_readme_block_holds_the_headline_and_the_guide_block_the_rest():
     lines = guide.splitlines()
     assert lines[0].startswith("<!-- mq2008-reproduction-more:start (generated from ../r.json by ")
     assert "--guide; do not edit" in lines[0] and lines[-1] == "<!-- mq2008-reproduction-more:end -->"
+
+
+def test_the_tuned_caption_says_where_one_fold_s_settings_were_applied_to_all():
+    """--tune-folds 1: the tuned table's caption names the fold tuned and the folds that took its settings (issue 41:
+    'tune on Fold1 and apply the result to all folds, and say so in the table's caption')."""
+    result = planted_three_parts()
+    per_fold = markdown(result, "r.json", GUIDE_BLOCK)
+    result["settings"]["tuned_on"] = {f"fold{k}": f"fold{k}" for k in range(1, 6)}
+    assert markdown(result, "r.json", GUIDE_BLOCK) == per_fold
+    result["settings"]["tuned_on"] = {f"fold{k}": "fold1" for k in range(1, 6)}
+    assert ("**MQ2008, mlp, each loss tuned (Optuna) on Fold1's validation set, its settings applied to Fold2, Fold3, "
+            "Fold4, Fold5** (lr=per loss;") in markdown(result, "r.json", GUIDE_BLOCK)
+
+
+def test_a_result_of_another_store_lends_the_new_one_nothing(tmp_path, capsys):
+    """The reproduction resumes the result at --out only when it names the same --store: rerun onto the committed
+    result (another store), it started from its parts and timings (stale 'tuned_seed3' cost lines, a dirty timing)."""
+    bench = reproduction_script()
+    out = tmp_path / "r.json"
+    assert bench.previous_record(out, tmp_path / "a.sqlite") == {}
+    stored = {**planted_three_parts(), "store": str(tmp_path / "a.sqlite")}
+    out.write_text(json.dumps(stored), encoding="utf-8")
+    assert bench.previous_record(out, tmp_path / "a.sqlite") == stored
+    assert bench.previous_record(out, tmp_path / "b.sqlite") == {}
+    assert "a.sqlite" in capsys.readouterr().err
 
 
 def test_each_block_is_synced_in_place_without_touching_the_other():

@@ -245,3 +245,48 @@ def test_studies_tune_on_two_workers(tmp_path, tiny_data, private_cache, capsys)
     ran = runs.loc[[r["trials"][0]["run_id"] for r in document["losses"]]]
     assert set(ran["status"]) <= {"completed", "cancelled"}
     assert os.getpid() not in set(ran["pid"])  # trained in the workers, not here
+
+
+def test_studies_opened_at_once_on_a_new_storage_open_it_one_at_a_time(private_cache, monkeypatch):
+    """Two studies opened at the same moment on a storage file that does not exist yet (the MQ2008 reproduction's two
+    tuning workers at its start) both stamped the new file's schema and one died on alembic_version's UNIQUE
+    constraint; opening the storage is now one process (or thread) at a time, so both studies open."""
+    import threading
+
+    import optuna
+
+    from ltr.tune import _open_study
+
+    real, barrier, active, peak = optuna.storages.RDBStorage, threading.Barrier(2), [0], [0]
+    lock = threading.Lock()
+
+    class AtOnce(real):  # holds each opener until the other arrives (or a second has passed)
+        def __init__(self, *args, **kwargs):
+            with lock:
+                active[0] += 1
+                peak[0] = max(peak[0], active[0])
+            try:
+                barrier.wait(1)
+            except threading.BrokenBarrierError:
+                pass
+            try:
+                super().__init__(*args, **kwargs)
+            finally:
+                with lock:
+                    active[0] -= 1
+
+    monkeypatch.setattr(optuna.storages, "RDBStorage", AtOnce)
+    opened, errors = [], []
+
+    def open_one(name):
+        try:
+            opened.append(_open_study(name, pruner=optuna.pruners.NopPruner()).study_name)
+        except Exception as exc:  # the race's IntegrityError, kept to show
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_one, args=(f"study-{i}",)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == [] and sorted(opened) == ["study-0", "study-1"] and peak[0] == 1

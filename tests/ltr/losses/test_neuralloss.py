@@ -209,3 +209,41 @@ def test_chunking_lists_by_length_changes_no_prediction_or_gradient():
     (weights * whole).sum().backward()
     (weights * chunked).sum().backward()
     assert torch.allclose(chunk_scores.grad, whole_scores.grad, atol=1e-5)
+
+
+def test_a_surrogate_being_pre_trained_elsewhere_is_waited_for_not_pre_trained_twice(monkeypatch, _isolated_cache):
+    """Two runs needing one surrogate at once (the MQ2008 reproduction's two workers on folds that share it) paid its
+    pre-training twice, side by side; now the second waits for the first's and loads it."""
+    import threading
+
+    import ltr.losses.neuralloss as module
+
+    cfg = SurrogateConfig(**MQ_LIKE, d_model=8, n_heads=2, n_layers=1, max_steps=2, eval_every=1, seed=41)
+    real, calls, started, second_in, release = module.pretrain, [], threading.Event(), threading.Event(), threading.Event()
+
+    def held_pretrain(config):
+        calls.append(config)
+        started.set()
+        assert release.wait(30)
+        return real(config)
+
+    def entering(*parts):
+        if threading.current_thread().name == "second":
+            second_in.set()
+        return module.cache_subdir.__wrapped__(*parts)
+
+    entering.__wrapped__ = module.cache_subdir
+    monkeypatch.setattr(module, "pretrain", held_pretrain)
+    monkeypatch.setattr(module, "cache_subdir", entering)
+    loaded = {}
+    first = threading.Thread(target=lambda: loaded.update(first=module.load_or_pretrain(cfg)[2]), name="first")
+    first.start()
+    assert started.wait(30)
+    second = threading.Thread(target=lambda: loaded.update(second=module.load_or_pretrain(cfg)[2]), name="second")
+    second.start()
+    assert second_in.wait(30)
+    second.join(0.5)  # time for the second to reach the cache (and, unguarded, its own pre-training)
+    release.set()
+    first.join(60)
+    second.join(60)
+    assert len(calls) == 1 and loaded == {"first": False, "second": True}
