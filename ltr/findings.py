@@ -38,8 +38,9 @@ import pandas as pd
 
 from core.findings import FAILS, HOLDS, INCONCLUSIVE, UNMEASURABLE, Finding, Part, from_claim
 from core.inference.claims import Claim, effect, order
+from core.inference.summary import PairedT
 from ltr.ndcg_conventions import NDCG_CUTOFFS
-from ltr.report.paired import ALPHA, PairedT, paired_table
+from ltr.report.paired import ALPHA, paired_table
 from ltr.report.runs import select_configuration, variant_loss
 from ltr.store import RunStore
 

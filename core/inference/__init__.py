@@ -12,6 +12,8 @@ of their own. Modules, one concern each (import from the module, this package re
 - ``paired``: paired tests on discrete data (integer counts, exact rationals) and fixed comparison families;
 - ``paired_share``: the difference of two shares on the same units (Newcombe's paired score interval), an
   estimate the claim types read;
+- ``summary``: an estimate read from its summary (a paired t from mean, SD and n: what a stored LearnDCG
+  result keeps), without importing ``scipy.stats``.
 
 Not here: the published sizes of well-known models, each with its source, and the check of a stated size
 against them live beside the other model sizes, in ``pipeline/llm/published_sizes.tsv`` read by

@@ -1,11 +1,11 @@
-"""The paired test's summary estimate reads as the inference core's Mean of the differences themselves."""
+"""A paired t read from its summary (core.inference.summary.PairedT) reads as the core's Mean of the differences themselves."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from core.inference.claims import Mean
-from ltr.report.paired import PairedT
+from core.inference.summary import PairedT
 
 
 @pytest.mark.parametrize("shift", [0.0, 0.3, -1.2])
