@@ -35,8 +35,8 @@ from ltr.store import RunStore
 
 POSTED = ("log_steps", "heartbeat")
 CALLED = ("register_experiment", "register_run", "start_run", "record_code", "log_epoch", "truncate_after",
-          "finish_run", "fail_run", "delete_run", "find_run", "get_run", "list_runs", "step_series", "step_metric_names",
-          "epoch_series", "per_query", "counts", "reap_stale_runs")
+          "finish_run", "fail_run", "delete_run", "find_run", "get_run", "list_runs", "step_series", "step_summary",
+          "step_metric_names", "epoch_series", "per_query", "counts", "reap_stale_runs")
 FLUSH_SECONDS = 0.25
 MAX_PENDING_ROWS = 20_000
 
