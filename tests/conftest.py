@@ -17,7 +17,8 @@ from tests.support.workers import end_workers_under
 # on another. A test that needs one of these sets it itself. The thread overrides stay: they change how fast
 # the code runs, never what it computes.
 MACHINE_SETTINGS = ("IRDASH_CONFIG", "IRDASH_RAY_ADDRESS", "IRDASH_RAY_CHECKPOINT_DIR", "IRDASH_JOB_LIMITS",
-                    "IRDASH_WORKERS", "IRDASH_SKIP_MEMORY_CHECK", "IRDASH_LLM_GPU_LAYERS", "IRDASH_TEST_EPOCH_GATE",
+                    "IRDASH_WORKERS", "IRDASH_SKIP_MEMORY_CHECK", "IRDASH_LLM_GPU_LAYERS", "IRDASH_LLM_PARALLEL",
+                    "IRDASH_TEST_EPOCH_GATE",
                     "IRDASH_JOB_ID", "IRDASH_JOB_EXIT", "IRDASH_WORKER_LOG")
 MACHINE_SETTING_PREFIXES = ("IRDASH_DATA_", "IRDASH_QPP_INDEX_")
 for _name in [n for n in os.environ if n in MACHINE_SETTINGS or n.startswith(MACHINE_SETTING_PREFIXES)]:

@@ -21,8 +21,9 @@ Issue 18 asks that an answer not depend on the batch it was decoded in. With par
 prompt cache it can: SmolLM2's greedy answers to five prompts were the same alone and in one batch,
 but one of the five differed when the batch was sent in reversed order (a slot's reused prefix and
 the batch shape change float rounding). This is recorded in every result's provenance note; the
-cache serves the first answer, so a rerun is identical. ``parallel=1`` (and no other request in
-flight) gives batch-independent answers at the cost of throughput.
+cache serves the first answer, so a rerun is identical. ``parallel=1`` (``IRDASH_LLM_PARALLEL=1``) gives
+answers that do not depend on timing, at the cost of throughput: the requests are decoded one at a time in
+the order sent (an answer can still depend on the previous prompt, whose prefix the slot reuses).
 """
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ from pipeline.llm.gguf_models import GGUFModel, model_path, part_files, resolve
 
 THREADS_ENV = "IRDASH_LLM_THREADS"
 GPU_LAYERS_ENV = "IRDASH_LLM_GPU_LAYERS"
+PARALLEL_ENV = "IRDASH_LLM_PARALLEL"
 DEFAULT_PARALLEL = 4  # slots decoded together; 4 keeps the KV cache of the 1.5B model under 0.5 GB
 SLOT_CTX = 4096  # tokens of context per slot: the longest typology prompts are about 2,000
 
@@ -62,6 +64,21 @@ def default_threads() -> int:
     if _PROCESS_THREADS is None:  # once per process: every backend then shares one loaded engine
         _PROCESS_THREADS = choose_threads(THREADS_ENV).threads
     return _PROCESS_THREADS
+
+
+def default_parallel() -> int:
+    """The slots decoded together: ``IRDASH_LLM_PARALLEL`` when set, else 4. With 1 the requests are decoded
+    one at a time in the order sent, so a run's answers do not depend on timing (see the module docstring)."""
+    value = os.environ.get(PARALLEL_ENV, "").strip()
+    if not value:
+        return DEFAULT_PARALLEL
+    try:
+        parallel = int(value)
+    except ValueError:
+        parallel = 0
+    if parallel < 1:
+        raise ValueError(f"{PARALLEL_ENV}={value!r}: expected a whole number of slots, 1 or more")
+    return parallel
 
 
 def default_gpu_layers() -> int:
@@ -131,10 +148,10 @@ class LlamaCppBackend(LLMBackend):
         return self.spec
 
     def __init__(self, model: str | GGUFModel | None = None, *, threads: int | None = None,
-                 parallel: int = DEFAULT_PARALLEL, gpu_layers: int | None = None):
+                 parallel: int | None = None, gpu_layers: int | None = None):
         self.model = model if isinstance(model, GGUFModel) else resolve(model)
         self.threads = threads or default_threads()
-        self.parallel = max(1, int(parallel))
+        self.parallel = max(1, int(parallel)) if parallel is not None else default_parallel()
         self.gpu_layers = gpu_layers
         small, note = describe(self.model)
         # digest: the pinned sha256 of the whole GGUF, which model_path verifies (response-cache key)

@@ -192,3 +192,17 @@ def test_threads_are_the_free_cores_decided_once_per_process(monkeypatch):
     monkeypatch.setenv(llamacpp.THREADS_ENV, "3")
     assert llamacpp.LlamaCppBackend("smollm2").threads == 3
 
+
+
+def test_slots_are_four_unless_set_and_a_bad_setting_is_named(monkeypatch):
+    from pipeline.llm.backends import llamacpp
+
+    monkeypatch.delenv(llamacpp.PARALLEL_ENV, raising=False)
+    assert llamacpp.LlamaCppBackend("smollm2").parallel == llamacpp.DEFAULT_PARALLEL == 4
+    monkeypatch.setenv(llamacpp.PARALLEL_ENV, "1")  # one request at a time: answers independent of timing
+    assert llamacpp.LlamaCppBackend("smollm2").parallel == 1
+    assert llamacpp.LlamaCppBackend("smollm2", parallel=2).parallel == 2  # an explicit count wins
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv(llamacpp.PARALLEL_ENV, bad)
+        with pytest.raises(ValueError, match=f"IRDASH_LLM_PARALLEL={bad!r}"):
+            llamacpp.LlamaCppBackend("smollm2")
