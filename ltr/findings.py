@@ -311,19 +311,28 @@ def theta_parts(store: RunStore, runs: pd.DataFrame, candidate: str | None, scop
                                               f"{rule['min_folds']} needed", {"n": n, "unit": "folds"})]
     seed_of = dict(zip(mine["run_id"], mine["seed"].astype(int)))
     tested = tested_parameters(store, mine)
-    diag = diag.assign(seed=diag["run_id"].map(seed_of), b_final=log_base(diag["theta_final"].astype(float)))
+    diag = diag.assign(seed=diag["run_id"].map(seed_of), b_final=log_base(diag["theta_final"].astype(float)),
+                       b_start=log_base(diag["theta_0"].astype(float)))
+    # the folds are compared on the value the tested ranker was trained with (its best validation epoch) where
+    # every run recorded it, else on the last step's; the other is kept beside it
+    at_test = not diag.empty and all(run_id in tested and "b_d" in tested[run_id] for run_id in diag["run_id"])
+    b_compared = diag["run_id"].map(lambda r: tested[r]["b_d"]).astype(float) if at_test else diag["b_final"]
+    diag = diag.assign(b_compared=b_compared, theta_compared=np.log(np.expm1(b_compared - 1)))  # b_d = 1 + softplus(θ_d)
     per_fold, b_means, b_by_fold = {}, {}, []
     for fold, g in diag.groupby("fold"):
-        seeds = {int(r["seed"]): {"theta_0": float(r["theta_0"]), "theta_d_final": float(r["theta_final"]),
+        seeds = {int(r["seed"]): {"theta_0": float(r["theta_0"]), "b_d_start": float(r["b_start"]),
+                                  "theta_d_final": float(r["theta_final"]),
                                   "b_d_final": float(r["b_final"]), "steps": int(r["steps"]),
                                   "of_reference": float(r["of_reference"]),
                                   "one_sign": None if pd.isna(r["one_sign"]) else float(r["one_sign"]),
                                   "settled": bool(abs(r["of_reference"]) < bound),
                                   **{f"{name}_tested": value for name, value in tested.get(r["run_id"], {}).items()}}
                  for r in g.to_dict("records")}
-        b = g["b_final"].to_numpy(float)
-        per_fold[int(fold)] = {"seeds": seeds, "theta_d_mean": float(g["theta_final"].mean()),
+        b = g["b_compared"].to_numpy(float)
+        per_fold[int(fold)] = {"seeds": seeds, "theta_d_mean": float(g["theta_compared"].mean()),
                                "b_d_mean": float(b.mean()), "b_d_seed_range": float(b.max() - b.min()),
+                               "b_d_final_mean": float(g["b_final"].mean()),
+                               "b_d_start_mean": float(g["b_start"].mean()),
                                "in_paper_range": bool(low <= b.mean() <= high)}
         b_means[int(fold)] = float(b.mean())
         b_by_fold.append(b)
@@ -332,7 +341,7 @@ def theta_parts(store: RunStore, runs: pd.DataFrame, candidate: str | None, scop
     fold_range = max(b_means.values()) - min(b_means.values())
     theta_means = [f["theta_d_mean"] for f in per_fold.values()]
     measured = {"per_fold": per_fold, "compared_quantity": claim["compared_quantity"],
-                "b_d_range": fold_range, "theta_d_range": max(theta_means) - min(theta_means),
+                "read_at": "tested checkpoint" if at_test else "last step", "b_d_range": fold_range, "theta_d_range": max(theta_means) - min(theta_means),
                 "b_d_min": min(b_means.values()), "b_d_max": max(b_means.values()),
                 "seeds_per_fold": seeds_per_fold, "paper_range": [low, high],
                 "folds_in_paper_range": sorted(f for f, v in per_fold.items() if v["in_paper_range"])}
@@ -352,20 +361,21 @@ def theta_parts(store: RunStore, runs: pd.DataFrame, candidate: str | None, scop
         text += f", seed-to-seed spread {spread:.4f}, one-way ANOVA F {anova['F']:.3g}, p {anova['p']:.3g}"
     runs_total = sum(len(v["seeds"]) for v in per_fold.values())
     drifted = sorted((f, s) for f, v in per_fold.items() for s, r in v["seeds"].items() if not r["settled"])
-    identifiable, why_identifiable = _identifiable(per_fold, drifted, runs_total, bound)
+    identifiable, why_identifiable = _identifiable(per_fold, drifted, runs_total, bound, low)
     fold_specific, why_fold = _fold_specific(measured, fold_range, seeds_per_fold, rule)
-    at_test = all("b_d_tested" in r for v in per_fold.values() for r in v["seeds"].values())
     measured.update(identifiable={"verdict": identifiable, "step_correlation": _step_correlation(per_fold)},
-                    fold_specific={"verdict": fold_specific}, read_at="tested checkpoint" if at_test else "last step")
+                    fold_specific={"verdict": fold_specific})
     evidence["step_correlation"] = r = measured["identifiable"]["step_correlation"]
     anova = measured.get("anova")
     evidence["shown"] = ("b_d per fold: range " + f"{fold_range:.4f}"
                          + (f" vs seed spread {measured['seed_spread']:.4f}, one-way ANOVA p {anova['p']:.3g}"
-                            if anova else "") + (f"; final θ_d vs steps r {r:.4f}" if r is not None else "")
+                            if anova else "") + (f"; θ_d's climb vs steps r {r:.4f}" if r is not None else "")
                          + f"; identifiable: {identifiable}; fold-specific: {fold_specific}")
     verdict = FAILS if FAILS in (identifiable, fold_specific) else (
         INCONCLUSIVE if INCONCLUSIVE in (identifiable, fold_specific) else HOLDS)
-    where = ("b_d read at the checkpoint that was tested (its best validation epoch)" if at_test else
+    finals = [f["b_d_final_mean"] for f in per_fold.values()]
+    where = (f"b_d read at the checkpoint that was tested (its best validation epoch; at the last step "
+             f"{min(finals):.4f} to {max(finals):.4f})" if at_test else
              "b_d read at the last logged step, up to the early-stopping patience after the checkpoint that was tested "
              "(the runs did not record it at the tested checkpoint)")
     return [Part(scope, measured, verdict, f"{text}; {where}; identifiable: {identifiable} ({why_identifiable}); "
@@ -386,36 +396,60 @@ def tested_parameters(store: RunStore, runs: pd.DataFrame) -> dict[str, dict[str
 
 
 def _step_correlation(per_fold: dict) -> float | None:
-    """Pearson r of the runs' final θ_d against their step counts (scipy): near 1 where the value follows the step
-    count; None with fewer than 3 runs or one step count."""
+    """Pearson r of the runs' climb of θ_d (last step's value less its start) against their step counts (scipy):
+    near 1 where the value follows the step count. The climb, not the final value: runs that start elsewhere (a
+    tuned or user-chosen start) would otherwise correlate with their starts. None with fewer than 3 runs or one
+    step count."""
     from scipy import stats
 
     runs = [r for v in per_fold.values() for r in v["seeds"].values()]
-    steps, theta = [r["steps"] for r in runs], [r["theta_d_final"] for r in runs]
+    steps, theta = [r["steps"] for r in runs], [r["theta_d_final"] - r["theta_0"] for r in runs]
     if len(runs) < 3 or len(set(steps)) < 2 or len(set(theta)) < 2:
         return None
     return float(stats.pearsonr(steps, theta).statistic)
 
 
-def _identifiable(per_fold: dict, drifted: list, runs_total: int, bound: float) -> tuple[str, str]:
+def _identifiable(per_fold: dict, drifted: list, runs_total: int, bound: float,
+                  paper_low: float) -> tuple[str, str]:
     """Is θ_d set by the data rather than by the step count? Not where a run did not settle (ltr.drift): under the
     paper's formula b_d only rescales the loss (standard normalisation; it cancels under learned normalisation),
     so θ_d can only climb with the steps (ltr/losses/learndcg.py)."""
     r = _step_correlation(per_fold)
-    steps = f"final θ_d against steps r = {r:.4f}" if r is not None else "no step correlation (fewer than 3 runs)"
+    steps = (f"θ_d's climb (last step less start) against steps r = {r:.4f}" if r is not None
+             else "no step correlation (fewer than 3 runs)")
     if drifted:
         used = [per_fold[f]["seeds"][s]["of_reference"] for f, s in drifted]
         which = (f"all {runs_total} runs" if len(drifted) == runs_total else
                  f"run(s) {', '.join(f'fold {f} seed {s}' for f, s in drifted)}")
         return FAILS, (f"{which} did not settle (of_reference {min(used):.2f} to {max(used):.2f}, |of_reference| >= "
                        f"{bound}: the value follows the step count), {steps}; b_d only rescales the loss under the "
-                       f"paper's formula, so θ_d can only climb with the steps, and from b_d = 2 the paper's 1.80 is "
-                       f"out of reach")
+                       f"paper's formula, so θ_d can only climb with the steps{_reach(per_fold, paper_low)}")
     return HOLDS, f"every run settled (|of_reference| < {bound}), {steps}"
 
 
+def _reach(per_fold: dict, paper_low: float) -> str:
+    """What the runs' starting b_d leave within reach of a value that can only climb."""
+    starts = sorted({round(r["b_d_start"], 4) for v in per_fold.values() for r in v["seeds"].values()})
+    where = f"b_d = {starts[0]:g}" if len(starts) == 1 else f"starts of b_d = {starts[0]:.2f} to {starts[-1]:.2f}"
+    if starts[0] >= paper_low:
+        return f", and from {where} the paper's {paper_low:.2f} is out of reach"
+    return f" from its start ({where}): the value reached is the start plus the climb"
+
+
+def _starts_differ(per_fold: dict) -> bool:
+    """Whether the folds started b_d from different values (tuned per fold, or set per run)."""
+    starts = [v["b_d_start_mean"] for v in per_fold.values()]
+    return max(starts) - min(starts) > 1e-6
+
+
 def _fold_specific(measured: dict, fold_range: float, seeds_per_fold: int, rule: dict) -> tuple[str, str]:
-    """Do the folds differ more than the seeds do (range against the seed-to-seed spread, one-way ANOVA)?"""
+    """Do the folds differ more than the seeds do (range against the seed-to-seed spread, one-way ANOVA)? Not
+    answerable where the folds started from different values: their difference is then the starts'."""
+    if _starts_differ(measured["per_fold"]):
+        starts = [v["b_d_start_mean"] for v in measured["per_fold"].values()]
+        return INCONCLUSIVE, (f"the folds started b_d from different values ({min(starts):.2f} to {max(starts):.2f}, "
+                              "e.g. tuned per fold), so a difference between the folds is their starts', not the "
+                              "data's; only runs started alike can answer it")
     if fold_range == 0:
         return FAILS, "θ_d is the same in every fold"
     if seeds_per_fold < rule["min_seeds"]:

@@ -12,7 +12,7 @@ on per-query NDCG averaged over seeds (Holm across the baselines), the fold-leve
 the per-query archive, the hierarchical bootstrap over queries and seeds (:mod:`ltr.report.seeds`); the top group
 (tied, no order within it); the queries without a relevant document beside the paper's figure (counted from the
 data files, ``data.queries``); the LTR comparisons' verdicts decided afresh on the stored table by the claims file's
-rules (:data:`REDECIDED`); and b_d's non-identifiability with the final θ_d vs step count r of the stored runs.
+rules (:data:`REDECIDED`); and b_d's non-identifiability with θ_d's climb vs step count r of the stored runs.
 """
 from __future__ import annotations
 
@@ -259,7 +259,8 @@ def no_relevant_line(result: dict) -> str:
 
 def identifiability_lines(findings: dict | None) -> list[str]:
     """Why LearnDCG's b_d cannot be identified (``ltr/losses/learndcg.py``'s algebra) and what the runs show: the
-    final θ_d against the step count over the θ_d finding's runs (Pearson r, scipy), read from the stored finding."""
+    climb of θ_d (last step less start) against the step count over the θ_d finding's runs (Pearson r, scipy), read
+    from the stored finding."""
     from scipy import stats
 
     finding = ((findings or {}).get("findings") or {}).get("theta_d_fold_specific") or {}
@@ -274,13 +275,14 @@ def identifiability_lines(findings: dict | None) -> list[str]:
     if len(runs) > 2:
         lines.append("")
         steps = [r["steps"] for r in runs]
-        theta = [r["theta_d_final"] for r in runs]
+        theta = [r["theta_d_final"] - r["theta_0"] for r in runs]  # the climb: runs may start apart (tuned)
         tested = [r.get("b_d_tested") for r in runs]
         r_value = stats.pearsonr(steps, theta).statistic
         where = ("at the checkpoint that was tested" if all(v is not None for v in tested) else
                  "at the last logged step, up to the early-stopping patience after the checkpoint that was tested "
                  "(this result predates recording them at the tested checkpoint)")
-        lines.append(f"Measured: final θ_d against the run's step count, Pearson r = {r_value:.4f} over {len(runs)} "
+        lines.append(f"Measured: θ_d's climb (last step less start) against the run's step count, Pearson r = "
+                     f"{r_value:.4f} over {len(runs)} "
                      f"runs ({min(steps)} to {max(steps)} steps); θ_d and b_d are read {where}. So the θ_d verdict "
                      "answers two questions apart: fold-specific (do the folds differ more than the seeds?) and "
                      "identifiable (is the value set by the data, not by the step count?); the second fails first.")
@@ -313,10 +315,20 @@ def redecided(table: dict, ranker: str) -> dict[str, list]:
     return {"learndcg_highest": highest_parts(frame, scope), "neuralloss_vs_learndcg": neuralloss_parts(frame, scope)}
 
 
+def shown_parts(parts: list, verdict: str, scope, verdict_of) -> list:
+    """The parts a verdict line prints: the NDCG@10 ones and, where none of them reaches the combined ``verdict``
+    (another cut-off decided it, e.g. one ranker's NDCG@1), the parts that do, so the line shows what decided it."""
+    shown = [p for p in parts if scope(p).endswith("NDCG@10")] or list(parts)
+    if all(verdict_of(p) != verdict for p in shown):
+        shown += [p for p in parts if verdict_of(p) == verdict and p not in shown]
+    return shown
+
+
 def verdict_lines(findings: dict, tables: dict | None = None) -> list[str]:
     """Each finding's verdict and, for the claims tested per cut-off, its NDCG@10 parts (the paper's figures are
-    NDCG@10; every cut-off's part is in the stored result and on the Findings page). The claims of
-    :data:`REDECIDED` are decided afresh on the stored ``tables``."""
+    NDCG@10; every cut-off's part is in the stored result and on the Findings page), with the parts of another
+    cut-off where they decided the verdict (:func:`shown_parts`). The claims of :data:`REDECIDED` are decided
+    afresh on the stored ``tables``."""
     from core.findings import combine
 
     fresh = {name: [] for name in REDECIDED}
@@ -330,12 +342,12 @@ def verdict_lines(findings: dict, tables: dict | None = None) -> list[str]:
     for name, finding in (findings or {}).get("findings", {}).items():
         if fresh.get(name):
             verdict, _ = combine(fresh[name])
-            shown = [p for p in fresh[name] if p.scope.endswith("NDCG@10")] or fresh[name]
+            shown = shown_parts(fresh[name], verdict, lambda p: p.scope, lambda p: p.verdict)
             lines.append(f"- `{name}`: **{verdict}** (decided on the stored table by the claims file's "
                          f"{paper_claims_rule(name)['type']} rule). " + " ".join(f"{p.scope}: {p.reason}." for p in shown))
             continue
         parts = finding.get("parts", [])
-        shown = [p for p in parts if p.get("scope", "").endswith("NDCG@10")] or parts
+        shown = shown_parts(parts, finding["verdict"], lambda p: p.get("scope", ""), lambda p: p.get("verdict"))
         lines.append(f"- `{name}`: **{finding['verdict']}**. "
                      + " ".join(f"{p['scope']}: {p['reason']}." for p in shown))
     return lines

@@ -81,15 +81,18 @@ def parts_frame(finding) -> pd.DataFrame:
 
 
 def theta_frame(result: dict) -> pd.DataFrame:
-    """θ_d and b_d per fold and seed of every comparison (the theta_d_fold_specific finding's figures)."""
+    """θ_d and b_d per fold and seed of every comparison (the theta_d_fold_specific finding's figures): b_d at the
+    start, at the checkpoint that was tested (empty where the run did not record it) and at the last step."""
     rows = []
     for part in result["findings"]["theta_d_fold_specific"].parts:
         for fold, figures in part.measured.get("per_fold", {}).items():
             for seed, run in figures["seeds"].items():
                 rows.append({"data / ranker": part.scope, "fold": fold, "seed": seed,
+                             "b_d start": run.get("b_d_start"), "b_d tested": run.get("b_d_tested"),
                              "θ_d final": run["theta_d_final"], "b_d final": run["b_d_final"],
                              "steps": run["steps"], "of_reference": run["of_reference"], "settled": run["settled"]})
-    return pd.DataFrame(rows, columns=["data / ranker", "fold", "seed", "θ_d final", "b_d final", "steps",
+    return pd.DataFrame(rows, columns=["data / ranker", "fold", "seed", "b_d start", "b_d tested", "θ_d final",
+                                       "b_d final", "steps",
                                        "of_reference", "settled"])
 
 

@@ -24,7 +24,7 @@ THETA_0 = float(np.log(np.e - 1))  # b_d = 2
 
 
 def _plant(store, *, data, fold, loss, seed, values, theta_final=None, experiment=EXPERIMENT, drift=False,
-           tested=None):
+           tested=None, theta_start=THETA_0):
     """One completed run: per-query test NDCG ``values`` ({qid: value}, the same at every k) and, with
     ``theta_final``, a θ_d series of 400 steps that settles there (gradient changing sign) or drifts at
     Adam's maximal rate (``drift``)."""
@@ -36,9 +36,9 @@ def _plant(store, *, data, fold, loss, seed, values, theta_final=None, experimen
     if theta_final is not None:
         steps = np.arange(400)
         if drift:
-            theta, grad = THETA_0 + LR * steps, np.full(400, -0.3)
+            theta, grad = theta_start + LR * steps, np.full(400, -0.3)
         else:
-            theta = theta_final - (theta_final - THETA_0) * np.exp(-steps / 20)
+            theta = theta_final - (theta_final - theta_start) * np.exp(-steps / 20)
             grad = (-1.0) ** steps * 0.2
         store.log_steps(run_id, [(int(s), int(s) // 100, {"theta_d": float(t), "grad_theta_d": float(g)})
                                  for s, t, g in zip(steps, theta, grad)])
@@ -52,14 +52,18 @@ def _plant(store, *, data, fold, loss, seed, values, theta_final=None, experimen
     return run_id
 
 
-def _theta_store(path, finals: dict[tuple[int, int], float], *, drifting=(), tested=None):
-    """LearnDCG and ApproxNDCG on the folds and seeds of ``finals`` ({(fold, seed): final θ_d})."""
+def _theta_store(path, finals: dict[tuple[int, int], float], *, drifting=(), tested=None, starts=None):
+    """LearnDCG and ApproxNDCG on the folds and seeds of ``finals`` ({(fold, seed): final θ_d}); ``tested``: the
+    tested checkpoint's b_d, one for every run or ``{(fold, seed): b_d}``; ``starts``: ``{fold: θ_d at the start}``
+    (default b_d = 2)."""
     rng = np.random.default_rng(1)
     store = RunStore(path)
     for (fold, seed), final in finals.items():
         values = {f"{fold}_{q}": float(v) for q, v in enumerate(rng.uniform(0.3, 0.8, 10))}
         _plant(store, data="synthetic-mq2008", fold=fold, loss="learndcg", seed=seed, values=values,
-               theta_final=final, drift=(fold, seed) in drifting, tested=tested)
+               theta_final=final, drift=(fold, seed) in drifting,
+               tested=tested.get((fold, seed)) if isinstance(tested, dict) else tested,
+               theta_start=(starts or {}).get(fold, THETA_0))
         _plant(store, data="synthetic-mq2008", fold=fold, loss="approxndcg", seed=seed, values=values)
     return store
 
@@ -146,6 +150,49 @@ def test_theta_d_is_read_at_the_tested_checkpoint_where_the_runs_recorded_it(tmp
     assert "b_d read at the checkpoint that was tested" in part.reason
     assert "identifiable: holds" in part.reason  # every planted run settled
     assert "one-way ANOVA p" in part.headline and "fold-specific:" in part.headline  # the headline carries its test
+
+
+def test_the_folds_are_compared_on_the_tested_checkpoints_b_d_with_the_last_steps_beside(tmp_path):
+    """Issue 41: the comparison said "read at the checkpoint that was tested" but used the last step's b_d. Here the
+    last steps' values differ no more than the seeds do (alone they would not hold), while the tested checkpoints'
+    b_d differ by fold far beyond their seed spread: the verdict is the tested values'."""
+    finals = {(fold, seed): 0.7 + 0.005 * fold + 0.1 * seed for fold in (1, 2, 3) for seed in (0, 1, 2)}
+    tested = {(fold, seed): 1.9 + 0.2 * fold + 0.001 * seed for fold in (1, 2, 3) for seed in (0, 1, 2)}
+    with _theta_store(tmp_path / "runs.sqlite", finals, tested=tested) as store:
+        _finding, part = _theta(store)
+    assert part.measured["read_at"] == "tested checkpoint"
+    assert part.measured["b_d_range"] == pytest.approx(0.4, abs=1e-6)  # 2.1 .. 2.5: the tested values
+    assert part.measured["per_fold"][2]["b_d_mean"] == pytest.approx(2.301, abs=1e-6)
+    finals_b = [np.mean([1 + np.log1p(np.exp(finals[(f, s)])) for s in (0, 1, 2)]) for f in (1, 2, 3)]
+    assert [part.measured["per_fold"][f]["b_d_final_mean"] for f in (1, 2, 3)] == pytest.approx(finals_b)
+    assert f"at the last step {min(finals_b):.4f} to {max(finals_b):.4f}" in part.reason
+    assert part.measured["fold_specific"]["verdict"] == HOLDS  # on the last step's values it would not hold
+    assert part.measured["per_fold"][1]["seeds"][0]["b_d_start"] == pytest.approx(2.0)
+
+
+def test_folds_started_from_different_b_d_cannot_show_fold_specific_values(tmp_path):
+    """A tuned start per fold (the tuned reproduction: b_d 1.27 to 2.97) makes the folds differ by construction: the
+    old rule read that as "fold-specific: holds"."""
+    from ltr.findings import _step_correlation
+
+    starts = {1: 0.0, 2: THETA_0, 3: 1.0}  # b_d = 1.69, 2, 2.31
+    finals = {(fold, seed): starts[fold] + 0.2 + 0.001 * seed for fold in (1, 2, 3) for seed in (0, 1, 2)}
+    with _theta_store(tmp_path / "runs.sqlite", finals, starts=starts) as store:
+        _finding, part = _theta(store)
+    assert part.measured["b_d_range"] > part.measured["seed_spread"] and part.measured["anova"]["p"] < 0.05
+    assert part.measured["fold_specific"]["verdict"] == INCONCLUSIVE
+    assert "started b_d from different values (1.69 to 2.31" in part.reason
+    # a start below the paper's 1.80: the text does not claim it is out of reach
+    drifting = {(fold, seed) for fold in (1, 2, 3) for seed in (0, 1, 2)}
+    with _theta_store(tmp_path / "drift.sqlite", finals, starts=starts, drifting=drifting) as store:
+        _finding, part = _theta(store)
+    assert part.measured["identifiable"]["verdict"] == FAILS and "out of reach" not in part.reason
+    assert "from its start (starts of b_d = 1.69 to 2.31)" in part.reason
+    # the step correlation reads the climb, not the final value: later starts with fewer steps still give r = 1
+    runs = {f"{i}": {"theta_0": start, "theta_d_final": start + 0.001 * steps, "steps": steps}
+            for i, (start, steps) in enumerate([(0.0, 500), (0.5, 300), (1.0, 100)])}
+    assert _step_correlation({1: {"seeds": runs}}) == pytest.approx(1.0)
+    assert stats.pearsonr([500, 300, 100], [r["theta_d_final"] for r in runs.values()]).statistic < 0
 
 
 def _ranking_store(path, *, queries_per_fold, seeds=(0, 1), data="mq2008-planted", experiment=EXPERIMENT,

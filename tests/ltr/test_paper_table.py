@@ -232,3 +232,22 @@ def test_a_fold_level_top_group_says_what_its_test_could_see():
     assert (f"at n = 5 folds this test detects (power 80%, two-sided 0.05 before Holm) only differences of at "
             f"least {sizes[0]:.2f} to {sizes[1]:.2f} NDCG@10 points") in line
     assert "the t-test separates learndcg(normalisation=standard) from neuralloss (Holm p < 0.001) in it." in line
+
+
+def test_a_verdict_decided_at_another_cut_off_prints_the_part_that_decided_it():
+    """The rankers' `learndcg_highest` read "does not hold" above three NDCG@10 parts that were all "inconclusive":
+    AttSets' NDCG@1 part decided it and was not printed. The line now shows it beside the NDCG@10 parts."""
+    from ltr.paper_table import verdict_lines
+
+    def part(scope, verdict):
+        return {"scope": f"mq2008 / {scope}", "verdict": verdict, "reason": f"{scope} reason"}
+
+    parts = [part("attsets · NDCG@1", "does not hold"), part("attsets · NDCG@10", "inconclusive"),
+             part("mlp · NDCG@1", "inconclusive"), part("mlp · NDCG@10", "inconclusive")]
+    (line,) = verdict_lines({"findings": {"theta_d_fold_specific": {"verdict": "does not hold", "parts": parts}}})
+    assert "mq2008 / attsets · NDCG@10: attsets · NDCG@10 reason." in line
+    assert "mq2008 / attsets · NDCG@1: attsets · NDCG@1 reason." in line and "mlp · NDCG@1:" not in line
+    # where an NDCG@10 part reaches the verdict, the other cut-offs stay on the Findings page
+    parts[1]["verdict"] = "does not hold"
+    (line,) = verdict_lines({"findings": {"theta_d_fold_specific": {"verdict": "does not hold", "parts": parts}}})
+    assert "attsets · NDCG@1:" not in line and "attsets · NDCG@10:" in line
