@@ -315,6 +315,45 @@ def redecided(table: dict, ranker: str) -> dict[str, list]:
     return {"learndcg_highest": highest_parts(frame, scope), "neuralloss_vs_learndcg": neuralloss_parts(frame, scope)}
 
 
+def tuning_line(result: dict) -> str:
+    """The tuning as it ran, read from the result's ``parts.tune`` (each study's trials, states and sampler): the
+    studies, trials per study, the sampler's random start-up, the trials' states and how many distinct settings they
+    tried (a sampler seeded by trial number alone tried the same few settings in every study), and the settings
+    LambdaMART took per fold. Empty for a result without the tuning's record."""
+    tune = (result.get("parts") or {}).get("tune") or {}
+    folds = {name: fold for name, fold in tune.items() if name.startswith("fold") and fold.get("studies")}
+    studies = [s for fold in folds.values() for s in fold["studies"]]
+    if not studies:
+        return ""
+    trials = [t for s in studies for t in s.get("trials", [])]
+    states = {state: sum(s["states"].get(state, 0) for s in studies) for state in ("COMPLETE", "PRUNED", "FAIL")}
+    distinct = len({json.dumps(t["params"], sort_keys=True) for t in trials})
+    per_study = sorted({s["n_trials"] for s in studies})
+    startups = sorted({s["sampler"]["n_startup_trials"] for s in studies})
+    samplers = sorted({s["sampler"]["name"] for s in studies})
+    pruners = sorted({(s.get("pruner") or {}).get("name", "no pruner") for s in studies})
+    losses = sorted({s["loss"] for s in studies})
+
+    def spread(values):
+        return "–".join(dict.fromkeys(str(v) for v in (min(values), max(values))))
+
+    line = (f"Tuning as it ran (the result's `parts.tune`): {len(studies)} studies ({len(losses)} losses incl. "
+            f"LambdaMART × {len(folds)} tuned fold{'s' * (len(folds) != 1)}, on validation NDCG@10), {spread(per_study)} "
+            f"trials each ({', '.join(samplers)}, its first {spread(startups)} random; {', '.join(pruners)}): "
+            f"{len(trials)} trials, "
+            f"{states['COMPLETE']} complete, {states['PRUNED']} pruned, {states['FAIL']} failed, "
+            f"{distinct} distinct settings.")
+    chosen = {name: fold.get("grid", {}).get("model_params", {}).get("lambdamart") for name, fold in folds.items()}
+    fixed = next((s["space"].get("fixed", {}) for s in studies if s["loss"] == "lambdamart"), {})
+    if all(chosen.values()):
+        limits = (f"; up to {fixed['most_trees']:,} trees, patience {fixed['early_stopping_rounds']}"
+                  if {"most_trees", "early_stopping_rounds"} <= set(fixed) else "")
+        line += (f" LambdaMART took per fold (num_leaves, learning_rate, min_data_in_leaf{limits}): " + "; ".join(f"{name.replace('fold', 'Fold')} {c['num_leaves']}, "
+                                             f"{c['learning_rate']:.3f}, {c['min_data_in_leaf']}"
+                                             for name, c in sorted(chosen.items())) + ".")
+    return line
+
+
 def shown_parts(parts: list, verdict: str, scope, verdict_of) -> list:
     """The parts a verdict line prints: the NDCG@10 ones and, where none of them reaches the combined ``verdict``
     (another cut-off decided it, e.g. one ranker's NDCG@1), the parts that do, so the line shows what decided it."""
@@ -397,6 +436,8 @@ def markdown(result: dict, source: str, block: Block = README_BLOCK) -> str:
                          no_relevant_line(result).format(paper=_paper_figure("learndcg", paper)) if part == "shared"
                          else ""):
                 out += [line, ""] if line else []  # each its own paragraph
+        if part == "tuned" and tuning_line(result):
+            out += [tuning_line(result), ""]
         out += verdict_lines(done.get("findings"), tables) + [""]
         if part == "shared":
             out += identifiability_lines(done.get("findings")) + [""]

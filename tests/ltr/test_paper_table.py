@@ -251,3 +251,26 @@ def test_a_verdict_decided_at_another_cut_off_prints_the_part_that_decided_it():
     parts[1]["verdict"] = "does not hold"
     (line,) = verdict_lines({"findings": {"theta_d_fold_specific": {"verdict": "does not hold", "parts": parts}}})
     assert "attsets · NDCG@1:" not in line and "attsets · NDCG@10:" in line
+
+
+def test_the_tuned_part_says_how_the_tuning_ran_from_the_studies_it_stored():
+    """Issue 41: "six fixed random points, not TPE" was visible only by reading every study; the block now counts
+    the studies, trials, states and distinct settings from the stored record, and LambdaMART's chosen settings."""
+    from ltr.paper_table import tuning_line
+
+    def study(loss, fold, n, pruned):
+        trials = [{"params": {"lr": 0.001 * (fold + 1) + 1e-5 * i, "batch_size": 64}} for i in range(n)]
+        return {"loss": loss, "n_trials": n, "states": {"COMPLETE": n - pruned, "PRUNED": pruned, "FAIL": 0},
+                "sampler": {"name": "TPESampler", "n_startup_trials": 10}, "pruner": {"name": "MedianPruner"},
+                "space": {"fixed": {"most_trees": 1000, "early_stopping_rounds": 50}} if loss == "lambdamart" else {},
+                "trials": trials}
+
+    lambdamart = {"num_leaves": 31, "learning_rate": 0.05, "min_data_in_leaf": 20}
+    tune = {f"fold{f}": {"studies": [study("ranknet", f, 30, 20), study("lambdamart", f, 30, 5)],
+                         "grid": {"model_params": {"lambdamart": lambdamart}}} for f in (1, 2)}
+    line = tuning_line({"parts": {"tune": tune}})
+    assert line.startswith("Tuning as it ran (the result's `parts.tune`): 4 studies (2 losses incl. LambdaMART × 2 "
+                           "tuned folds, on validation NDCG@10), 30 trials each (TPESampler, its first 10 random; "
+                           "MedianPruner): 120 trials, 70 complete, 50 pruned, 0 failed, 60 distinct settings.")
+    assert "up to 1,000 trees, patience 50): Fold1 31, 0.050, 20; Fold2 31, 0.050, 20." in line
+    assert tuning_line({"parts": {}}) == ""  # a result without the tuning's record says nothing
