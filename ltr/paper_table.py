@@ -281,11 +281,11 @@ def identifiability_lines(findings: dict | None) -> list[str]:
         where = ("at the checkpoint that was tested" if all(v is not None for v in tested) else
                  "at the last logged step, up to the early-stopping patience after the checkpoint that was tested "
                  "(this result predates recording them at the tested checkpoint)")
-        lines.append(f"Measured: θ_d's climb (last step less start) against the run's step count, Pearson r = "
-                     f"{r_value:.4f} over {len(runs)} "
-                     f"runs ({min(steps)} to {max(steps)} steps); θ_d and b_d are read {where}. So the θ_d verdict "
-                     "answers two questions apart: fold-specific (do the folds differ more than the seeds?) and "
-                     "identifiable (is the value set by the data, not by the step count?); the second fails first.")
+        lines.append(f"Measured: θ_d's climb over the whole run (last step less start) against the run's step count, "
+                     f"Pearson r = {r_value:.4f} over {len(runs)} runs ({min(steps)} to {max(steps)} steps); the "
+                     f"folds' b_d are compared {where}. So the θ_d verdict answers two questions apart: fold-specific "
+                     "(do the folds differ more than the seeds?) and identifiable (is the value set by the data, not "
+                     "by the step count?); the second fails first.")
     return lines
 
 
