@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ltr.losses import loss_label
-from ltr.paper_table import README_BLOCK, current_block, markdown
+from ltr.paper_table import GUIDE_BLOCK, README_BLOCK, current_block, markdown
 from ltr.report.archive import read_archive, table_frame
 from ltr.report.paired import recomputed_tests
 from ltr.report.seeds import run_means, seed_tests
@@ -34,9 +34,10 @@ def block_rows(block: str) -> dict[str, dict[str, str]]:
             ([c.strip() for c in line.strip("|").split("|")] for line in lines[1:])}
 
 
-def assert_block_recomputes(block: str, archive, experiment: str, candidate: str) -> int:
-    """Every p-value cell of the block's table equals the archive's recomputation; returns how many were checked."""
-    frame = table_frame(archive, experiment, MODEL)
+def assert_block_recomputes(block: str, archive, experiment: str, candidate: str, model: str = MODEL) -> int:
+    """Every p-value cell of the block's (first) table equals the archive's recomputation; returns how many were
+    checked."""
+    frame = table_frame(archive, experiment, model)
     paired = recomputed_tests(frame, candidate, (10,)).set_index("loss")
     seeded = seed_tests(frame, candidate, (10,)).set_index("loss")
     # the block names a loss by its label (rmse: "RMSE (allRank + mean-grade offset)"), the archive by its name
@@ -109,3 +110,24 @@ def test_the_readme_p_values_recompute_from_the_stored_archive():
     frame = read_archive(RESULT.parent / archive)
     assert assert_block_recomputes(block, frame, result["settings"]["experiments"]["shared"],
                                    table["candidate"]) >= 3 * 10
+
+
+def test_the_guide_p_values_recompute_from_the_stored_archive():
+    """The guide's block: the tuned table and each other ranker's, every p-value recomputed from the same archive."""
+    if not RESULT.is_file():
+        pytest.skip("no stored reproduction result")
+    result = json.loads(RESULT.read_text(encoding="utf-8"))
+    archive = (result.get("archive") or {}).get("path")
+    if not archive or not (RESULT.parent / archive).is_file():
+        pytest.skip("the stored result has no per-query archive yet (retrain the MQ2008 reproduction)")
+    block = current_block((ROOT / "docs" / "ltr-guide.md").read_text(encoding="utf-8"), GUIDE_BLOCK)
+    frame = read_archive(RESULT.parent / archive)
+    checked = {}
+    for section in re.split(r"(?m)^(?=\*\*MQ2008, )", block)[1:]:  # one table per part and ranker
+        ranker = section.removeprefix("**MQ2008, ").split(",")[0]
+        part = "tuned" if "tuned" in section.splitlines()[0] else "rankers"
+        table = result["report"][part]["tables"][ranker]
+        checked[(part, ranker)] = assert_block_recomputes(section, frame, result["settings"]["experiments"][part],
+                                                          table["candidate"], model=ranker)
+    assert set(checked) == {("tuned", "mlp")} | {("rankers", r) for r in result["report"]["rankers"]["tables"]}
+    assert all(n >= 3 * 9 for n in checked.values()), checked
