@@ -69,8 +69,14 @@ def test_ltr_findings_read_the_report_and_the_drift_diagnostic(trained, capsys):
         assert f"n = {n_test} paired queries (2 folds × 1 seed)" in part.reason
     assert highest.verdict == INCONCLUSIVE and highest.rule["min_queries"] == part.evidence["minimum_n"]
     theta = result["findings"]["theta_d_fold_specific"].parts[0]
+    # the folds are compared at the tested checkpoint (the trainer records the loss parameters per epoch), the last
+    # step's values (the drift diagnostic's) beside them
+    runs_measured = [r for f in theta.measured["per_fold"].values() for r in f["seeds"].values()]
+    tested = [r["theta_d_tested"] for r in runs_measured]
+    assert theta.measured["read_at"] == "tested checkpoint"
+    assert theta.measured["theta_d_range"] == pytest.approx(max(tested) - min(tested), abs=1e-6)
     finals = diag[diag["parameter"] == "theta_d"]["theta_final"]
-    assert theta.measured["theta_d_range"] == pytest.approx(finals.max() - finals.min())
+    assert sorted(r["theta_d_final"] for r in runs_measured) == pytest.approx(sorted(finals))
     # one seed: the seed-to-seed spread is unknown, so fold-specificity cannot be told (unless a run drifted)
     assert set(theta.measured["per_fold"]) == {1, 2} and theta.verdict in (INCONCLUSIVE, FAILS)
     neural = result["findings"]["neuralloss_vs_learndcg"]
