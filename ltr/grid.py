@@ -194,12 +194,26 @@ class _Slot:
     last_fold: tuple | None = None
 
 
-def _next_config(todo: list[RunConfig], last_fold: tuple | None) -> RunConfig:
-    """The next run for a worker: one of the fold it already holds when there is one (read once)."""
-    for i, cfg in enumerate(todo):
-        if (cfg.data, cfg.fold) == last_fold:
+def _next_config(todo: list[RunConfig], last_fold: tuple | None, held: frozenset[str] = frozenset()) -> RunConfig:
+    """The next run for a worker: one of the fold it already holds when there is one (read once). A run of a loss
+    in ``held`` (its one-time pre-training may be under way on another worker, which this run would wait for) is
+    taken only when nothing else is left."""
+    free = [i for i, cfg in enumerate(todo) if cfg.loss not in held] or list(range(len(todo)))
+    for i in free:
+        if (todo[i].data, todo[i].fold) == last_fold:
             return todo.pop(i)
-    return todo.pop(0)
+    return todo.pop(free[0])
+
+
+def _held_losses(slots, paid: set[str]) -> frozenset[str]:
+    """The losses with a one-time pre-training (:data:`ltr.losses.PRETRAINED_ONCE`) that a worker is training
+    now and that no run of this grid has finished yet: the first such run pays the pre-training (or loads it),
+    and a second worker starting one would only wait on its lock (measured: 353 s of one idle core in the MQ2008
+    reproduction's shared part)."""
+    from ltr.losses import PRETRAINED_ONCE
+
+    return frozenset(s.config.loss for s in slots
+                     if s.config is not None and s.config.loss in PRETRAINED_ONCE and s.config.loss not in paid)
 
 
 def _last_line(path: Path) -> str:
@@ -215,7 +229,8 @@ def run_grid(grid: Grid, store_path: str | Path, *, workers: int = 1, devices: S
     """Run every not-yet-completed config of ``grid`` on ``workers`` trainer hosts; returns the outcome.
 
     Each worker is a ``python -m ltr worker`` host (:mod:`ltr.train.host`) that trains run after run
-    in one process, runs of the fold it already read first; it owns a device (round-robin over
+    in one process, runs of the fold it already read first (and no second run of a loss whose one-time
+    pre-training another worker is paying, :func:`_next_config`); it owns a device (round-robin over
     ``devices``) and CPU workers share the cores (``IRDASH_WORKERS``, :mod:`core.threads`). A run's output goes to
     ``<store folder>/logs/<run_id>.log``. A host that dies (killed, out of memory) loses only the run
     it was training: that run is marked failed and a new host takes the next run.
@@ -245,6 +260,7 @@ def run_grid(grid: Grid, store_path: str | Path, *, workers: int = 1, devices: S
         slots.append(_Slot(devices[i % len(devices)], env))
     argv = [python, *host_command()[1:]]
     bar = tqdm(total=len(todo), desc=grid.name, unit="run", disable=not progress)
+    paid: set[str] = set()  # losses a run of which has ended here (a one-time pre-training then is cached)
     try:
         while todo or any(s.config is not None for s in slots):
             for slot in slots:
@@ -252,13 +268,14 @@ def run_grid(grid: Grid, store_path: str | Path, *, workers: int = 1, devices: S
                     code = slot.host.exit_code()
                     if code is None and slot.host.alive():
                         continue
+                    paid.add(slot.config.loss)  # finished or failed: its pre-training is cached or not worth waiting for
                     _record(slot, code, store_path, log_dir, outcome)
                     bar.set_postfix(failed=len(outcome.failed))
                     bar.update()
                 if todo:
                     if slot.host is None or not slot.host.alive():
                         slot.host = HostProcess(argv, env=slot.env, log=log_dir / "hosts.log")
-                    slot.config = _next_config(todo, slot.last_fold)
+                    slot.config = _next_config(todo, slot.last_fold, _held_losses(slots, paid))
                     slot.last_fold = (slot.config.data, slot.config.fold)
                     request = {"config": {**dataclasses.asdict(slot.config), "device": slot.device},
                                "store": str(store_path), "force": force,

@@ -37,6 +37,9 @@ register_loss = LOSSES.register
 LOSS_NAMES: tuple[str, ...] = LOSSES.names()
 # Losses with learnable parameters (trained at the loss-parameter learning rate ``loss_lr``; they log θ).
 LEARNABLE_LOSSES: tuple[str, ...] = tuple(name for name in LOSS_NAMES if LOSSES.info(name).get("learnable"))
+# Losses whose first build pays a one-time pre-training that later runs load from the cache (NeuralLoss's surrogate):
+# a grid lets one worker pay it while the others train other runs (ltr.grid).
+PRETRAINED_ONCE: tuple[str, ...] = tuple(name for name in LOSS_NAMES if LOSSES.info(name).get("pretrains_once"))
 # name -> (the loss it equals at its default parameters, why); see canonical_loss
 IDENTICAL_AT_DEFAULTS: dict[str, tuple[str, str]] = {
     name: (info["twin"], info["twin_note"]) for name in LOSS_NAMES if "twin" in (info := LOSSES.info(name))}

@@ -331,7 +331,7 @@ def load_or_pretrain(cfg: SurrogateConfig) -> tuple[NDCGSurrogate, dict, bool]:
         return model, meta, False
 
 
-@register_loss("neuralloss", order=9)
+@register_loss("neuralloss", order=9, pretrains_once=True)
 class NeuralLoss(RankingLoss):
     def __init__(self, **surrogate_params):
         super().__init__()
