@@ -29,8 +29,8 @@ decision carries its power (:mod:`core.inference.power`), shown when it is incon
 API:
 
 - ``Claim`` (``Claim.from_rule(name, rule)``; ``claim.at(key)`` for a per-figure threshold), ``TYPES``;
-- estimates: ``Proportion(k, n)`` (Wilson bounds, score tests: statsmodels), ``Mean(values)`` (t:
-  statsmodels ``DescrStatsW``; a paired change is the mean of per-unit differences), ``Normal(value, se, n)``
+- estimates: ``Proportion(k, n)`` (Wilson bounds, score tests: statsmodels), ``Mean(values)`` (t, by
+  ``core.inference.summary.PairedT`` on the values' summary; a paired change is the mean of per-unit differences), ``Normal(value, se, n)``
   (z; a pooled estimate), ``Sign(wins, losses, n)`` (exact sign test on the discordant units, scipy; tested
   against 0 only). Each has ``value``, ``n``, ``unit``, ``bounds(level)``, ``p_above(x)``, ``p_below(x)``,
   ``sd_at(x)``, ``name``, ``scale``;
@@ -54,10 +54,10 @@ from typing import Mapping, Protocol, Sequence
 import numpy as np
 from scipy.stats import binomtest, norm
 from statsmodels.stats.proportion import proportion_confint, proportions_ztest
-from statsmodels.stats.weightstats import DescrStatsW
 
 from core.findings import FAILS, HOLDS, INCONCLUSIVE
 from core.inference.power import Power, mde, n_to_decide
+from core.inference.summary import PairedT
 
 BOUND, EQUIVALENCE, ORDER, EFFECT = "bound", "equivalence", "order", "effect"
 TYPES = (BOUND, EQUIVALENCE, ORDER, EFFECT)
@@ -181,15 +181,13 @@ class Proportion:
 
 @dataclass(frozen=True)
 class Mean:
-    """The mean of per-unit values (a paired change: of per-unit differences): t bounds and t tests
-    (statsmodels ``DescrStatsW``); values all equal are known exactly (bounds the value, p 0 or 1)."""
+    """The mean of per-unit values (a paired change: of per-unit differences): t bounds and t tests, read from the
+    values' mean, SD and count by :class:`core.inference.summary.PairedT` (one Student-t for values and stored
+    summaries alike; checked against statsmodels' ``DescrStatsW``); values all equal are known exactly (bounds the
+    value, p 0 or 1)."""
     values: Sequence[float]
     unit: str = "units"
     name: str = "t"
-
-    @property
-    def _stats(self) -> DescrStatsW:
-        return DescrStatsW(np.asarray(self.values, dtype=float))
 
     @property
     def n(self) -> int:
@@ -203,27 +201,18 @@ class Mean:
     def sd(self) -> float:
         return float(np.std(self.values, ddof=1)) if self.n > 1 else 0.0
 
-    def bounds(self, level: float) -> tuple[float, float]:
-        if self.n < 2:  # one value (or none) bounds nothing
-            return -math.inf, math.inf
-        if self.sd == 0:
-            return self.value, self.value
-        low, high = self._stats.tconfint_mean(alpha=2 * (1 - level))
-        return float(low), float(high)
+    @property
+    def _t(self) -> PairedT:
+        return PairedT(self.value, self.sd, self.n, self.unit, self.name)
 
-    def _p(self, x: float, alternative: str) -> float:
-        if self.n < 2:
-            return 1.0
-        if self.sd == 0:
-            beyond = self.value > x if alternative == "larger" else self.value < x
-            return 0.0 if beyond else 1.0
-        return float(self._stats.ttest_mean(x, alternative=alternative)[1])
+    def bounds(self, level: float) -> tuple[float, float]:
+        return self._t.bounds(level)
 
     def p_above(self, x: float) -> float:
-        return self._p(x, "larger")
+        return self._t.p_above(x)
 
     def p_below(self, x: float) -> float:
-        return self._p(x, "smaller")
+        return self._t.p_below(x)
 
     def sd_at(self, x: float) -> float:
         return self.sd

@@ -16,9 +16,9 @@ from scipy import special
 @dataclass(frozen=True)
 class PairedT:
     """The mean paired difference from its summary (``value`` the mean, ``sd`` the differences' sample SD, ``n``
-    the pairs), read as the paired t-test reads it: Student-t one-sided bounds and tests, the same figures as
-    ``core.inference.claims.Mean`` of the differences themselves. What the findings' claims read from a table's
-    ``diff@k``, ``sd_diff@k`` and ``pairs@k`` (a stored result keeps those, not the per-query values)."""
+    the pairs), read as the paired t-test reads it: Student-t one-sided bounds and tests (``Mean`` of values, in
+    ``core.inference.claims``, reads through it; both checked against statsmodels). What the findings' claims read
+    from a table's ``diff@k``, ``sd_diff@k`` and ``pairs@k`` (a stored result keeps those, not the per-query values)."""
     value: float
     sd: float
     n: int
