@@ -96,32 +96,31 @@ def test_the_reproduction_block_p_values_recompute_from_its_archive(tmp_path):
     assert len(means) == 4 * 5 * 3
 
 
-def test_the_readme_p_values_recompute_from_the_stored_archive():
-    """Skipped until bench/results holds the per-query archive of the stored result (a retrained reproduction)."""
+def stored_result_and_archive():
+    """The stored reproduction result and its per-query archive; skips where bench/results holds none (a result
+    that predates the archive needs the MQ2008 reproduction retrained)."""
     if not RESULT.is_file():
         pytest.skip("no stored reproduction result")
     result = json.loads(RESULT.read_text(encoding="utf-8"))
     archive = (result.get("archive") or {}).get("path")
     if not archive or not (RESULT.parent / archive).is_file():
         pytest.skip("the stored result has no per-query archive yet (retrain the MQ2008 reproduction)")
+    return result, read_archive(RESULT.parent / archive)
+
+
+def test_the_readme_p_values_recompute_from_the_stored_archive():
+    result, frame = stored_result_and_archive()
     block = current_block((ROOT / "README.md").read_text(encoding="utf-8"), README_BLOCK)
     table = result["report"]["shared"]["tables"]["mlp"]
     assert re.search(r"bootstrap 95% CI", block)
-    frame = read_archive(RESULT.parent / archive)
     assert assert_block_recomputes(block, frame, result["settings"]["experiments"]["shared"],
                                    table["candidate"]) >= 3 * 10
 
 
 def test_the_guide_p_values_recompute_from_the_stored_archive():
     """The guide's block: the tuned table and each other ranker's, every p-value recomputed from the same archive."""
-    if not RESULT.is_file():
-        pytest.skip("no stored reproduction result")
-    result = json.loads(RESULT.read_text(encoding="utf-8"))
-    archive = (result.get("archive") or {}).get("path")
-    if not archive or not (RESULT.parent / archive).is_file():
-        pytest.skip("the stored result has no per-query archive yet (retrain the MQ2008 reproduction)")
+    result, frame = stored_result_and_archive()
     block = current_block((ROOT / "docs" / "ltr-guide.md").read_text(encoding="utf-8"), GUIDE_BLOCK)
-    frame = read_archive(RESULT.parent / archive)
     checked = {}
     for section in re.split(r"(?m)^(?=\*\*MQ2008, )", block)[1:]:  # one table per part and ranker
         ranker = section.removeprefix("**MQ2008, ").split(",")[0]
