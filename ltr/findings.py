@@ -436,17 +436,12 @@ def _reach(per_fold: dict, paper_low: float) -> str:
     return f" from its start ({where}): the value reached is the start plus the climb"
 
 
-def _starts_differ(per_fold: dict) -> bool:
-    """Whether the folds started b_d from different values (tuned per fold, or set per run)."""
-    starts = [v["b_d_start_mean"] for v in per_fold.values()]
-    return max(starts) - min(starts) > 1e-6
-
-
 def _fold_specific(measured: dict, fold_range: float, seeds_per_fold: int, rule: dict) -> tuple[str, str]:
     """Do the folds differ more than the seeds do (range against the seed-to-seed spread, one-way ANOVA)? Not
-    answerable where the folds started from different values: their difference is then the starts'."""
-    if _starts_differ(measured["per_fold"]):
-        starts = [v["b_d_start_mean"] for v in measured["per_fold"].values()]
+    answerable where the folds started from different values (tuned per fold, or set per run): their difference is
+    then the starts'."""
+    starts = [v["b_d_start_mean"] for v in measured["per_fold"].values()]
+    if max(starts) - min(starts) > 1e-6:
         return INCONCLUSIVE, (f"the folds started b_d from different values ({min(starts):.2f} to {max(starts):.2f}, "
                               "e.g. tuned per fold), so a difference between the folds is their starts', not the "
                               "data's; only runs started alike can answer it")
