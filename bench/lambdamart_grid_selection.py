@@ -6,10 +6,10 @@
 The review of the MQ2008 reproduction reported test NDCG@10 78.74 for LambdaMART chosen among 8 LightGBM
 configurations per fold on validation NDCG@10; the reproduction's 30 TPE trials per fold gave 77.94. This script
 runs such a selection so the two can be read side by side: per fold and seed, LightGBM ``lambdarank`` with each of
-``GRID`` (num_leaves x learning_rate, LightGBM's defaults otherwise, bagging off), up to 1,000 trees with early
-stopping 50 rounds after the best validation NDCG@10 (LightGBM's metric, as the reproduction selects); the
-configuration with the best validation NDCG@10 is kept and its trees up to that round are tested by the project's
-evaluation (``ltr.train.loop.evaluate`` on ``ltr.gbdt.lambdamart.BoosterRanker``: the study's NDCG convention,
+``GRID`` (num_leaves x learning_rate, LightGBM's defaults otherwise, bagging off), boosted by the reproduction's own
+``ltr.gbdt.lambdamart.train_booster`` (its LightGBM parameters; up to 1,000 trees, the round kept by validation
+NDCG@10, stopped 50 rounds after it); the configuration with the best validation NDCG@10 is kept and its trees up to
+that round are tested by the project's evaluation (``ltr.train.loop.evaluate`` on ``ltr.gbdt.lambdamart.BoosterRanker``: the study's NDCG convention,
 norel=1). The result holds every configuration's validation and test figures, the chosen ones, and the mean over
 folds of the chosen configurations' test NDCG@10 (per seed and over seeds), with the test figure of each fold's
 best configuration *on test* beside it: how much a selection on about 157 validation queries leaves on the table.
@@ -33,30 +33,32 @@ MOST_TREES, PATIENCE = 1000, 50
 
 
 def fold_runs(fold: int, seed: int, threads: int) -> list[dict]:
-    """Every configuration of ``GRID`` on ``fold``: validation NDCG@10 at its best round and the test NDCG@10 there."""
-    import lightgbm as lgb
+    """Every configuration of ``GRID`` on ``fold``, boosted as a reproduction run boosts (``train_booster``: its
+    parameters, rounds kept by validation NDCG@10, patience): validation NDCG@10 at the round kept and the test
+    NDCG@10 of the trees up to it."""
     import torch
 
     from ltr.data.datasets import load_fold
-    from ltr.gbdt.lambdamart import BoosterRanker, lgb_dataset
-    from ltr.train.loop import evaluate, make_batcher
+    from ltr.gbdt.lambdamart import BoosterRanker, train_booster
+    from ltr.train import RunConfig
+    from ltr.train.loop import EVAL_BATCH_SIZE, evaluate, make_batcher
+    from ltr.train.run import SELECTION_METRIC
 
-    train, vali, test = (load_fold("mq2008", fold, split) for split in ("train", "vali", "test"))
-    train_set = lgb_dataset(train)
-    vali_set = lgb_dataset(vali, reference=train_set)
+    splits = {split: load_fold("mq2008", fold, split) for split in ("train", "vali", "test")}
     rows = []
-    for config in GRID:
-        params = {**config, "objective": "lambdarank", "metric": "ndcg", "eval_at": [10], "seed": seed,
-                  "deterministic": True, "force_row_wise": True, "verbosity": -1, "num_threads": threads}
-        history: dict = {}
-        booster = lgb.train(params, train_set, MOST_TREES, valid_sets=[vali_set], valid_names=["vali"],
-                            callbacks=[lgb.early_stopping(PATIENCE, verbose=False), lgb.record_evaluation(history)])
-        rounds = booster.best_iteration
+    for params in GRID:
+        config = RunConfig(data="mq2008", fold=fold, loss="lambdamart", model="lambdamart", epochs=MOST_TREES,
+                           patience=PATIENCE, seed=seed, model_params=dict(params))
+        vali: dict[int, float] = {}
+        boosted = train_booster(splits, config, threads, selection=SELECTION_METRIC,
+                                log_round=lambda k, metrics: vali.__setitem__(k, metrics[SELECTION_METRIC]),
+                                progress=lambda _line: None, check_cancel=lambda: None)
+        test = splits["test"]
         with torch.no_grad():
-            per_query = evaluate(BoosterRanker(booster, rounds), make_batcher(test, "cpu", 64), test.n_queries, ks=(10,))
-        rows.append({"fold": fold, "seed": seed, **config, "trees": rounds,
-                     "vali_ndcg10": float(history["vali"]["ndcg@10"][rounds - 1]),
-                     "test_ndcg10": float(per_query[0].mean())})
+            per_query = evaluate(BoosterRanker(boosted.booster, boosted.best_round + 1),
+                                 make_batcher(test, torch.device("cpu"), EVAL_BATCH_SIZE), test.n_queries, ks=(10,))
+        rows.append({"fold": fold, "seed": seed, **params, "trees": boosted.best_round + 1,
+                     "vali_ndcg10": vali[boosted.best_round], "test_ndcg10": float(per_query[0].mean())})
     return rows
 
 
