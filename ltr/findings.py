@@ -317,7 +317,8 @@ def theta_parts(store: RunStore, runs: pd.DataFrame, candidate: str | None, scop
     # every run recorded it, else on the last step's; the other is kept beside it
     at_test = not diag.empty and all(run_id in tested and "b_d" in tested[run_id] for run_id in diag["run_id"])
     b_compared = diag["run_id"].map(lambda r: tested[r]["b_d"]).astype(float) if at_test else diag["b_final"]
-    diag = diag.assign(b_compared=b_compared, theta_compared=np.log(np.expm1(b_compared - 1)))  # b_d = 1 + softplus(θ_d)
+    # θ_d from b_d = 1 + softplus(θ_d) (ltr.losses.learndcg.inverse_softplus, vectorised: that module loads torch)
+    diag = diag.assign(b_compared=b_compared, theta_compared=np.log(np.expm1(b_compared - 1)))
     per_fold, b_means, b_by_fold = {}, {}, []
     for fold, g in diag.groupby("fold"):
         seeds = {int(r["seed"]): {"theta_0": float(r["theta_0"]), "b_d_start": float(r["b_start"]),
@@ -341,7 +342,8 @@ def theta_parts(store: RunStore, runs: pd.DataFrame, candidate: str | None, scop
     fold_range = max(b_means.values()) - min(b_means.values())
     theta_means = [f["theta_d_mean"] for f in per_fold.values()]
     measured = {"per_fold": per_fold, "compared_quantity": claim["compared_quantity"],
-                "read_at": "tested checkpoint" if at_test else "last step", "b_d_range": fold_range, "theta_d_range": max(theta_means) - min(theta_means),
+                "read_at": "tested checkpoint" if at_test else "last step", "b_d_range": fold_range,
+                "theta_d_range": max(theta_means) - min(theta_means),
                 "b_d_min": min(b_means.values()), "b_d_max": max(b_means.values()),
                 "seeds_per_fold": seeds_per_fold, "paper_range": [low, high],
                 "folds_in_paper_range": sorted(f for f, v in per_fold.items() if v["in_paper_range"])}

@@ -268,7 +268,7 @@ def run_grid(grid: Grid, store_path: str | Path, *, workers: int = 1, devices: S
                     code = slot.host.exit_code()
                     if code is None and slot.host.alive():
                         continue
-                    paid.add(slot.config.loss)  # finished or failed: its pre-training is cached or not worth waiting for
+                    paid.add(slot.config.loss)  # ended: its pre-training is cached (or failed: not worth waiting for)
                     _record(slot, code, store_path, log_dir, outcome)
                     bar.set_postfix(failed=len(outcome.failed))
                     bar.update()

@@ -338,8 +338,9 @@ def tuning_line(result: dict) -> str:
         return "–".join(dict.fromkeys(str(v) for v in (min(values), max(values))))
 
     line = (f"Tuning as it ran (the result's `parts.tune`): {len(studies)} studies ({len(losses)} losses incl. "
-            f"LambdaMART × {len(folds)} tuned fold{'s' * (len(folds) != 1)}, on validation NDCG@10), {spread(per_study)} "
-            f"trials each ({', '.join(samplers)}, its first {spread(startups)} random; {', '.join(pruners)}): "
+            f"LambdaMART × {len(folds)} tuned fold{'s' * (len(folds) != 1)}, on validation NDCG@10), "
+            f"{spread(per_study)} trials each ({', '.join(samplers)}, its first {spread(startups)} random; "
+            f"{', '.join(pruners)}): "
             f"{len(trials)} trials, "
             f"{states['COMPLETE']} complete, {states['PRUNED']} pruned, {states['FAIL']} failed, "
             f"{distinct} distinct settings.")
@@ -348,9 +349,9 @@ def tuning_line(result: dict) -> str:
     if all(chosen.values()):
         limits = (f"; up to {fixed['most_trees']:,} trees, patience {fixed['early_stopping_rounds']}"
                   if {"most_trees", "early_stopping_rounds"} <= set(fixed) else "")
-        line += (f" LambdaMART took per fold (num_leaves, learning_rate, min_data_in_leaf{limits}): " + "; ".join(f"{name.replace('fold', 'Fold')} {c['num_leaves']}, "
-                                             f"{c['learning_rate']:.3f}, {c['min_data_in_leaf']}"
-                                             for name, c in sorted(chosen.items())) + ".")
+        each = "; ".join(f"{name.replace('fold', 'Fold')} {c['num_leaves']}, {c['learning_rate']:.3f}, "
+                         f"{c['min_data_in_leaf']}" for name, c in sorted(chosen.items()))
+        line += f" LambdaMART took per fold (num_leaves, learning_rate, min_data_in_leaf{limits}): {each}."
     return line
 
 

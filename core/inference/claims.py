@@ -30,7 +30,8 @@ API:
 
 - ``Claim`` (``Claim.from_rule(name, rule)``; ``claim.at(key)`` for a per-figure threshold), ``TYPES``;
 - estimates: ``Proportion(k, n)`` (Wilson bounds, score tests: statsmodels), ``Mean(values)`` (t, by
-  ``core.inference.summary.PairedT`` on the values' summary; a paired change is the mean of per-unit differences), ``Normal(value, se, n)``
+  ``core.inference.summary.PairedT`` on the values' summary; a paired change is the mean of per-unit differences),
+  ``Normal(value, se, n)``
   (z; a pooled estimate), ``Sign(wins, losses, n)`` (exact sign test on the discordant units, scipy; tested
   against 0 only). Each has ``value``, ``n``, ``unit``, ``bounds(level)``, ``p_above(x)``, ``p_below(x)``,
   ``sd_at(x)``, ``name``, ``scale``;
