@@ -89,7 +89,9 @@ with reader.session_store(st.session_state) as store:
         show(result["findings"].values(), ltr_findings.parts_frame)
         st.subheader("θ_d and b_d per fold and seed")
         st.caption("b_d = 1 + softplus(θ_d), the discount's log base, is the quantity compared with the paper's "
-                   "1.80–2.15 (the claims file says why); of_reference: the share of pure drift used (ltr.drift).")
+                   "1.80–2.15 (the claims file says why): the folds are compared on b_d tested (at the checkpoint "
+                   "that was tested) where the runs recorded it, else on b_d final (the last step); b_d start is "
+                   "where the run began. of_reference: the share of pure drift used (ltr.drift).")
         st.dataframe(ltr_findings.theta_frame(result), hide_index=True, width="stretch")
         st.subheader("Cost ranking behind the NDCG-vs-time scatter")
         st.dataframe(ltr_findings.cost_frame(result), hide_index=True, width="stretch")
